@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// Runs the TypeScript CLI through tsx so `npx fastbioner` needs no separate build step.
+'use strict'
+const path = require('node:path')
+const { register } = require('tsx/cjs/api')
+register({ tsconfig: path.join(__dirname, '..', 'tsconfig.json') })
+const { main } = require('../src/cli/index.ts')
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error) => {
+    process.stderr.write(`fastbioner: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  },
+)

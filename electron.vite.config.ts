@@ -1,0 +1,46 @@
+import { resolve } from 'node:path'
+import { defineConfig } from 'electron-vite'
+import react from '@vitejs/plugin-react'
+
+const alias = {
+  '@shared': resolve(__dirname, 'src/shared'),
+  '@core': resolve(__dirname, 'src/main/core'),
+}
+
+// Native and optional ML modules must stay outside the bundle: they are resolved at run time
+// from node_modules (asar-unpacked in the packaged app) and some may be absent altogether.
+const nodeExternals = [
+  'better-sqlite3',
+  'onnxruntime-node',
+  '@tensorflow/tfjs-node',
+  '@tensorflow/tfjs-node-gpu',
+  '@tensorflow/tfjs-backend-wasm',
+  '@tensorflow/tfjs-backend-cpu',
+  '@tensorflow/tfjs-core',
+]
+
+export default defineConfig({
+  main: {
+    resolve: { alias },
+    build: {
+      rollupOptions: {
+        external: nodeExternals,
+        input: {
+          index: resolve(__dirname, 'src/main/index.ts'),
+        },
+      },
+    },
+  },
+  preload: {
+    resolve: { alias },
+    build: {
+      rollupOptions: {
+        output: { format: 'cjs' },
+      },
+    },
+  },
+  renderer: {
+    resolve: { alias },
+    plugins: [react()],
+  },
+})

@@ -1,0 +1,48 @@
+// `fastbioner <command>`: a headless front end over the same core the app uses.
+// Each command lives in ./commands/<name>.ts and exports run(argv) → exit code.
+
+interface CommandModule {
+  run(argv: string[]): Promise<number>
+}
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  convert: { summary: 'convert a corpus file between formats', load: () => import('./commands/convert') },
+  tokenize: { summary: 'tokenize text with a WordPiece vocabulary', load: () => import('./commands/tokenize') },
+  encode: { summary: 'run the encoder on token ids (logits, hidden states, attentions)', load: () => import('./commands/encode') },
+  train: { summary: 'fine-tune or train a token classifier', load: () => import('./commands/train') },
+  tag: { summary: 'tag a corpus file with a model', load: () => import('./commands/tag') },
+  eval: { summary: 'entity-level precision/recall/F1 against gold', load: () => import('./commands/eval') },
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length))
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`)
+  return `usage: fastbioner <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'fastbioner <command> --help' for a command's options.`
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage() + '\n')
+    return name ? 0 : 2
+  }
+  const command = COMMANDS[name]
+  if (!command) {
+    process.stderr.write(`fastbioner: unknown command '${name}'\n\n${usage()}\n`)
+    return 2
+  }
+  const module = await command.load()
+  return module.run(rest)
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code
+    },
+    (error: unknown) => {
+      process.stderr.write(`fastbioner: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.exitCode = 1
+    },
+  )
+}

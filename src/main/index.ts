@@ -1,0 +1,139 @@
+// Electron shell: one window, the security policy, and the IPC registration of the handler table.
+import { join } from 'node:path'
+import { userInfo } from 'node:os'
+import { app, BrowserWindow, dialog, ipcMain, Menu, type IpcMainInvokeEvent } from 'electron'
+import { CHANNELS, type EventName, type EventPayloads } from '@shared/ipc'
+import { createHandlers, dispatch, type HandlerContext } from './api'
+import { Workspace } from './core/store'
+import { hardenSession, installGlobalGuards, isAppUrl } from './security'
+
+let mainWindow: BrowserWindow | null = null
+
+const CORPUS_FILE_FILTERS = [
+  { name: 'Corpus files', extensions: ['pubtator', 'txt', 'tsv', 'conll', 'iob', 'iob2', 'xml', 'json', 'ann'] },
+  { name: 'All files', extensions: ['*'] },
+]
+
+function rendererUrl(): string {
+  const devUrl = process.env['ELECTRON_RENDERER_URL']
+  if (!app.isPackaged && devUrl) return devUrl
+  return new URL(`file://${join(__dirname, '../renderer/index.html')}`).href
+}
+
+/** `--workspace PATH` or FASTBIONER_WORKSPACE choose the workspace; default is the user-data folder. */
+function requestedWorkspacePath(): string {
+  const flag = process.argv.findIndex((a) => a === '--workspace')
+  if (flag >= 0 && process.argv[flag + 1]) return process.argv[flag + 1]!
+  return process.env['FASTBIONER_WORKSPACE'] ?? join(app.getPath('userData'), 'workspace.sqlite')
+}
+
+function createWindow(): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1400,
+    height: 900,
+    minWidth: 900,
+    minHeight: 600,
+    show: false,
+    title: 'FastBioNER Workbench',
+    backgroundColor: '#f7f7f5',
+    webPreferences: {
+      preload: join(__dirname, '../preload/index.js'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      experimentalFeatures: false,
+      webviewTag: false,
+      spellcheck: false,
+      // Middle-click can open links in new windows; nothing in this app needs it.
+      disableBlinkFeatures: 'Auxclick',
+    },
+  })
+  win.once('ready-to-show', () => win.show())
+  void win.loadURL(rendererUrl())
+  return win
+}
+
+function registerIpc(ctx: HandlerContext): void {
+  const handlers = createHandlers(ctx)
+  for (const channel of CHANNELS) {
+    ipcMain.handle(channel, (event: IpcMainInvokeEvent, payload: unknown) => {
+      // Only our own top-level page may call the API; anything else (an injected frame) is refused.
+      const senderUrl = event.senderFrame?.url ?? ''
+      if (!isAppUrl(senderUrl, rendererUrl()) || event.senderFrame !== event.sender.mainFrame) {
+        return { ok: false, error: { code: 'invalid_request', message: `refused IPC from ${senderUrl || 'unknown frame'}` } }
+      }
+      return dispatch(handlers, channel, payload)
+    })
+  }
+}
+
+function buildMenu(): void {
+  const isMac = process.platform === 'darwin'
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate([
+      ...(isMac ? [{ role: 'appMenu' as const }] : []),
+      { role: 'fileMenu' },
+      { role: 'editMenu' },
+      {
+        label: 'View',
+        submenu: [{ role: 'resetZoom' }, { role: 'zoomIn' }, { role: 'zoomOut' }, { type: 'separator' }, { role: 'togglefullscreen' }],
+      },
+      { role: 'windowMenu' },
+    ]),
+  )
+}
+
+app.enableSandbox()
+installGlobalGuards(rendererUrl)
+
+void app.whenReady().then(() => {
+  hardenSession(rendererUrl())
+  buildMenu()
+  const user = userInfo().username || 'annotator'
+  const defaultWorkspacePath = requestedWorkspacePath()
+  let workspace = Workspace.open(defaultWorkspacePath, { user })
+  const ctx: HandlerContext = {
+    user,
+    defaultWorkspacePath,
+    workspace: () => workspace,
+    openWorkspace(path) {
+      const next = Workspace.open(path ?? defaultWorkspacePath, { user })
+      workspace.close()
+      workspace = next
+      return workspace
+    },
+    emit<E extends EventName>(event: E, payload: EventPayloads[E]) {
+      mainWindow?.webContents.send(event, payload)
+    },
+    dialogs: {
+      async openCorpusFiles() {
+        const result = await dialog.showOpenDialog(mainWindow!, {
+          title: 'Import corpus files',
+          properties: ['openFile', 'multiSelections'],
+          filters: CORPUS_FILE_FILTERS,
+        })
+        return result.canceled ? [] : result.filePaths
+      },
+      async saveExport(format) {
+        const result = await dialog.showSaveDialog(mainWindow!, {
+          title: `Export as ${format}`,
+          defaultPath: format === 'brat' ? 'export-brat' : `export.${format === 'bioc-json' ? 'json' : format === 'conll' ? 'tsv' : format}`,
+        })
+        return result.canceled || !result.filePath ? null : result.filePath
+      },
+    },
+  }
+  registerIpc(ctx)
+  app.on('before-quit', () => workspace.close())
+  mainWindow = createWindow()
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow()
+  })
+})
+
+app.on('window-all-closed', () => {
+  if (process.platform !== 'darwin') app.quit()
+})

@@ -1,0 +1,20 @@
+import { resolve } from 'node:path'
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@shared': resolve(__dirname, 'src/shared'),
+      '@core': resolve(__dirname, 'src/main/core'),
+    },
+  },
+  test: {
+    globals: true,
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores: the model tests are CPU bound and the e2e tests start a browser.
+    maxWorkers: 2,
+    fileParallelism: true,
+  },
+})
