@@ -1,17 +1,18 @@
 // `fastbioner <command>`: a headless front end over the same core the app uses.
-// Each command lives in ./commands/<name>.ts and exports run(argv) → exit code.
+// Each command lives in ./commands/<name>.ts and exports run(argv) → exit code. Commands load
+// lazily with require(): tsx hooks the CJS loader, and a dynamic import() would bypass it.
 
 interface CommandModule {
   run(argv: string[]): Promise<number>
 }
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  convert: { summary: 'convert a corpus file between formats', load: () => import('./commands/convert') },
-  tokenize: { summary: 'tokenize text with a WordPiece vocabulary', load: () => import('./commands/tokenize') },
-  encode: { summary: 'run the encoder on token ids (logits, hidden states, attentions)', load: () => import('./commands/encode') },
-  train: { summary: 'fine-tune or train a token classifier', load: () => import('./commands/train') },
-  tag: { summary: 'tag a corpus file with a model', load: () => import('./commands/tag') },
-  eval: { summary: 'entity-level precision/recall/F1 against gold', load: () => import('./commands/eval') },
+  convert: { summary: 'convert a corpus file between formats', load: async () => require('./commands/convert') as CommandModule },
+  tokenize: { summary: 'tokenize text with a WordPiece vocabulary', load: async () => require('./commands/tokenize') as CommandModule },
+  encode: { summary: 'run the encoder on token ids (logits, hidden states, attentions)', load: async () => require('./commands/encode') as CommandModule },
+  train: { summary: 'fine-tune or train a token classifier', load: async () => require('./commands/train') as CommandModule },
+  tag: { summary: 'tag a corpus file with a model', load: async () => require('./commands/tag') as CommandModule },
+  eval: { summary: 'entity-level precision/recall/F1 against gold', load: async () => require('./commands/eval') as CommandModule },
 }
 
 function usage(): string {

@@ -1,0 +1,91 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser'
+import { CorpusError } from './errors'
+import { LineIndex } from './util'
+
+/**
+ * One node of fast-xml-parser's `preserveOrder` output: `{ tag: children, ':@': attributes }` for
+ * an element, `{ '#text': string }` for text. Order-preserving output keeps inline markup
+ * (`<i>`, `<sup>`) in place, and every element's children are an array whether there is one or many.
+ */
+export type XmlNode = Record<string, unknown>
+
+const ATTRS = ':@'
+const TEXT = '#text'
+const META = XMLParser.getMetaDataSymbol() as unknown as symbol
+
+const PARSER_OPTIONS = {
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseTagValue: false,
+  parseAttributeValue: false,
+  // Whitespace around inline markup is part of the text ("the <i>beta</i> cell").
+  trimValues: false,
+  processEntities: true,
+  htmlEntities: true,
+  captureMetaData: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+} as const
+
+export interface ParsedXml {
+  /** Top-level element nodes (declaration, processing instructions and text dropped). */
+  roots: XmlNode[]
+  /** 1-based line of an element's start tag, when known. */
+  lineOf(node: XmlNode): number | undefined
+}
+
+/** Validates and parses XML; any problem becomes a CorpusError naming the line. */
+export function parseXml(content: string, fileName: string): ParsedXml {
+  const valid = XMLValidator.validate(content)
+  if (valid !== true) throw CorpusError.at(fileName, valid.err.line, `malformed XML: ${valid.err.msg}`)
+  let parsed: XmlNode[]
+  try {
+    // A fresh parser per file: DOCTYPE entities of one file must not leak into the next.
+    parsed = new XMLParser(PARSER_OPTIONS).parse(content) as XmlNode[]
+  } catch (error) {
+    throw CorpusError.at(fileName, undefined, `malformed XML: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const lines = new LineIndex(content)
+  return {
+    roots: parsed.filter((n) => tagOf(n) !== undefined),
+    lineOf(node) {
+      const meta = (node as Record<symbol, { startIndex?: number } | undefined>)[META]
+      return meta?.startIndex !== undefined ? lines.lineOf(meta.startIndex) : undefined
+    },
+  }
+}
+
+/** Element name, or undefined for a text node. */
+export function tagOf(node: XmlNode): string | undefined {
+  for (const key of Object.keys(node)) if (key !== ATTRS && key !== TEXT) return key
+  return undefined
+}
+
+export function childrenOf(node: XmlNode): XmlNode[] {
+  const tag = tagOf(node)
+  const value = tag === undefined ? undefined : node[tag]
+  return Array.isArray(value) ? (value as XmlNode[]) : []
+}
+
+export function elements(node: XmlNode, name: string): XmlNode[] {
+  return childrenOf(node).filter((c) => tagOf(c) === name)
+}
+
+export function element(node: XmlNode, name: string): XmlNode | undefined {
+  return childrenOf(node).find((c) => tagOf(c) === name)
+}
+
+export function attr(node: XmlNode, name: string): string | undefined {
+  const attrs = node[ATTRS] as Record<string, unknown> | undefined
+  const value = attrs?.[name]
+  return value === undefined || value === null ? undefined : String(value)
+}
+
+/** All text inside a node, markup dropped and its content kept, in document order. */
+export function textContent(node: XmlNode): string {
+  if (TEXT in node) return String(node[TEXT])
+  let out = ''
+  for (const child of childrenOf(node)) out += textContent(child)
+  return out
+}

@@ -1,0 +1,118 @@
+import { readBiocJson, readBiocXml, writeBiocJson, writeBiocXml } from '@core/corpus'
+import type { CorpusDocument } from '@shared/model'
+import { corpusError, expectConsistent, fixture } from './helpers'
+
+describe.each([
+  ['bioc.xml', readBiocXml],
+  ['bioc.json', readBiocJson],
+] as const)('reading %s', (name, read) => {
+  it('places passages at their offsets and keeps annotation offsets exactly', () => {
+    const { documents, issues } = read(fixture(name), name)
+    expectConsistent(documents)
+    expect(documents.map((d) => d.id)).toEqual(['3000001', '3000002'])
+    const [one, two] = documents as [CorpusDocument, CorpusDocument]
+    expect(one.text).toBe('Gene X variants in migraine. Variants of gene X were found in patients with migraine and cluster headache.')
+    expect(one.passages).toEqual([
+      { type: 'title', offset: 0, length: 28 },
+      { type: 'abstract', offset: 29, length: one.text.length - 29 },
+    ])
+    expect(one.mentions[0]).toEqual({ start: 0, end: 6, text: 'Gene X', type: 'Gene', conceptId: 'NCBI:1' })
+    expect(one.mentions.map((m) => m.text)).toEqual(['Gene X', 'migraine', 'migraine', 'cluster headache'])
+    // The gap between title and abstract is padded with spaces.
+    expect(two.text).toBe('Second document.   Its abstract starts after a gap of three spaces.')
+    expect(two.mentions[0]).toEqual({ start: 23, end: 31, text: 'abstract', type: 'Concept' })
+    // The discontinuous annotation (cluster … headache, two locations) is kept as its outer span.
+    expect(issues).toHaveLength(1)
+    const outer = `${one.text.indexOf('cluster')}-${one.text.indexOf('headache') + 8}`
+    expect(issues[0]!.message).toContain(`discontinuous`)
+    expect(issues[0]!.message).toContain(`outer span ${outer}`)
+    expect(one.mentions[3]!.start).toBe(one.text.indexOf('cluster'))
+  })
+})
+
+describe('BioC errors', () => {
+  it('rejects an annotation whose text does not match, naming the line', () => {
+    const xml = fixture('bioc.xml').replace('<text>Gene X</text>', '<text>Gene Y</text>')
+    const error = corpusError(() => readBiocXml(xml, 'b.xml'))
+    expect(error.message).toMatch(/^b\.xml:13: document 3000001: .*expected "Gene Y", found "Gene X"/)
+  })
+
+  it('rejects locations outside the text and non-integer offsets', () => {
+    const json = JSON.parse(fixture('bioc.json'))
+    json.documents[1].passages[1].annotations[0].locations[0].offset = 500
+    const error = corpusError(() => readBiocJson(JSON.stringify(json, null, 2), 'b.json'))
+    expect(error.message).toMatch(/^b\.json:\d+: document 3000002: mention offsets 500-508 lie outside/)
+    // The line is that of the document's "id".
+    expect(JSON.stringify(json, null, 2).split('\n')[error.line! - 1]).toContain('"id": "3000002"')
+
+    const xml = fixture('bioc.xml').replace('<offset>29</offset>', '<offset>x29</offset>')
+    expect(corpusError(() => readBiocXml(xml, 'b.xml')).message).toMatch(/^b\.xml:28: passage offset "x29" is not a non-negative integer/)
+  })
+
+  it('rejects overlapping passages, malformed JSON and non-BioC input', () => {
+    const xml = fixture('bioc.xml').replace('<offset>29</offset>', '<offset>10</offset>')
+    expect(corpusError(() => readBiocXml(xml, 'b.xml')).message).toMatch(/overlaps the previous passage/)
+    expect(corpusError(() => readBiocJson('{\n  "documents": [\n    {,}\n  ]\n}', 'm.json')).message).toMatch(/^m\.json:3: malformed JSON/)
+    expect(corpusError(() => readBiocJson('{"foo": 1}', 'f.json')).message).toMatch(/^f\.json:1: expected a BioC JSON collection/)
+    expect(corpusError(() => readBiocXml('<PubmedArticleSet/>', 'p.xml')).message).toMatch(/^p\.xml:1: expected a BioC <collection>/)
+  })
+
+  it('reads sentence-level passages and PubTator3-style JSON', () => {
+    const json = {
+      PubTator3: [
+        {
+          id: 42,
+          passages: [
+            {
+              infons: { type: 'abstract' },
+              offset: 0,
+              sentences: [
+                { offset: 0, text: 'One tremor.', annotations: [{ id: 'a', infons: { type: 'Disease', identifier: 'D1' }, text: 'tremor', locations: [{ offset: 4, length: 6 }] }] },
+                { offset: 12, text: 'Two.' },
+              ],
+            },
+          ],
+        },
+      ],
+    }
+    const doc = readBiocJson(JSON.stringify(json), 's.json').documents[0]!
+    expect(doc).toEqual({ id: '42', text: 'One tremor. Two.', passages: [{ type: 'abstract', offset: 0, length: 16 }], mentions: [{ start: 4, end: 10, text: 'tremor', type: 'Disease', conceptId: 'D1' }] })
+  })
+})
+
+describe('BioC writers', () => {
+  const docs = readBiocJson(fixture('bioc.json'), 'bioc.json').documents
+
+  it.each([
+    ['json', writeBiocJson, readBiocJson],
+    ['xml', writeBiocXml, readBiocXml],
+  ] as const)('round-trip through BioC %s', (_, write, read) => {
+    const out = write(docs, { date: '20250101' })
+    expect(read(out, 'out').documents).toEqual(docs)
+  })
+
+  it('writes text outside any passage (or with no passages at all) so it reads back the same', () => {
+    const doc: CorpusDocument = {
+      id: 'x',
+      text: 'Sentence one with a tremor.\nSentence two & <three>.',
+      passages: [],
+      mentions: [{ start: 20, end: 26, text: 'tremor', type: 'Disease', conceptId: 'D1' }],
+    }
+    for (const [write, read] of [
+      [writeBiocJson, readBiocJson],
+      [writeBiocXml, readBiocXml],
+    ] as const) {
+      const back = read(write([doc]), 'x').documents[0]!
+      expect(back.text).toBe(doc.text)
+      expect(back.mentions).toEqual(doc.mentions)
+      expect(back.passages).toEqual([{ type: 'text', offset: 0, length: doc.text.length }])
+    }
+  })
+
+  it('writes the BioC JSON layout PubTator uses', () => {
+    const out = JSON.parse(writeBiocJson(docs.slice(0, 1), { date: '20250101' }))
+    expect(out).toMatchObject({ source: 'FastBioNER', date: '20250101', key: 'BioC.key' })
+    expect(out.documents[0].passages[0]).toMatchObject({ infons: { type: 'title' }, offset: 0, text: 'Gene X variants in migraine.' })
+    expect(out.documents[0].passages[0].annotations[0]).toEqual({ id: '1', infons: { type: 'Gene', identifier: 'NCBI:1' }, text: 'Gene X', locations: [{ offset: 0, length: 6 }] })
+  })
+})
