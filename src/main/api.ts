@@ -1,0 +1,309 @@
+// The handler table: one async function per contract channel, built from core/. Electron registers it
+// with ipcMain.handle; the e2e harness binds the same table into Chromium. Never imports 'electron'.
+import { randomBytes } from 'node:crypto'
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path'
+import { z } from 'zod'
+import {
+  contract,
+  parseRequest,
+  type Channel,
+  type EventName,
+  type EventPayloads,
+  type FileImportResult,
+  type ImportResult,
+  type IpcErrorShape,
+  type ResponseOf,
+  type WorkspaceInfo,
+} from '@shared/ipc'
+import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/model'
+import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from './core/corpus'
+import { CorpusError } from './core/corpus/errors'
+import { cancelJob, finishJob, startJob, throttle } from './core/jobs'
+import { isStoreError, StoreError, type Workspace } from './core/store'
+
+export interface HandlerContext {
+  /** The open workspace (the shell keeps exactly one open). */
+  workspace: () => Workspace
+  /** Opens `path` (default: defaultWorkspacePath), closes the previous one, and returns it. */
+  openWorkspace(path?: string): Workspace
+  emit<E extends EventName>(event: E, payload: EventPayloads[E]): void
+  dialogs: {
+    openCorpusFiles(): Promise<string[]>
+    saveExport(format: CorpusFormat): Promise<string | null>
+  }
+  user: string
+  defaultWorkspacePath: string
+}
+
+/** A request after validation (zod output: defaults applied, strings trimmed). */
+export type RequestPayload<C extends Channel> = z.output<(typeof contract)[C]['request']>
+
+export type Handlers = { [C in Channel]: (req: RequestPayload<C>) => Promise<ResponseOf<C>> }
+
+/** What crosses IPC / Playwright bindings: plain data, never a thrown Error. */
+export type DispatchResult<T> = { ok: true; value: T } | { ok: false; error: IpcErrorShape }
+
+/** Formats written as one file per document (brat: a .txt/.ann pair): the export path is a folder. */
+export const FOLDER_FORMATS: readonly CorpusFormat[] = ['brat', 'text']
+
+interface ParsedCorpus {
+  documents: CorpusDocument[]
+  issues: CorpusIssue[]
+}
+
+export function createHandlers(ctx: HandlerContext): Handlers {
+  const info = (ws: Workspace): WorkspaceInfo => ({ ...ws.info(), user: ctx.user })
+
+  /**
+   * Imports each source in turn, all-or-nothing per source: a bad source is reported and the next
+   * one still imports; cancelling rolls back the source in flight and skips the rest.
+   */
+  async function runImport(
+    jobId: string,
+    sources: Array<{
+      label: string
+      sourceFile: string
+      load: (onProgress: (done: number, total: number) => void) => ParsedCorpus | Promise<ParsedCorpus>
+    }>,
+  ): Promise<ImportResult> {
+    const controller = startJob(jobId)
+    const { signal } = controller
+    const progress = throttle((done: number, total: number, message: string) =>
+      ctx.emit('job:progress', { jobId, done, total, message }),
+    )
+    const files: FileImportResult[] = []
+    let cancelled = false
+    let lastTotal = 0
+    try {
+      for (const [i, src] of sources.entries()) {
+        if (signal.aborted) {
+          cancelled = true
+          break
+        }
+        const name = basename(src.label)
+        const which = sources.length > 1 ? ` (file ${i + 1} of ${sources.length})` : ''
+        progress(0, 0, `Reading ${name}${which}`)
+        let parsed: ParsedCorpus
+        try {
+          parsed = await src.load((done, total) => progress(done, total, `Reading ${name}${which}`))
+        } catch (e) {
+          files.push(failed(src.label, e))
+          continue
+        }
+        if (parsed.issues.some((x) => x.severity === 'error')) {
+          files.push({ file: src.label, ok: false, imported: 0, duplicates: [], issues: parsed.issues })
+          continue
+        }
+        const total = parsed.documents.length
+        lastTotal = total
+        try {
+          const r = await ctx.workspace().importDocuments(parsed.documents, src.sourceFile, {
+            signal,
+            onProgress: (done) => progress(done, total, `Importing ${name}${which}: ${done} of ${total} documents`),
+          })
+          progress.flush()
+          files.push({ file: src.label, ok: true, imported: r.imported, duplicates: r.duplicates, issues: parsed.issues })
+        } catch (e) {
+          progress.flush()
+          if (isStoreError(e) && e.code === 'cancelled') {
+            cancelled = true
+            files.push({
+              file: src.label,
+              ok: false,
+              imported: 0,
+              duplicates: [],
+              issues: [
+                ...parsed.issues,
+                { severity: 'warning', file: src.label, message: 'Import cancelled: nothing from this file was imported' },
+              ],
+            })
+            break
+          }
+          files.push(failed(src.label, e, parsed.issues))
+        }
+      }
+    } finally {
+      finishJob(jobId)
+    }
+    progress.flush()
+    ctx.emit('job:progress', {
+      jobId,
+      done: cancelled ? 0 : lastTotal,
+      total: lastTotal,
+      message: cancelled ? 'Import cancelled' : 'Import finished',
+    })
+    return { cancelled, files }
+  }
+
+  return {
+    async 'workspace:info'() {
+      return info(ctx.workspace())
+    },
+    async 'workspace:open'(req) {
+      return info(ctx.openWorkspace(req.path))
+    },
+
+    async 'documents:list'(req) {
+      return ctx.workspace().listDocuments(req)
+    },
+    async 'documents:get'(req) {
+      return ctx.workspace().getDocument(req.id)
+    },
+    async 'documents:setStatus'(req) {
+      return ctx.workspace().setStatus(req.id, req.status)
+    },
+    async 'documents:neighbor'(req) {
+      return { id: ctx.workspace().neighbor(req.id, req.direction, req.unreviewedOnly) }
+    },
+    async 'documents:history'(req) {
+      return ctx.workspace().history(req.id)
+    },
+
+    async 'annotations:create'(req) {
+      return ctx.workspace().createAnnotation(req)
+    },
+    async 'annotations:update'(req) {
+      return ctx.workspace().updateAnnotation(req)
+    },
+    async 'annotations:delete'(req) {
+      return ctx.workspace().deleteAnnotation(req.id)
+    },
+
+    async 'dialog:openCorpusFiles'() {
+      return { paths: await ctx.dialogs.openCorpusFiles() }
+    },
+    async 'dialog:saveExport'(req) {
+      return { path: await ctx.dialogs.saveExport(req.format) }
+    },
+
+    async 'import:files'(req) {
+      return runImport(
+        req.jobId,
+        req.paths.map((p) => ({
+          label: p,
+          sourceFile: resolve(p),
+          load: (onProgress) => readCorpusFile(resolve(p), req.format, { onProgress }),
+        })),
+      )
+    },
+    async 'import:text'(req) {
+      return runImport(req.jobId, [
+        {
+          label: req.name,
+          sourceFile: req.name,
+          load: (onProgress) => parseCorpusText(req.content, req.name, req.format, { onProgress }),
+        },
+      ])
+    },
+    async 'jobs:cancel'(req) {
+      return { cancelled: cancelJob(req.jobId) }
+    },
+
+    async 'export:write'(req) {
+      if (!WRITABLE_FORMATS.includes(req.format)) {
+        throw new StoreError('invalid_request', `${req.format} can be read but not written; choose ${WRITABLE_FORMATS.join(', ')}`)
+      }
+      const docs = ctx.workspace().exportDocuments(req.documentIds)
+      const mentions = docs.reduce((n, d) => n + d.mentions.length, 0)
+      const { files } = await writeCorpus(docs, req.format)
+      const target = resolve(req.path)
+      if (FOLDER_FORMATS.includes(req.format)) {
+        const st = await stat(target).catch(() => null)
+        if (st && !st.isDirectory()) {
+          throw new StoreError('invalid_request', `${target} exists and is not a folder; ${req.format} exports a folder of files`)
+        }
+        await mkdir(target, { recursive: true })
+        const written: string[] = []
+        for (const f of files) {
+          // Names derive from document ids, which come from imported files: keep them inside the folder.
+          const p = resolve(target, f.name)
+          const rel = relative(target, p)
+          if (!rel || rel.startsWith('..') || isAbsolute(rel)) {
+            throw new StoreError('invalid_request', `Refusing to write "${f.name}" outside ${target}`)
+          }
+          await mkdir(dirname(p), { recursive: true })
+          await writeFileAtomic(p, f.content)
+          written.push(p)
+        }
+        return { path: target, documents: docs.length, mentions, files: written }
+      }
+      if (files.length !== 1) throw new Error(`The ${req.format} writer produced ${files.length} files; expected one`)
+      await mkdir(dirname(target), { recursive: true })
+      await writeFileAtomic(target, files[0]!.content)
+      return { path: target, documents: docs.length, mentions, files: [target] }
+    },
+  }
+}
+
+/** Validates `payload` against the contract, runs the handler, and turns any failure into data. */
+export async function dispatch<C extends Channel>(
+  handlers: Handlers,
+  channel: C,
+  payload: unknown,
+): Promise<DispatchResult<ResponseOf<C>>> {
+  try {
+    if (typeof channel !== 'string' || !Object.hasOwn(contract, channel)) {
+      throw new StoreError('invalid_request', `Unknown channel "${String(channel)}"`)
+    }
+    const req = parseRequest(channel, payload)
+    const handler = handlers[channel] as (r: RequestPayload<C>) => Promise<ResponseOf<C>>
+    return { ok: true, value: await handler(req) }
+  } catch (e) {
+    return { ok: false, error: toIpcError(e, channel) }
+  }
+}
+
+export function toIpcError(e: unknown, channel?: string): IpcErrorShape {
+  if (e instanceof z.ZodError || (e instanceof Error && e.name === 'ZodError' && 'issues' in e)) {
+    const issues = (e as z.ZodError).issues
+    const detail = issues.map((i) => `${i.path.length ? i.path.join('.') : 'request'}: ${i.message}`).join('; ')
+    return { code: 'invalid_request', message: `Invalid ${channel ?? ''} request: ${detail}`.replace('  ', ' ') }
+  }
+  if (isCorpusError(e)) {
+    return { code: 'corpus_error', message: e.message, issues: e.issues.map((i) => ({ ...i })) }
+  }
+  if (isStoreError(e)) return { code: e.code, message: e.message }
+  if (e instanceof Error && (e as { code?: unknown }).code === 'SQLITE_BUSY') {
+    return { code: 'conflict', message: 'The workspace is busy (another program is writing to it); try again' }
+  }
+  const message = e instanceof Error ? e.message : String(e)
+  console.error(`[api] ${channel ?? ''} failed:`, e)
+  return { code: 'internal', message: message || 'Internal error' }
+}
+
+function isCorpusError(e: unknown): e is Error & { issues: CorpusIssue[] } {
+  return (
+    e instanceof CorpusError ||
+    (e instanceof Error && e.name === 'CorpusError' && Array.isArray((e as { issues?: unknown }).issues))
+  )
+}
+
+/** A source that could not be imported, with the reason as issues the user can act on. */
+function failed(file: string, e: unknown, earlier: CorpusIssue[] = []): FileImportResult {
+  let issues: CorpusIssue[]
+  if (isCorpusError(e)) issues = e.issues.map((i) => ({ ...i }))
+  else if (e instanceof Error && (e as NodeJS.ErrnoException).code === 'ENOENT') {
+    issues = [{ severity: 'error', file, message: 'File not found' }]
+  } else issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
+  if (issues.length === 0) issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
+  return { file, ok: false, imported: 0, duplicates: [], issues: [...earlier, ...issues] }
+}
+
+/** Temp file in the same folder, fsync, rename: a reader sees the old file or the whole new one. */
+async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  try {
+    const fh = await open(tmp, 'w')
+    try {
+      await fh.writeFile(content, typeof content === 'string' ? 'utf8' : undefined)
+      await fh.sync()
+    } finally {
+      await fh.close()
+    }
+    await rename(tmp, path)
+  } catch (e) {
+    await rm(tmp, { force: true })
+    throw e
+  }
+}

@@ -1,0 +1,114 @@
+// Schema migrations. PRAGMA user_version holds the applied version; `schema_migrations` records when
+// each step ran. Append new steps; never edit a shipped one.
+import type Database from 'better-sqlite3'
+
+const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  applied_at TEXT NOT NULL
+);
+
+CREATE TABLE documents (
+  id          INTEGER PRIMARY KEY,
+  external_id TEXT NOT NULL UNIQUE,
+  title       TEXT NOT NULL,
+  text        TEXT NOT NULL,
+  passages    TEXT NOT NULL CHECK (json_valid(passages)),
+  tokens      TEXT NULL CHECK (tokens IS NULL OR json_valid(tokens)),
+  source_file TEXT NULL,
+  imported_at TEXT NOT NULL,
+  status      TEXT NOT NULL DEFAULT 'unreviewed' CHECK (status IN ('unreviewed', 'in_progress', 'done'))
+);
+CREATE INDEX documents_status ON documents (status, id);
+
+CREATE TABLE annotations (
+  id          INTEGER PRIMARY KEY,
+  document_id INTEGER NOT NULL REFERENCES documents (id),
+  start       INTEGER NOT NULL,
+  "end"       INTEGER NOT NULL,
+  type        TEXT NOT NULL CHECK (length(type) > 0),
+  concept_id  TEXT NULL,
+  origin      TEXT NOT NULL CHECK (origin IN ('gold', 'model', 'person')),
+  confidence  REAL NULL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1)),
+  state       TEXT NOT NULL CHECK (state IN ('accepted', 'suggested')),
+  deleted     INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+  updated_at  TEXT NOT NULL,
+  updated_by  TEXT NOT NULL,
+  CHECK (start >= 0 AND "end" > start)
+);
+-- Covering indexes for the per-document summary (count, types, type filter) and the type facets.
+CREATE INDEX annotations_document ON annotations (document_id, deleted, type);
+CREATE INDEX annotations_type ON annotations (deleted, type, document_id);
+
+-- Append-only audit trail: the triggers below make UPDATE and DELETE fail.
+CREATE TABLE revisions (
+  id            INTEGER PRIMARY KEY,
+  annotation_id INTEGER NOT NULL REFERENCES annotations (id),
+  document_id   INTEGER NOT NULL REFERENCES documents (id),
+  action        TEXT NOT NULL CHECK (action IN ('create', 'update', 'delete')),
+  before        TEXT NULL CHECK (before IS NULL OR json_valid(before)),
+  after         TEXT NULL CHECK (after IS NULL OR json_valid(after)),
+  at            TEXT NOT NULL,
+  by            TEXT NOT NULL
+);
+CREATE INDEX revisions_document ON revisions (document_id, id);
+CREATE INDEX revisions_annotation ON revisions (annotation_id);
+CREATE TRIGGER revisions_no_update BEFORE UPDATE ON revisions
+BEGIN SELECT RAISE(ABORT, 'revisions are append-only: UPDATE is not allowed'); END;
+CREATE TRIGGER revisions_no_delete BEFORE DELETE ON revisions
+BEGIN SELECT RAISE(ABORT, 'revisions are append-only: DELETE is not allowed'); END;
+
+-- Full-text search over title + text. External content: the text lives once, in documents.
+-- Documents are never edited or deleted, so the index is only ever appended to (on import).
+CREATE VIRTUAL TABLE documents_fts USING fts5 (
+  title, text, content = 'documents', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+);
+
+-- For the training/distillation layers; filled by them later.
+CREATE TABLE models (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL UNIQUE,
+  path       TEXT NOT NULL,
+  config     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(config)),
+  created_at TEXT NOT NULL
+);
+CREATE TABLE runs (
+  id          INTEGER PRIMARY KEY,
+  kind        TEXT NOT NULL,
+  model_id    INTEGER NULL REFERENCES models (id),
+  params      TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+  metrics     TEXT NULL CHECK (metrics IS NULL OR json_valid(metrics)),
+  status      TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done', 'failed', 'cancelled')),
+  started_at  TEXT NOT NULL,
+  finished_at TEXT NULL
+);
+`,
+  },
+]
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
+
+/** Brings the database to SCHEMA_VERSION; each step runs in its own transaction. */
+export function migrate(db: Database.Database, file: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number
+  if (current > SCHEMA_VERSION) {
+    throw new Error(
+      `${file}: workspace schema version ${current} is newer than this app supports (${SCHEMA_VERSION}); update FastBioNER`,
+    )
+  }
+  for (const step of MIGRATIONS) {
+    if (step.version <= current) continue
+    db.transaction(() => {
+      db.exec(step.sql)
+      db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
+        step.version,
+        new Date().toISOString(),
+      )
+      // PRAGMA inside the transaction: the version bump commits (or rolls back) with the step.
+      db.pragma(`user_version = ${step.version}`)
+    }).immediate()
+  }
+}

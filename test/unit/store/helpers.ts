@@ -1,0 +1,85 @@
+// Shared fixtures for the store tests: temp workspaces and small hand-made documents.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { CorpusDocument, Mention } from '@shared/model'
+import { Workspace } from '@core/store'
+
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'fastbioner-store-'))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Opens a fresh workspace in a temp dir; `done()` closes and removes it. */
+export function tempWorkspace(user = 'tester'): { ws: Workspace; path: string; dir: string; done: () => void } {
+  const { dir, cleanup } = tempDir()
+  const path = join(dir, 'ws.sqlite')
+  const ws = Workspace.open(path, { user })
+  return {
+    ws,
+    path,
+    dir,
+    done: () => {
+      ws.close()
+      cleanup()
+    },
+  }
+}
+
+/** A PubTator-style document; `spans` are [word, type] pairs located in the text. */
+export function makeDoc(id: string, title: string, abstract: string, spans: Array<[string, string, string?]> = []): CorpusDocument {
+  const text = `${title} ${abstract}`
+  const mentions: Mention[] = []
+  let from = 0
+  for (const [word, type, conceptId] of spans) {
+    const start = text.indexOf(word, from)
+    if (start < 0) throw new Error(`fixture: "${word}" not in ${id}`)
+    const m: Mention = { start, end: start + word.length, text: word, type }
+    if (conceptId) m.conceptId = conceptId
+    mentions.push(m)
+    from = start + word.length
+  }
+  return {
+    id,
+    text,
+    passages: [
+      { type: 'title', offset: 0, length: title.length },
+      { type: 'abstract', offset: title.length + 1, length: abstract.length },
+    ],
+    mentions,
+  }
+}
+
+export const DOC_A = makeDoc(
+  '1001',
+  'Cystic fibrosis and the CFTR gene.',
+  'Cystic fibrosis is caused by mutations in CFTR. Patients with asthma were excluded.',
+  [
+    ['Cystic fibrosis', 'Disease', 'D003550'],
+    ['Cystic fibrosis', 'Disease', 'D003550'],
+    ['CFTR', 'Gene'],
+    ['asthma', 'Disease', 'D001249'],
+  ],
+)
+export const DOC_B = makeDoc(
+  '1002',
+  'Beta-catenin mutations in pilomatricoma.',
+  'Activating beta-catenin mutations cause a common human skin tumour treated with cisplatin.',
+  [
+    ['pilomatricoma', 'Disease'],
+    ['skin tumour', 'Disease'],
+    ['cisplatin', 'Chemical', 'D002945'],
+  ],
+)
+export const DOC_C = makeDoc('1003', 'No entities here.', 'A plain abstract without any annotated mention.')
+
+/** `n` small synthetic documents with ids `${prefix}${i}`. */
+export function manyDocs(n: number, prefix = 'S'): CorpusDocument[] {
+  return Array.from({ length: n }, (_, i) =>
+    makeDoc(`${prefix}${i}`, `Synthetic title ${i} about leukemia.`, `Abstract ${i} mentions leukemia and aspirin twice: aspirin.`, [
+      ['leukemia', 'Disease'],
+      ['leukemia', 'Disease'],
+      ['aspirin', 'Chemical'],
+    ]),
+  )
+}
