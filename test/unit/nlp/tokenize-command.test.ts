@@ -1,0 +1,50 @@
+import { join } from 'node:path'
+import { run } from '../../../src/cli/commands/tokenize'
+
+const VOCAB = join(__dirname, '../../fixtures/nlp/vocab.txt')
+
+async function capture(argv: string[]) {
+  let stdout = ''
+  let stderr = ''
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true))
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true))
+  try {
+    const code = await run(argv)
+    return { code, stdout, stderr }
+  } finally {
+    out.mockRestore()
+    err.mockRestore()
+  }
+}
+
+describe('fastbioner tokenize', () => {
+  it('prints tokens, ids and offsets as JSON', async () => {
+    const r = await capture(['--vocab', VOCAB, '--uncased', '--text', 'IL-2 Café'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe('')
+    expect(JSON.parse(r.stdout)).toEqual({
+      tokens: ['il', '-', '2', 'cafe'],
+      ids: [77, 17, 44, 88],
+      offsets: [[0, 2], [2, 3], [3, 4], [5, 9]],
+    })
+  })
+
+  it('is cased without --uncased', async () => {
+    const r = await capture(['--vocab', VOCAB, '--text', 'IL-2'])
+    expect(JSON.parse(r.stdout).tokens).toEqual(['IL', '-', '2'])
+  })
+
+  it('names a missing vocab file on stderr and exits 1', async () => {
+    const r = await capture(['--vocab', 'no/such/vocab.txt', '--text', 'x'])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('no/such/vocab.txt')
+  })
+
+  it('exits 2 on usage errors', async () => {
+    expect((await capture(['--text', 'x'])).code).toBe(2)
+    expect((await capture(['--vocab', VOCAB])).stderr).toContain('--text')
+    expect((await capture(['--vocab', VOCAB, '--text', 'x', '--bogus'])).code).toBe(2)
+    expect((await capture(['--help'])).code).toBe(0)
+  })
+})
