@@ -42,5 +42,6 @@ export default defineConfig({
   renderer: {
     resolve: { alias },
     plugins: [react()],
+    build: { minify: true },
   },
 })

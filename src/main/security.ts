@@ -2,19 +2,7 @@
 // no new windows, no permissions. Electron's own checklist, enforced in one place.
 import { app, session, type WebContents } from 'electron'
 
-/** Applied as an HTTP header (dev server) and mirrored by the <meta> tag in index.html (file://). */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "object-src 'none'",
-].join('; ')
+import { CONTENT_SECURITY_POLICY } from '@shared/csp'
 
 export function isAppUrl(url: string, rendererUrl: string): boolean {
   try {

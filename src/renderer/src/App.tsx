@@ -1,0 +1,324 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import type { WorkspaceInfo } from '@shared/ipc'
+import type { ReviewStatus } from '@shared/model'
+import { api, errorMessage } from './api'
+import { notify } from './toasts'
+import { registerTypes, sortTypes } from './palette'
+import { Header } from './components/Header'
+import { DocumentList, type ListFilters } from './components/DocumentList'
+import { DocumentPane, type CurrentDocument } from './components/DocumentPane'
+import { HelpPanel } from './components/HelpPanel'
+import { PasteDialog } from './components/PasteDialog'
+import { ImportReport } from './components/ImportReport'
+import { useImport } from './useImport'
+import type { EditorController } from './editor/controller'
+
+/** Offered when the workspace has no entity types yet. */
+const DEFAULT_TYPES = ['Disease', 'Chemical', 'Gene']
+
+function isTypingTarget(el: Element | null): boolean {
+  if (!el) return false
+  const tag = el.tagName
+  return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || (el as HTMLElement).isContentEditable
+}
+
+const lastDocKey = (path: string) => `fastbioner:lastDocument:${path}`
+
+export function App() {
+  const [info, setInfo] = useState<WorkspaceInfo | null>(null)
+  const [legend, setLegend] = useState<string[]>([])
+  const [filters, setFilters] = useState<ListFilters>({ query: '', status: null, type: null })
+  const [listVersion, setListVersion] = useState(0)
+  const [currentId, setCurrentId] = useState<number | null>(null)
+  const [current, setCurrent] = useState<CurrentDocument | null>(null)
+  const [helpOpen, setHelpOpen] = useState(false)
+  const [pasteOpen, setPasteOpen] = useState(false)
+  const [showTags, setShowTags] = useState(() => localStorage.getItem('fastbioner:showTags') === '1')
+  const controllerRef = useRef<EditorController | null>(null)
+  const legendRef = useRef<string[]>(legend)
+  /** True while the legend shows DEFAULT_TYPES for an empty workspace. */
+  const defaultLegend = useRef(false)
+  legendRef.current = legend
+  const searchRef = useRef<HTMLInputElement | null>(null)
+
+  const refreshInfo = useCallback(async () => {
+    try {
+      const next = await api.workspaceInfo()
+      setInfo(next)
+      setLegend((prev) => {
+        // The defaults stand in for an empty workspace only; real types replace them once they exist.
+        const useDefaults = prev.length === 0 || defaultLegend.current
+        if (useDefaults) defaultLegend.current = next.entityTypes.length === 0
+        const base = useDefaults ? sortTypes(next.entityTypes.length ? next.entityTypes : DEFAULT_TYPES) : prev
+        // New types are appended so the number keys of the known ones never move mid-session.
+        const added = sortTypes(next.entityTypes).filter((t) => !base.includes(t))
+        const out = added.length ? [...base, ...added] : base
+        registerTypes(out)
+        return out
+      })
+      return next
+    } catch (e) {
+      notify('error', `Cannot read the workspace: ${errorMessage(e)}`)
+      return null
+    }
+  }, [])
+
+  const refreshList = useCallback(() => setListVersion((v) => v + 1), [])
+  // Saves come one after another; refresh the list (counts, status) once they settle.
+  const refreshTimer = useRef<ReturnType<typeof setTimeout> | null>(null)
+  const afterSave = useCallback(() => {
+    // The workspace starts the review of a document when it is first edited.
+    setCurrent((c) => (c && c.status === 'unreviewed' ? { ...c, status: 'in_progress' } : c))
+    if (refreshTimer.current) clearTimeout(refreshTimer.current)
+    refreshTimer.current = setTimeout(() => {
+      setListVersion((v) => v + 1)
+      void refreshInfo()
+    }, 300)
+  }, [refreshInfo])
+
+  // Start: workspace info, then reopen the document the user had open.
+  useEffect(() => {
+    void refreshInfo().then((ws) => {
+      if (!ws) return
+      const last = Number(localStorage.getItem(lastDocKey(ws.path)))
+      if (Number.isInteger(last) && last > 0) setCurrentId(last)
+    })
+  }, [refreshInfo])
+
+  useEffect(() => {
+    if (info && currentId !== null) localStorage.setItem(lastDocKey(info.path), String(currentId))
+  }, [info, currentId])
+
+  const typeUsed = useCallback((type: string) => {
+    if (legendRef.current.includes(type)) return
+    defaultLegend.current = false
+    const next = [...legendRef.current, type]
+    legendRef.current = next
+    registerTypes(next)
+    setLegend(next)
+  }, [])
+
+  const openDocument = useCallback((id: number) => {
+    setCurrentId(id)
+  }, [])
+
+  const afterImport = useCallback(async () => {
+    await refreshInfo()
+    refreshList()
+  }, [refreshInfo, refreshList])
+
+  const importer = useImport(afterImport)
+
+  const goNeighbor = useCallback(
+    async (direction: 'next' | 'previous') => {
+      try {
+        let id: number | null
+        if (currentId === null) {
+          const first = await api.listDocuments({ status: 'unreviewed', limit: 1 })
+          id = first.documents[0]?.id ?? null
+        } else id = (await api.neighbor(currentId, direction, true)).id
+        if (id === null) {
+          notify('info', direction === 'next' ? 'No unreviewed document after this one.' : 'No unreviewed document before this one.')
+          return
+        }
+        setCurrentId(id)
+      } catch (e) {
+        notify('error', `Cannot move to the ${direction} document: ${errorMessage(e)}`)
+      }
+    },
+    [currentId],
+  )
+
+  const setStatus = useCallback(
+    async (status: ReviewStatus) => {
+      if (!current) return
+      try {
+        // Edits still on their way are saved first, so "done" always covers them.
+        await controllerRef.current?.flush()
+        const summary = await api.setStatus(current.id, status)
+        setCurrent((c) => (c && c.id === summary.id ? { ...c, status: summary.status } : c))
+        refreshList()
+        notify(
+          'success',
+          status === 'done'
+            ? `Marked ${current.externalId} as done. Alt+↓ opens the next unreviewed document.`
+            : `Reopened ${current.externalId} for review.`,
+        )
+      } catch (e) {
+        notify('error', `Could not change the review status: ${errorMessage(e)}`)
+      }
+    },
+    [current, refreshList],
+  )
+
+  const toggleDone = useCallback(() => {
+    if (!current) return
+    void setStatus(current.status === 'done' ? 'in_progress' : 'done')
+  }, [current, setStatus])
+
+  const toggleTags = useCallback(() => {
+    setShowTags((v) => {
+      localStorage.setItem('fastbioner:showTags', v ? '0' : '1')
+      return !v
+    })
+  }, [])
+
+  // Global shortcuts. Keys the editor handles itself are marked defaultPrevented by ProseMirror.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = document.activeElement
+      const inEditor = !!target?.closest?.('.doc-text')
+      const typing = isTypingTarget(target) && !inEditor
+      const mod = e.ctrlKey || e.metaKey
+      // These two work everywhere, the text included (ProseMirror marks Enter as handled, so the
+      // check for defaultPrevented comes after them).
+      if (document.querySelector('.modal')) {
+        if (e.key === '?' && document.querySelector('.modal.help')) setHelpOpen(false)
+        return
+      }
+      if (e.altKey && !mod && !e.shiftKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
+        e.preventDefault()
+        void goNeighbor(e.key === 'ArrowDown' ? 'next' : 'previous')
+        return
+      }
+      if (mod && !e.altKey && e.key === 'Enter') {
+        if (typing && target?.tagName === 'TEXTAREA') return
+        e.preventDefault()
+        if (e.shiftKey) {
+          if (current && current.status !== 'done') void setStatus('done').then(() => goNeighbor('next'))
+          else void goNeighbor('next')
+        } else toggleDone()
+        return
+      }
+      if (e.defaultPrevented || typing || mod || e.altKey) return
+      if (e.key === '?') {
+        e.preventDefault()
+        setHelpOpen((v) => !v)
+      } else if (!inEditor && (e.key === 'j' || e.key === 'k')) {
+        e.preventDefault()
+        void goNeighbor(e.key === 'j' ? 'next' : 'previous')
+      } else if (!inEditor && e.key === '/') {
+        e.preventDefault()
+        searchRef.current?.focus()
+      } else if (!inEditor && e.key === 'e') {
+        e.preventDefault()
+        controllerRef.current?.focus()
+      }
+    }
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [goNeighbor, toggleDone, setStatus, current])
+
+  const legendTypes = useMemo(() => (legend.length ? legend : DEFAULT_TYPES), [legend])
+
+  const exportCorpus = useCallback(async (format: 'pubtator' | 'conll' | 'bioc-json' | 'brat', label: string) => {
+    try {
+      await controllerRef.current?.flush()
+      const { path } = await api.chooseExportPath(format)
+      if (!path) return
+      notify('info', `Exporting ${label}…`, 'export')
+      const r = await api.exportCorpus({ path, format })
+      notify('success', `Exported ${r.documents} documents and ${r.mentions} entities as ${label} to ${r.path}`, 'export')
+    } catch (e) {
+      notify('error', `Export failed: ${errorMessage(e)}`, 'export')
+    }
+  }, [])
+
+  return (
+    <div className="app">
+      <Header
+        info={info}
+        job={importer.job}
+        onImport={() => void importer.importFiles()}
+        onPaste={() => setPasteOpen(true)}
+        onExport={exportCorpus}
+        onCancelJob={importer.cancel}
+        onHelp={() => setHelpOpen(true)}
+      />
+      <div className="workspace">
+        <DocumentList
+          filters={filters}
+          onFilters={setFilters}
+          version={listVersion}
+          currentId={currentId}
+          onOpen={openDocument}
+          searchRef={searchRef}
+        />
+        <main className="main" aria-label="Document">
+          {importer.report && <ImportReport report={importer.report} onClose={importer.clearReport} />}
+          {currentId !== null ? (
+            <DocumentPane
+              key={currentId}
+              id={currentId}
+              legend={legendTypes}
+              legendRef={legendRef}
+              showTags={showTags}
+              onToggleTags={toggleTags}
+              onTypeUsed={typeUsed}
+              current={current}
+              onPersisted={afterSave}
+              onCurrent={setCurrent}
+              onToggleDone={toggleDone}
+              onNeighbor={goNeighbor}
+              controllerRef={controllerRef}
+              onMissing={() => setCurrentId(null)}
+            />
+          ) : (
+            <EmptyState
+              documentCount={info?.documentCount ?? 0}
+              onImport={() => void importer.importFiles()}
+              onPaste={() => setPasteOpen(true)}
+              onNext={() => void goNeighbor('next')}
+            />
+          )}
+        </main>
+      </div>
+      {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}
+      {pasteOpen && (
+        <PasteDialog
+          onClose={() => setPasteOpen(false)}
+          onSubmit={async (name, content, format) => {
+            setPasteOpen(false)
+            await importer.importText(name, content, format)
+          }}
+        />
+      )}
+    </div>
+  )
+}
+
+function EmptyState(props: { documentCount: number; onImport: () => void; onPaste: () => void; onNext: () => void }) {
+  if (props.documentCount === 0) {
+    return (
+      <div className="empty-state">
+        <h2>Your workspace is empty</h2>
+        <p>
+          Import abstracts to review: PubTator, CoNLL (IOB2), BioC XML or JSON, brat, PubMed XML or plain text. Everything stays on
+          this computer.
+        </p>
+        <div className="row">
+          <button type="button" className="btn primary" onClick={props.onImport}>
+            Import files…
+          </button>
+          <button type="button" className="btn" onClick={props.onPaste}>
+            Paste text…
+          </button>
+        </div>
+      </div>
+    )
+  }
+  return (
+    <div className="empty-state">
+      <h2>No document open</h2>
+      <p>Pick a document from the list, or start with the first one that has not been reviewed.</p>
+      <div className="row">
+        <button type="button" className="btn primary" onClick={props.onNext}>
+          Open first unreviewed <kbd>Alt</kbd>+<kbd>↓</kbd>
+        </button>
+      </div>
+      <p className="muted">
+        Press <kbd>?</kbd> for keyboard shortcuts.
+      </p>
+    </div>
+  )
+}

@@ -1,0 +1,319 @@
+// The document list: search, filters with counts, and a virtualised list that fetches pages of
+// 100 summaries as they scroll into view (workspaces hold thousands of abstracts).
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from 'react'
+import type { DocumentListResult } from '@shared/ipc'
+import type { DocumentSummary, ReviewStatus } from '@shared/model'
+import { api, errorMessage } from '../api'
+import { notify } from '../toasts'
+import { colourClass } from '../palette'
+import { StatusPill } from './StatusPill'
+
+export interface ListFilters {
+  query: string
+  status: ReviewStatus | null
+  type: string | null
+}
+
+interface Props {
+  filters: ListFilters
+  onFilters: (f: ListFilters) => void
+  /** Bumped when documents or annotations changed. */
+  version: number
+  currentId: number | null
+  onOpen: (id: number) => void
+  searchRef: RefObject<HTMLInputElement | null>
+}
+
+const PAGE = 100
+const ROW_HEIGHT = 64
+const OVERSCAN = 6
+
+const STATUS_FILTERS: Array<{ value: ReviewStatus | null; label: string }> = [
+  { value: null, label: 'All' },
+  { value: 'unreviewed', label: 'Unreviewed' },
+  { value: 'in_progress', label: 'In progress' },
+  { value: 'done', label: 'Done' },
+]
+
+interface ListData {
+  filterKey: string
+  total: number
+  counts: DocumentListResult['counts'] | null
+  pages: Map<number, DocumentSummary[]>
+}
+
+export function DocumentList(props: Props) {
+  const { filters, onFilters, version, currentId, onOpen } = props
+  const [queryInput, setQueryInput] = useState(filters.query)
+  const filterKey = JSON.stringify([filters.query.trim(), filters.status, filters.type])
+  const [data, setData] = useState<ListData>({ filterKey: '', total: 0, counts: null, pages: new Map() })
+  const [loading, setLoading] = useState(true)
+  const [scrollTop, setScrollTop] = useState(0)
+  const [viewport, setViewport] = useState(600)
+  const [activeIndex, setActiveIndex] = useState(0)
+  const scrollRef = useRef<HTMLDivElement | null>(null)
+  const inflight = useRef(new Set<string>())
+  const dataRef = useRef(data)
+  dataRef.current = data
+
+  // Debounced search.
+  useEffect(() => {
+    if (queryInput === filters.query) return
+    const t = setTimeout(() => onFilters({ ...filters, query: queryInput }), 200)
+    return () => clearTimeout(t)
+  }, [queryInput, filters, onFilters])
+
+  const request = useCallback(
+    (page: number) => ({
+      ...(filters.query.trim() ? { query: filters.query.trim() } : {}),
+      ...(filters.status ? { status: filters.status } : {}),
+      ...(filters.type ? { type: filters.type } : {}),
+      offset: page * PAGE,
+      limit: PAGE,
+    }),
+    [filters],
+  )
+
+  const fetchPage = useCallback(
+    async (page: number, key: string, replace: boolean) => {
+      const id = `${key}#${version}#${page}`
+      if (inflight.current.has(id)) return
+      inflight.current.add(id)
+      try {
+        const r = await api.listDocuments(request(page))
+        setData((d) => {
+          if (!replace && d.filterKey !== key) return d
+          const pages = replace && d.filterKey !== key ? new Map<number, DocumentSummary[]>() : new Map(d.pages)
+          pages.set(page, r.documents)
+          return { filterKey: key, total: r.total, counts: r.counts, pages }
+        })
+      } catch (e) {
+        notify('error', `Cannot list documents: ${errorMessage(e)}`)
+      } finally {
+        inflight.current.delete(id)
+        setLoading(false)
+      }
+    },
+    [request, version],
+  )
+
+  // New filters: start over at the top. New version: refetch the pages we hold, in place.
+  const lastKey = useRef<string | null>(null)
+  useEffect(() => {
+    if (lastKey.current !== filterKey) {
+      lastKey.current = filterKey
+      setLoading(true)
+      setActiveIndex(0)
+      if (scrollRef.current) scrollRef.current.scrollTop = 0
+      setScrollTop(0)
+      void fetchPage(0, filterKey, true)
+    } else {
+      const held = [...dataRef.current.pages.keys()]
+      for (const p of held.length ? held : [0]) void fetchPage(p, filterKey, true)
+    }
+  }, [filterKey, version, fetchPage])
+
+  useLayoutEffect(() => {
+    const el = scrollRef.current
+    if (!el) return
+    const ro = new ResizeObserver(() => setViewport(el.clientHeight))
+    ro.observe(el)
+    setViewport(el.clientHeight)
+    return () => ro.disconnect()
+  }, [])
+
+  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN)
+  const last = Math.min(data.total - 1, Math.ceil((scrollTop + viewport) / ROW_HEIGHT) + OVERSCAN)
+
+  // Fetch the pages the visible rows need.
+  useEffect(() => {
+    if (data.filterKey !== filterKey || data.total === 0) return
+    for (let p = Math.floor(first / PAGE); p <= Math.floor(Math.max(first, last) / PAGE); p++) {
+      if (!data.pages.has(p)) void fetchPage(p, filterKey, false)
+    }
+  }, [first, last, data, filterKey, fetchPage])
+
+  const rowAt = useCallback(
+    (i: number): DocumentSummary | undefined => data.pages.get(Math.floor(i / PAGE))?.[i % PAGE],
+    [data.pages],
+  )
+
+  const scrollToIndex = (i: number) => {
+    const el = scrollRef.current
+    if (!el) return
+    const top = i * ROW_HEIGHT
+    if (top < el.scrollTop) el.scrollTop = top
+    else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight
+  }
+
+  // Keep the open document's row active so arrow keys continue from it.
+  useEffect(() => {
+    if (currentId === null) return
+    for (const [p, rows] of data.pages) {
+      const j = rows.findIndex((r) => r.id === currentId)
+      if (j >= 0) {
+        setActiveIndex(p * PAGE + j)
+        return
+      }
+    }
+  }, [currentId, data.pages])
+
+  const onListKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (data.total === 0) return
+    let next = activeIndex
+    if (e.key === 'ArrowDown') next = activeIndex + 1
+    else if (e.key === 'ArrowUp') next = activeIndex - 1
+    else if (e.key === 'PageDown') next = activeIndex + Math.max(1, Math.floor(viewport / ROW_HEIGHT) - 1)
+    else if (e.key === 'PageUp') next = activeIndex - Math.max(1, Math.floor(viewport / ROW_HEIGHT) - 1)
+    else if (e.key === 'Home') next = 0
+    else if (e.key === 'End') next = data.total - 1
+    else if (e.key === 'Enter' || e.key === ' ') {
+      const row = rowAt(activeIndex)
+      if (row) {
+        e.preventDefault()
+        onOpen(row.id)
+      }
+      return
+    } else return
+    if (e.altKey || e.ctrlKey || e.metaKey) return
+    e.preventDefault()
+    next = Math.max(0, Math.min(data.total - 1, next))
+    setActiveIndex(next)
+    scrollToIndex(next)
+  }
+
+  const counts = data.counts
+  const typeOptions = useMemo(() => {
+    const entries = Object.entries(counts?.byType ?? {})
+    if (filters.type && !entries.some(([t]) => t === filters.type)) entries.push([filters.type, 0])
+    return entries.sort((a, b) => a[0].localeCompare(b[0]))
+  }, [counts, filters.type])
+  const rows: Array<{ i: number; row: DocumentSummary | undefined }> = []
+  for (let i = first; i <= last; i++) rows.push({ i, row: rowAt(i) })
+  const activeRow = rowAt(activeIndex)
+
+  return (
+    <aside className="sidebar" aria-label="Documents">
+      <div className="sidebar-filters">
+        <label className="search">
+          <span className="visually-hidden">Search documents by text or PMID</span>
+          <input
+            ref={props.searchRef}
+            type="search"
+            placeholder="Search text or PMID  ( / )"
+            value={queryInput}
+            onChange={(e) => setQueryInput(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'ArrowDown') {
+                e.preventDefault()
+                scrollRef.current?.focus()
+              } else if (e.key === 'Escape' && queryInput) {
+                e.preventDefault()
+                setQueryInput('')
+              }
+            }}
+            data-testid="search"
+          />
+        </label>
+        <div className="status-filter" role="group" aria-label="Review status">
+          {STATUS_FILTERS.map((s) => {
+            const n = s.value === null ? sumCounts(counts?.byStatus) : counts?.byStatus[s.value]
+            return (
+              <button
+                key={s.label}
+                type="button"
+                className={`seg${filters.status === s.value ? ' is-on' : ''}`}
+                aria-pressed={filters.status === s.value}
+                onClick={() => onFilters({ ...filters, status: s.value })}
+                data-status={s.value ?? 'all'}
+              >
+                <span>{s.label}</span>
+                <span className="seg-count">{n ?? '–'}</span>
+              </button>
+            )
+          })}
+        </div>
+        <div className="type-filter" role="group" aria-label="Entity type" data-testid="type-filter">
+          <span className="type-filter-label">Type</span>
+          <button
+            type="button"
+            className={`chip${filters.type === null ? ' is-on' : ''}`}
+            aria-pressed={filters.type === null}
+            onClick={() => onFilters({ ...filters, type: null })}
+          >
+            All
+          </button>
+          {typeOptions.map(([t, n]) => (
+            <button
+              key={t}
+              type="button"
+              className={`chip${filters.type === t ? ' is-on' : ''}`}
+              aria-pressed={filters.type === t}
+              onClick={() => onFilters({ ...filters, type: filters.type === t ? null : t })}
+              title={`${n} document${n === 1 ? '' : 's'} with ${t} entities`}
+              data-type={t}
+            >
+              <span className={`swatch ${colourClass(t)}`} aria-hidden="true" />
+              {t}
+              <span className="chip-count">{n}</span>
+            </button>
+          ))}
+        </div>
+      </div>
+      <p className="list-summary" aria-live="polite">
+        {loading ? 'Loading…' : `${data.total} document${data.total === 1 ? '' : 's'}`}
+      </p>
+      <div
+        className="doc-list"
+        ref={scrollRef}
+        role="listbox"
+        tabIndex={0}
+        aria-label="Documents"
+        aria-activedescendant={activeRow ? `doc-row-${activeRow.id}` : undefined}
+        onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+        onKeyDown={onListKey}
+        data-testid="document-list"
+      >
+        <div className="doc-list-inner" style={{ height: data.total * ROW_HEIGHT }}>
+          {rows.map(({ i, row }) =>
+            row ? (
+              <div
+                key={row.id}
+                id={`doc-row-${row.id}`}
+                role="option"
+                aria-selected={row.id === currentId}
+                className={`doc-row${row.id === currentId ? ' is-current' : ''}${i === activeIndex ? ' is-active' : ''}`}
+                style={{ top: i * ROW_HEIGHT, height: ROW_HEIGHT }}
+                onClick={() => {
+                  setActiveIndex(i)
+                  onOpen(row.id)
+                }}
+                data-doc-id={row.id}
+                data-external-id={row.externalId}
+              >
+                <div className="doc-row-top">
+                  <span className="pmid">{row.externalId}</span>
+                  <StatusPill status={row.status} />
+                  <span className="doc-row-count" title={`${row.annotationCount} entities: ${row.types.join(', ') || 'none'}`}>
+                    {row.annotationCount} <span className="muted">entities</span>
+                  </span>
+                </div>
+                <div className="doc-row-title">{row.title || <span className="muted">(no title)</span>}</div>
+              </div>
+            ) : (
+              <div key={`ph-${i}`} className="doc-row placeholder" style={{ top: i * ROW_HEIGHT, height: ROW_HEIGHT }} aria-hidden="true" />
+            ),
+          )}
+        </div>
+        {!loading && data.total === 0 && (
+          <p className="list-empty">{filters.query || filters.status || filters.type ? 'No document matches these filters.' : 'No documents yet.'}</p>
+        )}
+      </div>
+    </aside>
+  )
+}
+
+function sumCounts(c: Record<string, number> | undefined): number | undefined {
+  if (!c) return undefined
+  return Object.values(c).reduce((a, b) => a + b, 0)
+}

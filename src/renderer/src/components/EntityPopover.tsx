@@ -1,0 +1,235 @@
+// Details and corrections for one entity: retype, move either edge by a token, delete; who changed
+// it last and when. Opened by clicking an entity or pressing Enter with the cursor in it.
+import { useEffect, useRef, useState, type KeyboardEvent, type RefObject } from 'react'
+import type { EditorController, UiSnapshot } from '../editor/controller'
+import { colourClass } from '../palette'
+import { placeBelow } from './place'
+
+interface Props {
+  controller: EditorController
+  snap: UiSnapshot
+  legend: string[]
+  pageRef: RefObject<HTMLDivElement | null>
+}
+
+const WIDTH = 380
+
+function originText(origin: string, confidence: number | null, state: string): string {
+  const base = origin === 'gold' ? 'Imported annotation (gold)' : origin === 'model' ? 'Model prediction' : 'Added by a person'
+  const conf = confidence !== null ? ` · confidence ${Math.round(confidence * 100)}%` : ''
+  return `${base}${conf}${state === 'suggested' ? ' · suggestion, not yet accepted' : ''}`
+}
+
+function when(iso: string): string {
+  const d = new Date(iso)
+  if (Number.isNaN(d.getTime())) return iso
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+}
+
+export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
+  const ref = useRef<HTMLDivElement | null>(null)
+  const [draft, setDraft] = useState('')
+  const key = snap.popover
+  const info = key ? controller.entityInfo(key) : null
+
+  useEffect(() => {
+    if (snap.focusPopover === 0) return
+    ref.current?.querySelector<HTMLButtonElement>('button[data-type]')?.focus()
+  }, [snap.focusPopover])
+
+  // A popover near the bottom of the window is scrolled into view, never left cut off.
+  useEffect(() => {
+    if (key) ref.current?.scrollIntoView({ block: 'nearest' })
+  }, [key])
+
+  if (!key || !info || !pageRef.current) return null
+  const { left, top } = placeBelow(controller.view, info.to, pageRef.current, WIDTH)
+  const types = legend.includes(info.attrs.type) ? legend : [...legend, info.attrs.type]
+
+  const close = () => {
+    controller.openPopover(null)
+    controller.focus()
+  }
+  const act = (fn: () => void) => {
+    fn()
+    // Stay in the popover when it was reached by keyboard; otherwise give the text the focus back.
+    if (!ref.current?.contains(document.activeElement)) controller.focus()
+  }
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    const inInput = (e.target as HTMLElement).tagName === 'INPUT'
+    if (e.key === 'Escape') {
+      e.preventDefault()
+      close()
+      return
+    }
+    if (inInput) return
+    if (/^[1-9]$/.test(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      const t = legend[Number(e.key) - 1]
+      if (t) {
+        e.preventDefault()
+        controller.retype(key, t)
+      }
+    } else if (e.key === 'Delete' || e.key === 'Backspace') {
+      e.preventDefault()
+      controller.remove(key)
+      controller.focus()
+    } else if (e.altKey && e.shiftKey) {
+      const map: Record<string, ['start' | 'end', 'extend' | 'shrink']> = {
+        ArrowLeft: ['start', 'extend'],
+        ArrowRight: ['end', 'extend'],
+        ArrowDown: ['start', 'shrink'],
+        ArrowUp: ['end', 'shrink'],
+      }
+      const m = map[e.key]
+      if (m) {
+        e.preventDefault()
+        controller.adjust(key, m[0], m[1])
+      }
+    }
+  }
+
+  const saved = info.saved
+  return (
+    <div
+      ref={ref}
+      className="floating entity-popover"
+      style={{ left, top, width: WIDTH }}
+      role="dialog"
+      aria-label={`Entity ${info.text}`}
+      onKeyDown={onKeyDown}
+      onMouseDown={(e) => {
+        if ((e.target as HTMLElement).tagName !== 'INPUT') e.preventDefault()
+      }}
+      data-testid="entity-popover"
+      data-entity-key={key}
+    >
+      <div className="popover-head">
+        <span className={`swatch ${colourClass(info.attrs.type)}`} aria-hidden="true" />
+        <strong className="popover-type">{info.attrs.type}</strong>
+        <q className="quote popover-text" title={info.text}>
+          {info.text}
+        </q>
+        <button type="button" className="icon-close" onClick={close} aria-label="Close (Esc)" title="Close (Esc)">
+          ×
+        </button>
+      </div>
+
+      <div className="popover-section">
+        <span className="section-label">Type</span>
+        <div className="type-buttons">
+          {types.map((t, i) => (
+            <button
+              key={t}
+              type="button"
+              className={`type-btn${t === info.attrs.type ? ' is-current' : ''}`}
+              aria-pressed={t === info.attrs.type}
+              data-type={t}
+              onClick={() => act(() => controller.retype(key, t))}
+            >
+              {i < 9 && <kbd>{i + 1}</kbd>}
+              <span className={`swatch ${colourClass(t)}`} aria-hidden="true" />
+              {t}
+            </button>
+          ))}
+        </div>
+        <form
+          className="new-type"
+          onSubmit={(e) => {
+            e.preventDefault()
+            if (draft.trim() && controller.retype(key, draft)) setDraft('')
+          }}
+        >
+          <label htmlFor="popover-new-type" className="visually-hidden">
+            Other entity type
+          </label>
+          <input id="popover-new-type" value={draft} maxLength={64} placeholder="Other type…" onChange={(e) => setDraft(e.target.value)} />
+          <button type="submit" className="btn small" disabled={!draft.trim()}>
+            Set
+          </button>
+        </form>
+      </div>
+
+      <div className="popover-section">
+        <span className="section-label">Boundaries · one token at a time</span>
+        <div className="bounds">
+          <span className="bounds-edge">Start</span>
+          <button
+            type="button"
+            className="btn small"
+            data-action="extend-start"
+            onClick={() => act(() => controller.adjust(key, 'start', 'extend'))}
+            title="Extend the start by one token (Alt+Shift+←)"
+          >
+            ← Extend
+          </button>
+          <button
+            type="button"
+            className="btn small"
+            data-action="shrink-start"
+            onClick={() => act(() => controller.adjust(key, 'start', 'shrink'))}
+            title="Shrink from the start by one token (Alt+Shift+↓)"
+          >
+            Shrink →
+          </button>
+          <span className="bounds-edge">End</span>
+          <button
+            type="button"
+            className="btn small"
+            data-action="shrink-end"
+            onClick={() => act(() => controller.adjust(key, 'end', 'shrink'))}
+            title="Shrink from the end by one token (Alt+Shift+↑)"
+          >
+            ← Shrink
+          </button>
+          <button
+            type="button"
+            className="btn small"
+            data-action="extend-end"
+            onClick={() => act(() => controller.adjust(key, 'end', 'extend'))}
+            title="Extend the end by one token (Alt+Shift+→)"
+          >
+            Extend →
+          </button>
+        </div>
+        <p className="floating-hint">
+          Keys: <kbd>Alt</kbd>+<kbd>Shift</kbd>+<kbd>←</kbd> <kbd>→</kbd> extend, <kbd>↓</kbd> <kbd>↑</kbd> shrink start / end
+        </p>
+      </div>
+
+      <div className="popover-meta" data-testid="entity-meta">
+        <p>
+          {originText(saved?.origin ?? info.attrs.origin, saved ? saved.confidence : info.attrs.confidence, saved?.state ?? info.attrs.state)}
+          {saved?.conceptId ? ` · concept ${saved.conceptId}` : ''}
+        </p>
+        {saved ? (
+          <p>
+            Last changed by <strong>{saved.updatedBy}</strong>, <time dateTime={saved.updatedAt}>{when(saved.updatedAt)}</time>
+            <span className="muted">
+              {' '}
+              · characters {info.start}–{info.end}
+            </span>
+          </p>
+        ) : (
+          <p>{snap.save === 'saving' ? 'Saving…' : 'Not saved yet'}</p>
+        )}
+      </div>
+
+      <div className="popover-foot">
+        <button
+          type="button"
+          className="btn small danger"
+          onClick={() => {
+            controller.remove(key)
+            controller.focus()
+          }}
+          data-action="delete"
+        >
+          Delete entity <kbd>Del</kbd>
+        </button>
+        <button type="button" className="btn small" onClick={close}>
+          Close <kbd>Esc</kbd>
+        </button>
+      </div>
+    </div>
+  )
+}

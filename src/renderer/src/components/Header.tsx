@@ -1,0 +1,171 @@
+import { useEffect, useRef, useState } from 'react'
+import type { WorkspaceInfo } from '@shared/ipc'
+import type { JobView } from '../useImport'
+import { dismiss, useToasts } from '../toasts'
+
+export type ExportFormat = 'pubtator' | 'conll' | 'bioc-json' | 'brat'
+
+export const EXPORT_FORMATS: Array<{ format: ExportFormat; label: string; hint: string }> = [
+  { format: 'pubtator', label: 'PubTator', hint: 'title|abstract lines and tab-separated mentions' },
+  { format: 'conll', label: 'CoNLL (IOB2)', hint: 'one token per line with B-/I-/O tags' },
+  { format: 'bioc-json', label: 'BioC JSON', hint: 'passages and annotations as JSON' },
+  { format: 'brat', label: 'brat', hint: 'a folder of .txt and .ann files' },
+]
+
+interface Props {
+  info: WorkspaceInfo | null
+  job: JobView | null
+  onImport: () => void
+  onPaste: () => void
+  onExport: (format: ExportFormat, label: string) => void
+  onCancelJob: () => void
+  onHelp: () => void
+}
+
+export function Header(props: Props) {
+  const { info, job } = props
+  return (
+    <header className="app-header">
+      <div className="brand">
+        <span className="brand-mark" aria-hidden="true" />
+        <div className="brand-text">
+          <h1>FastBioNER Workbench</h1>
+          <p className="workspace-path" title={info?.path ?? ''} data-testid="workspace-path">
+            {info ? (
+              <>
+                <span className="label">Workspace</span> <bdi className="path">{info.path}</bdi>
+                <span className="sep" aria-hidden="true">·</span>
+                {info.documentCount} document{info.documentCount === 1 ? '' : 's'}
+                <span className="sep" aria-hidden="true">·</span>
+                {info.user}
+              </>
+            ) : (
+              'Opening workspace…'
+            )}
+          </p>
+        </div>
+      </div>
+      <div className="header-status" aria-live="polite">
+        {job && <JobProgress job={job} onCancel={props.onCancelJob} />}
+      </div>
+      <nav className="header-actions" aria-label="Workspace actions">
+        <button type="button" className="btn primary" onClick={props.onImport} disabled={!!job}>
+          Import…
+        </button>
+        <button type="button" className="btn" onClick={props.onPaste} disabled={!!job}>
+          Paste text…
+        </button>
+        <ExportMenu onExport={props.onExport} disabled={!info || info.documentCount === 0} />
+        <button type="button" className="btn icon" onClick={props.onHelp} aria-label="Keyboard shortcuts (?)" title="Keyboard shortcuts (?)">
+          ?
+        </button>
+      </nav>
+      <Toasts />
+    </header>
+  )
+}
+
+function JobProgress({ job, onCancel }: { job: JobView; onCancel: () => void }) {
+  const pct = job.total > 0 ? Math.round((job.done / job.total) * 100) : null
+  return (
+    <div className="job" data-testid="import-progress">
+      <div className="job-text">
+        <span className="job-label">{job.message || `Importing ${job.label}…`}</span>
+        {pct !== null && <span className="job-pct">{pct}%</span>}
+      </div>
+      <progress max={job.total || 1} value={job.total ? job.done : undefined} aria-label="Import progress" />
+      <button type="button" className="btn small" onClick={onCancel} disabled={job.cancelling}>
+        {job.cancelling ? 'Cancelling…' : 'Cancel'}
+      </button>
+    </div>
+  )
+}
+
+function ExportMenu({ onExport, disabled }: { onExport: Props['onExport']; disabled: boolean }) {
+  const [open, setOpen] = useState(false)
+  const ref = useRef<HTMLDivElement | null>(null)
+  const buttonRef = useRef<HTMLButtonElement | null>(null)
+
+  useEffect(() => {
+    if (!open) return
+    const first = ref.current?.querySelector<HTMLButtonElement>('[role="menuitem"]')
+    first?.focus()
+    const onDown = (e: MouseEvent) => {
+      if (!ref.current?.contains(e.target as Node)) setOpen(false)
+    }
+    window.addEventListener('mousedown', onDown)
+    return () => window.removeEventListener('mousedown', onDown)
+  }, [open])
+
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const items = [...(ref.current?.querySelectorAll<HTMLButtonElement>('[role="menuitem"]') ?? [])]
+    const i = items.indexOf(document.activeElement as HTMLButtonElement)
+    if (e.key === 'Escape') {
+      e.preventDefault()
+      e.stopPropagation()
+      setOpen(false)
+      buttonRef.current?.focus()
+    } else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault()
+      const next = (i + (e.key === 'ArrowDown' ? 1 : -1) + items.length) % items.length
+      items[next]?.focus()
+    }
+  }
+
+  return (
+    <div className="menu-anchor" ref={ref} onKeyDown={onKeyDown}>
+      <button
+        type="button"
+        className="btn"
+        ref={buttonRef}
+        aria-haspopup="menu"
+        aria-expanded={open}
+        disabled={disabled}
+        onClick={() => setOpen((v) => !v)}
+      >
+        Export… <span aria-hidden="true">▾</span>
+      </button>
+      {open && (
+        <div className="menu" role="menu" aria-label="Export format">
+          <p className="menu-title">Export all documents as</p>
+          {EXPORT_FORMATS.map((f) => (
+            <button
+              type="button"
+              role="menuitem"
+              key={f.format}
+              className="menu-item"
+              data-format={f.format}
+              onClick={() => {
+                setOpen(false)
+                buttonRef.current?.focus()
+                onExport(f.format, f.label)
+              }}
+            >
+              <span className="menu-item-label">{f.label}</span>
+              <span className="menu-item-hint">{f.hint}</span>
+            </button>
+          ))}
+        </div>
+      )}
+    </div>
+  )
+}
+
+function Toasts() {
+  const toasts = useToasts()
+  return (
+    <div className="toasts" data-testid="toasts">
+      {toasts.map((t) => (
+        <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' || t.kind === 'warning' ? 'alert' : 'status'}>
+          <span className="toast-icon" aria-hidden="true">
+            {t.kind === 'error' ? '!' : t.kind === 'warning' ? '!' : t.kind === 'success' ? '✓' : 'i'}
+          </span>
+          <p className="toast-text">{t.text}</p>
+          <button type="button" className="toast-close" onClick={() => dismiss(t.id)} aria-label="Dismiss message">
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  )
+}

@@ -1,0 +1,632 @@
+// Owns one document's EditorView: builds it, runs the correction commands, persists every change
+// (sync.ts) and publishes a small UI snapshot that React subscribes to. React never re-renders the
+// text; it only draws the legend, menus and popovers from the snapshot.
+import { EditorState, TextSelection, type Transaction } from 'prosemirror-state'
+import { EditorView } from 'prosemirror-view'
+import { history, undo, redo, undoDepth, redoDepth, closeHistory } from 'prosemirror-history'
+import { keymap } from 'prosemirror-keymap'
+import type { Annotation, DocumentDetail } from '@shared/model'
+import { api, errorMessage, isApiError } from '../api'
+import { Layout } from './layout'
+import { documentTokens, TokenIndex } from './tokens'
+import {
+  buildDoc,
+  collectEntities,
+  countByType,
+  keyOfAnnotation,
+  overlappingEntities,
+  splitOverlapping,
+  type EntitySpan,
+} from './entities'
+import { entityMark, type EntityAttrs } from './schema'
+import { activeKey, activePlugin, bioPlugin, getActive, readOnlyPlugin, setShowTags, type ActiveEntity } from './plugins'
+import { SyncEngine, type DesiredEntity, type PersistedEntity, type SaveState } from './sync'
+import { handlesPlugin } from './handles'
+
+export type MessageKind = 'info' | 'success' | 'warning' | 'error'
+
+export interface ControllerCallbacks {
+  /** Types in legend order: key 1 is the first. */
+  legendTypes(): string[]
+  message(kind: MessageKind, text: string): void
+  /** A type was used that the legend may not list yet. */
+  typeUsed(type: string): void
+  /** A batch of edits reached the workspace (refresh counts, status). */
+  persisted(): void
+}
+
+export interface UiSnapshot {
+  /** Non-empty selection (ProseMirror positions). */
+  selection: { from: number; to: number } | null
+  active: ActiveEntity | null
+  /** Key of the entity whose popover is open. */
+  popover: string | null
+  /** Bumped when the keyboard asks to move focus into the type menu / the popover. */
+  focusMenu: number
+  focusPopover: number
+  counts: Record<string, number>
+  total: number
+  save: SaveState
+  pending: number
+  canUndo: boolean
+  canRedo: boolean
+  /** Overlapping workspace annotations that cannot be drawn inline. */
+  hidden: Annotation[]
+  pointerDown: boolean
+  showTags: boolean
+  /** Bumped on every entity or metadata change. */
+  revision: number
+}
+
+export interface EntityInfo {
+  key: string
+  from: number
+  to: number
+  start: number
+  end: number
+  text: string
+  attrs: EntityAttrs
+  /** The workspace's record (who/when); null until a new entity is saved. */
+  saved: Annotation | null
+}
+
+let keyCounter = 0
+const newKey = (): string => `n${++keyCounter}`
+
+export class EditorController {
+  readonly view: EditorView
+  readonly documentId: number
+  private layout!: Layout
+  private tokens!: TokenIndex
+  private sync!: SyncEngine
+  private entities = new Map<string, EntitySpan>()
+  private hidden: Annotation[] = []
+  private readonly saved = new Map<string, Annotation>()
+  private snapshot: UiSnapshot
+  private readonly listeners = new Set<() => void>()
+  private destroyed = false
+  /** Set when the view could not be brought back in line with the workspace; no more edits. */
+  private paused = false
+  private lastKeyUndo = 0
+  private readonly onWindowPointerUp = () => this.patch({ pointerDown: false })
+
+  constructor(
+    mount: HTMLElement,
+    detail: DocumentDetail,
+    private readonly cb: ControllerCallbacks,
+    showTags: boolean,
+  ) {
+    this.documentId = detail.id
+    this.snapshot = {
+      selection: null,
+      active: null,
+      popover: null,
+      focusMenu: 0,
+      focusPopover: 0,
+      counts: {},
+      total: 0,
+      save: 'saved',
+      pending: 0,
+      canUndo: false,
+      canRedo: false,
+      hidden: [],
+      pointerDown: false,
+      showTags,
+      revision: 0,
+    }
+    const state = this.prepare(detail, showTags)
+    this.view = new EditorView(mount, {
+      state,
+      dispatchTransaction: (tr) => this.dispatch(tr),
+      attributes: {
+        class: 'doc-text',
+        role: 'textbox',
+        'aria-multiline': 'true',
+        'aria-readonly': 'true',
+        'aria-label': 'Document text. Select words and press 1 to 9 to annotate; press ? for all shortcuts.',
+        spellcheck: 'false',
+        autocorrect: 'off',
+        autocapitalize: 'off',
+        translate: 'no',
+      },
+      handleClick: (_view, _pos, event) => {
+        const el = (event.target as HTMLElement | null)?.closest?.('.entity') as HTMLElement | null
+        const key = el?.dataset['id'] ?? null
+        this.patch({ popover: key && this.entities.has(key) ? key : null })
+        return false
+      },
+      handleKeyPress: (_view, event) => {
+        // Letters would be typing into a read-only text: say what keys do instead (once per burst).
+        if (!event.ctrlKey && !event.metaKey && !event.altKey && event.key.length === 1 && !/[1-9?]/.test(event.key)) {
+          this.cb.message('info', 'The text is read-only. Select words and press 1–9 to annotate; press ? for all shortcuts.')
+          return true
+        }
+        return false
+      },
+      handleDOMEvents: {
+        mousedown: () => {
+          this.patch({ pointerDown: true })
+          return false
+        },
+      },
+    })
+    window.addEventListener('mouseup', this.onWindowPointerUp)
+    this.refresh()
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Store for React (useSyncExternalStore)
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  getSnapshot = (): UiSnapshot => this.snapshot
+
+  private patch(p: Partial<UiSnapshot>): void {
+    let changed = false
+    for (const k of Object.keys(p) as Array<keyof UiSnapshot>) {
+      if (this.snapshot[k] !== p[k]) changed = true
+    }
+    if (!changed) return
+    this.snapshot = { ...this.snapshot, ...p }
+    for (const l of this.listeners) l()
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Setup
+
+  private prepare(detail: DocumentDetail, showTags: boolean): EditorState {
+    this.layout = Layout.build(detail.text, detail.passages ?? [])
+    this.tokens = TokenIndex.build(this.layout, documentTokens(detail.text, detail.tokens))
+    const { shown, hidden } = splitOverlapping(detail.annotations)
+    this.hidden = hidden
+    this.saved.clear()
+    const initial = new Map<string, PersistedEntity>()
+    for (const a of shown) {
+      const key = keyOfAnnotation(a.id)
+      initial.set(key, { id: a.id, start: a.start, end: a.end, type: a.type })
+      this.saved.set(key, a)
+      this.cb.typeUsed(a.type)
+    }
+    this.sync?.stop()
+    const engine: SyncEngine = new SyncEngine(initial, {
+      documentId: detail.id,
+      // A replaced engine (after a reload) must never act on the new document state.
+      desired: () => (this.sync === engine ? this.desired() : new Map(engine.persisted)),
+      onState: (save, pending) => {
+        this.patch({ save, pending })
+        if (save === 'saved') this.cb.persisted()
+      },
+      onSaved: (key, annotation) => {
+        if (annotation) this.saved.set(key, annotation)
+        else this.saved.delete(key)
+        this.patch({ revision: this.snapshot.revision + 1 })
+      },
+      onFailure: (e) => void this.recover(e),
+    })
+    this.sync = engine
+    const doc = buildDoc(this.layout, shown)
+    return EditorState.create({
+      doc,
+      plugins: [
+        keymap(this.keys()),
+        readOnlyPlugin((kind) => {
+          // Edit menu → Undo/Redo arrives as beforeinput; the keyboard shortcut already ran.
+          if (Date.now() - this.lastKeyUndo < 500) return
+          if (kind === 'undo') this.undo()
+          else this.redo()
+        }),
+        history(),
+        bioPlugin(this.tokens, showTags),
+        activePlugin(),
+        handlesPlugin(this.tokens, { commit: (key, from, to) => this.setBounds(key, from, to) }),
+      ],
+    })
+  }
+
+  private keys(): Record<string, (state: EditorState, dispatch?: (tr: Transaction) => void) => boolean> {
+    const k: Record<string, (state: EditorState, dispatch?: (tr: Transaction) => void) => boolean> = {
+      'Mod-z': (state, dispatch) => {
+        this.lastKeyUndo = Date.now()
+        undo(state, dispatch)
+        return true
+      },
+      'Mod-Shift-z': (state, dispatch) => {
+        this.lastKeyUndo = Date.now()
+        redo(state, dispatch)
+        return true
+      },
+      'Mod-y': (state, dispatch) => {
+        this.lastKeyUndo = Date.now()
+        redo(state, dispatch)
+        return true
+      },
+      Backspace: () => (this.deleteAtSelection(), true),
+      Delete: () => (this.deleteAtSelection(), true),
+      Enter: () => {
+        if (!this.view.state.selection.empty) this.patch({ focusMenu: this.snapshot.focusMenu + 1 })
+        else if (this.snapshot.active) {
+          this.patch({ popover: this.snapshot.active.key, focusPopover: this.snapshot.focusPopover + 1 })
+        } else this.cb.message('info', 'Select some words first (Shift+Arrow keys), or move the cursor into an entity.')
+        return true
+      },
+      Escape: () => {
+        if (this.snapshot.popover) {
+          this.patch({ popover: null })
+          return true
+        }
+        const sel = this.view.state.selection
+        if (!sel.empty) {
+          this.view.dispatch(this.view.state.tr.setSelection(TextSelection.create(this.view.state.doc, sel.head)))
+          return true
+        }
+        return false
+      },
+      'Alt-Shift-ArrowLeft': () => (this.adjustActive('start', 'extend'), true),
+      'Alt-Shift-ArrowRight': () => (this.adjustActive('end', 'extend'), true),
+      'Alt-Shift-ArrowDown': () => (this.adjustActive('start', 'shrink'), true),
+      'Alt-Shift-ArrowUp': () => (this.adjustActive('end', 'shrink'), true),
+    }
+    for (let n = 1; n <= 9; n++) {
+      k[String(n)] = () => {
+        const type = this.cb.legendTypes()[n - 1]
+        if (!type) this.cb.message('info', `No entity type is on key ${n}. Use Enter to pick or type one.`)
+        else this.assignType(type)
+        return true
+      }
+    }
+    return k
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Transactions
+
+  private dispatch(tr: Transaction): void {
+    if (this.destroyed) return
+    if (this.paused && tr.docChanged) {
+      this.cb.message('error', 'Editing is paused because this document could not be reloaded. Reopen it from the list.')
+      return
+    }
+    const before = this.view.state
+    const state = before.apply(tr)
+    this.view.updateState(state)
+    if (state.doc !== before.doc) {
+      this.refresh()
+      this.sync.schedule()
+    } else this.refreshSelection()
+  }
+
+  /** Recompute entities and everything derived from the document. */
+  private refresh(): void {
+    this.entities = collectEntities(this.view.state.doc)
+    const counts = countByType(this.entities)
+    const popover = this.snapshot.popover && this.entities.has(this.snapshot.popover) ? this.snapshot.popover : null
+    this.patch({
+      counts,
+      total: this.entities.size,
+      hidden: this.hidden,
+      popover,
+      revision: this.snapshot.revision + 1,
+    })
+    this.refreshSelection()
+  }
+
+  private refreshSelection(): void {
+    const state = this.view.state
+    const sel = state.selection
+    const cur = this.snapshot.selection
+    const selection = sel.empty ? null : cur && cur.from === sel.from && cur.to === sel.to ? cur : { from: sel.from, to: sel.to }
+    const active = getActive(state)
+    this.patch({
+      selection,
+      active,
+      canUndo: undoDepth(state) > 0,
+      canRedo: redoDepth(state) > 0,
+    })
+  }
+
+  private desired(): Map<string, DesiredEntity> {
+    const out = new Map<string, DesiredEntity>()
+    for (const e of this.entities.values()) {
+      out.set(e.key, { start: this.layout.posToChar(e.from), end: this.layout.posToChar(e.to), type: e.type })
+    }
+    return out
+  }
+
+  /** One undoable step: commands never merge with the previous one. */
+  private commit(tr: Transaction, focusKey?: string): void {
+    closeHistory(tr)
+    if (focusKey) tr.setMeta(activeKey, { key: focusKey })
+    this.view.dispatch(tr)
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Queries
+
+  get text(): string {
+    return this.layout.text
+  }
+
+  entityInfo(key: string): EntityInfo | null {
+    const e = this.entities.get(key)
+    if (!e) return null
+    const start = this.layout.posToChar(e.from)
+    const end = this.layout.posToChar(e.to)
+    return {
+      key,
+      from: e.from,
+      to: e.to,
+      start,
+      end,
+      text: this.layout.text.slice(start, end),
+      attrs: e.mark.attrs as EntityAttrs,
+      saved: this.saved.get(key) ?? null,
+    }
+  }
+
+  /** The snapped range a type would be assigned to, for previews. */
+  snapSelection(): { from: number; to: number; text: string } | { error: string } | null {
+    const sel = this.view.state.selection
+    if (sel.empty) return null
+    const snapped = this.tokens.snap(sel.from, sel.to)
+    if ('error' in snapped) return snapped
+    return { ...snapped, text: this.layout.text.slice(this.layout.posToChar(snapped.from), this.layout.posToChar(snapped.to)) }
+  }
+
+  private quote(from: number, to: number): string {
+    const s = this.layout.text.slice(this.layout.posToChar(from), this.layout.posToChar(to)).replace(/\s+/g, ' ')
+    return `“${s.length > 50 ? `${s.slice(0, 49)}…` : s}”`
+  }
+
+  /** Why [from, to) cannot hold an entity (overlap with a drawn or hidden annotation), or null. */
+  private overlapProblem(from: number, to: number, except?: string): string | null {
+    const clash = overlappingEntities(this.entities, from, to, except)[0]
+    if (clash) {
+      return `${this.quote(from, to)} overlaps the ${clash.type} entity ${this.quote(clash.from, clash.to)}. Entities may not overlap: delete or shrink ${this.quote(clash.from, clash.to)} first.`
+    }
+    const start = this.layout.posToChar(from)
+    const end = this.layout.posToChar(to)
+    const hidden = this.hidden.find((a) => a.start < end && a.end > start)
+    if (hidden) {
+      const q = this.layout.text.slice(hidden.start, hidden.end)
+      return `${this.quote(from, to)} overlaps the ${hidden.type} annotation “${q}” listed under “Overlapping annotations”. Delete it first.`
+    }
+    return null
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Commands (each returns whether it changed anything)
+
+  /** Number key / menu: annotate the selection, or retype the active entity. */
+  assignType(rawType: string): boolean {
+    const type = rawType.trim()
+    if (!type) return false
+    if (type.length > 64) {
+      this.cb.message('warning', 'An entity type is at most 64 characters long.')
+      return false
+    }
+    const sel = this.view.state.selection
+    if (sel.empty) {
+      const active = this.snapshot.active
+      if (!active) {
+        this.cb.message('info', 'Select the words to annotate first (drag, double-click or Shift+Arrow keys).')
+        return false
+      }
+      return this.retype(active.key, type)
+    }
+    const snapped = this.tokens.snap(sel.from, sel.to)
+    if ('error' in snapped) {
+      this.cb.message('warning', snapped.error)
+      return false
+    }
+    const same = [...this.entities.values()].find((e) => e.from === snapped.from && e.to === snapped.to)
+    if (same) return this.retype(same.key, type)
+    const problem = this.overlapProblem(snapped.from, snapped.to)
+    if (problem) {
+      this.cb.message('warning', `Not added: ${problem}`)
+      return false
+    }
+    const key = newKey()
+    const mark = entityMark.create({ id: key, type, origin: 'person', state: 'accepted', confidence: null } satisfies EntityAttrs)
+    const tr = this.view.state.tr.addMark(snapped.from, snapped.to, mark)
+    tr.setSelection(TextSelection.create(tr.doc, snapped.to))
+    this.cb.typeUsed(type)
+    this.commit(tr, key)
+    return true
+  }
+
+  retype(key: string, rawType: string): boolean {
+    const type = rawType.trim()
+    const e = this.entities.get(key)
+    if (!e || !type || e.type === type) return false
+    const attrs = { ...(e.mark.attrs as EntityAttrs), type }
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, entityMark.create(attrs))
+    this.cb.typeUsed(type)
+    this.commit(tr, key)
+    return true
+  }
+
+  remove(key: string): boolean {
+    const e = this.entities.get(key)
+    if (!e) return false
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark)
+    this.commit(tr)
+    if (this.snapshot.popover === key) this.patch({ popover: null })
+    return true
+  }
+
+  /** Delete/Backspace: the active entity, else every entity the selection touches. */
+  deleteAtSelection(): void {
+    const active = this.snapshot.active
+    if (active) {
+      this.remove(active.key)
+      return
+    }
+    const sel = this.view.state.selection
+    const hit = sel.empty ? [] : overlappingEntities(this.entities, sel.from, sel.to)
+    if (hit.length === 0) {
+      this.cb.message('info', 'The text is read-only. To delete an entity, put the cursor in it and press Delete.')
+      return
+    }
+    let tr = this.view.state.tr
+    for (const e of hit) tr = tr.removeMark(e.from, e.to, e.mark)
+    this.commit(tr)
+    this.cb.message('info', `Deleted ${hit.length} entities.`)
+  }
+
+  adjust(key: string, edge: 'start' | 'end', dir: 'extend' | 'shrink'): boolean {
+    const e = this.entities.get(key)
+    if (!e) return false
+    const next = this.tokens.adjust(e.from, e.to, edge, dir)
+    if ('error' in next) {
+      this.cb.message('warning', next.error)
+      return false
+    }
+    if (dir === 'extend') {
+      const problem = this.overlapProblem(next.from, next.to, key)
+      if (problem) {
+        this.cb.message('warning', `Not extended: ${problem}`)
+        return false
+      }
+    }
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(next.from, next.to, e.mark)
+    // Keep the cursor in the entity so the next key press acts on it again.
+    const sel = this.view.state.selection
+    if (sel.empty && (sel.from < next.from || sel.from > next.to)) tr.setSelection(TextSelection.create(tr.doc, next.to))
+    this.commit(tr, key)
+    return true
+  }
+
+  /** New extent for an entity (drag handles); the range is already on token boundaries. */
+  setBounds(key: string, from: number, to: number): boolean {
+    const e = this.entities.get(key)
+    if (!e || to <= from || (e.from === from && e.to === to)) return false
+    const problem = this.overlapProblem(from, to, key)
+    if (problem) {
+      this.cb.message('warning', `Not changed: ${problem}`)
+      return false
+    }
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(from, to, e.mark)
+    tr.setSelection(TextSelection.create(tr.doc, to))
+    this.commit(tr, key)
+    this.view.focus()
+    return true
+  }
+
+  adjustActive(edge: 'start' | 'end', dir: 'extend' | 'shrink'): void {
+    const key = this.snapshot.popover ?? this.snapshot.active?.key
+    if (!key) {
+      this.cb.message('info', 'Put the cursor in an entity (or click it) to move its edges.')
+      return
+    }
+    this.adjust(key, edge, dir)
+  }
+
+  undo(): void {
+    undo(this.view.state, this.view.dispatch)
+  }
+
+  redo(): void {
+    redo(this.view.state, this.view.dispatch)
+  }
+
+  openPopover(key: string | null, focus = false): void {
+    this.patch({ popover: key, ...(focus ? { focusPopover: this.snapshot.focusPopover + 1 } : {}) })
+  }
+
+  requestMenuFocus(): void {
+    this.patch({ focusMenu: this.snapshot.focusMenu + 1 })
+  }
+
+  setShowTags(on: boolean): void {
+    setShowTags(this.view, on)
+    this.patch({ showTags: on })
+  }
+
+  focus(): void {
+    if (!this.destroyed) this.view.focus()
+  }
+
+  /** Selects an entity's text range (e.g. from the hidden list) and scrolls to it. */
+  reveal(from: number, to: number): void {
+    const tr = this.view.state.tr.setSelection(TextSelection.create(this.view.state.doc, from, to)).scrollIntoView()
+    this.view.dispatch(tr)
+    this.view.focus()
+  }
+
+  /** Character offsets to positions (for hidden annotations). */
+  charRange(start: number, end: number): { from: number; to: number } {
+    return { from: this.layout.charToPos(start, 'start'), to: this.layout.charToPos(end, 'end') }
+  }
+
+  flush(): Promise<void> {
+    return this.sync.flush()
+  }
+
+  get saving(): boolean {
+    return this.sync.busy
+  }
+
+  /** Deletes an overlapping annotation that is not drawn, then redraws from the workspace. */
+  async deleteHidden(id: number): Promise<void> {
+    await this.flush()
+    try {
+      await api.deleteAnnotation(id)
+      await this.reload()
+      this.cb.persisted()
+      this.cb.message('success', 'Deleted the overlapping annotation.')
+    } catch (e) {
+      this.cb.message('error', `Could not delete the annotation: ${errorMessage(e)}`)
+    }
+  }
+
+  /** Redraws from the workspace (history is cleared: it described the replaced state). */
+  async reload(): Promise<void> {
+    // Edits still queued are saved first, so the reloaded state contains them.
+    await this.sync.flush()
+    const detail = await api.getDocument(this.documentId)
+    if (this.destroyed) return
+    const popover = this.snapshot.popover
+    const state = this.prepare(detail, this.snapshot.showTags)
+    this.view.updateState(state)
+    this.patch({ save: 'saved', pending: 0, popover: null })
+    this.refresh()
+    if (popover && this.entities.has(popover)) this.patch({ popover })
+  }
+
+  private async recover(error: unknown): Promise<void> {
+    const raw = errorMessage(error).trim()
+    const why = /[.!?]$/.test(raw) ? raw : `${raw}.`
+    if (this.destroyed) {
+      this.cb.message('error', `A change to the document you just left was NOT saved: ${why} Reopen it to check.`)
+      return
+    }
+    const conflict = isApiError(error) && error.code === 'conflict'
+    try {
+      await this.reload()
+      this.cb.message(
+        'error',
+        `Your last change was NOT saved${conflict ? ' (it conflicts with the workspace)' : ''}: ${why} The document now shows what the workspace holds.`,
+      )
+    } catch (e) {
+      this.paused = true
+      this.cb.message(
+        'error',
+        `Your last change was NOT saved: ${why} Reloading the document also failed (${errorMessage(e)}), so editing is paused: reopen the document.`,
+      )
+    }
+  }
+
+  /**
+   * Closes the view. Saves still queued carry on (they only need the last entity set); a failure
+   * after this point is still reported, never dropped.
+   */
+  destroy(): void {
+    this.destroyed = true
+    window.removeEventListener('mouseup', this.onWindowPointerUp)
+    this.view.destroy()
+    this.listeners.clear()
+  }
+}

@@ -1,0 +1,81 @@
+// The document schema: a title block and passage blocks of plain text; entities are marks.
+// The text itself is read-only (see plugins.ts); only entity marks change.
+import { Schema, type Mark } from 'prosemirror-model'
+import type { AnnotationOrigin } from '@shared/model'
+import { colourClass } from '../palette'
+
+export interface EntityAttrs {
+  /**
+   * Stable editor key of the entity ("a12" for workspace annotation 12, "n3" for one made here).
+   * Not the workspace id: undo/redo must find the very mark it removed, so attrs never change
+   * after a save; sync.ts maps keys to workspace ids.
+   */
+  id: string
+  type: string
+  origin: AnnotationOrigin
+  state: 'accepted' | 'suggested'
+  confidence: number | null
+}
+
+function entityTitle(a: EntityAttrs): string {
+  const parts = [a.type, a.origin === 'person' ? 'added by a person' : a.origin === 'gold' ? 'imported (gold)' : 'model']
+  if (a.confidence !== null) parts.push(`confidence ${Math.round(a.confidence * 100)}%`)
+  if (a.state === 'suggested') parts.push('suggestion')
+  return `${parts.join(' · ')} — click for details`
+}
+
+export const schema = new Schema({
+  nodes: {
+    doc: { content: 'block+' },
+    title: {
+      group: 'block',
+      content: 'text*',
+      marks: 'entity',
+      toDOM: () => ['h2', { class: 'pm-title' }, 0],
+      parseDOM: [{ tag: 'h2' }],
+    },
+    passage: {
+      group: 'block',
+      content: 'text*',
+      marks: 'entity',
+      attrs: { label: { default: '' } },
+      toDOM: (node) => ['p', { class: 'pm-passage', 'data-label': node.attrs['label'] || null }, 0],
+      parseDOM: [{ tag: 'p' }],
+    },
+    text: { group: 'inline' },
+  },
+  marks: {
+    entity: {
+      attrs: {
+        id: {},
+        type: {},
+        origin: { default: 'person' },
+        state: { default: 'accepted' },
+        confidence: { default: null },
+      },
+      // Entities never nest or overlap: a new entity mark replaces, never stacks.
+      excludes: 'entity',
+      inclusive: false,
+      toDOM: (mark) => {
+        const a = mark.attrs as EntityAttrs
+        return [
+          'span',
+          {
+            class: `entity ${colourClass(a.type)}${a.state === 'suggested' ? ' is-suggested' : ''}`,
+            'data-type': a.type,
+            'data-id': a.id,
+            'data-origin': a.origin,
+            title: entityTitle(a),
+          },
+          0,
+        ]
+      },
+    },
+  },
+})
+
+export const entityMark = schema.marks['entity']!
+
+export function isEntity(mark: Mark): boolean {
+  return mark.type === entityMark
+}

@@ -1,0 +1,145 @@
+// Persists every entity change at once. After each transaction the editor's entities are diffed
+// against what the workspace holds (`persisted`) and the difference is sent, one call at a time,
+// as annotations:create / update / delete. Undo and redo are just more transactions, so they
+// persist the same way. A failed call stops the queue and hands the error to `onFailure`, which
+// reloads the document from the workspace: the view never shows an edit that was not saved.
+import type { Annotation } from '@shared/model'
+import { api } from '../api'
+
+export interface DesiredEntity {
+  start: number
+  end: number
+  type: string
+}
+
+export interface PersistedEntity extends DesiredEntity {
+  id: number
+}
+
+export type SaveState = 'saved' | 'saving' | 'error'
+
+type Op =
+  | { kind: 'delete'; key: string; id: number }
+  | { kind: 'update'; key: string; id: number; next: DesiredEntity; shrink: boolean }
+  | { kind: 'create'; key: string; next: DesiredEntity }
+
+/** Deletes first, then shrinking updates, then other updates, then creates: no transient overlap. */
+export function diffEntities(desired: Map<string, DesiredEntity>, persisted: Map<string, PersistedEntity>): Op[] {
+  const deletes: Op[] = []
+  const shrinks: Op[] = []
+  const moves: Op[] = []
+  const creates: Op[] = []
+  for (const [key, p] of persisted) {
+    const d = desired.get(key)
+    if (!d) deletes.push({ kind: 'delete', key, id: p.id })
+    else if (d.start !== p.start || d.end !== p.end || d.type !== p.type) {
+      const shrink = d.start >= p.start && d.end <= p.end
+      ;(shrink ? shrinks : moves).push({ kind: 'update', key, id: p.id, next: d, shrink })
+    }
+  }
+  for (const [key, d] of desired) if (!persisted.has(key)) creates.push({ kind: 'create', key, next: d })
+  return [...deletes, ...shrinks, ...moves, ...creates]
+}
+
+export interface SyncOptions {
+  documentId: number
+  /** The editor's entities now, in character offsets. */
+  desired: () => Map<string, DesiredEntity>
+  onState: (state: SaveState, pending: number) => void
+  /** The workspace's answer for an entity after a save (who/when, origin…). */
+  onSaved: (key: string, annotation: Annotation | null) => void
+  onFailure: (error: unknown) => void
+}
+
+export class SyncEngine {
+  readonly persisted = new Map<string, PersistedEntity>()
+  private running = false
+  private dirty = false
+  private stopped = false
+  private waiters: Array<() => void> = []
+
+  constructor(
+    initial: Map<string, PersistedEntity>,
+    private readonly opts: SyncOptions,
+  ) {
+    for (const [k, v] of initial) this.persisted.set(k, { ...v })
+  }
+
+  /** Called after every document change. */
+  schedule(): void {
+    if (this.stopped) return
+    this.dirty = true
+    if (!this.running) void this.run()
+  }
+
+  /** Resolves when everything scheduled so far is saved (or the engine stopped). */
+  flush(): Promise<void> {
+    if (this.stopped || (!this.running && !this.dirty)) return Promise.resolve()
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  get busy(): boolean {
+    return this.running || this.dirty
+  }
+
+  /** No further saves (document closed or reloaded after a failure). */
+  stop(): void {
+    this.stopped = true
+    this.release()
+  }
+
+  private release(): void {
+    const w = this.waiters
+    this.waiters = []
+    for (const f of w) f()
+  }
+
+  private async run(): Promise<void> {
+    this.running = true
+    try {
+      while (this.dirty && !this.stopped) {
+        this.dirty = false
+        // One call at a time, re-diffing after each: edits made meanwhile join the same queue.
+        for (;;) {
+          if (this.stopped) return
+          const ops = diffEntities(this.opts.desired(), this.persisted)
+          if (ops.length === 0) break
+          this.opts.onState('saving', ops.length)
+          await this.apply(ops[0]!)
+        }
+      }
+      if (!this.stopped) this.opts.onState('saved', 0)
+    } catch (e) {
+      this.stopped = true
+      this.opts.onState('error', 0)
+      this.opts.onFailure(e)
+    } finally {
+      this.running = false
+      if (!this.dirty || this.stopped) this.release()
+      else void this.run()
+    }
+  }
+
+  private async apply(op: Op): Promise<void> {
+    const { documentId } = this.opts
+    if (op.kind === 'delete') {
+      await api.deleteAnnotation(op.id)
+      this.persisted.delete(op.key)
+      this.opts.onSaved(op.key, null)
+    } else if (op.kind === 'update') {
+      const cur = this.persisted.get(op.key)!
+      const req: { id: number; start?: number; end?: number; type?: string } = { id: op.id }
+      if (op.next.start !== cur.start) req.start = op.next.start
+      if (op.next.end !== cur.end) req.end = op.next.end
+      if (op.next.type !== cur.type) req.type = op.next.type
+      const saved = await api.updateAnnotation(req)
+      // What we asked for, not the echo: a normalised echo must not look like a new difference.
+      this.persisted.set(op.key, { id: op.id, ...op.next })
+      this.opts.onSaved(op.key, saved)
+    } else {
+      const saved = await api.createAnnotation({ documentId, ...op.next })
+      this.persisted.set(op.key, { id: saved.id, ...op.next })
+      this.opts.onSaved(op.key, saved)
+    }
+  }
+}
