@@ -34,6 +34,11 @@ export interface HandlerContext {
   }
   user: string
   defaultWorkspacePath: string
+  /**
+   * When true (the Electron shell), file paths in requests must have come back from this session's
+   * own dialogs, so a compromised renderer cannot read or overwrite arbitrary files.
+   */
+  restrictPathsToDialogs?: boolean
 }
 
 /** A request after validation (zod output: defaults applied, strings trimmed). */
@@ -53,6 +58,18 @@ interface ParsedCorpus {
 }
 
 export function createHandlers(ctx: HandlerContext): Handlers {
+  const grantedPaths = new Set<string>()
+  const grant = (paths: string[]): string[] => {
+    for (const p of paths) grantedPaths.add(resolve(p))
+    return paths
+  }
+  const requireGranted = (path: string, purpose: string): string => {
+    const full = resolve(path)
+    if (ctx.restrictPathsToDialogs && !grantedPaths.has(full)) {
+      throw new StoreError('invalid_request', `${purpose} refused: ${full} was not chosen in a file dialog`)
+    }
+    return full
+  }
   const info = (ws: Workspace): WorkspaceInfo => ({ ...ws.info(), user: ctx.user })
 
   /**
@@ -141,7 +158,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       return info(ctx.workspace())
     },
     async 'workspace:open'(req) {
-      return info(ctx.openWorkspace(req.path))
+      return info(ctx.openWorkspace(req.path === undefined ? undefined : requireGranted(req.path, 'Opening a workspace')))
     },
 
     async 'documents:list'(req) {
@@ -171,20 +188,25 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     },
 
     async 'dialog:openCorpusFiles'() {
-      return { paths: await ctx.dialogs.openCorpusFiles() }
+      return { paths: grant(await ctx.dialogs.openCorpusFiles()) }
     },
     async 'dialog:saveExport'(req) {
-      return { path: await ctx.dialogs.saveExport(req.format) }
+      const path = await ctx.dialogs.saveExport(req.format)
+      if (path) grant([path])
+      return { path }
     },
 
     async 'import:files'(req) {
       return runImport(
         req.jobId,
-        req.paths.map((p) => ({
-          label: p,
-          sourceFile: resolve(p),
-          load: (onProgress) => readCorpusFile(resolve(p), req.format, { onProgress }),
-        })),
+        req.paths.map((p) => {
+          const full = requireGranted(p, 'Import')
+          return {
+            label: p,
+            sourceFile: full,
+            load: (onProgress: (done: number, total: number) => void) => readCorpusFile(full, req.format, { onProgress }),
+          }
+        }),
       )
     },
     async 'import:text'(req) {
@@ -207,7 +229,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       const docs = ctx.workspace().exportDocuments(req.documentIds)
       const mentions = docs.reduce((n, d) => n + d.mentions.length, 0)
       const { files } = await writeCorpus(docs, req.format)
-      const target = resolve(req.path)
+      const target = requireGranted(req.path, 'Export')
       if (FOLDER_FORMATS.includes(req.format)) {
         const st = await stat(target).catch(() => null)
         if (st && !st.isDirectory()) {

@@ -98,6 +98,7 @@ void app.whenReady().then(() => {
   const ctx: HandlerContext = {
     user,
     defaultWorkspacePath,
+    restrictPathsToDialogs: true,
     workspace: () => workspace,
     openWorkspace(path) {
       const next = Workspace.open(path ?? defaultWorkspacePath, { user })

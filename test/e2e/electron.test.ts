@@ -57,14 +57,25 @@ describe('Electron app (real main process, preload and IPC)', () => {
     const info = await win.evaluate(() => (window as unknown as { api: { invoke(c: string, p: unknown): Promise<unknown> } }).api.invoke('workspace:info', {}))
     expect(info).toMatchObject({ ok: true, value: { path: workspace } })
 
-    // Import through the real IPC, then the list shows the documents.
+    // Paths must come from the shell's own dialogs: a path the page made up is refused.
+    type Invoke = { api: { invoke(c: string, p: unknown): Promise<{ ok: boolean; value?: unknown; error?: { message: string } }> } }
+    const fixture = join(FIXTURES, 'abstracts.pubtator')
+    const direct = await win.evaluate(
+      (paths) => (window as unknown as Invoke).api.invoke('import:files', { jobId: 'electron-direct', paths }),
+      [fixture],
+    )
+    expect(direct.ok).toBe(false)
+    expect(direct.error!.message).toContain('not chosen in a file dialog')
+
+    // The native dialog cannot be clicked by a test: answer it in the main process instead.
+    await app.evaluate(({ dialog }, path) => {
+      dialog.showOpenDialog = (async () => ({ canceled: false, filePaths: [path] })) as typeof dialog.showOpenDialog
+    }, fixture)
+    const picked = await win.evaluate(() => (window as unknown as Invoke).api.invoke('dialog:openCorpusFiles', {}))
+    expect(picked).toEqual({ ok: true, value: { paths: [fixture] } })
     const result = (await win.evaluate(
-      (paths) =>
-        (window as unknown as { api: { invoke(c: string, p: unknown): Promise<unknown> } }).api.invoke('import:files', {
-          jobId: 'electron-e2e',
-          paths,
-        }),
-      [join(FIXTURES, 'abstracts.pubtator')],
+      (paths) => (window as unknown as Invoke).api.invoke('import:files', { jobId: 'electron-e2e', paths }),
+      [fixture],
     )) as { ok: boolean; value?: { files: Array<{ imported: number }> } }
     expect(result.ok).toBe(true)
     expect(result.value!.files[0]!.imported).toBe(3)

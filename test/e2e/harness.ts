@@ -170,6 +170,8 @@ export async function startHarness(opts: { user?: string; viewport?: { width: nu
         ] as const)
         .catch(() => undefined)
     },
+    // As in the Electron shell: paths must come from the dialogs below.
+    restrictPathsToDialogs: true,
     dialogs: {
       // Test doubles for the OS dialogs (Electron's dialog.showOpenDialog / showSaveDialog).
       async openCorpusFiles() {

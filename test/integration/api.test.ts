@@ -80,6 +80,7 @@ let events: Array<EventPayloads['job:progress']>
 let onEvent: ((e: EventPayloads['job:progress']) => void) | null
 let handlers: Handlers
 let saveExportAnswer: string | null
+let ctx: HandlerContext
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'fastbioner-api-'))
@@ -88,7 +89,7 @@ beforeEach(() => {
   events = []
   onEvent = null
   saveExportAnswer = null
-  const ctx: HandlerContext = {
+  ctx = {
     user: 'tester',
     defaultWorkspacePath,
     workspace: () => ws,
@@ -178,6 +179,34 @@ describe('dispatch', () => {
     expect((await call('workspace:open', {})).path).toBe(join(dir, 'default.sqlite'))
     expect(await call('dialog:openCorpusFiles', {})).toEqual({ paths: [join(dir, 'picked.pubtator')] })
     expect(await call('dialog:saveExport', { format: 'pubtator' })).toEqual({ path: null })
+  })
+})
+
+describe('paths restricted to dialogs (the Electron shell)', () => {
+  it('refuses import, export and workspace paths that no dialog returned, and accepts those that did', async () => {
+    handlers = createHandlers({ ...ctx, restrictPathsToDialogs: true })
+    const picked = join(dir, 'picked.pubtator')
+    writeFileSync(picked, pubtator(FIXTURE.slice(0, 1)))
+    const secret = join(dir, 'elsewhere.pubtator')
+    writeFileSync(secret, pubtator(FIXTURE.slice(0, 1)))
+
+    const refused = await fail('import:files', { jobId: 'r1', paths: [secret] })
+    expect(refused).toMatchObject({ code: 'invalid_request' })
+    expect(refused.message).toContain('not chosen in a file dialog')
+    expect(await fail('export:write', { path: join(dir, 'out.pubtator'), format: 'pubtator' })).toMatchObject({
+      code: 'invalid_request',
+    })
+    expect(await fail('workspace:open', { path: join(dir, 'x.sqlite') })).toMatchObject({ code: 'invalid_request' })
+    expect((await call('workspace:info', {})).documentCount).toBe(0)
+
+    expect(await call('dialog:openCorpusFiles', {})).toEqual({ paths: [picked] })
+    const imported = await call('import:files', { jobId: 'r2', paths: [picked] })
+    expect(imported.files[0]).toMatchObject({ ok: true, imported: 1 })
+
+    saveExportAnswer = join(dir, 'chosen.pubtator')
+    expect(await call('dialog:saveExport', { format: 'pubtator' })).toEqual({ path: saveExportAnswer })
+    expect((await call('export:write', { path: saveExportAnswer, format: 'pubtator' })).documents).toBe(1)
+    expect(existsSync(saveExportAnswer)).toBe(true)
   })
 })
 
