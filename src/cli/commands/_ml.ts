@@ -1,0 +1,128 @@
+// Shared by the model commands (train, tag, eval, encode): argument parsing with usage errors,
+// corpus reading with readable errors, model loading, and mapping known errors to exit codes.
+// Not a command itself (src/cli/index.ts dispatches only the names it lists).
+
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../shared/model'
+import { CorpusError, formatIssue, readCorpusFile } from '../../main/core/corpus'
+import { BackendError, initBackend, type BackendInfo } from '../../main/core/model/backend'
+import type { BertTokenClassifier } from '../../main/core/model/bert'
+import { CheckpointError, loadCheckpoint } from '../../main/core/model/checkpoint'
+import { SafetensorsError } from '../../main/core/model/safetensors'
+import { VocabError, WordPieceTokenizer } from '../../main/core/nlp/tokenizer'
+import type { TrainingMetadata } from '../../main/core/train/loop'
+
+/** An error whose message is meant for the user as is; `code` is the exit status. */
+export class CliError extends Error {
+  constructor(message: string, readonly code = 1) {
+    super(message)
+    this.name = 'CliError'
+  }
+}
+
+export const MAX_WARNINGS_SHOWN = 10
+
+type Options = NonNullable<ParseArgsConfig['options']>
+
+/** parseArgs with strict checking; a usage problem becomes CliError(…, 2). */
+export function parse<O extends Options>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values
+  } catch (e) {
+    throw new CliError((e as Error).message, 2)
+  }
+}
+
+export function requireOpt(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new CliError(`${flag} is required`, 2)
+  return value
+}
+
+export function intOpt(value: string | undefined, flag: string, min = 1): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < min) throw new CliError(`${flag} must be an integer >= ${min}, got '${value}'`, 2)
+  return n
+}
+
+export function numOpt(value: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isFinite(n) || !check(n)) throw new CliError(`${flag} must be ${what}, got '${value}'`, 2)
+  return n
+}
+
+export function formatOpt(value: string | undefined, flag: string): CorpusFormat | undefined {
+  if (value === undefined) return undefined
+  const v = value === 'bioc' ? 'bioc-json' : value
+  if (!(CORPUS_FORMATS as readonly string[]).includes(v)) throw new CliError(`${flag}: unknown format '${value}' (one of ${CORPUS_FORMATS.join(', ')}, or bioc = bioc-json)`, 2)
+  return v as CorpusFormat
+}
+
+/** Reads a corpus; warnings go to stderr (capped), errors become a CliError naming file and line. */
+export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
+  try {
+    const r = await readCorpusFile(path, format)
+    if (!quiet) {
+      for (const w of r.issues.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
+      if (r.issues.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${r.issues.length - MAX_WARNINGS_SHOWN} more in ${path}\n`)
+    }
+    return { documents: r.documents, format: r.format }
+  } catch (e) {
+    if (e instanceof CorpusError) {
+      const lines = e.issues.filter((i) => i.severity === 'error').slice(0, MAX_WARNINGS_SHOWN).map(formatIssue)
+      throw new CliError(lines.join('\nerror: ') || e.message)
+    }
+    throw e
+  }
+}
+
+export async function startBackend(quiet = false): Promise<BackendInfo> {
+  return initBackend({ logger: quiet ? () => {} : (line) => process.stderr.write(line + '\n') })
+}
+
+export interface LoadedModel {
+  model: BertTokenClassifier
+  tokenizer: WordPieceTokenizer
+  /** What training recorded (sequence length, sentence level), when the checkpoint has it. */
+  training: Partial<TrainingMetadata>
+  notes: string[]
+}
+
+/** A checkpoint for tagging: its stored heads, vocab and casing. */
+export async function loadModel(dir: string): Promise<LoadedModel> {
+  const ck = await loadCheckpoint(dir)
+  const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${dir}/vocab.txt` })
+  const training = ((ck.metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
+  return { model: ck.model, tokenizer, training, notes: ck.notes }
+}
+
+/** Runs a command body: known errors → "fastbioner CMD: message" on stderr and their exit code. */
+export async function runCommand(cmd: string, usage: string, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body()
+  } catch (e) {
+    if (e instanceof CliError) {
+      process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
+      if (e.code === 2) process.stderr.write(`\n${usage}\n`)
+      return e.code
+    }
+    if (e instanceof CheckpointError || e instanceof VocabError || e instanceof SafetensorsError || e instanceof BackendError || e instanceof CorpusError) {
+      process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
+      return 1
+    }
+    throw e
+  }
+}
+
+export function writeJsonLine(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n')
+}
+
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '?'
+  const s = Math.round(seconds)
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+}

@@ -1,0 +1,107 @@
+// `fastbioner eval --gold FILE (--pred FILE | --model DIR)`
+import type { CorpusDocument } from '../../shared/model'
+import { evaluateSpans, type EvalResult, type Prf } from '../../main/core/eval/metrics'
+import { predict } from '../../main/core/train/loop'
+import { CliError, formatOpt, intOpt, loadModel, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+
+const USAGE = `usage: fastbioner eval --gold FILE (--pred FILE | --model DIR) [options]
+
+Entity-level scores (exact character span and type, conlleval semantics) of predictions
+against gold annotations. Prints one JSON object on standard output:
+  {"overall": {"precision", "recall", "f1", "tp", "fp", "fn"}, "types": {TYPE: {...}},
+   "token_accuracy", "documents"}   (precision, recall, f1, token_accuracy are fractions in [0, 1])
+
+  --gold FILE          gold corpus, any supported format
+  --pred FILE          predicted corpus (documents matched by id, or by position when both
+                       files list the same ids in the same order)
+  --model DIR          tag the gold documents with this checkpoint instead of --pred
+  --gold-format F, --pred-format F
+                       formats when detection is not wanted
+  --batch-size N, --max-length N   as for 'fastbioner tag' (with --model)
+  -q, --quiet          no warnings or backend line on standard error
+  -h, --help           this text
+
+exit codes: 0 done, 1 input/model problem, 2 usage error`
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('eval', USAGE, async () => {
+    const v = parse(argv, {
+      gold: { type: 'string' },
+      pred: { type: 'string' },
+      model: { type: 'string' },
+      'gold-format': { type: 'string' },
+      'pred-format': { type: 'string' },
+      'batch-size': { type: 'string' },
+      'max-length': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    const goldPath = requireOpt(v.gold, '--gold')
+    if ((v.pred === undefined) === (v.model === undefined)) throw new CliError('give exactly one of --pred FILE and --model DIR', 2)
+    const quiet = v.quiet ?? false
+    const batchSize = intOpt(v['batch-size'], '--batch-size')
+    const maxLength = intOpt(v['max-length'], '--max-length', 3)
+    const gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)).documents
+
+    let result: EvalResult
+    if (v.pred !== undefined) {
+      const pred = (await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet)).documents
+      result = scoreFiles(gold, pred, goldPath, v.pred)
+    } else {
+      await startBackend(quiet)
+      const { model, tokenizer, training } = await loadModel(v.model!)
+      const mentions = predict(model, tokenizer, gold, {
+        batchSize,
+        maxLength: maxLength ?? training.maxLength,
+        stride: training.stride ?? undefined,
+        sentenceLevel: training.sentenceLevel,
+      })
+      model.dispose()
+      result = evaluateSpans(
+        gold.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens })),
+        mentions.map((m, i) => ({ id: String(i), mentions: m })),
+      )
+    }
+    writeJsonLine({ overall: prf(result.overall), types: Object.fromEntries(Object.entries(result.types).map(([t, p]) => [t, prf(p)])), token_accuracy: result.token_accuracy, documents: gold.length })
+    return 0
+  })
+}
+
+function prf(p: Prf): Prf {
+  return { precision: p.precision, recall: p.recall, f1: p.f1, tp: p.tp, fp: p.fp, fn: p.fn }
+}
+
+function scoreFiles(gold: CorpusDocument[], pred: CorpusDocument[], goldPath: string, predPath: string): EvalResult {
+  const sameOrder = gold.length === pred.length && gold.every((g, i) => g.id === pred[i].id)
+  if (sameOrder) {
+    // Positional: also correct when a corpus repeats an id.
+    return evaluateSpans(
+      gold.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens })),
+      pred.map((p, i) => ({ id: String(i), mentions: p.mentions })),
+    )
+  }
+  const dup = (docs: CorpusDocument[]) => {
+    const seen = new Set<string>()
+    for (const d of docs) {
+      if (seen.has(d.id)) return d.id
+      seen.add(d.id)
+    }
+    return undefined
+  }
+  const dg = dup(gold)
+  if (dg !== undefined) throw new CliError(`${goldPath}: document id ${dg} appears twice; ids must be unique unless --pred lists the same documents in the same order`)
+  const dp = dup(pred)
+  if (dp !== undefined) throw new CliError(`${predPath}: document id ${dp} appears twice`)
+  const byId = new Map(gold.map((g) => [g.id, g]))
+  const unknown = pred.filter((p) => !byId.has(p.id)).length
+  if (unknown > 0) process.stderr.write(`warning: ${predPath}: ${unknown} document(s) not in ${goldPath}; their mentions count as false positives\n`)
+  for (const p of pred) {
+    const g = byId.get(p.id)
+    if (g && g.text !== p.text) process.stderr.write(`warning: document ${p.id}: text differs between gold and prediction; offsets may not be comparable\n`)
+  }
+  return evaluateSpans(gold, pred)
+}

@@ -1,0 +1,120 @@
+// `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import type { CorpusDocument, CorpusFormat } from '../../shared/model'
+import { WRITABLE_FORMATS, writeCorpus } from '../../main/core/corpus'
+import { predict } from '../../main/core/train/loop'
+import { CliError, formatOpt, intOpt, loadModel, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+
+const USAGE = `usage: fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc] [options]
+
+Tags every document of a corpus file with a token-classification model and writes the
+documents with the predicted mentions (gold mentions in the input are replaced).
+
+  --model DIR        checkpoint directory (config.json, vocab.txt, model.safetensors)
+  --in FILE          input corpus, any supported format (detected unless --in-format)
+  --out FILE         output file ('-' for standard output); a directory for brat and text
+  --format FORMAT    output format: pubtator, conll, bioc (= bioc-json), bioc-xml, brat, text;
+                     default: the input's format when writable, else pubtator
+  --in-format FORMAT input format when detection is not wanted
+  --batch-size N     windows per forward pass (default 32)
+  --max-length N     pieces per window incl. [CLS]/[SEP] (default: as trained, else 128)
+  --stride N         overlap of consecutive windows in pieces
+  --min-confidence X drop mentions whose confidence is below X (0..1)
+  -q, --quiet        no progress or summary on standard error
+  -h, --help         this text
+
+exit codes: 0 done, 1 input/model/output problem, 2 usage error`
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('tag', USAGE, async () => {
+    const v = parse(argv, {
+      model: { type: 'string' },
+      in: { type: 'string' },
+      out: { type: 'string' },
+      format: { type: 'string' },
+      'in-format': { type: 'string' },
+      'batch-size': { type: 'string' },
+      'max-length': { type: 'string' },
+      stride: { type: 'string' },
+      'min-confidence': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    const modelDir = requireOpt(v.model, '--model')
+    const inPath = requireOpt(v.in, '--in')
+    const outPath = requireOpt(v.out, '--out')
+    const inFormat = formatOpt(v['in-format'], '--in-format')
+    let outFormat = formatOpt(v.format, '--format')
+    if (outFormat && !WRITABLE_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} can be read but not written (one of ${WRITABLE_FORMATS.join(', ')})`, 2)
+    const batchSize = intOpt(v['batch-size'], '--batch-size')
+    const maxLengthOpt = intOpt(v['max-length'], '--max-length', 3)
+    const stride = intOpt(v.stride, '--stride', 0)
+    const minConf = numOpt(v['min-confidence'], '--min-confidence', (n) => n >= 0 && n <= 1, 'a number in [0, 1]') ?? 0
+    const quiet = v.quiet ?? false
+
+    const corpus = await readCorpus(inPath, inFormat, quiet)
+    outFormat ??= WRITABLE_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
+    const multiFile = outFormat === 'brat' || outFormat === 'text'
+    if (multiFile && outPath === '-') throw new CliError(`${outFormat} output is a directory of files; --out cannot be '-'`, 2)
+
+    await startBackend(quiet)
+    const { model, tokenizer, training, notes } = await loadModel(modelDir)
+    if (!quiet) for (const n of notes) process.stderr.write(`note: ${n}\n`)
+    const started = performance.now()
+    let lastReport = 0
+    const predicted = predict(model, tokenizer, corpus.documents, {
+      batchSize,
+      maxLength: maxLengthOpt ?? training.maxLength,
+      stride: stride ?? training.stride ?? undefined,
+      sentenceLevel: training.sentenceLevel,
+      onProgress: (done, total) => {
+        const now = performance.now()
+        if (!quiet && (now - lastReport > 2000 || done === total)) {
+          lastReport = now
+          process.stderr.write(`tagged ${done}/${total} documents\n`)
+        }
+      },
+    })
+    model.dispose()
+    let kept = 0
+    let confSum = 0
+    const docs: CorpusDocument[] = corpus.documents.map((d, i) => {
+      const mentions = predicted[i]
+        .filter((m) => m.confidence >= minConf)
+        .map(({ start, end, text, type }) => ({ start, end, text, type }))
+      kept += mentions.length
+      for (const m of predicted[i]) if (m.confidence >= minConf) confSum += m.confidence
+      return { ...d, mentions }
+    })
+    await writeOutput(docs, outFormat, outPath, inPath)
+    if (!quiet) {
+      const secs = (performance.now() - started) / 1000
+      process.stderr.write(
+        `tagged ${docs.length} documents: ${kept} mentions (mean confidence ${kept ? (confSum / kept).toFixed(3) : '-'}) in ${secs.toFixed(1)}s → ${outPath} (${outFormat})\n`,
+      )
+    }
+    return 0
+  })
+}
+
+async function writeOutput(docs: CorpusDocument[], format: CorpusFormat, outPath: string, inPath: string): Promise<void> {
+  const baseName = inPath.replace(/^.*[\\/]/, '').replace(/\.[^.]*$/, '') || 'corpus'
+  const { files } = writeCorpus(docs, format, { baseName })
+  try {
+    if (outPath === '-') process.stdout.write(files[0]!.content)
+    else if (format === 'brat' || format === 'text') {
+      await mkdir(outPath, { recursive: true })
+      for (const f of files) await writeFile(join(outPath, f.name), f.content, 'utf8')
+    } else {
+      await mkdir(dirname(outPath), { recursive: true })
+      await writeFile(outPath, files[0]!.content, 'utf8')
+    }
+  } catch (e) {
+    throw new CliError(`${outPath}: cannot write the output: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+  }
+}

@@ -1,0 +1,221 @@
+// `fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]`
+import type { CorpusDocument } from '../../shared/model'
+import { BertTokenClassifier, DEFAULT_HEAD } from '../../main/core/model/bert'
+import { loadCheckpoint } from '../../main/core/model/checkpoint'
+import { PRESET_NAMES, presetConfig, type PresetName } from '../../main/core/model/presets'
+import { buildLabelMap } from '../../main/core/nlp/bio'
+import { WordPieceTokenizer } from '../../main/core/nlp/tokenizer'
+import { trainWordPieceVocab } from '../../main/core/nlp/vocab-trainer'
+import { train, TRAIN_DEFAULTS, type TrainProgress } from '../../main/core/train/loop'
+import { CliError, formatDuration, formatOpt, intOpt, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+
+/** Settings that suit a randomly initialised model (no pre-training): larger steps, more epochs. */
+export const SCRATCH_DEFAULTS = { preset: 'cpu-small', lr: 1e-3, epochs: 10, vocabSize: 8000, warmupRatio: 0.1 } as const
+/** Fine-tuning a pre-trained encoder (BioBERT recipe). */
+export const FINETUNE_DEFAULTS = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as const
+
+const USAGE = `usage: fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]
+
+Trains a BERT token classifier (IOB2 over the entity types of the training file). After each
+epoch the model is scored on --dev (entity-level F1) and the best one is saved to --out
+(HuggingFace layout: config.json, vocab.txt, model.safetensors). Progress goes to standard
+error, a JSON summary to standard output. Ctrl-C stops after the current step and keeps the
+best checkpoint; a second Ctrl-C exits at once.
+
+  --train FILE        training corpus, any supported format (PubTator, CoNLL, BioC, brat, …)
+  --dev FILE          devel corpus for model selection and early stopping (recommended)
+  --out DIR           checkpoint directory (files in it are replaced)
+  --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours)
+  --preset NAME       train from scratch with a preset architecture (${PRESET_NAMES.join(', ')});
+                      a WordPiece vocabulary is learnt from the training text first.
+                      Default when neither is given: ${SCRATCH_DEFAULTS.preset}
+  --epochs N          default ${FINETUNE_DEFAULTS.epochs} with --init, ${SCRATCH_DEFAULTS.epochs} from scratch
+  --batch-size N      default ${TRAIN_DEFAULTS.batchSize}
+  --lr X              peak learning rate; default ${FINETUNE_DEFAULTS.lr} with --init, ${SCRATCH_DEFAULTS.lr} from scratch
+  --warmup-ratio X    fraction of steps with linear warm-up (default ${TRAIN_DEFAULTS.warmupRatio})
+  --weight-decay X    AdamW decoupled weight decay (default ${TRAIN_DEFAULTS.weightDecay}; never on biases/LayerNorm)
+  --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
+  --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength})
+  --doc-level         windows over whole documents instead of one example per sentence
+  --patience N        stop after N epochs without a devel F1 improvement (default: never)
+  --max-steps N       stop after N optimizer steps
+  --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
+  --vocab-size N      from scratch: WordPiece vocabulary size (default ${SCRATCH_DEFAULTS.vocabSize})
+  --cased             from scratch: keep case (default: lower-case, accents stripped)
+  --train-format F, --dev-format F   input formats when detection is not wanted
+  -q, --quiet         only errors on standard error
+  -h, --help          this text
+
+exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C (best checkpoint kept)`
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('train', USAGE, async () => {
+    const v = parse(argv, {
+      train: { type: 'string' },
+      dev: { type: 'string' },
+      out: { type: 'string' },
+      init: { type: 'string' },
+      preset: { type: 'string' },
+      epochs: { type: 'string' },
+      'batch-size': { type: 'string' },
+      lr: { type: 'string' },
+      'warmup-ratio': { type: 'string' },
+      'weight-decay': { type: 'string' },
+      'max-grad-norm': { type: 'string' },
+      'max-length': { type: 'string' },
+      'doc-level': { type: 'boolean' },
+      patience: { type: 'string' },
+      'max-steps': { type: 'string' },
+      seed: { type: 'string' },
+      'vocab-size': { type: 'string' },
+      cased: { type: 'boolean' },
+      'train-format': { type: 'string' },
+      'dev-format': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    const trainPath = requireOpt(v.train, '--train')
+    const outDir = requireOpt(v.out, '--out')
+    if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init HF_DIR (fine-tune) or --preset NAME (from scratch), not both', 2)
+    const scratch = v.init === undefined
+    const presetName = v.preset ?? SCRATCH_DEFAULTS.preset
+    if (scratch && !(PRESET_NAMES as string[]).includes(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
+    const epochs = intOpt(v.epochs, '--epochs') ?? (scratch ? SCRATCH_DEFAULTS.epochs : FINETUNE_DEFAULTS.epochs)
+    const batchSize = intOpt(v['batch-size'], '--batch-size') ?? TRAIN_DEFAULTS.batchSize
+    const lr = numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? (scratch ? SCRATCH_DEFAULTS.lr : FINETUNE_DEFAULTS.lr)
+    const warmupRatio = numOpt(v['warmup-ratio'], '--warmup-ratio', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
+    const weightDecay = numOpt(v['weight-decay'], '--weight-decay', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
+    const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
+    const maxLengthOpt = intOpt(v['max-length'], '--max-length', 3)
+    const patience = intOpt(v.patience, '--patience')
+    const maxSteps = intOpt(v['max-steps'], '--max-steps')
+    const seed = intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed
+    const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_DEFAULTS.vocabSize
+    const quiet = v.quiet ?? false
+    const log = (line: string) => {
+      if (!quiet) process.stderr.write(line + '\n')
+    }
+
+    const trainDocs = (await readCorpus(trainPath, formatOpt(v['train-format'], '--train-format'), quiet)).documents
+    let devDocs: CorpusDocument[] | undefined
+    if (v.dev !== undefined) devDocs = (await readCorpus(v.dev, formatOpt(v['dev-format'], '--dev-format'), quiet)).documents
+    else log('warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
+
+    const types = new Set(trainDocs.flatMap((d) => d.mentions.map((m) => m.type)))
+    if (types.size === 0) throw new CliError(`${trainPath}: no entity mentions; nothing to learn`)
+    const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
+    if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in --dev but not in --train; they cannot be predicted`)
+    const labelMap = buildLabelMap(types)
+
+    const backend = await startBackend(quiet)
+    let model: BertTokenClassifier
+    let tokenizer: WordPieceTokenizer
+    if (!scratch) {
+      const ck = await loadCheckpoint(v.init!, { heads: { [DEFAULT_HEAD]: labelMap.labels }, seed })
+      for (const n of ck.notes) log(`note: ${n}`)
+      model = ck.model
+      tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${v.init}/vocab.txt` })
+    } else {
+      const lowercase = !(v.cased ?? false)
+      const t0 = performance.now()
+      const vocab = trainWordPieceVocab(
+        trainDocs.map((d) => d.text),
+        { vocabSize, lowercase },
+      )
+      log(`vocabulary: ${vocab.tokens.length} WordPiece tokens from ${vocab.wordTypes} word types (${((performance.now() - t0) / 1000).toFixed(1)}s)`)
+      tokenizer = new WordPieceTokenizer(vocab.tokens, { lowercase })
+      const config = presetConfig(presetName as PresetName, { vocabSize: vocab.tokens.length })
+      model = BertTokenClassifier.random(config, seed, { [DEFAULT_HEAD]: labelMap.labels })
+    }
+    const maxLength = maxLengthOpt ?? Math.min(TRAIN_DEFAULTS.maxLength, model.config.maxPositionEmbeddings)
+    const c = model.config
+    const numParameters = model.numParameters()
+    log(
+      `model: ${scratch ? `preset ${presetName} (from scratch)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide, ` +
+        `${(numParameters / 1e6).toFixed(2)}M parameters; labels ${labelMap.labels.join(' ')}`,
+    )
+
+    const controller = new AbortController()
+    let interrupts = 0
+    const onSigint = () => {
+      interrupts++
+      if (interrupts > 1) process.exit(130)
+      log('stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept')
+      controller.abort()
+    }
+    process.on('SIGINT', onSigint)
+
+    let lastLine = 0
+    const onProgress = (p: TrainProgress) => {
+      if (p.kind === 'eval') {
+        log(`epoch ${p.epoch}/${p.epochs}: mean loss ${p.loss.toFixed(4)}, devel F1 ${p.devF1!.toFixed(4)}`)
+        return
+      }
+      const now = performance.now()
+      if (now - lastLine < 5000 && p.step !== p.totalSteps && p.step !== 1) return
+      lastLine = now
+      log(
+        `epoch ${p.epoch}/${p.epochs} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} lr ${p.lr.toExponential(2)} ` +
+          `${Math.round(p.tokensPerSecond)} tok/s eta ${formatDuration(p.etaSeconds)}`,
+      )
+    }
+
+    let result
+    try {
+      result = await train({
+        model,
+        tokenizer,
+        train: trainDocs,
+        dev: devDocs,
+        outDir,
+        epochs,
+        batchSize,
+        lr,
+        warmupRatio: warmupRatio ?? (scratch ? SCRATCH_DEFAULTS.warmupRatio : FINETUNE_DEFAULTS.warmupRatio),
+        weightDecay,
+        maxGradNorm: maxGradNorm === 0 ? null : maxGradNorm,
+        seed,
+        maxLength,
+        sentenceLevel: !(v['doc-level'] ?? false),
+        patience,
+        maxSteps,
+        onProgress,
+        signal: controller.signal,
+        checkpoint: { metadata: { source: { train: trainPath, dev: v.dev ?? null, init: v.init ?? null, preset: scratch ? presetName : null } } },
+      })
+    } finally {
+      process.off('SIGINT', onSigint)
+      model.dispose()
+    }
+    if (result.cancelled) log(`stopped at step ${result.steps}; ${result.checkpointDir ? `best checkpoint (epoch ${result.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
+    else if (result.stoppedEarly) log(`early stop after epoch ${result.epochs.at(-1)?.epoch}: no devel improvement for ${patience} epoch(s)`)
+    log(`done in ${formatDuration(result.wallSeconds)}; best epoch ${result.bestEpoch ?? '-'}${result.bestDevF1 !== null ? ` (devel F1 ${result.bestDevF1.toFixed(4)})` : ''}`)
+    writeJsonLine({
+      out: result.checkpointDir,
+      backend: backend.name,
+      init: v.init ?? null,
+      preset: scratch ? presetName : null,
+      labels: result.labels,
+      parameters: numParameters,
+      train_documents: trainDocs.length,
+      train_examples: result.trainExamples,
+      steps: result.steps,
+      planned_steps: result.plannedSteps,
+      epochs: result.epochs,
+      best_epoch: result.bestEpoch,
+      best_dev_f1: result.bestDevF1,
+      cancelled: result.cancelled,
+      stopped_early: result.stoppedEarly,
+      train_tokens: result.trainTokens,
+      tokens_per_second: result.tokensPerSecond,
+      train_seconds: result.trainSeconds,
+      eval_seconds: result.evalSeconds,
+      wall_seconds: result.wallSeconds,
+    })
+    return result.cancelled ? 130 : 0
+  })
+}

@@ -1,0 +1,204 @@
+// AdamW with decoupled weight decay (Loshchilov & Hutter), step for step as torch.optim.AdamW,
+// global-norm clipping as torch.nn.utils.clip_grad_norm_, and HF's linear warm-up/decay schedule.
+//
+// tfjs-core ships Adam but not AdamW, clipping by global norm or per-parameter decay masks,
+// and tfjs-layers (which has none of these either) is not a dependency; hence written here.
+
+import * as tf from '@tensorflow/tfjs-core'
+
+/** Learning rate as a function of the number of optimizer steps already taken (0-based). */
+export type LrSchedule = (step: number) => number
+
+/**
+ * HF `get_linear_schedule_with_warmup`: lr·step/warmup while warming up, then linear decay to 0
+ * at `totalSteps`. As in HF (scheduler stepped after the optimizer), step 0 uses factor
+ * 0/warmup = 0 when warmupSteps > 0.
+ */
+export function linearScheduleWithWarmup(peakLr: number, warmupSteps: number, totalSteps: number): LrSchedule {
+  return (step: number) => {
+    if (step < warmupSteps) return (peakLr * step) / Math.max(1, warmupSteps)
+    return peakLr * Math.max(0, (totalSteps - step) / Math.max(1, totalSteps - warmupSteps))
+  }
+}
+
+/** HF TrainingArguments.get_warmup_steps: ceil(total · ratio). */
+export function warmupStepsFromRatio(totalSteps: number, ratio: number): number {
+  return Math.ceil(totalSteps * ratio)
+}
+
+/**
+ * Whether a parameter (HF name) gets weight decay. HF recipes exclude every bias and every
+ * LayerNorm parameter ("bias", "LayerNorm.weight"; old TF checkpoints name them gamma/beta).
+ */
+export function decaysWeight(name: string): boolean {
+  if (/(^|[._])bias$/i.test(name)) return false
+  if (/layer_?norm/i.test(name)) return false
+  if (/(^|\.)(gamma|beta)$/.test(name)) return false
+  return true
+}
+
+export interface AdamWOptions {
+  /** Constant learning rate or a schedule over steps. */
+  lr: number | LrSchedule
+  beta1?: number
+  beta2?: number
+  /** torch.optim.AdamW default 1e-8. */
+  epsilon?: number
+  /** Decoupled decay coefficient; torch default 0.01, HF Trainer default 0. */
+  weightDecay?: number
+  /** Global L2 norm limit over all gradients; null/0 disables clipping. Default 1.0. */
+  maxGradNorm?: number | null
+  /** Override of the decay rule (defaults to decaysWeight). */
+  decay?: (name: string) => boolean
+}
+
+export interface StepInfo {
+  /** Learning rate used for this update. */
+  lr: number
+  /** Global gradient norm before clipping. */
+  gradNorm: number
+}
+
+/**
+ * AdamW over named tf.Variables. Moments live in non-trainable variables so a step allocates
+ * nothing that outlives it.
+ */
+export class AdamW {
+  readonly params: Map<string, tf.Variable>
+  readonly beta1: number
+  readonly beta2: number
+  readonly epsilon: number
+  readonly weightDecay: number
+  readonly maxGradNorm: number | null
+  private readonly schedule: LrSchedule
+  private readonly decayMask: Map<string, boolean>
+  private readonly m = new Map<string, tf.Variable>()
+  private readonly v = new Map<string, tf.Variable>()
+  private readonly byVariableName = new Map<string, string>()
+  /** Steps taken so far. */
+  stepCount = 0
+
+  constructor(params: Map<string, tf.Variable> | Iterable<[string, tf.Variable]>, opts: AdamWOptions) {
+    this.params = new Map(params)
+    const lr = opts.lr
+    this.schedule = typeof lr === 'function' ? lr : () => lr
+    this.beta1 = opts.beta1 ?? 0.9
+    this.beta2 = opts.beta2 ?? 0.999
+    this.epsilon = opts.epsilon ?? 1e-8
+    this.weightDecay = opts.weightDecay ?? 0.01
+    this.maxGradNorm = opts.maxGradNorm === undefined ? 1.0 : opts.maxGradNorm || null
+    const decay = opts.decay ?? decaysWeight
+    this.decayMask = new Map()
+    for (const [name, p] of this.params) {
+      this.decayMask.set(name, decay(name))
+      this.byVariableName.set(p.name, name)
+      // Inside tidy so the zeros used to initialise the variables do not linger.
+      this.m.set(name, tf.tidy(() => tf.variable(tf.zeros(p.shape, 'float32'), false)))
+      this.v.set(name, tf.tidy(() => tf.variable(tf.zeros(p.shape, 'float32'), false)))
+    }
+  }
+
+  /** Learning rate the next step will use. */
+  currentLr(): number {
+    return this.schedule(this.stepCount)
+  }
+
+  /** Names of parameters that receive weight decay (for logs and tests). */
+  decayedParameters(): string[] {
+    return [...this.decayMask].filter(([, d]) => d).map(([n]) => n)
+  }
+
+  /**
+   * Loss and gradients of f with respect to every parameter, keyed by HF name. Parameters f
+   * does not touch get no entry (as a torch parameter with grad None: no update, no decay).
+   * The caller owns the returned tensors. Needs tfjs-core's gradient functions registered
+   * (initBackend/useBackend or ensureGradients from core/model do that).
+   */
+  computeGradients(f: () => tf.Scalar): { loss: tf.Scalar; grads: Map<string, tf.Tensor> } {
+    const vars = [...this.params.values()]
+    const { value, grads } = tf.variableGrads(f, vars)
+    const out = new Map<string, tf.Tensor>()
+    for (const [varName, g] of Object.entries(grads)) {
+      const name = this.byVariableName.get(varName)
+      if (name === undefined) g.dispose()
+      else out.set(name, g)
+    }
+    return { loss: value, grads: out }
+  }
+
+  /**
+   * One update from gradients keyed by HF name (or by tf variable name). Does not dispose
+   * the gradients; `step` does.
+   */
+  applyGradients(grads: Map<string, tf.Tensor> | tf.NamedTensorMap): StepInfo {
+    const entries: Array<[string, tf.Tensor]> = []
+    const get = (k: string): tf.Tensor | undefined => (grads instanceof Map ? grads.get(k) : grads[k])
+    for (const [name, p] of this.params) {
+      const g = get(name) ?? get(p.name)
+      if (g) entries.push([name, g])
+    }
+    if (entries.length === 0) throw new Error('AdamW: no gradient matches any parameter')
+    const lr = this.schedule(this.stepCount)
+    const t = this.stepCount + 1
+    const b1 = this.beta1
+    const b2 = this.beta2
+    const bc1 = 1 - Math.pow(b1, t)
+    const bc2Sqrt = Math.sqrt(1 - Math.pow(b2, t))
+    const stepSize = lr / bc1
+    const normT = tf.tidy(() => {
+      const sq = entries.map(([, g]) => tf.sum(tf.square(tf.cast(g, 'float32'))))
+      const norm = tf.sqrt(sq.length === 1 ? sq[0] : tf.addN(sq))
+      // torch clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped to 1.
+      const coef =
+        this.maxGradNorm === null
+          ? tf.scalar(1)
+          : tf.minimum(tf.scalar(1), tf.div(tf.scalar(this.maxGradNorm), tf.add(norm, tf.scalar(1e-6))))
+      const decayFactor = tf.scalar(1 - lr * this.weightDecay)
+      const b1T = tf.scalar(b1)
+      const b1cT = tf.scalar(1 - b1)
+      const b2T = tf.scalar(b2)
+      const b2cT = tf.scalar(1 - b2)
+      const bc2T = tf.scalar(bc2Sqrt)
+      const epsT = tf.scalar(this.epsilon)
+      const stepT = tf.scalar(stepSize)
+      for (const [name, gRaw] of entries) {
+        const p = this.params.get(name)!
+        const m = this.m.get(name)!
+        const v = this.v.get(name)!
+        const g = tf.mul(tf.cast(gRaw, 'float32'), coef)
+        // Decoupled decay first, on the pre-update weights (torch: p.mul_(1 - lr·wd)).
+        const pDecayed = this.decayMask.get(name) && this.weightDecay !== 0 ? tf.mul(p, decayFactor) : p
+        const mNew = tf.add(tf.mul(m, b1T), tf.mul(g, b1cT))
+        const vNew = tf.add(tf.mul(v, b2T), tf.mul(tf.square(g), b2cT))
+        const denom = tf.add(tf.div(tf.sqrt(vNew), bc2T), epsT)
+        m.assign(mNew)
+        v.assign(vNew)
+        p.assign(tf.sub(pDecayed, tf.mul(stepT, tf.div(mNew, denom))))
+      }
+      return norm
+    })
+    const gradNorm = normT.dataSync()[0]
+    normT.dispose()
+    this.stepCount = t
+    return { lr, gradNorm }
+  }
+
+  /** computeGradients + applyGradients; disposes everything it made. Returns the loss. */
+  step(f: () => tf.Scalar): StepInfo & { loss: number } {
+    const { loss, grads } = this.computeGradients(f)
+    try {
+      const info = this.applyGradients(grads)
+      return { ...info, loss: loss.dataSync()[0] }
+    } finally {
+      loss.dispose()
+      for (const g of grads.values()) g.dispose()
+    }
+  }
+
+  dispose(): void {
+    for (const x of this.m.values()) x.dispose()
+    for (const x of this.v.values()) x.dispose()
+    this.m.clear()
+    this.v.clear()
+  }
+}

@@ -1,0 +1,125 @@
+import * as tf from '@tensorflow/tfjs-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { AdamW, decaysWeight, linearScheduleWithWarmup, warmupStepsFromRatio } from '@core/train/optimizer'
+import { useCpuBackend } from './tfSetup'
+
+/** torch.optim.AdamW + clip_grad_norm_ in float64, written out scalar by scalar. */
+function referenceAdamW(
+  params: Record<string, number[]>,
+  gradSeq: Array<Record<string, number[]>>,
+  o: { lr: (s: number) => number; wd: number; maxNorm: number; b1: number; b2: number; eps: number; decay: (n: string) => boolean },
+): Record<string, number[]> {
+  const p = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, [...v]]))
+  const m = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v.map(() => 0)]))
+  const v = Object.fromEntries(Object.entries(params).map(([k, x]) => [k, x.map(() => 0)]))
+  gradSeq.forEach((grads, step) => {
+    const t = step + 1
+    const lr = o.lr(step)
+    let sq = 0
+    for (const g of Object.values(grads)) for (const x of g) sq += x * x
+    const norm = Math.sqrt(sq)
+    const coef = Math.min(1, o.maxNorm / (norm + 1e-6))
+    for (const k of Object.keys(p)) {
+      for (let i = 0; i < p[k].length; i++) {
+        const g = grads[k][i] * coef
+        if (o.decay(k)) p[k][i] *= 1 - lr * o.wd
+        m[k][i] = o.b1 * m[k][i] + (1 - o.b1) * g
+        v[k][i] = o.b2 * v[k][i] + (1 - o.b2) * g * g
+        const mHat = m[k][i] / (1 - o.b1 ** t)
+        const denom = Math.sqrt(v[k][i]) / Math.sqrt(1 - o.b2 ** t) + o.eps
+        p[k][i] -= (lr / (1 - o.b1 ** t)) * (m[k][i] / denom) * 1
+        void mHat
+      }
+    }
+  })
+  return p
+}
+
+describe('AdamW', () => {
+  beforeAll(useCpuBackend)
+
+  it('decides weight decay by HF parameter name', () => {
+    expect(decaysWeight('bert.encoder.layer.0.attention.self.query.weight')).toBe(true)
+    expect(decaysWeight('bert.embeddings.word_embeddings.weight')).toBe(true)
+    expect(decaysWeight('classifier.weight')).toBe(true)
+    expect(decaysWeight('bert.encoder.layer.0.attention.self.query.bias')).toBe(false)
+    expect(decaysWeight('bert.embeddings.LayerNorm.weight')).toBe(false)
+    expect(decaysWeight('bert.encoder.layer.3.output.LayerNorm.bias')).toBe(false)
+    expect(decaysWeight('bert.embeddings.LayerNorm.gamma')).toBe(false)
+    expect(decaysWeight('classifier.bias')).toBe(false)
+  })
+
+  it('follows HF get_linear_schedule_with_warmup', () => {
+    const s = linearScheduleWithWarmup(1e-3, 2, 10)
+    expect([0, 1, 2, 6, 10, 12].map(s)).toEqual([0, 5e-4, 1e-3, 5e-4, 0, 0])
+    expect(warmupStepsFromRatio(101, 0.1)).toBe(11)
+  })
+
+  it('first step by hand: p·(1 − lr·wd) − lr·sign(g) for decayed weights', () => {
+    const w = tf.variable(tf.tensor1d([1, -2]), true, 'opt-hand-w')
+    const opt = new AdamW(new Map([['dense.weight', w]]), { lr: 0.1, weightDecay: 0.5, maxGradNorm: null })
+    const g = tf.tensor1d([0.3, -4])
+    opt.applyGradients(new Map([['dense.weight', g]]))
+    // m̂ = g, v̂ = g², so the Adam step is lr·g/(|g| + eps) ≈ lr·sign(g).
+    const got = w.dataSync()
+    expect(got[0]).toBeCloseTo(1 * (1 - 0.05) - 0.1, 6)
+    expect(got[1]).toBeCloseTo(-2 * (1 - 0.05) + 0.1, 6)
+    tf.dispose([w, g])
+    opt.dispose()
+  })
+
+  it('matches a float64 reference over several steps with clipping, warm-up and no-decay params', () => {
+    const init: Record<string, number[]> = {
+      'encoder.dense.weight': [0.5, -0.25, 1.5, 2.0, -1.0, 0.1],
+      'encoder.dense.bias': [0.3, -0.7, 0.0],
+      'encoder.LayerNorm.weight': [1.0, 1.0, 1.0],
+    }
+    const gradSeq: Array<Record<string, number[]>> = [
+      { 'encoder.dense.weight': [0.1, -0.2, 0.3, 0.05, 0.0, -0.1], 'encoder.dense.bias': [0.2, 0.1, -0.3], 'encoder.LayerNorm.weight': [0.01, -0.02, 0.03] },
+      { 'encoder.dense.weight': [3.0, -2.0, 1.0, 0.5, -4.0, 2.5], 'encoder.dense.bias': [1.5, -2.0, 0.5], 'encoder.LayerNorm.weight': [0.3, 0.4, -0.5] },
+      { 'encoder.dense.weight': [-0.05, 0.02, 0.01, -0.3, 0.2, 0.0], 'encoder.dense.bias': [0.0, 0.05, 0.1], 'encoder.LayerNorm.weight': [-0.1, 0.0, 0.2] },
+      { 'encoder.dense.weight': [10, 10, -10, 5, 0.1, -7], 'encoder.dense.bias': [-6, 2, 8], 'encoder.LayerNorm.weight': [4, -4, 1] },
+      { 'encoder.dense.weight': [0.2, 0.2, 0.2, -0.2, -0.2, -0.2], 'encoder.dense.bias': [0.1, 0.1, 0.1], 'encoder.LayerNorm.weight': [0.0, 0.3, 0.0] },
+    ]
+    const sched = linearScheduleWithWarmup(0.05, 2, 6)
+    const ref = referenceAdamW(init, gradSeq, { lr: sched, wd: 0.1, maxNorm: 1.0, b1: 0.9, b2: 0.999, eps: 1e-8, decay: decaysWeight })
+
+    const vars = new Map(Object.entries(init).map(([k, v]) => [k, tf.variable(tf.tensor1d(v), true, `opt-ref-${k}`)]))
+    const opt = new AdamW(vars, { lr: sched, weightDecay: 0.1 })
+    const before = tf.memory().numTensors
+    const norms: number[] = []
+    for (const grads of gradSeq) {
+      const g = new Map(Object.entries(grads).map(([k, v]) => [k, tf.tensor1d(v)]))
+      norms.push(opt.applyGradients(g).gradNorm)
+      tf.dispose([...g.values()])
+      expect(tf.memory().numTensors).toBe(before)
+    }
+    expect(opt.stepCount).toBe(5)
+    expect(norms[1]).toBeGreaterThan(1) // the clipping path was exercised
+    for (const [k, v] of vars) {
+      const got = Array.from(v.dataSync())
+      ref[k].forEach((x, i) => expect(got[i]).toBeCloseTo(x, 5))
+    }
+    // Decoupled decay touched only the weight matrix: with zero gradients a bias would not move.
+    expect(Array.from(vars.get('encoder.dense.weight')!.dataSync())).not.toEqual(init['encoder.dense.weight'])
+    opt.dispose()
+    tf.dispose([...vars.values()])
+  })
+
+  it('step() computes gradients by HF name, skips untouched params and frees everything', () => {
+    const w = tf.variable(tf.tensor1d([2, -3]), true, 'opt-step-w')
+    const unused = tf.variable(tf.tensor1d([7]), true, 'opt-step-unused')
+    const opt = new AdamW(new Map([['a.weight', w], ['b.weight', unused]]), { lr: 0.1, weightDecay: 0.5 })
+    const before = tf.memory().numTensors
+    let last = Infinity
+    for (let i = 0; i < 30; i++) {
+      const { loss } = opt.step(() => tf.sum(tf.square(w)) as tf.Scalar)
+      expect(tf.memory().numTensors).toBe(before)
+      last = loss
+    }
+    expect(last).toBeLessThan(1)
+    expect(unused.dataSync()[0]).toBe(7)
+    opt.dispose()
+    tf.dispose([w, unused])
+  })
+})
