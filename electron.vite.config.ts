@@ -27,6 +27,8 @@ export default defineConfig({
         external: nodeExternals,
         input: {
           index: resolve(__dirname, 'src/main/index.ts'),
+          // The model host process (utilityProcess.fork of out/main/modelHost.js).
+          modelHost: resolve(__dirname, 'src/main/host/entry.ts'),
         },
       },
     },

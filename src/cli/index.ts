@@ -13,6 +13,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   train: { summary: 'fine-tune or train a token classifier', load: async () => require('./commands/train') as CommandModule },
   tag: { summary: 'tag a corpus file with a model', load: async () => require('./commands/tag') as CommandModule },
   eval: { summary: 'entity-level precision/recall/F1 against gold', load: async () => require('./commands/eval') as CommandModule },
+  distill: { summary: 'distil a teacher into a smaller student (FastBioNER KD, multi-teacher, multi-task)', load: async () => require('./commands/distill') as CommandModule },
+  compare: { summary: 'compare models: size, F1 and speed side by side', load: async () => require('./commands/compare') as CommandModule },
 }
 
 function usage(): string {

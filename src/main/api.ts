@@ -21,6 +21,8 @@ import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '
 import { CorpusError } from './core/corpus/errors'
 import { cancelJob, finishJob, startJob, throttle } from './core/jobs'
 import { isStoreError, StoreError, type Workspace } from './core/store'
+import type { ModelHost } from './host/host'
+import { createModelHandlers } from './models'
 
 export interface HandlerContext {
   /** The open workspace (the shell keeps exactly one open). */
@@ -31,7 +33,15 @@ export interface HandlerContext {
   dialogs: {
     openCorpusFiles(): Promise<string[]>
     saveExport(format: CorpusFormat): Promise<string | null>
+    /** Chooses an HF checkpoint folder (dialog:openModelFolder); null when cancelled. */
+    openModelFolder?(): Promise<string | null>
   }
+  /**
+   * Where model work runs (tagging, training, retraining, distillation, comparison): a separate
+   * process. Electron: utilityProcess (src/main/index.ts); plain Node (tests, the e2e harness):
+   * `createNodeModelHost()` from src/main/host/node.ts. Without it the model channels fail.
+   */
+  modelHost?: ModelHost
   user: string
   defaultWorkspacePath: string
   /**
@@ -153,7 +163,10 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     return { cancelled, files }
   }
 
+  const modelHandlers = createModelHandlers(ctx, { grant, requireGranted })
+
   return {
+    ...modelHandlers,
     async 'workspace:info'() {
       return info(ctx.workspace())
     },

@@ -1,10 +1,12 @@
 // Electron shell: one window, the security policy, and the IPC registration of the handler table.
 import { join } from 'node:path'
 import { userInfo } from 'node:os'
-import { app, BrowserWindow, dialog, ipcMain, Menu, type IpcMainInvokeEvent } from 'electron'
+import { app, BrowserWindow, dialog, ipcMain, Menu, utilityProcess, type IpcMainInvokeEvent } from 'electron'
 import { CHANNELS, type EventName, type EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext } from './api'
 import { Workspace } from './core/store'
+import { ModelHost, type HostChannel } from './host/host'
+import type { HostToMain, MainToHost } from './host/protocol'
 import { hardenSession, installGlobalGuards, isAppUrl } from './security'
 
 let mainWindow: BrowserWindow | null = null
@@ -25,6 +27,42 @@ function requestedWorkspacePath(): string {
   const flag = process.argv.findIndex((a) => a === '--workspace')
   if (flag >= 0 && process.argv[flag + 1]) return process.argv[flag + 1]!
   return process.env['FASTBIONER_WORKSPACE'] ?? join(app.getPath('userData'), 'workspace.sqlite')
+}
+
+/**
+ * The model host as an Electron utility process (out/main/modelHost.js, built from
+ * src/main/host/entry.ts): a Node process of its own, so native ML libraries, training memory
+ * and crashes stay out of this process, which serves the window's IPC.
+ */
+function spawnUtilityModelHost(): HostChannel {
+  const child = utilityProcess.fork(join(__dirname, 'modelHost.js'), [], {
+    serviceName: 'FastBioNER model host',
+    stdio: 'inherit',
+  })
+  let exited: { code: number } | null = null
+  const exitListeners: Array<(code: number | null, signal: string | null) => void> = []
+  child.on('exit', (code) => {
+    exited = { code }
+    for (const l of exitListeners.splice(0)) l(code, null)
+  })
+  return {
+    get pid() {
+      return child.pid
+    },
+    send(msg: MainToHost) {
+      child.postMessage(msg)
+    },
+    onMessage(listener: (msg: HostToMain) => void) {
+      child.on('message', (m) => listener(m as HostToMain))
+    },
+    onExit(listener) {
+      if (exited) queueMicrotask(() => listener(exited!.code, null))
+      else exitListeners.push(listener)
+    },
+    kill() {
+      child.kill()
+    },
+  }
 }
 
 function createWindow(): BrowserWindow {
@@ -95,10 +133,12 @@ void app.whenReady().then(() => {
   const user = userInfo().username || 'annotator'
   const defaultWorkspacePath = requestedWorkspacePath()
   let workspace = Workspace.open(defaultWorkspacePath, { user })
+  const modelHost = new ModelHost(spawnUtilityModelHost)
   const ctx: HandlerContext = {
     user,
     defaultWorkspacePath,
     restrictPathsToDialogs: true,
+    modelHost,
     workspace: () => workspace,
     openWorkspace(path) {
       const next = Workspace.open(path ?? defaultWorkspacePath, { user })
@@ -125,10 +165,22 @@ void app.whenReady().then(() => {
         })
         return result.canceled || !result.filePath ? null : result.filePath
       },
+      async openModelFolder() {
+        const result = await dialog.showOpenDialog(mainWindow!, {
+          title: 'Import a model (HuggingFace folder with config.json, vocab.txt, model.safetensors)',
+          properties: ['openDirectory'],
+        })
+        return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+      },
     },
   }
   registerIpc(ctx)
-  app.on('before-quit', () => workspace.close())
+  app.on('before-quit', () => {
+    // A job still running in the host is interrupted; its 'training' rows are cleaned up on the
+    // next start (src/main/models.ts). The process would be ended with the app anyway.
+    void modelHost.close({ final: true, timeoutMs: 1000 })
+    workspace.close()
+  })
   mainWindow = createWindow()
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow()

@@ -54,6 +54,155 @@ export interface ExportResult {
   files: string[]
 }
 
+// ---- Models in the loop (tagging, suggestions, retraining, compression) ----
+
+export type ModelKind = 'teacher' | 'student' | 'imported'
+
+/**
+ * Architectures models:train accepts (the same names as core/model/presets.ts, kept in sync by
+ * test/integration/models.test.ts), with what to tell the user about each.
+ */
+export const MODEL_PRESETS: ReadonlyArray<{ name: string; layers: number; hidden: number; description: string }> = [
+  { name: 'cpu-tiny', layers: 2, hidden: 128, description: 'quick experiments: trains in seconds per epoch' },
+  { name: 'cpu-small', layers: 4, hidden: 256, description: 'default: trains in minutes per epoch on a laptop' },
+  { name: 'cpu-medium', layers: 6, hidden: 384, description: 'best accuracy that still trains overnight on a laptop' },
+  { name: 'bert-base', layers: 12, hidden: 768, description: 'BERT-base shape: needs a GPU (tensorflow-gpu backend)' },
+]
+export type DistillMode = 'dynamic' | 'fixed' | 'hidden' | 'none'
+
+export interface Scores {
+  precision: number
+  recall: number
+  f1: number
+}
+
+export interface ModelInfo {
+  id: number
+  name: string
+  kind: ModelKind
+  /**
+   * A retrained model waiting for retrain:decide (keep → it becomes active, discard → removed).
+   * Never active, never used for tagging. Candidates survive a restart; an interrupted retrain
+   * leaves no candidate (it is removed when the workspace next opens).
+   */
+  candidate: boolean
+  /** HF-layout checkpoint folder (config.json, vocab.txt, model.safetensors[, model.onnx]). */
+  path: string
+  layers: number
+  hidden: number
+  heads: number
+  parameters: number
+  bytes: number
+  entityTypes: string[]
+  createdAt: string
+  active: boolean
+  /** The model it was retrained or distilled from. */
+  parentId: number | null
+  /** Backend that trained it, e.g. "wasm", "tensorflow-gpu". */
+  trainedOn: string | null
+  devScores: (Scores & { types: Record<string, Scores> }) | null
+  /** e.g. "312 documents (4 210 mentions), 10 % held out". */
+  trainingSummary: string | null
+  distillation: { teacherId: number; mode: DistillMode } | null
+}
+
+/** models:import: the registered model plus what the loader noticed (e.g. a fresh classifier head). */
+export interface ModelImportResult extends ModelInfo {
+  /**
+   * Human-readable notes, e.g. "no classifier in the checkpoint: a new head for Chemical, Disease
+   * was created; retrain it on reviewed documents before tagging".
+   */
+  notes: string[]
+}
+
+export interface EngineInfo {
+  /** TensorFlow.js backend for training: tensorflow-gpu, tensorflow, wasm or cpu. */
+  trainingBackend: string
+  trainingBackendReason: string
+  /** Inference engine for tagging, e.g. onnxruntime-cpu, or tfjs-wasm when ORT cannot load. */
+  inferenceEngine: string
+  inferenceEngineReason: string
+}
+
+export interface TagResult {
+  cancelled: boolean
+  /** Documents tagged (and written) before the end or the cancel. */
+  documents: number
+  /** Suggestions stored. */
+  suggestions: number
+  /** Model mentions not stored because they overlap an accepted annotation. */
+  dropped: number
+  /** e.g. onnxruntime-cpu, tfjs-wasm. */
+  engine: string
+  engineReason: string
+  msPerDocument: number
+  modelId: number
+}
+
+export interface ReviewQueueItem {
+  documentId: number
+  externalId: string
+  title: string
+  status: ReviewStatus
+  /**
+   * From the last tag:run over the document: 1 − mean over its words of the top label
+   * probability (least-confidence sampling; 0 = sure of every word, at most 1 − 1/labels).
+   */
+  uncertainty: number
+  /** Live suggestions in the document. */
+  suggestions: number
+}
+
+export interface TrainingCurvePoint {
+  step: number
+  loss: number
+  devF1?: number
+}
+
+export interface RetrainResult {
+  cancelled: boolean
+  /** e.g. a fresh head because the reviewed documents have entity types the base lacks. */
+  notes: string[]
+  /** The new model, kept aside until the user keeps or discards it. */
+  candidate: ModelInfo | null
+  baseModelId: number
+  before: Scores & { types: Record<string, Scores> }
+  after: (Scores & { types: Record<string, Scores> }) | null
+  trainDocuments: number
+  heldOutDocuments: number
+  curve: TrainingCurvePoint[]
+}
+
+export interface ComparisonRow {
+  modelId: number
+  name: string
+  layers: number
+  parameters: number
+  bytes: number
+  overall: Scores
+  types: Record<string, Scores>
+  medianMsPerDocument: number
+  tokensPerSecond: number
+  /** Which engine/backend ran the measurement (onnxruntime-cpu, tfjs-wasm, …). */
+  engine: string
+  /** Why that engine (provider, threads, fallbacks). */
+  engineReason: string
+  /**
+   * Relative to the first row (the teacher): fractions, e.g. 0.988 retention, 0.393 size reduction;
+   * the first row has 1, 0, 0. Compare with PUBLISHED_FASTBIONER (src/shared/published.ts).
+   */
+  f1Retention: number
+  sizeReduction: number
+  timeReduction: number
+}
+
+export interface ComparisonReport {
+  rows: ComparisonRow[]
+  documents: number
+  measuredAt: string
+  machine: string
+}
+
 export const contract = {
   'workspace:info': { request: z.object({}).strict() },
   'workspace:open': { request: z.object({ path: z.string().min(1).optional() }).strict() },
@@ -123,6 +272,105 @@ export const contract = {
   },
   'jobs:cancel': { request: z.object({ jobId }).strict() },
 
+  'engine:info': { request: z.object({}).strict() },
+  'models:list': { request: z.object({}).strict() },
+  /** Opens the OS folder dialog for an HF checkpoint folder; null when cancelled. */
+  'dialog:openModelFolder': { request: z.object({}).strict() },
+  /**
+   * Imports an HF checkpoint folder (copied into <workspace folder>/models/<name>/). A folder with
+   * a token-classification head imports as 'imported'; a bare encoder (BioBERT, PubMedBERT,
+   * bert-base-cased) imports as a 'teacher' with a fresh head for the workspace's entity types.
+   */
+  'models:import': { request: z.object({ path: z.string().min(1), name: z.string().trim().min(1).max(100).optional() }).strict() },
+  'models:setActive': { request: z.object({ id }).strict() },
+  'models:delete': { request: z.object({ id }).strict() },
+  /**
+   * Trains a new model from scratch on the workspace's accepted annotations (documents done or in
+   * progress, and documents with gold annotations); 10 % of them (seeded) are held out for the
+   * per-epoch devel F1 and model selection. preset: one of bert-base, cpu-medium, cpu-small, cpu-tiny.
+   */
+  'models:train': {
+    request: z
+      .object({
+        jobId,
+        name: z.string().trim().min(1).max(100),
+        preset: z.string().min(1).max(40),
+        epochs: z.number().int().min(1).max(100).optional(),
+        seed: z.number().int().min(0).optional(),
+      })
+      .strict(),
+  },
+
+  /**
+   * Tags documents with a model (default: the active one). documentIds absent = every document
+   * not marked done. Suggestions replace the document's previous ones; overlaps with accepted
+   * annotations are dropped. Progress: job:progress with etaSeconds; cancel: jobs:cancel.
+   */
+  'tag:run': {
+    request: z
+      .object({ jobId, documentIds: z.array(id).max(100000).optional(), modelId: id.optional() })
+      .strict(),
+  },
+  /** Accepted suggestions become person-confirmed annotations (origin 'person', confidence kept, revision by the user). */
+  'suggestions:accept': { request: z.object({ ids: z.array(id).min(1).max(100000) }).strict() },
+  'suggestions:reject': { request: z.object({ ids: z.array(id).min(1).max(100000) }).strict() },
+  'suggestions:acceptAbove': {
+    request: z.object({ threshold: z.number().min(0).max(1), documentId: id.optional() }).strict(),
+  },
+  /** Tagged documents not done, most uncertain first (active learning). */
+  'review:queue': { request: z.object({ limit: z.number().int().min(1).max(1000).optional() }).strict() },
+
+  /**
+   * Fine-tunes a ready model on the reviewed documents (done + in progress; accepted annotations),
+   * optionally plus corpus files chosen with dialog:openCorpusFiles, holding out heldOutFraction
+   * (default 0.2, seeded, by document) to score the base BEFORE and the result AFTER (last epoch);
+   * train:progress gives the live curve (devF1 on the held-out documents at each epoch end). The
+   * result is a candidate (ModelInfo.candidate) until retrain:decide. Cancel (jobs:cancel): the
+   * base is untouched, the partial candidate removed. Default 3 epochs.
+   */
+  'retrain:start': {
+    request: z
+      .object({
+        jobId,
+        baseModelId: id,
+        heldOutFraction: z.number().min(0.05).max(0.5).optional(),
+        epochs: z.number().int().min(1).max(50).optional(),
+        /** Also train on these corpus files (chosen with dialog:openCorpusFiles). */
+        extraCorpusPaths: z.array(z.string().min(1)).max(20).optional(),
+        seed: z.number().int().min(0).optional(),
+      })
+      .strict(),
+  },
+  /** Keep the retrained candidate (it becomes active) or discard it (its files are removed). */
+  'retrain:decide': { request: z.object({ candidateId: id, keep: z.boolean() }).strict() },
+
+  /**
+   * Distils the teacher into one student per layer count (each at most the teacher's depth) on
+   * the workspace's labelled documents (10 % held out for devel), registering each as kind
+   * 'student' with parentId = teacher and its distillation info. train:progress carries a label
+   * ("4-layer student"). Cancel keeps the students already finished. Default 3 epochs.
+   */
+  'distill:start': {
+    request: z
+      .object({
+        jobId,
+        teacherId: id,
+        layers: z.array(z.union([z.literal(6), z.literal(4), z.literal(3), z.literal(2), z.literal(1)])).min(1).max(5),
+        mode: z.enum(['dynamic', 'fixed', 'hidden', 'none']),
+        epochs: z.number().int().min(1).max(50).optional(),
+        seed: z.number().int().min(0).optional(),
+      })
+      .strict(),
+  },
+  /**
+   * Measures the models (the first is the reference) on documentIds, else the documents marked
+   * done, else (none done) the gold-annotated ones: size, P/R/F1, median ms per document and the
+   * engine of each measurement. Cancel stops the measuring process (error code 'cancelled').
+   */
+  'compare:run': {
+    request: z.object({ jobId, modelIds: z.array(id).min(1).max(20), documentIds: z.array(id).optional() }).strict(),
+  },
+
   'export:write': {
     request: z
       .object({ path: z.string().min(1), format: corpusFormat, documentIds: z.array(id).optional() })
@@ -147,6 +395,22 @@ export interface ContractResponses {
   'import:text': ImportResult
   'jobs:cancel': { cancelled: boolean }
   'export:write': ExportResult
+  'engine:info': EngineInfo
+  'models:list': ModelInfo[]
+  'dialog:openModelFolder': { path: string | null }
+  'models:import': ModelImportResult
+  'models:setActive': ModelInfo
+  'models:delete': { id: number }
+  'models:train': { cancelled: boolean; model: ModelInfo | null }
+  'tag:run': TagResult
+  'suggestions:accept': { accepted: number }
+  'suggestions:reject': { rejected: number }
+  'suggestions:acceptAbove': { accepted: number }
+  'review:queue': ReviewQueueItem[]
+  'retrain:start': RetrainResult
+  'retrain:decide': { kept: boolean; model: ModelInfo | null }
+  'distill:start': { cancelled: boolean; students: ModelInfo[] }
+  'compare:run': ComparisonReport
 }
 
 export type Channel = keyof typeof contract
@@ -156,10 +420,26 @@ export const CHANNELS = Object.keys(contract) as Channel[]
 
 /** Events pushed from main to the renderer. */
 export interface EventPayloads {
-  'job:progress': { jobId: string; done: number; total: number; message: string }
+  'job:progress': { jobId: string; done: number; total: number; message: string; etaSeconds?: number }
+  /**
+   * Training/distillation steps: drives the live loss curve. Events with devF1 are the end-of-epoch
+   * evaluations (loss = the epoch's mean loss then).
+   */
+  'train:progress': {
+    jobId: string
+    /** Which model is training, e.g. "4-layer student" in a distill:start job with several. */
+    label?: string
+    step: number
+    totalSteps: number
+    epoch: number
+    loss: number
+    devF1?: number
+    tokensPerSecond: number
+    etaSeconds: number
+  }
 }
 export type EventName = keyof EventPayloads
-export const EVENT_NAMES: EventName[] = ['job:progress']
+export const EVENT_NAMES: EventName[] = ['job:progress', 'train:progress']
 
 /** What crosses the IPC boundary: errors travel as data so their code and issues survive. */
 export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: IpcErrorShape }

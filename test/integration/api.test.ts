@@ -102,8 +102,8 @@ beforeEach(() => {
     emit(event, payload) {
       expect(event).toBe('job:progress')
       // Payloads cross IPC: they must be plain, cloneable data.
-      events.push(structuredClone(payload))
-      onEvent?.(payload)
+      events.push(structuredClone(payload) as EventPayloads['job:progress'])
+      onEvent?.(payload as EventPayloads['job:progress'])
     },
     dialogs: {
       openCorpusFiles: async () => [join(dir, 'picked.pubtator')],

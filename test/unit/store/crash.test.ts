@@ -81,7 +81,16 @@ function checkWorkspace(path: string, lines: string[]): { documents: number; che
       }
       expect(replay).toEqual(new Map(doc.annotations.map((a) => [a.id, a.type])))
     }
+    // The edit in flight when the kill landed may be durable without having been reported (its
+    // WAL frames were written, the kill came before the report): only the last created
+    // annotation can be one step further on (updated to a T… type, or deleted).
+    const lastCreated = Number([...lines].reverse().find((l) => l.startsWith('created '))?.split(' ')[1])
     for (const [id, want] of expected) {
+      if (id === lastCreated && live.get(id) !== want.type) {
+        const got = live.get(id)
+        expect(got === undefined || (want.type !== null && /^T\d+$/.test(got))).toBe(true)
+        continue
+      }
       if (want.type === null) expect(live.has(id)).toBe(false)
       else expect(live.get(id)).toBe(want.type)
     }

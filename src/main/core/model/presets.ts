@@ -8,7 +8,7 @@
 //   cpu-tiny    2 × 128:  forward ~8-13k tok/s, train ~1.8-2k tok/s  (NCBI-disease epoch ≈ 1 min)
 //   cpu-small   4 × 256:  forward ~2.0k tok/s,  train ~500 tok/s     (epoch ≈ 4-5 min)
 //   cpu-medium  6 × 384:  forward ~0.7k tok/s,  train ~180 tok/s     (epoch ≈ 12 min)
-//   bert-base  12 × 768:  forward ~60 tok/s; training is impractical on a CPU (teachers only)
+//   bert-base  12 × 768:  forward ~80 tok/s; a training step ~3 min (teachers only)
 // Why these widths:
 //  - wasm's XNNPACK GEMM runs at ~15-20 GFLOP/s on one core for 256-wide and wider layers but
 //    drops to ~8-10 for 128-wide ones, so cpu-tiny is mostly a smoke-test size; 256 is the

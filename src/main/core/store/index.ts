@@ -1,6 +1,15 @@
 export { Workspace } from './workspace'
 export type {
   CreateAnnotationInput,
+  DocumentSuggestions,
+  LabelledQuery,
+  ModelConfigSummary,
+  ModelRecord,
+  ModelStatus,
+  ModelUpdate,
+  NewModelInput,
+  RunKind,
+  SuggestionInput,
   ImportOptions,
   ImportSummary,
   ListQuery,

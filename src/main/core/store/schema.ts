@@ -87,6 +87,37 @@ CREATE TABLE runs (
 );
 `,
   },
+  {
+    // Model registry (model-in-the-loop): what a model is, where it came from, which one tags;
+    // per-document uncertainty of the last tagging for the review queue.
+    version: 2,
+    sql: `
+ALTER TABLE models ADD COLUMN kind TEXT NOT NULL DEFAULT 'imported' CHECK (kind IN ('teacher', 'student', 'imported'));
+-- 'training': a job is writing it (left over at start = interrupted: removed); 'candidate': a
+-- retrain result waiting for keep/discard; 'ready': usable.
+ALTER TABLE models ADD COLUMN status TEXT NOT NULL DEFAULT 'ready' CHECK (status IN ('training', 'candidate', 'ready'));
+ALTER TABLE models ADD COLUMN active INTEGER NOT NULL DEFAULT 0 CHECK (active IN (0, 1));
+ALTER TABLE models ADD COLUMN parent_id INTEGER NULL REFERENCES models (id) ON DELETE SET NULL;
+ALTER TABLE models ADD COLUMN entity_types TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(entity_types));
+ALTER TABLE models ADD COLUMN trained_on TEXT NULL;
+ALTER TABLE models ADD COLUMN dev_scores TEXT NULL CHECK (dev_scores IS NULL OR json_valid(dev_scores));
+ALTER TABLE models ADD COLUMN training_summary TEXT NULL;
+ALTER TABLE models ADD COLUMN distillation TEXT NULL CHECK (distillation IS NULL OR json_valid(distillation));
+-- At most one active tagger (the registry keeps exactly one while any model is ready).
+CREATE UNIQUE INDEX models_one_active ON models (active) WHERE active = 1;
+CREATE INDEX runs_status ON runs (status);
+
+CREATE TABLE document_uncertainty (
+  document_id INTEGER PRIMARY KEY REFERENCES documents (id),
+  model_id    INTEGER NULL REFERENCES models (id) ON DELETE SET NULL,
+  uncertainty REAL NOT NULL CHECK (uncertainty >= 0 AND uncertainty <= 1),
+  tagged_at   TEXT NOT NULL
+);
+CREATE INDEX document_uncertainty_order ON document_uncertainty (uncertainty DESC, document_id);
+-- Suggestions of a document (replace on re-tagging, accept above a threshold).
+CREATE INDEX annotations_state ON annotations (state, deleted, document_id);
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

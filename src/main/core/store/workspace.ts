@@ -3,9 +3,9 @@
 // connection so they can yield to the event loop (progress, cancellation) while holding one
 // transaction open; WAL lets the main connection keep reading the last committed state meanwhile.
 import { mkdirSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import Database from 'better-sqlite3'
-import type { DocumentListResult } from '@shared/ipc'
+import type { DistillMode, DocumentListResult, ModelInfo, ModelKind, ReviewQueueItem, Scores } from '@shared/ipc'
 import {
   REVIEW_STATUSES,
   type Annotation,
@@ -78,6 +78,73 @@ export interface WorkspaceSummary {
   entityTypes: string[]
 }
 
+export type ModelStatus = 'training' | 'candidate' | 'ready'
+
+/** A registry row: the contract's ModelInfo plus the lifecycle status. */
+export interface ModelRecord extends ModelInfo {
+  status: ModelStatus
+}
+
+/** Architecture summary stored with a model (models.config). */
+export interface ModelConfigSummary {
+  layers: number
+  hidden: number
+  heads: number
+  parameters: number
+  /** Bytes of the weights file (model.safetensors) on disk. */
+  bytes: number
+}
+
+export interface NewModelInput {
+  name: string
+  kind: ModelKind
+  /** Default 'training' (a job is about to write it). */
+  status?: ModelStatus
+  /** Checkpoint folder; stored relative to the workspace folder when inside it. */
+  path: string
+  parentId?: number | null
+  config?: ModelConfigSummary
+  entityTypes?: string[]
+  trainedOn?: string | null
+  devScores?: ModelInfo['devScores']
+  trainingSummary?: string | null
+  distillation?: { teacherId: number; mode: DistillMode } | null
+}
+
+export interface ModelUpdate {
+  status?: ModelStatus
+  kind?: ModelKind
+  config?: ModelConfigSummary
+  entityTypes?: string[]
+  trainedOn?: string | null
+  devScores?: ModelInfo['devScores']
+  trainingSummary?: string | null
+}
+
+export interface SuggestionInput {
+  start: number
+  end: number
+  type: string
+  /** In [0, 1]; clamped. */
+  confidence: number
+}
+
+export interface DocumentSuggestions {
+  documentId: number
+  suggestions: SuggestionInput[]
+  /** Per-document uncertainty for the review queue; null leaves the stored value alone. */
+  uncertainty: number | null
+}
+
+export interface LabelledQuery {
+  /** Documents with these review statuses… */
+  statuses: ReviewStatus[]
+  /** …and (when true) every document with at least one live gold annotation. */
+  includeGold: boolean
+}
+
+export type RunKind = 'train' | 'retrain' | 'distill' | 'tag' | 'compare' | 'import'
+
 type Snapshot = NonNullable<Revision['after']>
 
 interface DocRow {
@@ -127,6 +194,23 @@ interface RevRow {
   after: string | null
   at: string
   by: string
+}
+
+interface ModelRow {
+  id: number
+  name: string
+  path: string
+  config: string
+  created_at: string
+  kind: ModelKind
+  status: ModelStatus
+  active: number
+  parent_id: number | null
+  entity_types: string
+  trained_on: string | null
+  dev_scores: string | null
+  training_summary: string | null
+  distillation: string | null
 }
 
 const SUMMARY_COLUMNS = `
@@ -541,12 +625,16 @@ export class Workspace {
       const doc = this.docRow(input.documentId)
       const type = normType(input.type)
       this.checkSpan(doc, input.start, input.end)
-      this.checkOverlap(doc, input.start, input.end, null)
+      const state = input.state ?? 'accepted'
+      // An accepted annotation wins over model suggestions it overlaps (they are removed, with
+      // revisions); a suggestion may overlap nothing.
+      this.checkOverlap(doc, input.start, input.end, null, state === 'accepted' ? 'accepted' : 'any')
       const confidence = input.confidence ?? null
       if (confidence !== null && !(confidence >= 0 && confidence <= 1)) {
         throw new StoreError('invalid_request', `Confidence must lie in [0, 1], got ${confidence}`)
       }
       const at = now()
+      if (state === 'accepted') this.dropOverlappingSuggestions(doc.id, input.start, input.end, null, at)
       const row = this.stmt(
         `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, state, updated_at, updated_by)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
@@ -558,7 +646,7 @@ export class Workspace {
         normConcept(input.conceptId),
         input.origin ?? 'person',
         confidence,
-        input.state ?? 'accepted',
+        state,
         at,
         this.user,
       ) as AnnRow
@@ -568,7 +656,11 @@ export class Workspace {
     })
   }
 
-  /** Retype / re-bound / change concept or state. A no-op update writes nothing. */
+  /**
+   * Retype / re-bound / change concept or state. A no-op update writes nothing. A person's edit of
+   * a model suggestion confirms it: unless `state: 'suggested'` is given it becomes accepted with
+   * origin 'person' (confidence kept), as suggestions:accept does.
+   */
   updateAnnotation(input: UpdateAnnotationInput): Annotation {
     return this.write(() => {
       const cur = this.liveAnnotation(input.id)
@@ -577,19 +669,22 @@ export class Workspace {
       const end = input.end ?? cur.end
       const type = input.type !== undefined ? normType(input.type) : cur.type
       const conceptId = input.conceptId !== undefined ? normConcept(input.conceptId) : cur.concept_id
-      const state = input.state ?? cur.state
       this.checkSpan(doc, start, end)
       const spanChanged = start !== cur.start || end !== cur.end
-      // Only a new span can create an overlap; retyping an (imported) overlapping gold span stays allowed.
-      if (spanChanged) this.checkOverlap(doc, start, end, cur.id)
-      if (!spanChanged && type === cur.type && conceptId === cur.concept_id && state === cur.state) {
-        return toAnnotation(cur)
-      }
+      const edited = spanChanged || type !== cur.type || conceptId !== cur.concept_id
+      const state = input.state ?? (cur.state === 'suggested' && edited ? 'accepted' : cur.state)
+      const confirmed = cur.state === 'suggested' && state === 'accepted'
+      const origin: AnnotationOrigin = confirmed ? 'person' : cur.origin
+      // Only a new span (or a newly accepted one) can create an overlap; retyping an (imported)
+      // overlapping gold span stays allowed.
+      if (spanChanged || confirmed) this.checkOverlap(doc, start, end, cur.id, state === 'accepted' ? 'accepted' : 'any')
+      if (!edited && state === cur.state) return toAnnotation(cur)
       const at = now()
+      if (state === 'accepted' && (spanChanged || confirmed)) this.dropOverlappingSuggestions(doc.id, start, end, cur.id, at)
       const row = this.stmt(
-        `UPDATE annotations SET start = ?, "end" = ?, type = ?, concept_id = ?, state = ?, updated_at = ?, updated_by = ?
+        `UPDATE annotations SET start = ?, "end" = ?, type = ?, concept_id = ?, origin = ?, state = ?, updated_at = ?, updated_by = ?
          WHERE id = ? RETURNING *`,
-      ).get(start, end, type, conceptId, state, at, this.user, cur.id) as AnnRow
+      ).get(start, end, type, conceptId, origin, state, at, this.user, cur.id) as AnnRow
       this.revise(row, 'update', snapshot(cur), snapshot(row), at)
       this.touch(doc)
       return toAnnotation(row)
@@ -675,6 +770,368 @@ export class Workspace {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Model registry (rows only; the checkpoint folders are the caller's: see src/main/models.ts)
+
+  /** Where this workspace keeps its models: `<workspace folder>/models`. */
+  get modelsDir(): string {
+    return join(dirname(this.path), 'models')
+  }
+
+  listModels(opts: { includeTraining?: boolean } = {}): ModelRecord[] {
+    this.assertOpen()
+    const rows = this.stmt(
+      `SELECT * FROM models WHERE (? = 1 OR status <> 'training') ORDER BY created_at, id`,
+    ).all(opts.includeTraining ? 1 : 0) as ModelRow[]
+    return rows.map((r) => this.toModel(r))
+  }
+
+  getModel(id: number): ModelRecord {
+    this.assertOpen()
+    return this.toModel(this.modelRow(id))
+  }
+
+  activeModel(): ModelRecord | null {
+    this.assertOpen()
+    const row = this.stmt('SELECT * FROM models WHERE active = 1').get() as ModelRow | undefined
+    return row ? this.toModel(row) : null
+  }
+
+  /** `base`, or `base (2)`, `base (3)`, … whichever no model has yet. */
+  uniqueModelName(base: string): string {
+    this.assertOpen()
+    const taken = (n: string) => this.stmt('SELECT 1 FROM models WHERE name = ?').get(n) !== undefined
+    if (!taken(base)) return base
+    for (let k = 2; ; k++) if (!taken(`${base} (${k})`)) return `${base} (${k})`
+  }
+
+  /** Registers a model (default status 'training'); a ready model becomes active when none is. */
+  createModel(input: NewModelInput): ModelRecord {
+    const name = input.name.trim()
+    if (!name || name.length > 100) throw new StoreError('invalid_request', 'A model name must be 1 to 100 characters')
+    return this.write(() => {
+      if (this.stmt('SELECT 1 FROM models WHERE name = ?').get(name)) {
+        throw new StoreError('conflict', `A model named "${name}" already exists; choose another name`)
+      }
+      if (input.parentId != null) this.modelRow(input.parentId)
+      const status = input.status ?? 'training'
+      const row = this.stmt(
+        `INSERT INTO models (name, path, config, created_at, kind, status, active, parent_id, entity_types, trained_on,
+                             dev_scores, training_summary, distillation)
+         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      ).get(
+        name,
+        this.storedPath(input.path),
+        JSON.stringify(input.config ?? {}),
+        now(),
+        input.kind,
+        status,
+        input.parentId ?? null,
+        JSON.stringify(input.entityTypes ?? []),
+        input.trainedOn ?? null,
+        input.devScores ? JSON.stringify(input.devScores) : null,
+        input.trainingSummary ?? null,
+        input.distillation ? JSON.stringify(input.distillation) : null,
+      ) as ModelRow
+      if (status === 'ready') this.activateIfNone(row.id)
+      return this.toModel(this.modelRow(row.id))
+    })
+  }
+
+  /** Fills in what a finished job learnt; becoming ready activates the model when none is active. */
+  updateModel(id: number, patch: ModelUpdate): ModelRecord {
+    return this.write(() => {
+      const cur = this.modelRow(id)
+      this.stmt(
+        `UPDATE models SET status = ?, kind = ?, config = ?, entity_types = ?, trained_on = ?, dev_scores = ?, training_summary = ?
+         WHERE id = ?`,
+      ).run(
+        patch.status ?? cur.status,
+        patch.kind ?? cur.kind,
+        patch.config ? JSON.stringify(patch.config) : cur.config,
+        patch.entityTypes ? JSON.stringify(patch.entityTypes) : cur.entity_types,
+        patch.trainedOn !== undefined ? patch.trainedOn : cur.trained_on,
+        patch.devScores !== undefined ? (patch.devScores ? JSON.stringify(patch.devScores) : null) : cur.dev_scores,
+        patch.trainingSummary !== undefined ? patch.trainingSummary : cur.training_summary,
+        id,
+      )
+      if ((patch.status ?? cur.status) === 'ready') this.activateIfNone(id)
+      return this.toModel(this.modelRow(id))
+    })
+  }
+
+  /** Makes `id` the one active tagger. Only a ready model (not a candidate) can be active. */
+  setActiveModel(id: number): ModelRecord {
+    return this.write(() => {
+      const row = this.modelRow(id)
+      if (row.status !== 'ready') {
+        throw new StoreError(
+          'conflict',
+          row.status === 'candidate'
+            ? `Model "${row.name}" is a retrain candidate: keep it (retrain:decide) to make it active`
+            : `Model "${row.name}" is still being trained`,
+        )
+      }
+      this.stmt('UPDATE models SET active = 0 WHERE active = 1 AND id <> ?').run(id)
+      this.stmt('UPDATE models SET active = 1 WHERE id = ?').run(id)
+      return this.toModel(this.modelRow(id))
+    })
+  }
+
+  /**
+   * Removes the row (runs and uncertainties forget it; children keep a null parent). When it was
+   * the active model, the newest other ready model becomes active. Returns the removed record so
+   * the caller can remove its folder.
+   */
+  deleteModel(id: number): ModelRecord {
+    return this.write(() => this.deleteModelRow(id))
+  }
+
+  /**
+   * Start-up recovery: models still 'training' (their job was interrupted: the app quit or
+   * crashed) are removed, runs still 'running' are marked failed. `keep` spares models and runs
+   * of jobs running in this process. Returns the removed models (the caller removes the folders).
+   */
+  abandonInterruptedModels(keep: { models?: ReadonlySet<number>; runs?: ReadonlySet<number> } = {}): ModelRecord[] {
+    return this.write(() => {
+      const rows = this.stmt(`SELECT * FROM models WHERE status = 'training'`).all() as ModelRow[]
+      const removed = rows.filter((r) => !keep.models?.has(r.id)).map((r) => this.deleteModelRow(r.id))
+      const at = now()
+      for (const r of this.stmt(`SELECT id FROM runs WHERE status = 'running'`).all() as Array<{ id: number }>) {
+        if (keep.runs?.has(r.id)) continue
+        this.stmt(`UPDATE runs SET status = 'failed', finished_at = ?, metrics = ? WHERE id = ?`).run(
+          at,
+          JSON.stringify({ error: 'interrupted: the app stopped while the job ran' }),
+          r.id,
+        )
+      }
+      return removed
+    })
+  }
+
+  startRun(kind: RunKind, modelId: number | null, params: Record<string, unknown>): number {
+    return this.write(
+      () =>
+        (
+          this.stmt(`INSERT INTO runs (kind, model_id, params, status, started_at) VALUES (?, ?, ?, 'running', ?) RETURNING id`).get(
+            kind,
+            modelId,
+            JSON.stringify(params),
+            now(),
+          ) as { id: number }
+        ).id,
+    )
+  }
+
+  finishRun(id: number, status: 'done' | 'failed' | 'cancelled', metrics: Record<string, unknown> | null, modelId?: number | null): void {
+    this.write(() => {
+      this.stmt(
+        `UPDATE runs SET status = ?, metrics = ?, finished_at = ?, model_id = coalesce(?, model_id) WHERE id = ?`,
+      ).run(status, metrics ? JSON.stringify(metrics) : null, now(), modelId ?? null, id)
+    })
+  }
+
+  runs(): Array<{ id: number; kind: string; modelId: number | null; status: string; params: unknown; metrics: unknown }> {
+    this.assertOpen()
+    const rows = this.stmt('SELECT * FROM runs ORDER BY id').all() as Array<{
+      id: number
+      kind: string
+      model_id: number | null
+      status: string
+      params: string
+      metrics: string | null
+    }>
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      modelId: r.model_id,
+      status: r.status,
+      params: JSON.parse(r.params),
+      metrics: r.metrics ? JSON.parse(r.metrics) : null,
+    }))
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Model suggestions and the review queue
+
+  /**
+   * Stores a tagging batch in ONE transaction: for each document its previous suggestions are
+   * deleted (with revisions), the new ones are inserted (origin 'model', state 'suggested', with
+   * revisions by `by`) except those overlapping an accepted annotation or an earlier suggestion,
+   * and its uncertainty is recorded. Accepted annotations are never touched.
+   */
+  replaceSuggestions(batch: DocumentSuggestions[], opts: { modelId: number | null; by: string }): { stored: number; dropped: number } {
+    return this.write(() => {
+      const at = now()
+      let stored = 0
+      let dropped = 0
+      for (const item of batch) {
+        const doc = this.docRow(item.documentId)
+        for (const old of this.stmt(
+          `SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'suggested'`,
+        ).all(doc.id) as AnnRow[]) {
+          const row = this.stmt('UPDATE annotations SET deleted = 1, updated_at = ?, updated_by = ? WHERE id = ? RETURNING *').get(
+            at,
+            opts.by,
+            old.id,
+          ) as AnnRow
+          this.revise(row, 'delete', snapshot(old), null, at, opts.by)
+        }
+        const taken = (
+          this.stmt(`SELECT start, "end" FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'accepted'`).all(doc.id) as Array<{
+            start: number
+            end: number
+          }>
+        ).slice()
+        const sorted = [...item.suggestions].sort((a, b) => a.start - b.start || b.end - a.end)
+        for (const sug of sorted) {
+          const valid =
+            Number.isInteger(sug.start) && Number.isInteger(sug.end) && sug.start >= 0 && sug.end > sug.start && sug.end <= doc.text.length
+          if (!valid || taken.some((t) => t.start < sug.end && t.end > sug.start)) {
+            dropped++
+            continue
+          }
+          const type = normType(sug.type)
+          const confidence = Math.min(1, Math.max(0, Number.isFinite(sug.confidence) ? sug.confidence : 0))
+          const row = this.stmt(
+            `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, state, updated_at, updated_by)
+             VALUES (?, ?, ?, ?, NULL, 'model', ?, 'suggested', ?, ?) RETURNING *`,
+          ).get(doc.id, sug.start, sug.end, type, confidence, at, opts.by) as AnnRow
+          this.revise(row, 'create', null, snapshot(row), at, opts.by)
+          taken.push({ start: sug.start, end: sug.end })
+          stored++
+        }
+        if (item.uncertainty !== null) {
+          const u = Math.min(1, Math.max(0, Number.isFinite(item.uncertainty) ? item.uncertainty : 1))
+          this.stmt(
+            `INSERT INTO document_uncertainty (document_id, model_id, uncertainty, tagged_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (document_id) DO UPDATE SET model_id = excluded.model_id, uncertainty = excluded.uncertainty,
+             tagged_at = excluded.tagged_at`,
+          ).run(doc.id, opts.modelId, u, at)
+        }
+      }
+      return { stored, dropped }
+    })
+  }
+
+  /**
+   * Accepts suggestions, all or none: each becomes a person-confirmed annotation (state
+   * 'accepted', origin 'person', confidence kept) with an 'update' revision by this user, and its
+   * document's review starts. An id that is not a live suggestion is refused.
+   */
+  acceptSuggestions(ids: number[]): number {
+    return this.write(() => this.acceptMany([...new Set(ids)]))
+  }
+
+  /** Accepts every live suggestion with confidence >= threshold (of one document, or all). */
+  acceptSuggestionsAbove(threshold: number, documentId?: number): number {
+    if (!(threshold >= 0 && threshold <= 1)) throw new StoreError('invalid_request', `Threshold must lie in [0, 1], got ${threshold}`)
+    return this.write(() => {
+      if (documentId !== undefined) this.docRow(documentId)
+      const ids = (
+        this.stmt(
+          `SELECT id FROM annotations WHERE deleted = 0 AND state = 'suggested' AND confidence >= ?
+           AND (? IS NULL OR document_id = ?) ORDER BY document_id, start`,
+        ).all(threshold, documentId ?? null, documentId ?? null) as Array<{ id: number }>
+      ).map((r) => r.id)
+      return this.acceptMany(ids)
+    })
+  }
+
+  /** Rejects suggestions, all or none: each is deleted with a 'delete' revision by this user. */
+  rejectSuggestions(ids: number[]): number {
+    return this.write(() => {
+      const at = now()
+      let n = 0
+      for (const id of new Set(ids)) {
+        const cur = this.liveSuggestion(id)
+        const row = this.stmt('UPDATE annotations SET deleted = 1, updated_at = ?, updated_by = ? WHERE id = ? RETURNING *').get(
+          at,
+          this.user,
+          id,
+        ) as AnnRow
+        this.revise(row, 'delete', snapshot(cur), null, at)
+        this.touch(this.docRow(cur.document_id))
+        n++
+      }
+      return n
+    })
+  }
+
+  /** Tagged documents not marked done, most uncertain first. */
+  reviewQueue(limit = 50): ReviewQueueItem[] {
+    this.assertOpen()
+    const rows = this.stmt(
+      `SELECT d.id, d.external_id, d.title, d.status, u.uncertainty,
+              (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'suggested') AS suggestions
+       FROM document_uncertainty u JOIN documents d ON d.id = u.document_id
+       WHERE d.status <> 'done' ORDER BY u.uncertainty DESC, d.id LIMIT ?`,
+    ).all(Math.max(1, Math.min(limit, 5000))) as Array<{
+      id: number
+      external_id: string
+      title: string
+      status: ReviewStatus
+      uncertainty: number
+      suggestions: number
+    }>
+    return rows.map((r) => ({
+      documentId: r.id,
+      externalId: r.external_id,
+      title: r.title,
+      status: r.status,
+      uncertainty: r.uncertainty,
+      suggestions: r.suggestions,
+    }))
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Documents for the model jobs (sent to the model host; ids are the workspace's document ids)
+
+  /**
+   * Documents whose accepted annotations are labels: the given review statuses and, optionally,
+   * every document with gold annotations. Mentions are the live accepted annotations; the
+   * CorpusDocument id is the workspace document id as a string.
+   */
+  labelledDocuments(q: LabelledQuery): CorpusDocument[] {
+    this.assertOpen()
+    const statuses = q.statuses.filter((st) => REVIEW_STATUSES.includes(st))
+    const rows = this.stmt(
+      `SELECT * FROM documents d WHERE d.status IN (SELECT value FROM json_each(?))
+       OR (? = 1 AND EXISTS (SELECT 1 FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.origin = 'gold'))
+       ORDER BY d.id`,
+    ).all(JSON.stringify(statuses), q.includeGold ? 1 : 0) as DocRow[]
+    return rows.map((d) => this.labelled(d))
+  }
+
+  /** The given documents (in order) with their accepted annotations as mentions; ids as above. */
+  labelledDocumentsById(ids: number[]): CorpusDocument[] {
+    this.assertOpen()
+    return [...new Set(ids)].map((id) => this.labelled(this.docRow(id)))
+  }
+
+  /** Ids of the documents to tag: `ids` (checked), or every document not marked done. */
+  documentIdsForTagging(ids?: number[]): number[] {
+    this.assertOpen()
+    if (ids) {
+      const unique = [...new Set(ids)]
+      const missing = unique.filter((id) => !this.stmt('SELECT 1 FROM documents WHERE id = ?').get(id))
+      if (missing.length) throw new StoreError('not_found', `Documents not found: ${missing.join(', ')}`)
+      return unique
+    }
+    return (this.stmt(`SELECT id FROM documents WHERE status <> 'done' ORDER BY id`).all() as Array<{ id: number }>).map((r) => r.id)
+  }
+
+  /** Text and tokens of documents to tag (no annotations: the model must not see them). */
+  documentsForTagging(ids: number[]): CorpusDocument[] {
+    this.assertOpen()
+    return ids.map((id) => {
+      const d = this.docRow(id)
+      const out: CorpusDocument = { id: String(d.id), text: d.text, passages: [], mentions: [] }
+      if (d.tokens) out.tokens = JSON.parse(d.tokens) as Array<[number, number]>
+      return out
+    })
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Internals
 
   private assertOpen(): void {
@@ -725,11 +1182,12 @@ export class Workspace {
     }
   }
 
-  private checkOverlap(doc: DocRow, start: number, end: number, except: number | null): void {
+  /** `against`: 'accepted' ignores suggestions (an accepted annotation replaces them). */
+  private checkOverlap(doc: DocRow, start: number, end: number, except: number | null, against: 'any' | 'accepted' = 'any'): void {
     const other = this.stmt(
       `SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND start < ? AND "end" > ? AND id <> ?
-       ORDER BY start LIMIT 1`,
-    ).get(doc.id, end, start, except ?? -1) as AnnRow | undefined
+       AND (? = 'any' OR state = 'accepted') ORDER BY start LIMIT 1`,
+    ).get(doc.id, end, start, except ?? -1, against) as AnnRow | undefined
     if (other) {
       throw new StoreError(
         'conflict',
@@ -740,10 +1198,126 @@ export class Workspace {
     }
   }
 
-  private revise(row: AnnRow, action: Revision['action'], before: Snapshot | null, after: Snapshot | null, at: string): void {
+  private revise(
+    row: AnnRow,
+    action: Revision['action'],
+    before: Snapshot | null,
+    after: Snapshot | null,
+    at: string,
+    by = this.user,
+  ): void {
     this.stmt(
       'INSERT INTO revisions (annotation_id, document_id, action, before, after, at, by) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    ).run(row.id, row.document_id, action, before && JSON.stringify(before), after && JSON.stringify(after), at, this.user)
+    ).run(row.id, row.document_id, action, before && JSON.stringify(before), after && JSON.stringify(after), at, by)
+  }
+
+  private modelRow(id: number): ModelRow {
+    const row = this.stmt('SELECT * FROM models WHERE id = ?').get(id) as ModelRow | undefined
+    if (!row) throw new StoreError('not_found', `Model ${id} does not exist`)
+    return row
+  }
+
+  private toModel(r: ModelRow): ModelRecord {
+    const c = JSON.parse(r.config) as Partial<ModelConfigSummary>
+    return {
+      id: r.id,
+      name: r.name,
+      kind: r.kind,
+      status: r.status,
+      candidate: r.status === 'candidate',
+      path: isAbsolute(r.path) ? r.path : resolve(dirname(this.path), r.path),
+      layers: c.layers ?? 0,
+      hidden: c.hidden ?? 0,
+      heads: c.heads ?? 0,
+      parameters: c.parameters ?? 0,
+      bytes: c.bytes ?? 0,
+      entityTypes: JSON.parse(r.entity_types) as string[],
+      createdAt: r.created_at,
+      active: r.active === 1,
+      parentId: r.parent_id,
+      trainedOn: r.trained_on,
+      devScores: r.dev_scores ? (JSON.parse(r.dev_scores) as Scores & { types: Record<string, Scores> }) : null,
+      trainingSummary: r.training_summary,
+      distillation: r.distillation ? (JSON.parse(r.distillation) as { teacherId: number; mode: DistillMode }) : null,
+    }
+  }
+
+  /** Inside the workspace folder: relative with '/', so the folder can move; else absolute. */
+  private storedPath(p: string): string {
+    const full = resolve(p)
+    const rel = relative(dirname(this.path), full)
+    if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/')
+    return full
+  }
+
+  private activateIfNone(id: number): void {
+    if (!this.stmt('SELECT 1 FROM models WHERE active = 1').get()) {
+      this.stmt(`UPDATE models SET active = 1 WHERE id = ? AND status = 'ready'`).run(id)
+    }
+  }
+
+  private deleteModelRow(id: number): ModelRecord {
+    const row = this.modelRow(id)
+    const rec = this.toModel(row)
+    this.stmt('UPDATE runs SET model_id = NULL WHERE model_id = ?').run(id)
+    this.stmt('DELETE FROM models WHERE id = ?').run(id)
+    if (row.active === 1) {
+      const next = this.stmt(`SELECT id FROM models WHERE status = 'ready' ORDER BY created_at DESC, id DESC LIMIT 1`).get() as
+        | { id: number }
+        | undefined
+      if (next) this.stmt('UPDATE models SET active = 1 WHERE id = ?').run(next.id)
+    }
+    return rec
+  }
+
+  private liveSuggestion(id: number): AnnRow {
+    const cur = this.liveAnnotation(id)
+    if (cur.state !== 'suggested') throw new StoreError('conflict', `Annotation ${id} is not a suggestion (it is already accepted)`)
+    return cur
+  }
+
+  private acceptMany(ids: number[]): number {
+    const at = now()
+    for (const id of ids) {
+      const cur = this.liveSuggestion(id)
+      const doc = this.docRow(cur.document_id)
+      this.checkOverlap(doc, cur.start, cur.end, cur.id, 'accepted')
+      const row = this.stmt(
+        `UPDATE annotations SET state = 'accepted', origin = 'person', updated_at = ?, updated_by = ? WHERE id = ? RETURNING *`,
+      ).get(at, this.user, id) as AnnRow
+      this.revise(row, 'update', snapshot(cur), snapshot(row), at)
+      this.touch(doc)
+    }
+    return ids.length
+  }
+
+  private labelled(d: DocRow): CorpusDocument {
+    const anns = this.stmt(
+      `SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'accepted' ORDER BY start, "end", id`,
+    ).all(d.id) as AnnRow[]
+    const out: CorpusDocument = {
+      id: String(d.id),
+      text: d.text,
+      passages: JSON.parse(d.passages) as Passage[],
+      mentions: anns.map((a) => ({ start: a.start, end: a.end, text: d.text.slice(a.start, a.end), type: a.type })),
+    }
+    if (d.tokens) out.tokens = JSON.parse(d.tokens) as Array<[number, number]>
+    return out
+  }
+
+  /** Deletes live suggestions overlapping [start, end) (except `except`), with revisions. */
+  private dropOverlappingSuggestions(documentId: number, start: number, end: number, except: number | null, at: string): void {
+    const rows = this.stmt(
+      `SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'suggested' AND start < ? AND "end" > ? AND id <> ?`,
+    ).all(documentId, end, start, except ?? -1) as AnnRow[]
+    for (const cur of rows) {
+      const row = this.stmt('UPDATE annotations SET deleted = 1, updated_at = ?, updated_by = ? WHERE id = ? RETURNING *').get(
+        at,
+        this.user,
+        cur.id,
+      ) as AnnRow
+      this.revise(row, 'delete', snapshot(cur), null, at)
+    }
   }
 
   /** Editing an unreviewed document starts its review. */

@@ -1,0 +1,102 @@
+// `fastbioner compare --models DIR DIR… --gold FILE [--out report.json]`
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { compareModels, formatCompareTable } from '../../main/core/eval/compare'
+import { CliError, formatOpt, intOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+
+const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]
+
+Compares token-classification models on the same gold text in one run: layers, parameters,
+weights size on disk, entity-level P/R/F1 (overall and per type), median tagging latency per
+document and word pieces per second (the fastest engine that loads: onnxruntime, else tfjs;
+recorded per model), and, against the first model (the teacher), F1 retention and size and
+time reductions. Prints a table on standard output; --out writes the full report as JSON.
+
+  --models DIR…       checkpoint directories, the reference (teacher) first; space- or
+                      comma-separated, or --models repeated
+  --gold FILE         gold corpus (any supported format)
+  --timing FILE       time on these documents instead of the gold ones (e.g. PubMed abstracts)
+  --out FILE          JSON report
+  --engine onnx|tfjs  engine preference (default onnx, falling back to tfjs)
+  --rounds N          timed passes, per-document medians over them (default 1)
+  --warmup N          untimed warm-up documents per model (default 3)
+  --max-docs N        use only the first N gold (and timing) documents
+  --gold-format F, --timing-format F   formats when detection is not wanted
+  -q, --quiet         no progress on standard error
+  -h, --help          this text
+
+exit codes: 0 done, 1 input/model problem, 2 usage error`
+
+/** `--models a b c` → `--models a --models b --models c` (parseArgs takes one value per flag). */
+export function expandModels(argv: string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--models') {
+      let k = i + 1
+      while (k < argv.length && !argv[k].startsWith('-')) {
+        for (const d of argv[k].split(',').filter(Boolean)) out.push('--models', d)
+        k++
+      }
+      if (k === i + 1) out.push(a)
+      i = k - 1
+    } else if (a.startsWith('--models=')) {
+      for (const d of a.slice(9).split(',').filter(Boolean)) out.push('--models', d)
+    } else out.push(a)
+  }
+  return out
+}
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('compare', USAGE, async () => {
+    const v = parse(expandModels(argv), {
+      models: { type: 'string', multiple: true },
+      gold: { type: 'string' },
+      timing: { type: 'string' },
+      out: { type: 'string' },
+      engine: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      'max-docs': { type: 'string' },
+      'gold-format': { type: 'string' },
+      'timing-format': { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    const models = v.models ?? []
+    if (models.length === 0) throw new CliError('--models needs at least one checkpoint directory', 2)
+    const goldPath = requireOpt(v.gold, '--gold')
+    if (v.engine !== undefined && v.engine !== 'onnx' && v.engine !== 'tfjs') throw new CliError(`--engine must be onnx or tfjs, got '${v.engine}'`, 2)
+    const quiet = v.quiet ?? false
+    const maxDocs = intOpt(v['max-docs'], '--max-docs')
+    let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)).documents
+    let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined
+    if (maxDocs !== undefined) {
+      gold = gold.slice(0, maxDocs)
+      timing = timing?.slice(0, maxDocs)
+    }
+    await startBackend(quiet)
+    const report = await compareModels(models, gold, {
+      timingDocs: timing,
+      engine: v.engine as 'onnx' | 'tfjs' | undefined,
+      rounds: intOpt(v.rounds, '--rounds'),
+      warmupDocs: intOpt(v.warmup, '--warmup', 0),
+      logger: quiet ? () => {} : (line) => process.stderr.write(line + '\n'),
+    })
+    process.stdout.write(formatCompareTable(report) + '\n')
+    if (v.out !== undefined) {
+      try {
+        await mkdir(dirname(v.out), { recursive: true })
+        await writeFile(v.out, JSON.stringify(report, null, 2) + '\n', 'utf8')
+      } catch (e) {
+        throw new CliError(`${v.out}: cannot write the report: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+      }
+      if (!quiet) process.stderr.write(`report written to ${v.out}\n`)
+    }
+    return 0
+  })
+}

@@ -1,0 +1,269 @@
+// `fastbioner distill --teacher DIR --layers N --train FILE --dev FILE --out DIR [options]`
+import type { CorpusDocument } from '../../shared/model'
+import { DISTILL_DEFAULTS, DistillError, KD_MODES, type DistillProgress, type DistillTask, type KdMode } from '../../main/core/distill/distill'
+import { parseLayerPairs } from '../../main/core/distill/mapping'
+import { distillCheckpoints } from '../../main/core/distill/run'
+import { DEFAULT_HEAD } from '../../main/core/model/bert'
+import { TRAIN_DEFAULTS } from '../../main/core/train/loop'
+import { CliError, formatDuration, intOpt, numOpt, parse, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
+
+/** Students start from a trained teacher: fine-tuning settings (BERT recipe). */
+export const DISTILL_CLI_DEFAULTS = { lr: 5e-5, epochs: 3 } as const
+
+const USAGE = `usage: fastbioner distill --teacher DIR --layers N --train FILE --dev FILE --out DIR [options]
+       fastbioner distill --teachers DIR,DIR --layers N --task NAME=TRAIN:DEV --task … --out DIR [options]
+
+Distils a trained teacher (HuggingFace-layout checkpoint) into an N-layer student initialised
+from the teacher's embeddings and its uniformly mapped layers (student layer j ← teacher layer
+floor(j·m/N), 1-based). The best student on --dev is saved to --out. Progress goes to standard
+error, a JSON summary to standard output.
+
+  --teacher DIR          the teacher checkpoint
+  --teachers DIR,DIR…    several teachers (same vocabulary): soft labels averaged (see
+                         --teacher-weights), per-teacher feature losses on their layer pairs
+                         (embedding layer included), temperature ramp 0.5 → T in steps of 0.5;
+                         the first one initialises the student
+  --layers N             student depth (1..teacher depth)
+  --train FILE, --dev FILE   one corpus (any supported format); the student keeps the
+                         teacher's head when it covers the corpus's entity types
+  --task NAME=TRAIN:DEV  multi-task (MT-BioNER): one head NAME per corpus, repeat per corpus
+                         (DEV optional; ',' also separates, e.g. for Windows paths); a teacher
+                         head gives soft labels when it is named NAME, or is the teacher's only
+                         head with the same labels
+  --out DIR              student checkpoint directory
+  --kd MODE              dynamic (FastBioNER, default) | fixed (TinyBERT-style: soft + hidden +
+                         attention, fixed weights) | hidden (PKD-style: soft + hidden states) |
+                         none (Bert-OG: gold labels only, same initialisation)
+  --temperature T        softmax temperature of the soft labels (default ${DISTILL_DEFAULTS.temperature});
+                         the soft loss is multiplied by T² (--no-t2 to turn that off)
+  --temperature-schedule constant|ramp   default ramp with several teachers, else constant
+  --b X                  offset b in φ(s) = max(1 − e^(s/G + b − 1), 0) (default ${DISTILL_DEFAULTS.b})
+  --alpha X, --beta X    fixed/hidden modes: soft-label weight α (gold 1 − α, default 0.5) and
+                         feature-loss weight β (default 1)
+  --teacher-weights W,W  soft-label weights of --teachers (default equal)
+  --layer-pairs P;P      feature pairs per teacher, student:teacher hidden-state indices
+                         (0 = embeddings), e.g. '0:0,1:3,2:6;0:0,1:2,2:4'
+  --hidden-size N, --heads N, --intermediate-size N   a narrower student (randomly initialised;
+                         learned projections map its states to the teacher's width)
+  --soft-positions labeled|real   positions of the soft loss (default labeled word starts)
+  --mix proportional|round-robin  multi-task batch mixing (default proportional)
+  --teacher-engine auto|onnx|tfjs teacher forward engine (default auto: onnxruntime if it loads)
+  --teacher-cache auto|on|off     compute teacher outputs once and reuse them every epoch
+                         (default auto: when they fit --cache-mb, default ${DISTILL_DEFAULTS.cacheBudgetBytes / 1024 ** 2})
+  --epochs N             default ${DISTILL_CLI_DEFAULTS.epochs}
+  --batch-size N         default ${TRAIN_DEFAULTS.batchSize}
+  --lr X                 peak learning rate (default ${DISTILL_CLI_DEFAULTS.lr})
+  --warmup-ratio X, --weight-decay X, --max-length N, --max-steps N   as for 'fastbioner train'
+  --seed N               default ${TRAIN_DEFAULTS.seed}
+  -q, --quiet            only errors on standard error
+  -h, --help             this text
+
+exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C`
+
+/** Splits "TRAIN:DEV" (or "TRAIN,DEV"); a ':' right after a drive letter is not a separator. */
+export function parseTaskSpec(spec: string): { name: string; train: string; dev?: string } {
+  const eq = spec.indexOf('=')
+  if (eq <= 0) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
+  const name = spec.slice(0, eq)
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new CliError(`--task name '${name}' must be letters, digits, '_' or '-'`, 2)
+  const rest = spec.slice(eq + 1)
+  const parts = rest.includes(',') ? rest.split(',') : rest.split(/(?<!^[A-Za-z]):(?![\\/])/)
+  if (parts.length > 2 || !parts[0]) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
+  return { name, train: parts[0], dev: parts[1] || undefined }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('distill', USAGE, async () => {
+    const v = parse(argv, {
+      teacher: { type: 'string' },
+      teachers: { type: 'string' },
+      layers: { type: 'string' },
+      train: { type: 'string' },
+      dev: { type: 'string' },
+      task: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      kd: { type: 'string' },
+      temperature: { type: 'string' },
+      'temperature-schedule': { type: 'string' },
+      'no-t2': { type: 'boolean' },
+      b: { type: 'string' },
+      alpha: { type: 'string' },
+      beta: { type: 'string' },
+      'teacher-weights': { type: 'string' },
+      'layer-pairs': { type: 'string' },
+      'hidden-size': { type: 'string' },
+      heads: { type: 'string' },
+      'intermediate-size': { type: 'string' },
+      'soft-positions': { type: 'string' },
+      mix: { type: 'string' },
+      'teacher-engine': { type: 'string' },
+      'teacher-cache': { type: 'string' },
+      'cache-mb': { type: 'string' },
+      epochs: { type: 'string' },
+      'batch-size': { type: 'string' },
+      lr: { type: 'string' },
+      'warmup-ratio': { type: 'string' },
+      'weight-decay': { type: 'string' },
+      'max-length': { type: 'string' },
+      'max-steps': { type: 'string' },
+      seed: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    if ((v.teacher === undefined) === (v.teachers === undefined)) throw new CliError('give exactly one of --teacher DIR and --teachers DIR,DIR…', 2)
+    const teacherDirs = v.teacher !== undefined ? [v.teacher] : v.teachers!.split(',').map((s) => s.trim()).filter(Boolean)
+    if (teacherDirs.length === 0) throw new CliError('--teachers lists no directory', 2)
+    const layers = intOpt(v.layers, '--layers')
+    if (layers === undefined) throw new CliError('--layers is required', 2)
+    if (v.out === undefined || v.out === '') throw new CliError('--out is required', 2)
+    const kd = (v.kd ?? DISTILL_DEFAULTS.kd) as KdMode
+    if (!KD_MODES.includes(kd)) throw new CliError(`--kd must be one of ${KD_MODES.join(', ')}, got '${v.kd}'`, 2)
+    const taskSpecs = (v.task ?? []).map(parseTaskSpec)
+    if (taskSpecs.length && (v.train !== undefined || v.dev !== undefined)) throw new CliError('give either --train/--dev or --task, not both', 2)
+    if (!taskSpecs.length && v.train === undefined) throw new CliError('--train FILE (or --task NAME=TRAIN:DEV) is required', 2)
+    const oneOf = <T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined => {
+      if (value === undefined) return undefined
+      if (!(allowed as readonly string[]).includes(value)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got '${value}'`, 2)
+      return value as T
+    }
+    const positive = (n: number) => n > 0
+    const temperature = numOpt(v.temperature, '--temperature', positive, 'a number > 0')
+    const b = numOpt(v.b, '--b', (n) => n >= 0 && n <= 1, 'a number in [0, 1]')
+    const alpha = numOpt(v.alpha, '--alpha', (n) => n >= 0 && n <= 1, 'a number in [0, 1]')
+    const beta = numOpt(v.beta, '--beta', (n) => n >= 0, 'a number >= 0')
+    const teacherWeights = v['teacher-weights']?.split(',').map((s) => {
+      const n = Number(s)
+      if (!Number.isFinite(n) || n < 0) throw new CliError(`--teacher-weights: '${s}' is not a number >= 0`, 2)
+      return n
+    })
+    if (teacherWeights && teacherWeights.length !== teacherDirs.length) throw new CliError(`--teacher-weights has ${teacherWeights.length} values for ${teacherDirs.length} teachers`, 2)
+    let layerPairs
+    try {
+      layerPairs = v['layer-pairs']?.split(';').map((s) => (s.trim() ? parseLayerPairs(s) : undefined))
+    } catch (e) {
+      throw new CliError(`--layer-pairs: ${(e as Error).message}`, 2)
+    }
+    const hiddenSize = intOpt(v['hidden-size'], '--hidden-size')
+    const heads = intOpt(v.heads, '--heads')
+    const intermediate = intOpt(v['intermediate-size'], '--intermediate-size')
+    const width = hiddenSize || heads || intermediate ? { ...(hiddenSize && { hiddenSize }), ...(heads && { numAttentionHeads: heads }), ...(intermediate && { intermediateSize: intermediate }) } : undefined
+    const cacheMb = intOpt(v['cache-mb'], '--cache-mb', 0)
+    const quiet = v.quiet ?? false
+    const log = (line: string) => {
+      if (!quiet) process.stderr.write(line + '\n')
+    }
+
+    const tasks: DistillTask[] = []
+    const sources: Record<string, { train: string; dev: string | null }> = {}
+    const read = async (p: string): Promise<CorpusDocument[]> => (await readCorpus(p, undefined, quiet)).documents
+    if (taskSpecs.length) {
+      for (const t of taskSpecs) {
+        if (tasks.some((x) => x.name === t.name)) throw new CliError(`--task ${t.name} is given twice`, 2)
+        tasks.push({ name: t.name, train: await read(t.train), dev: t.dev ? await read(t.dev) : undefined })
+        sources[t.name] = { train: t.train, dev: t.dev ?? null }
+      }
+    } else {
+      tasks.push({ name: DEFAULT_HEAD, train: await read(v.train!), dev: v.dev ? await read(v.dev) : undefined })
+      sources[DEFAULT_HEAD] = { train: v.train!, dev: v.dev ?? null }
+    }
+    for (const t of tasks) if (!t.dev) log(`warning: task '${t.name}' has no devel file: the last epoch is kept (no model selection on it)`)
+
+    const backend = await startBackend(quiet)
+    const controller = new AbortController()
+    const onSigint = () => {
+      log('stopping after the current step; the best checkpoint so far is kept')
+      controller.abort()
+    }
+    process.on('SIGINT', onSigint)
+    let lastLine = 0
+    const onProgress = (p: DistillProgress) => {
+      const now = performance.now()
+      if (p.kind === 'cache') {
+        if (now - lastLine > 5000 || p.done === p.total) {
+          lastLine = now
+          log(`teacher outputs cached for ${p.done}/${p.total} examples`)
+        }
+        return
+      }
+      if (p.kind === 'eval') {
+        log(`epoch ${p.epoch}/${p.epochs}: mean loss ${p.loss.toFixed(4)}, devel F1 ${p.devF1!.toFixed(4)}`)
+        return
+      }
+      if (now - lastLine < 5000 && p.step !== p.totalSteps && p.step !== 1) return
+      lastLine = now
+      log(`epoch ${p.epoch}/${p.epochs} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} φ ${p.phi.toFixed(3)} T ${p.temperature} lr ${p.lr.toExponential(2)} ${Math.round(p.tokensPerSecond)} tok/s eta ${formatDuration(p.etaSeconds)}`)
+    }
+    let r
+    try {
+      r = await distillCheckpoints({
+        teacherDirs,
+        layers,
+        width,
+        tasks,
+        outDir: v.out,
+        kd,
+        temperature,
+        temperatureSchedule: oneOf(v['temperature-schedule'], '--temperature-schedule', ['constant', 'ramp'] as const),
+        scaleSoftByT2: !(v['no-t2'] ?? false),
+        b,
+        fixedWeights: alpha !== undefined || beta !== undefined ? { soft: alpha ?? 0.5, feature: beta ?? 1 } : undefined,
+        teacherWeights,
+        layerPairs,
+        softPositions: oneOf(v['soft-positions'], '--soft-positions', ['labeled', 'real'] as const),
+        mix: oneOf(v.mix, '--mix', ['proportional', 'round-robin'] as const),
+        teacherEngine: oneOf(v['teacher-engine'], '--teacher-engine', ['auto', 'onnx', 'tfjs'] as const),
+        teacherCache: oneOf(v['teacher-cache'], '--teacher-cache', ['auto', 'on', 'off'] as const),
+        cacheBudgetBytes: cacheMb !== undefined ? cacheMb * 1024 ** 2 : undefined,
+        epochs: intOpt(v.epochs, '--epochs') ?? DISTILL_CLI_DEFAULTS.epochs,
+        batchSize: intOpt(v['batch-size'], '--batch-size'),
+        lr: numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? DISTILL_CLI_DEFAULTS.lr,
+        warmupRatio: numOpt(v['warmup-ratio'], '--warmup-ratio', (n) => n >= 0 && n < 1, 'a number in [0, 1)'),
+        weightDecay: numOpt(v['weight-decay'], '--weight-decay', (n) => n >= 0 && n < 1, 'a number in [0, 1)'),
+        maxLength: intOpt(v['max-length'], '--max-length', 3),
+        maxSteps: intOpt(v['max-steps'], '--max-steps'),
+        seed: intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed,
+        onProgress,
+        signal: controller.signal,
+        log,
+        checkpoint: { metadata: { source: { teachers: teacherDirs, tasks: sources } } },
+      })
+    } catch (e) {
+      // Bad layer counts/pairs (RangeError) and inconsistent teachers/tasks are the user's to fix.
+      if (e instanceof DistillError || e instanceof RangeError) throw new CliError(e.message)
+      throw e
+    } finally {
+      process.off('SIGINT', onSigint)
+    }
+    const res = r.result
+    for (const t of res.teachers) log(`teacher ${t.name}: ${t.engine}${t.cached ? `, cached (${(t.cacheBytes / 1024 ** 2).toFixed(0)} MB in ${t.buildSeconds.toFixed(1)}s)` : ', online'} — ${t.reason}`)
+    log(`done in ${formatDuration(res.wallSeconds)}; best epoch ${res.bestEpoch ?? '-'}${res.bestDevF1 !== null ? ` (devel F1 ${res.bestDevF1.toFixed(4)})` : ''}`)
+    writeJsonLine({
+      out: res.checkpointDir,
+      backend: backend.name,
+      kd,
+      teachers: res.teachers.map(({ name, engine, cached, cacheBytes, buildSeconds, pairs }) => ({ dir: name, engine, cached, cache_bytes: cacheBytes, cache_seconds: buildSeconds, layer_pairs: pairs })),
+      layers,
+      layer_map: r.layerMap,
+      initialised_from_teacher: r.inherited,
+      parameters: r.parameters,
+      heads: r.heads,
+      train_examples: res.trainExamples,
+      steps: res.steps,
+      planned_steps: res.plannedSteps,
+      epochs: res.epochs,
+      best_epoch: res.bestEpoch,
+      best_dev_f1: res.bestDevF1,
+      cancelled: res.cancelled,
+      tokens_per_second: res.tokensPerSecond,
+      train_seconds: res.trainSeconds,
+      teacher_seconds: res.teacherSeconds,
+      eval_seconds: res.evalSeconds,
+      wall_seconds: res.wallSeconds,
+    })
+    return res.cancelled ? 130 : 0
+  })
+}

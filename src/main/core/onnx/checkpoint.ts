@@ -1,0 +1,158 @@
+// Reads what the ONNX export needs from an HF checkpoint directory (config.json +
+// model.safetensors, or the shards of model.safetensors.index.json) into a plain weights map in
+// torch layout, and scans model.onnx files for their metadata without decoding the graph.
+// Safetensors decoding is core/model's (it imports no tfjs); the exporter itself stays
+// independent of the tfjs model.
+
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { join } from 'node:path'
+import { onnx } from 'onnx-proto'
+import { readSafetensors } from '../model/safetensors'
+import type { WeightsMap } from './export'
+
+export const CONFIG_FILE = 'config.json'
+export const WEIGHTS_FILE = 'model.safetensors'
+export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json'
+export const ONNX_FILE = 'model.onnx'
+
+/** A problem with a file on disk; the message names the file. */
+export class OnnxFileError extends Error {
+  override name = 'OnnxFileError'
+  constructor(
+    readonly file: string,
+    problem: string,
+  ) {
+    super(`${file}: ${problem}`)
+  }
+}
+
+function errnoText(e: unknown): string {
+  return (e as NodeJS.ErrnoException).code ?? (e as Error).message
+}
+
+export interface CheckpointFiles {
+  dir: string
+  configPath: string
+  /** model.safetensors, or every shard listed in model.safetensors.index.json (sorted). */
+  weightPaths: string[]
+  configBytes: Uint8Array
+  config: Record<string, unknown>
+}
+
+/** Locates the checkpoint's files and reads config.json (small); weights are read separately. */
+export function readCheckpointFiles(dir: string): CheckpointFiles {
+  const configPath = join(dir, CONFIG_FILE)
+  let configBytes: Uint8Array
+  try {
+    configBytes = readFileSync(configPath)
+  } catch (e) {
+    throw new OnnxFileError(configPath, `cannot read the model configuration (${errnoText(e)})`)
+  }
+  let config: Record<string, unknown>
+  try {
+    config = JSON.parse(new TextDecoder().decode(configBytes))
+  } catch (e) {
+    throw new OnnxFileError(configPath, `is not valid JSON (${(e as Error).message})`)
+  }
+  const single = join(dir, WEIGHTS_FILE)
+  const index = join(dir, WEIGHTS_INDEX_FILE)
+  let weightPaths: string[]
+  if (existsSync(single)) weightPaths = [single]
+  else if (existsSync(index)) {
+    let map: Record<string, string> | undefined
+    try {
+      map = JSON.parse(readFileSync(index, 'utf8')).weight_map
+    } catch (e) {
+      throw new OnnxFileError(index, `cannot read the shard index (${(e as Error).message})`)
+    }
+    if (!map || typeof map !== 'object') throw new OnnxFileError(index, 'weight_map is missing')
+    weightPaths = [...new Set(Object.values(map))].sort().map((f) => join(dir, f))
+  } else throw new OnnxFileError(single, 'missing (no model weights to export)')
+  return { dir, configPath, weightPaths, configBytes, config }
+}
+
+/**
+ * Float tensors of the checkpoint under HF names, torch layout. Old TF-converted names
+ * (LayerNorm.gamma/beta) are renamed; integer buffers (position_ids) are skipped.
+ */
+export function readCheckpointWeights(weightPaths: string[]): WeightsMap {
+  const out: WeightsMap = new Map()
+  for (const path of weightPaths) {
+    let tensors
+    try {
+      tensors = readSafetensors(path).tensors
+    } catch (e) {
+      // SafetensorsError messages already start with the file name.
+      if ((e as Error).name === 'SafetensorsError') throw new OnnxFileError(path, (e as Error).message.replace(`${path}: `, ''))
+      throw new OnnxFileError(path, `cannot read the model weights (${errnoText(e)})`)
+    }
+    for (const [raw, t] of tensors) {
+      if (!(t.data instanceof Float32Array)) continue
+      const name = raw.replace(/LayerNorm\.gamma$/, 'LayerNorm.weight').replace(/LayerNorm\.beta$/, 'LayerNorm.bias')
+      out.set(name, { shape: t.shape, data: t.data })
+    }
+  }
+  return out
+}
+
+/**
+ * metadata_props of an ONNX file, read by walking the top-level ModelProto fields and skipping
+ * the graph (field 7) by its length: a few small reads even for a 400 MB model. Throws an
+ * OnnxFileError when the file is not a well-formed ModelProto at that level (e.g. truncated).
+ */
+export function readOnnxMetadata(path: string): Record<string, string> {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch (e) {
+    throw new OnnxFileError(path, `cannot open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`)
+  }
+  try {
+    const size = fstatSync(fd).size
+    const meta: Record<string, string> = {}
+    let sawGraph = false
+    let pos = 0
+    const buf = Buffer.alloc(10)
+    const varint = (): number => {
+      const n = readSync(fd, buf, 0, 10, pos)
+      let result = 0
+      let mul = 1
+      for (let i = 0; i < n; i++) {
+        const b = buf[i]
+        result += (b & 0x7f) * mul
+        mul *= 128
+        if ((b & 0x80) === 0) {
+          pos += i + 1
+          return result
+        }
+      }
+      throw new OnnxFileError(path, `not an ONNX model: bad varint at byte ${pos}`)
+    }
+    while (pos < size) {
+      const tag = varint()
+      const field = Math.floor(tag / 8)
+      const wire = tag & 7
+      if (field === 0) throw new OnnxFileError(path, `not an ONNX model: field 0 at byte ${pos}`)
+      if (wire === 0) varint()
+      else if (wire === 1) pos += 8
+      else if (wire === 5) pos += 4
+      else if (wire === 2) {
+        const len = varint()
+        if (pos + len > size) throw new OnnxFileError(path, `truncated or corrupt ONNX model: field ${field} needs ${len} bytes at byte ${pos}, the file has ${size}`)
+        if (field === 7) sawGraph = true
+        if (field === 14) {
+          const entry = Buffer.alloc(len)
+          readSync(fd, entry, 0, len, pos)
+          const kv = onnx.StringStringEntryProto.decode(entry)
+          meta[kv.key] = kv.value
+        }
+        pos += len
+      } else throw new OnnxFileError(path, `not an ONNX model: wire type ${wire} at byte ${pos}`)
+    }
+    if (pos !== size) throw new OnnxFileError(path, `truncated ONNX model (${size} bytes)`)
+    if (!sawGraph) throw new OnnxFileError(path, 'not an ONNX model: no graph')
+    return meta
+  } finally {
+    closeSync(fd)
+  }
+}

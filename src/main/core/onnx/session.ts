@@ -1,0 +1,320 @@
+// Tagging engine: onnxruntime-node on the exported model.onnx, with a tfjs fallback.
+//
+// Order: onnxruntime with CUDA (where its provider library is installed) → DirectML (Windows) →
+// CPU; when onnxruntime cannot load, or cannot load model.onnx even after one re-export, the tfjs
+// model (core/model) runs instead. The engine that runs, and why, is reported in `engine` and
+// `reason`; every fallback is also logged with the file and the error.
+//
+// Overrides: opts.prefer / FASTBIONER_INFERENCE = 'onnx' | 'tfjs'; opts.executionProviders /
+// FASTBIONER_ORT_EP = comma list of 'cuda', 'dml', 'cpu'.
+
+import { existsSync } from 'node:fs'
+import { availableParallelism, cpus } from 'node:os'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type * as Ort from 'onnxruntime-node'
+import { ONNX_FILE } from './checkpoint'
+import { DEFAULT_HEAD, ensureOnnx, exportCheckpointToOnnx } from './export'
+
+export type OrtEngineName = 'onnxruntime-cpu' | 'onnxruntime-cuda' | 'onnxruntime-dml'
+export type EngineName = OrtEngineName | `tfjs-${string}`
+export type ExecutionProvider = 'cuda' | 'dml' | 'cpu'
+
+/** One padded batch; ids may be int32 or int64, row-major [batch, seq]. */
+export interface InferenceBatch {
+  inputIds: Int32Array | BigInt64Array
+  attentionMask: Int32Array | BigInt64Array
+  /** Zeros when absent. */
+  tokenTypeIds?: Int32Array | BigInt64Array
+  batch: number
+  seq: number
+}
+
+export interface InferenceResult {
+  /** Per head ('default' for classifier.*): [batch * seq * numLabels], row-major. */
+  logits: Record<string, Float32Array>
+  /** Only from a model exported with hidden states: numLayers + 1 arrays [batch * seq * hidden]. */
+  hiddenStates?: Float32Array[]
+}
+
+export interface InferenceEngine {
+  engine: EngineName
+  /** Why this engine: shown to the user. */
+  reason: string
+  /** Problems met on the way (fallbacks, re-exports), each naming the file. */
+  warnings: string[]
+  run(batch: InferenceBatch): Promise<InferenceResult>
+  dispose(): Promise<void>
+}
+
+export interface OpenEngineOptions {
+  /** Default 'onnx'; FASTBIONER_INFERENCE overrides the default. */
+  prefer?: 'onnx' | 'tfjs'
+  /** 'auto' (default): export or refresh model.onnx first; 'never': use the file as it is. */
+  export?: 'auto' | 'never'
+  /** Providers to try in order; default: cuda (if installed), dml (Windows), cpu. */
+  executionProviders?: ExecutionProvider[]
+  /** Intra-op threads; default: all cores. */
+  threads?: number
+  /**
+   * Let onnxruntime's worker threads spin between operators (onnxruntime's own default). Ours is
+   * false: on a machine that is also training, rendering or running tests, spinning threads
+   * fight for the cores and a batch took 20-30% longer in bench/infer.ts.
+   */
+  spin?: boolean
+  /** Where fallbacks are reported; default console.warn. */
+  logger?: (line: string) => void
+  env?: NodeJS.ProcessEnv
+  /** Loads onnxruntime-node (tests inject a failing loader). */
+  loadOrt?: () => Promise<typeof Ort>
+  /** Opens the tfjs engine (default: core/model through ./tfjs). */
+  openTfjs?: (dir: string) => Promise<InferenceEngine>
+}
+
+export class InferenceEngineError extends Error {
+  override name = 'InferenceEngineError'
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message.split('\n')[0] : String(e)
+}
+
+// A require that bundlers leave alone, as in core/model/backend.ts.
+function nodeRequire(): NodeRequire {
+  if (typeof require === 'function') return require
+  if (typeof __filename === 'string') return createRequire(__filename)
+  return createRequire(pathToFileURL(join(process.cwd(), 'index.js')).href)
+}
+
+async function defaultLoadOrt(): Promise<typeof Ort> {
+  return nodeRequire()('onnxruntime-node') as typeof Ort
+}
+
+async function defaultOpenTfjs(dir: string): Promise<InferenceEngine> {
+  const { openTfjsEngine } = await import('./tfjs')
+  return openTfjsEngine(dir)
+}
+
+/** Directory of the onnxruntime-node native binding for this platform, or null. */
+function ortBinDir(): string | null {
+  try {
+    const pkg = nodeRequire().resolve('onnxruntime-node/package.json')
+    const dir = join(dirname(pkg), 'bin', 'napi-v6', process.platform, process.arch)
+    return existsSync(dir) ? dir : null
+  } catch {
+    return null
+  }
+}
+
+/** Providers worth trying here, with the reason others are skipped. */
+export function defaultExecutionProviders(): { order: ExecutionProvider[]; skipped: string[] } {
+  const order: ExecutionProvider[] = []
+  const skipped: string[] = []
+  const bin = ortBinDir()
+  const cudaLib = process.platform === 'win32' ? 'onnxruntime_providers_cuda.dll' : 'libonnxruntime_providers_cuda.so'
+  if (process.platform === 'darwin') skipped.push('cuda: not on macOS')
+  else if (bin && existsSync(join(bin, cudaLib))) order.push('cuda')
+  else skipped.push(`cuda: ${cudaLib} not installed (npm install with ONNXRUNTIME_NODE_INSTALL=cuda12 fetches it)`)
+  if (process.platform === 'win32') order.push('dml')
+  order.push('cpu')
+  return { order, skipped }
+}
+
+function parseProviders(value: string): ExecutionProvider[] {
+  const out: ExecutionProvider[] = []
+  for (const raw of value.split(',')) {
+    const v = raw.trim().toLowerCase()
+    if (!v) continue
+    if (v !== 'cuda' && v !== 'dml' && v !== 'cpu') throw new InferenceEngineError(`FASTBIONER_ORT_EP=${value}: '${v}' is not one of cuda, dml, cpu`)
+    out.push(v)
+  }
+  return out
+}
+
+function toInt64(a: Int32Array | BigInt64Array | undefined, n: number, what: string): BigInt64Array {
+  if (a == null) return new BigInt64Array(n)
+  if (a.length !== n) throw new InferenceEngineError(`${what} has ${a.length} values, expected batch × seq = ${n}`)
+  if (a instanceof BigInt64Array) return a
+  const out = new BigInt64Array(n)
+  for (let i = 0; i < n; i++) out[i] = BigInt(a[i])
+  return out
+}
+
+/** Opens an InferenceSession on the first provider that works. */
+async function createOrtSession(
+  ort: typeof Ort,
+  path: string,
+  providers: ExecutionProvider[],
+  threads: number,
+  spin: boolean,
+): Promise<{ session: Ort.InferenceSession; provider: ExecutionProvider; failures: string[] }> {
+  const failures: string[] = []
+  for (const ep of providers) {
+    try {
+      const session = await ort.InferenceSession.create(path, {
+        executionProviders: [ep],
+        graphOptimizationLevel: 'all',
+        intraOpNumThreads: threads,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        // Warnings about unused initializers etc. are noise for users; errors still throw.
+        logSeverityLevel: 3,
+        ...(spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
+      })
+      return { session, provider: ep, failures }
+    } catch (e) {
+      failures.push(`${ep}: ${errorText(e)}`)
+      // A corrupt file fails on every provider: no point trying the others.
+      if (/protobuf|parse|invalid model|load model|ModelProto|No graph/i.test(errorText(e))) break
+    }
+  }
+  throw new InferenceEngineError(`onnxruntime could not load ${path}: ${failures.join('; ')}`)
+}
+
+class OrtEngine implements InferenceEngine {
+  readonly warnings: string[]
+  private readonly heads: Array<{ head: string; output: string }>
+  private readonly hiddenOutputs: string[]
+
+  constructor(
+    private readonly ort: typeof Ort,
+    private readonly session: Ort.InferenceSession,
+    readonly engine: OrtEngineName,
+    readonly reason: string,
+    warnings: string[],
+    private readonly path: string,
+  ) {
+    this.warnings = warnings
+    this.heads = session.outputNames
+      .filter((o) => o === 'logits' || o.startsWith('logits_'))
+      .map((o) => ({ head: o === 'logits' ? DEFAULT_HEAD : o.slice('logits_'.length), output: o }))
+    this.hiddenOutputs = session.outputNames
+      .filter((o) => /^hidden_state_\d+$/.test(o))
+      .sort((a, b) => Number(a.slice(13)) - Number(b.slice(13)))
+  }
+
+  async run(b: InferenceBatch): Promise<InferenceResult> {
+    const n = b.batch * b.seq
+    const dims = [b.batch, b.seq]
+    const feeds = {
+      input_ids: new this.ort.Tensor('int64', toInt64(b.inputIds, n, 'inputIds'), dims),
+      attention_mask: new this.ort.Tensor('int64', toInt64(b.attentionMask, n, 'attentionMask'), dims),
+      token_type_ids: new this.ort.Tensor('int64', toInt64(b.tokenTypeIds, n, 'tokenTypeIds'), dims),
+    }
+    let out: Ort.InferenceSession.ReturnType
+    try {
+      out = await this.session.run(feeds)
+    } catch (e) {
+      // e.g. a sequence longer than max_position_embeddings fails in the position Gather.
+      throw new InferenceEngineError(`onnxruntime failed on a batch of ${b.batch} × ${b.seq} tokens with ${this.path}: ${errorText(e)}`)
+    }
+    const logits: Record<string, Float32Array> = {}
+    for (const h of this.heads) logits[h.head] = out[h.output].data as Float32Array
+    const result: InferenceResult = { logits }
+    if (this.hiddenOutputs.length) result.hiddenStates = this.hiddenOutputs.map((o) => out[o].data as Float32Array)
+    return result
+  }
+
+  async dispose(): Promise<void> {
+    await this.session.release()
+  }
+}
+
+/** Opens the fastest engine that works for the checkpoint in `dir`. */
+export async function openInferenceEngine(dir: string, opts: OpenEngineOptions = {}): Promise<InferenceEngine> {
+  const env = opts.env ?? process.env
+  const log = opts.logger ?? ((line: string) => console.warn(line))
+  const envPrefer = env.FASTBIONER_INFERENCE?.trim().toLowerCase()
+  if (envPrefer && envPrefer !== 'onnx' && envPrefer !== 'tfjs') {
+    throw new InferenceEngineError(`FASTBIONER_INFERENCE=${env.FASTBIONER_INFERENCE} is not 'onnx' or 'tfjs'`)
+  }
+  const prefer = opts.prefer ?? (envPrefer as 'onnx' | 'tfjs' | undefined) ?? 'onnx'
+  const openTfjs = opts.openTfjs ?? defaultOpenTfjs
+  const warnings: string[] = []
+
+  const fallback = async (why: string): Promise<InferenceEngine> => {
+    const line = `[fastbioner] ${why}; falling back to tfjs`
+    log(line)
+    warnings.push(why)
+    let t: InferenceEngine
+    try {
+      t = await openTfjs(dir)
+    } catch (e) {
+      throw new InferenceEngineError(`no inference engine for ${dir}: ${why}; the tfjs fallback failed too: ${errorText(e)}`)
+    }
+    return { ...bind(t), reason: `${t.reason} (fallback: ${why})`, warnings: [...warnings, ...t.warnings] }
+  }
+
+  if (prefer === 'tfjs') {
+    const t = await openTfjs(dir)
+    return { ...bind(t), reason: `${t.reason} (tfjs preferred${opts.prefer ? '' : ' by FASTBIONER_INFERENCE'})` }
+  }
+
+  let ort: typeof Ort
+  try {
+    ort = await (opts.loadOrt ?? defaultLoadOrt)()
+  } catch (e) {
+    return fallback(`onnxruntime-node cannot load (${errorText(e)})`)
+  }
+
+  const path = join(dir, ONNX_FILE)
+  const doExport = (opts.export ?? 'auto') === 'auto'
+  let exportNote = ''
+  let justExported = false
+  if (doExport) {
+    try {
+      const r = await ensureOnnx(dir)
+      justExported = r.status !== 'fresh'
+      if (r.status === 'regenerated') {
+        warnings.push(r.reason)
+        log(`[fastbioner] ${r.reason}`)
+      }
+      exportNote = r.status === 'fresh' ? '' : `; ${r.status === 'exported' ? 'exported' : 're-exported'} ${ONNX_FILE}`
+    } catch (e) {
+      return fallback(`cannot export ${path} (${errorText(e)})`)
+    }
+  } else if (!existsSync(path)) {
+    return fallback(`${path} does not exist and export is off`)
+  }
+
+  const envEp = env.FASTBIONER_ORT_EP
+  const def = defaultExecutionProviders()
+  const providers = opts.executionProviders ?? (envEp ? parseProviders(envEp) : def.order)
+  const threads = opts.threads ?? (typeof availableParallelism === 'function' ? availableParallelism() : cpus().length)
+  const spin = opts.spin ?? false
+
+  let opened: Awaited<ReturnType<typeof createOrtSession>>
+  try {
+    opened = await createOrtSession(ort, path, providers, threads, spin)
+  } catch (e) {
+    if (!doExport || justExported) return fallback(errorText(e))
+    // The file passed the metadata check but onnxruntime rejects it (damaged inside the graph):
+    // export once more and retry before giving up on onnxruntime.
+    const why = `${errorText(e)}; re-exporting ${ONNX_FILE}`
+    log(`[fastbioner] ${why}`)
+    warnings.push(why)
+    try {
+      await exportCheckpointToOnnx(dir)
+      opened = await createOrtSession(ort, path, providers, threads, spin)
+      exportNote = `; re-exported ${ONNX_FILE} after a load failure`
+    } catch (e2) {
+      return fallback(errorText(e2))
+    }
+  }
+  const engine: OrtEngineName = opened.provider === 'cuda' ? 'onnxruntime-cuda' : opened.provider === 'dml' ? 'onnxruntime-dml' : 'onnxruntime-cpu'
+  const version = (ort.env as { versions?: { common?: string } }).versions?.common ?? ''
+  const epText = opened.provider === 'cpu' ? `CPU execution provider, ${threads} intra-op thread${threads === 1 ? '' : 's'}` : `${opened.provider.toUpperCase()} execution provider`
+  const notes = [...opened.failures.map((f) => `${f.split(':')[0]} failed: ${f.slice(f.indexOf(':') + 2)}`)]
+  if (!opts.executionProviders && !envEp) notes.push(...def.skipped.map((s) => `skipped ${s}`))
+  const reason = `onnxruntime-node ${version}, ${epText}${exportNote}${notes.length ? `; ${notes.join('; ')}` : ''}`
+  if (opened.failures.length) warnings.push(...opened.failures.map((f) => `onnxruntime provider ${f}`))
+  return new OrtEngine(ort, opened.session, engine, reason, warnings, path)
+}
+
+/** A plain-object copy of an engine whose methods stay bound to the original. */
+function bind(t: InferenceEngine): InferenceEngine {
+  return { engine: t.engine, reason: t.reason, warnings: t.warnings, run: (b) => t.run(b), dispose: () => t.dispose() }
+}
+
+

@@ -1,0 +1,56 @@
+// The tfjs engine behind the same InferenceEngine interface: used when onnxruntime cannot run
+// (or when asked for). session.ts imports this module lazily, so the onnxruntime path never
+// loads tfjs.
+
+import * as tf from '@tensorflow/tfjs-core'
+import { initBackend } from '../model/backend'
+import type { BertTokenClassifier } from '../model/bert'
+import { loadCheckpoint } from '../model/checkpoint'
+import type { InferenceBatch, InferenceEngine, InferenceResult } from './session'
+
+function toInt32(a: Int32Array | BigInt64Array | undefined, n: number, what: string): Int32Array {
+  if (a == null) return new Int32Array(n)
+  if (a.length !== n) throw new Error(`${what} has ${a.length} values, expected batch × seq = ${n}`)
+  if (a instanceof Int32Array) return a
+  return Int32Array.from(a, (v) => Number(v))
+}
+
+/** Wraps a tfjs model as an InferenceEngine (disposes the model with the engine). */
+export function tfjsEngineFromModel(model: BertTokenClassifier, backend: string, reason: string, warnings: string[] = []): InferenceEngine {
+  return {
+    engine: `tfjs-${backend}`,
+    reason,
+    warnings,
+    async run(b: InferenceBatch): Promise<InferenceResult> {
+      const n = b.batch * b.seq
+      const ids = toInt32(b.inputIds, n, 'inputIds')
+      const mask = toInt32(b.attentionMask, n, 'attentionMask')
+      const types = toInt32(b.tokenTypeIds, n, 'tokenTypeIds')
+      const out = tf.tidy(() => {
+        const r = model.forward({
+          inputIds: tf.tensor2d(ids, [b.batch, b.seq], 'int32'),
+          attentionMask: tf.tensor2d(mask, [b.batch, b.seq], 'int32'),
+          tokenTypeIds: tf.tensor2d(types, [b.batch, b.seq], 'int32'),
+        })
+        return r.logits as unknown as Record<string, tf.Tensor>
+      })
+      const logits: Record<string, Float32Array> = {}
+      try {
+        for (const [h, t] of Object.entries(out)) logits[h] = (await t.data()) as Float32Array
+      } finally {
+        for (const t of Object.values(out)) t.dispose()
+      }
+      return { logits }
+    },
+    async dispose() {
+      model.dispose()
+    },
+  }
+}
+
+/** Loads the checkpoint with core/model on the backend initBackend picks. */
+export async function openTfjsEngine(dir: string): Promise<InferenceEngine> {
+  const backend = await initBackend()
+  const { model, notes } = await loadCheckpoint(dir, { trainable: false })
+  return tfjsEngineFromModel(model, backend.name, `tfjs ${backend.name} backend: ${backend.reason}`, notes)
+}

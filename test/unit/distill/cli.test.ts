@@ -1,0 +1,77 @@
+// `fastbioner distill` end to end on a tiny teacher checkpoint and CoNLL files.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { useBackend } from '@core/model/backend'
+import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
+import { writeCorpus } from '@core/corpus'
+import { parseTaskSpec, run } from '../../../src/cli/commands/distill'
+import { syntheticDocs, tinyModel, tokenizer } from './helpers'
+
+let tmp: string
+beforeAll(async () => {
+  await useBackend('wasm')
+  tmp = mkdtempSync(join(tmpdir(), 'fastbioner-distill-cli-'))
+})
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+function conll(name: string, n: number, seed: number): string {
+  const p = join(tmp, name)
+  writeFileSync(p, writeCorpus(syntheticDocs(n, seed, 3, name), 'conll').files[0].content)
+  return p
+}
+
+describe('distill command', () => {
+  it('parses --task specs (drive letters are not separators)', () => {
+    expect(parseTaskSpec('ncbi=a/train.tsv:a/dev.tsv')).toEqual({ name: 'ncbi', train: 'a/train.tsv', dev: 'a/dev.tsv' })
+    expect(parseTaskSpec('chem=C:\\d\\train.tsv:C:\\d\\dev.tsv')).toEqual({ name: 'chem', train: 'C:\\d\\train.tsv', dev: 'C:\\d\\dev.tsv' })
+    expect(parseTaskSpec('x=t.tsv,d.tsv')).toEqual({ name: 'x', train: 't.tsv', dev: 'd.tsv' })
+    expect(parseTaskSpec('x=t.tsv')).toEqual({ name: 'x', train: 't.tsv', dev: undefined })
+    expect(() => parseTaskSpec('t.tsv')).toThrow(/NAME=TRAIN/)
+  })
+
+  it('writes a student checkpoint and a JSON summary', async () => {
+    const teacherDir = join(tmp, 'teacher')
+    const t = tinyModel(4, 2)
+    await saveCheckpoint(teacherDir, t, tokenizer.vocab as string[], { lowercase: true })
+    t.dispose()
+    const out = join(tmp, 'student')
+    const lines: string[] = []
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
+      lines.push(String(s))
+      return true
+    })
+    let code: number
+    try {
+      code = await run(['--teacher', teacherDir, '--layers', '2', '--train', conll('train.conll', 12, 1), '--dev', conll('dev.conll', 4, 2), '--out', out, '--kd', 'fixed', '--epochs', '1', '--max-length', '32', '--teacher-engine', 'tfjs', '-q'])
+    } finally {
+      spy.mockRestore()
+    }
+    expect(code).toBe(0)
+    const summary = JSON.parse(lines.join(''))
+    expect(summary.kd).toBe('fixed')
+    expect(summary.layer_map).toEqual([2, 4])
+    expect(summary.initialised_from_teacher).toBe(true)
+    const ck = await loadCheckpoint(out)
+    expect(ck.config.numHiddenLayers).toBe(2)
+    expect(JSON.parse(readFileSync(join(out, 'fastbioner.json'), 'utf8')).distillation.kd).toBe('fixed')
+    ck.model.dispose()
+  })
+
+  it('rejects a bad --kd and a student deeper than the teacher with usage/input errors', async () => {
+    const err: string[] = []
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      err.push(String(s))
+      return true
+    })
+    try {
+      expect(await run(['--teacher', 'x', '--layers', '2', '--train', 'y', '--out', 'z', '--kd', 'magic'])).toBe(2)
+      expect(err.join('')).toMatch(/--kd must be one of dynamic, fixed, hidden, none/)
+      expect(await run(['--teacher', join(tmp, 'teacher'), '--layers', '9', '--train', conll('t2.conll', 2, 3), '--out', join(tmp, 'no'), '-q', '--teacher-engine', 'tfjs'])).toBe(1)
+      expect(err.join('')).toMatch(/student layers must be an integer in 1\.\.4/)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+})

@@ -1,0 +1,272 @@
+// The workspace's model registry, model suggestions and review queue (store level, no model).
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import type { Revision } from '@shared/model'
+import { SCHEMA_VERSION, StoreError, Workspace } from '@core/store'
+import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace } from './helpers'
+
+function thrown(fn: () => unknown): StoreError {
+  try {
+    fn()
+  } catch (e) {
+    expect(e).toBeInstanceOf(StoreError)
+    return e as StoreError
+  }
+  throw new Error('expected a StoreError')
+}
+
+/** Replays a document's revisions from nothing (as in annotations.test.ts). */
+function replay(revisions: Revision[]): Map<number, NonNullable<Revision['after']>> {
+  const state = new Map<number, NonNullable<Revision['after']>>()
+  for (const r of revisions) {
+    if (r.action === 'delete') {
+      expect(state.get(r.annotationId)).toEqual(r.before)
+      state.delete(r.annotationId)
+    } else {
+      if (r.action === 'update') expect(state.get(r.annotationId)).toEqual(r.before)
+      state.set(r.annotationId, r.after!)
+    }
+  }
+  return state
+}
+
+const config = { layers: 2, hidden: 128, heads: 2, parameters: 1000, bytes: 4000 }
+
+describe('model registry', () => {
+  let t: ReturnType<typeof tempWorkspace>
+  beforeEach(() => {
+    t = tempWorkspace()
+  })
+  afterEach(() => t.done())
+
+  it('registers models with relative paths, unique names and exactly one active ready model', () => {
+    const a = t.ws.createModel({ name: 'a', kind: 'teacher', status: 'ready', path: join(t.ws.modelsDir, 'a'), config, entityTypes: ['Disease'] })
+    expect(a).toMatchObject({ name: 'a', active: true, candidate: false, status: 'ready', layers: 2, parameters: 1000, entityTypes: ['Disease'] })
+    expect(a.path).toBe(join(t.dir, 'models', 'a'))
+    const raw = new Database(t.path, { readonly: true })
+    expect(raw.prepare('SELECT path FROM models WHERE id = ?').get(a.id)).toEqual({ path: 'models/a' })
+    raw.close()
+
+    const b = t.ws.createModel({ name: 'b', kind: 'student', path: join(t.ws.modelsDir, 'b'), parentId: a.id, distillation: { teacherId: a.id, mode: 'dynamic' } })
+    expect(b).toMatchObject({ status: 'training', active: false, parentId: a.id, distillation: { teacherId: a.id, mode: 'dynamic' } })
+    expect(t.ws.listModels().map((m) => m.name)).toEqual(['a'])
+    expect(t.ws.listModels({ includeTraining: true }).map((m) => m.name)).toEqual(['a', 'b'])
+    expect(thrown(() => t.ws.createModel({ name: 'a', kind: 'teacher', path: '/x' })).code).toBe('conflict')
+    expect(t.ws.uniqueModelName('a')).toBe('a (2)')
+    expect(t.ws.uniqueModelName('c')).toBe('c')
+
+    // Training models and candidates cannot be activated.
+    expect(thrown(() => t.ws.setActiveModel(b.id)).code).toBe('conflict')
+    t.ws.updateModel(b.id, { status: 'candidate', devScores: { precision: 1, recall: 0.5, f1: 0.667, types: {} } })
+    expect(thrown(() => t.ws.setActiveModel(b.id)).message).toMatch(/retrain candidate/)
+    const bReady = t.ws.updateModel(b.id, { status: 'ready' })
+    expect(bReady.active).toBe(false) // a is active already
+    expect(t.ws.setActiveModel(b.id).active).toBe(true)
+    expect(t.ws.getModel(a.id).active).toBe(false)
+
+    // Deleting the active model activates the newest remaining ready one; children keep a null parent.
+    const removed = t.ws.deleteModel(b.id)
+    expect(removed.name).toBe('b')
+    expect(t.ws.activeModel()!.id).toBe(a.id)
+    t.ws.deleteModel(a.id)
+    expect(t.ws.activeModel()).toBeNull()
+    expect(thrown(() => t.ws.getModel(a.id)).code).toBe('not_found')
+  })
+
+  it('abandons interrupted jobs: training rows removed, running runs failed, except those still running here', () => {
+    const done = t.ws.createModel({ name: 'done', kind: 'teacher', status: 'ready', path: '/m/done' })
+    const stale = t.ws.createModel({ name: 'stale', kind: 'teacher', path: '/m/stale', parentId: done.id })
+    const live = t.ws.createModel({ name: 'live', kind: 'teacher', path: '/m/live' })
+    const staleRun = t.ws.startRun('retrain', stale.id, {})
+    const liveRun = t.ws.startRun('train', live.id, {})
+    const removed = t.ws.abandonInterruptedModels({ models: new Set([live.id]), runs: new Set([liveRun]) })
+    expect(removed.map((m) => m.name)).toEqual(['stale'])
+    expect(t.ws.listModels({ includeTraining: true }).map((m) => m.name)).toEqual(['done', 'live'])
+    const runs = t.ws.runs()
+    expect(runs.find((r) => r.id === staleRun)).toMatchObject({ status: 'failed', modelId: null })
+    expect(runs.find((r) => r.id === liveRun)!.status).toBe('running')
+    t.ws.finishRun(liveRun, 'done', { f1: 0.9 })
+    expect(t.ws.runs().find((r) => r.id === liveRun)).toMatchObject({ status: 'done', metrics: { f1: 0.9 } })
+  })
+})
+
+describe('model suggestions', () => {
+  let t: ReturnType<typeof tempWorkspace>
+  let idA: number
+  let idB: number
+  let idC: number
+  const by = 'model:m'
+  beforeEach(async () => {
+    t = tempWorkspace()
+    await t.ws.importDocuments([DOC_A, DOC_B, DOC_C], 'x')
+    const ids = t.ws.listDocuments().documents.map((d) => d.id)
+    ;[idA, idB, idC] = ids as [number, number, number]
+  })
+  afterEach(() => t.done())
+
+  it('stores suggestions without touching accepted annotations, replaces earlier ones, records uncertainty', () => {
+    const a = t.ws.getDocument(idA)
+    const gold = a.annotations[0]! // "Cystic fibrosis" [0, 15)
+    const at = (w: string) => a.text.indexOf(w)
+    const r = t.ws.replaceSuggestions(
+      [
+        {
+          documentId: idA,
+          suggestions: [
+            { start: gold.start, end: gold.end, type: 'Disease', confidence: 0.99 }, // overlaps gold: dropped
+            { start: at('caused'), end: at('caused') + 6, type: 'Disease', confidence: 0.4 },
+            { start: at('caused') + 2, end: at('caused') + 9, type: 'Disease', confidence: 0.3 }, // overlaps the previous one
+            { start: 5, end: a.text.length + 5, type: 'Disease', confidence: 0.5 }, // not a span of the text
+            { start: at('mutations'), end: at('mutations') + 9, type: 'Variant', confidence: 1.7 }, // clamped
+          ],
+          uncertainty: 0.25,
+        },
+        { documentId: idC, suggestions: [], uncertainty: 0.75 },
+      ],
+      { modelId: null, by },
+    )
+    expect(r).toEqual({ stored: 2, dropped: 3 })
+    const sug = t.ws.getDocument(idA).annotations.filter((x) => x.state === 'suggested')
+    expect(sug.map((x) => [a.text.slice(x.start, x.end), x.type, x.confidence, x.origin, x.updatedBy])).toEqual([
+      ['caused', 'Disease', 0.4, 'model', by],
+      ['mutations', 'Variant', 1, 'model', by],
+    ])
+    expect(t.ws.getDocument(idA).status).toBe('unreviewed') // suggestions are not a review
+
+    // Again: the previous suggestions are deleted (with revisions by the model), the new ones stored.
+    t.ws.replaceSuggestions([{ documentId: idA, suggestions: [{ start: at('Patients'), end: at('Patients') + 8, type: 'X', confidence: 0.6 }], uncertainty: 0.1 }], {
+      modelId: null,
+      by,
+    })
+    const after = t.ws.getDocument(idA).annotations
+    expect(after.filter((x) => x.state === 'suggested').map((x) => x.type)).toEqual(['X'])
+    expect(after.filter((x) => x.state === 'accepted').length).toBe(4)
+    const hist = t.ws.history(idA)
+    expect(hist.filter((h) => h.by === by).map((h) => h.action)).toEqual(['create', 'create', 'delete', 'delete', 'create'])
+    replay(hist)
+
+    // Review queue: tagged documents not done, most uncertain first.
+    t.ws.replaceSuggestions([{ documentId: idB, suggestions: [], uncertainty: 0.5 }], { modelId: null, by })
+    expect(t.ws.reviewQueue().map((q) => [q.documentId, q.uncertainty, q.suggestions])).toEqual([
+      [idC, 0.75, 0],
+      [idB, 0.5, 0],
+      [idA, 0.1, 1],
+    ])
+    t.ws.setStatus(idC, 'done')
+    expect(t.ws.reviewQueue(1).map((q) => q.documentId)).toEqual([idB])
+    expect(thrown(() => t.ws.replaceSuggestions([{ documentId: 999, suggestions: [], uncertainty: null }], { modelId: null, by })).code).toBe('not_found')
+  })
+
+  it('accepts (person-confirmed), rejects and accepts above a threshold, all or nothing, with revisions', () => {
+    const c = t.ws.getDocument(idC)
+    const words = ['plain', 'abstract', 'without', 'annotated']
+    t.ws.replaceSuggestions(
+      [{ documentId: idC, suggestions: words.map((w, i) => ({ start: c.text.indexOf(w), end: c.text.indexOf(w) + w.length, type: 'T', confidence: 0.2 * (i + 1) })), uncertainty: 0.3 }],
+      { modelId: null, by },
+    )
+    const sug = t.ws.getDocument(idC).annotations
+    expect(sug.map((s) => s.confidence)).toEqual([0.2, 0.4, 0.6000000000000001, 0.8])
+
+    expect(t.ws.acceptSuggestions([sug[0]!.id, sug[0]!.id])).toBe(1)
+    const acc = t.ws.getDocument(idC).annotations.find((x) => x.id === sug[0]!.id)!
+    expect(acc).toMatchObject({ state: 'accepted', origin: 'person', confidence: 0.2, updatedBy: 'tester' })
+    expect(t.ws.getDocument(idC).status).toBe('in_progress')
+    // All or nothing: one bad id refuses the whole call.
+    expect(thrown(() => t.ws.acceptSuggestions([sug[1]!.id, sug[0]!.id])).code).toBe('conflict')
+    expect(t.ws.getDocument(idC).annotations.find((x) => x.id === sug[1]!.id)!.state).toBe('suggested')
+    expect(thrown(() => t.ws.rejectSuggestions([12345])).code).toBe('not_found')
+
+    expect(t.ws.rejectSuggestions([sug[1]!.id])).toBe(1)
+    expect(t.ws.acceptSuggestionsAbove(0.7, idC)).toBe(1)
+    expect(t.ws.getDocument(idC).annotations.map((x) => [x.state, x.confidence])).toEqual([
+      ['accepted', 0.2],
+      ['suggested', 0.6000000000000001],
+      ['accepted', 0.8],
+    ])
+    expect(t.ws.acceptSuggestionsAbove(0)).toBe(1)
+    expect(thrown(() => t.ws.acceptSuggestionsAbove(1.5)).code).toBe('invalid_request')
+    const hist = t.ws.history(idC)
+    expect(hist.filter((h) => h.by === 'tester').map((h) => h.action)).toEqual(['update', 'delete', 'update', 'update'])
+    replay(hist)
+  })
+
+  it('lets a person annotate over a suggestion (it is removed) and confirms a suggestion the person edits', () => {
+    const c = t.ws.getDocument(idC)
+    const s = (w: string) => ({ start: c.text.indexOf(w), end: c.text.indexOf(w) + w.length })
+    t.ws.replaceSuggestions(
+      [{ documentId: idC, suggestions: [{ ...s('plain'), type: 'T', confidence: 0.5 }, { ...s('abstract'), type: 'T', confidence: 0.5 }], uncertainty: null }],
+      { modelId: null, by },
+    )
+    const [plain, abstract] = t.ws.getDocument(idC).annotations
+    // A suggestion may not overlap anything; a person's annotation replaces the suggestions it covers.
+    expect(thrown(() => t.ws.createAnnotation({ documentId: idC, ...s('plain abstract'), type: 'T', state: 'suggested', origin: 'model' })).code).toBe('conflict')
+    const mine = t.ws.createAnnotation({ documentId: idC, ...s('plain abstract'), type: 'Thing' })
+    expect(t.ws.getDocument(idC).annotations.map((x) => x.id)).toEqual([mine.id])
+    expect(t.ws.history(idC).slice(-3).map((h) => [h.action, h.annotationId])).toEqual([
+      ['delete', plain!.id],
+      ['delete', abstract!.id],
+      ['create', mine.id],
+    ])
+
+    t.ws.replaceSuggestions([{ documentId: idC, suggestions: [{ ...s('without'), type: 'T', confidence: 0.9 }], uncertainty: null }], { modelId: null, by })
+    const w = t.ws.getDocument(idC).annotations.find((x) => x.state === 'suggested')!
+    const retyped = t.ws.updateAnnotation({ id: w.id, type: 'Other' })
+    expect(retyped).toMatchObject({ state: 'accepted', origin: 'person', confidence: 0.9, type: 'Other' })
+    // Re-tagging never removes it now.
+    t.ws.replaceSuggestions([{ documentId: idC, suggestions: [{ ...s('without'), type: 'T', confidence: 0.9 }], uncertainty: null }], { modelId: null, by })
+    expect(t.ws.getDocument(idC).annotations.filter((x) => x.state === 'suggested')).toEqual([])
+    replay(t.ws.history(idC))
+  })
+
+  it('gives the model jobs labelled documents (accepted annotations only) and the documents to tag', () => {
+    t.ws.replaceSuggestions([{ documentId: idB, suggestions: [{ start: 0, end: 4, type: 'X', confidence: 0.9 }], uncertainty: null }], { modelId: null, by })
+    t.ws.setStatus(idC, 'done')
+    const labelled = t.ws.labelledDocuments({ statuses: ['done'], includeGold: true })
+    expect(labelled.map((d) => d.id)).toEqual([String(idA), String(idB), String(idC)])
+    expect(labelled[1]!.mentions.map((m) => m.type)).toEqual(['Disease', 'Disease', 'Chemical']) // no suggestion
+    expect(labelled[1]!.mentions[0]!.text).toBe('pilomatricoma')
+    expect(t.ws.labelledDocuments({ statuses: ['done'], includeGold: false }).map((d) => d.id)).toEqual([String(idC)])
+    expect(t.ws.documentIdsForTagging()).toEqual([idA, idB])
+    expect(thrown(() => t.ws.documentIdsForTagging([idA, 777])).code).toBe('not_found')
+    const [forTag] = t.ws.documentsForTagging([idA])
+    expect(forTag).toMatchObject({ id: String(idA), mentions: [] })
+    expect(forTag!.text).toBe(t.ws.getDocument(idA).text)
+  })
+})
+
+describe('migration to the model registry (schema 2)', () => {
+  it('upgrades a version-1 workspace in place and keeps its data', async () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const path = join(dir, 'old.sqlite')
+      const ws = Workspace.open(path, { user: 'u' })
+      await ws.importDocuments([DOC_A], 'a')
+      ws.close()
+      // Roll the file back to version 1 as an older app left it.
+      const db = new Database(path)
+      db.exec(`
+        DROP TABLE document_uncertainty;
+        DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
+        ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
+        ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
+        ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
+        DELETE FROM schema_migrations WHERE version > 1;
+        INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');
+      `)
+      db.pragma('user_version = 1')
+      db.close()
+      const again = Workspace.open(path, { user: 'u' })
+      try {
+        expect(again.info().documentCount).toBe(1)
+        expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [] }])
+      } finally {
+        again.close()
+      }
+      const check = new Database(path, { readonly: true })
+      expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+      check.close()
+    } finally {
+      cleanup()
+    }
+  })
+})
