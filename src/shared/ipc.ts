@@ -233,6 +233,10 @@ export const contract = {
         end: z.number().int().min(1),
         type: entityType,
         conceptId: z.string().max(200).nullable().optional(),
+        // Set only when undo restores a rejected model suggestion; new entities are the person's.
+        origin: z.enum(['gold', 'model', 'person']).optional(),
+        confidence: z.number().min(0).max(1).nullable().optional(),
+        state: z.enum(['accepted', 'suggested']).optional(),
       })
       .strict()
       .refine((r) => r.end > r.start, 'end must be after start'),
@@ -245,6 +249,8 @@ export const contract = {
         end: z.number().int().min(1).optional(),
         type: entityType.optional(),
         conceptId: z.string().max(200).nullable().optional(),
+        /** 'suggested' is how undo takes back an accepted suggestion. */
+        state: z.enum(['accepted', 'suggested']).optional(),
       })
       .strict(),
   },

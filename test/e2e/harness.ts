@@ -6,7 +6,10 @@
 //    scripts from file://); the server sends the same CSP as src/shared/csp.ts;
 //  - the preload is emulated: window.api.invoke goes through page.exposeBinding into dispatch(),
 //    and ctx.emit reaches window.api.on listeners through page.evaluate;
-//  - the OS dialogs are test doubles: "open" returns the paths a test queued, "save" a temp path.
+//  - the OS dialogs are test doubles: "open" returns the paths a test queued, "save" a temp path;
+//  - the model host is a Node child process (createNodeModelHost: tsx + the same host entry) where
+//    Electron forks a utilityProcess; it starts on the first model request, so tests that never
+//    touch a model never pay for it.
 import { createServer, type Server } from 'node:http'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,6 +20,8 @@ import type { Channel, EventName, EventPayloads } from '@shared/ipc'
 import type { CorpusFormat } from '@shared/model'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
 import { Workspace } from '../../src/main/core/store'
+import { createNodeModelHost } from '../../src/main/host/node'
+import type { ModelHost } from '../../src/main/host/host'
 import { CONTENT_SECURITY_POLICY, RENDERER_DIR, SCREENSHOTS } from './paths'
 
 export { FIXTURES, RENDERER_DIR, ROOT, SCREENSHOTS } from './paths'
@@ -127,6 +132,9 @@ export interface Harness {
   workspace: () => Workspace
   /** Paths the next "Import…" file dialog will return. */
   queueOpenFiles(paths: string[]): void
+  /** The folder the next "Import HF folder…" dialog will return. */
+  queueModelFolder(path: string | null): void
+  modelHost: ModelHost
   /** Every path the save dialog handed out, in order. */
   exportPaths: string[]
   /** Console errors and page errors seen so far (known-benign ones filtered out). */
@@ -140,7 +148,9 @@ export interface Harness {
 /** Console messages that are not failures of the app; none at present. */
 const BENIGN: RegExp[] = []
 
-export async function startHarness(opts: { user?: string; viewport?: { width: number; height: number } } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: { user?: string; viewport?: { width: number; height: number }; hostEnv?: NodeJS.ProcessEnv } = {},
+): Promise<Harness> {
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
     throw new Error(`${RENDERER_DIR}/index.html is missing: run \`npx electron-vite build\` first (npm run test:e2e does).`)
   }
@@ -149,6 +159,9 @@ export async function startHarness(opts: { user?: string; viewport?: { width: nu
   const user = opts.user ?? 'e2e-annotator'
   let workspace = Workspace.open(workspacePath, { user })
   const openQueue: string[][] = []
+  const folderQueue: Array<string | null> = []
+  // Single-threaded tfjs (wasm) unless a test asks otherwise: the suite runs on two cores.
+  const modelHost = createNodeModelHost({ env: { FASTBIONER_BACKEND: 'wasm', ...opts.hostEnv } })
   const exportPaths: string[] = []
   let page: Page | null = null
 
@@ -172,10 +185,14 @@ export async function startHarness(opts: { user?: string; viewport?: { width: nu
     },
     // As in the Electron shell: paths must come from the dialogs below.
     restrictPathsToDialogs: true,
+    modelHost,
     dialogs: {
       // Test doubles for the OS dialogs (Electron's dialog.showOpenDialog / showSaveDialog).
       async openCorpusFiles() {
         return openQueue.shift() ?? []
+      },
+      async openModelFolder() {
+        return folderQueue.shift() ?? null
       },
       async saveExport(format: CorpusFormat) {
         const ext = format === 'bioc-json' ? 'json' : format === 'conll' ? 'tsv' : format === 'brat' ? '' : format
@@ -214,6 +231,8 @@ export async function startHarness(opts: { user?: string; viewport?: { width: nu
     handlers,
     workspace: () => workspace,
     queueOpenFiles: (paths) => void openQueue.push(paths),
+    queueModelFolder: (path) => void folderQueue.push(path),
+    modelHost,
     exportPaths,
     errors,
     invoke: (channel, payload) => dispatch(handlers, channel, payload),
@@ -223,6 +242,7 @@ export async function startHarness(opts: { user?: string; viewport?: { width: nu
       return file
     },
     async close() {
+      await modelHost.close({ final: true, timeoutMs: 2000 }).catch(() => undefined)
       await browser.close().catch(() => undefined)
       await new Promise<void>((ok) => server.close(() => ok()))
       workspace.close()

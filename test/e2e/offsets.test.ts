@@ -5,7 +5,7 @@ import type { Annotation, Passage } from '@shared/model'
 import { Layout } from '../../src/renderer/src/editor/layout'
 import { documentTokens, TokenIndex } from '../../src/renderer/src/editor/tokens'
 import { buildDoc, collectEntities, splitOverlapping } from '../../src/renderer/src/editor/entities'
-import { diffEntities } from '../../src/renderer/src/editor/sync'
+import { diffEntities, type DesiredEntity, type PersistedEntity } from '../../src/renderer/src/editor/sync'
 
 function ann(id: number, start: number, end: number, type = 'Disease'): Annotation {
   return {
@@ -126,16 +126,57 @@ describe('renderer offset mapping', () => {
   })
 
   it('orders saves so no intermediate state overlaps: deletes, shrinks, moves, creates', () => {
+    const acc = { state: 'accepted' as const, confidence: null }
     const persisted = new Map([
-      ['a1', { id: 1, start: 0, end: 10, type: 'Disease' }],
-      ['a2', { id: 2, start: 20, end: 30, type: 'Disease' }],
-      ['a3', { id: 3, start: 40, end: 50, type: 'Disease' }],
+      ['a1', { id: 1, start: 0, end: 10, type: 'Disease', ...acc }],
+      ['a2', { id: 2, start: 20, end: 30, type: 'Disease', ...acc }],
+      ['a3', { id: 3, start: 40, end: 50, type: 'Disease', ...acc }],
     ])
     const desired = new Map([
-      ['a2', { start: 12, end: 30, type: 'Disease' }], // grows into the space a1 leaves
-      ['a3', { start: 45, end: 50, type: 'Disease' }], // shrinks
-      ['n1', { start: 0, end: 5, type: 'Chemical' }],
+      ['a2', { start: 12, end: 30, type: 'Disease', ...acc }], // grows into the space a1 leaves
+      ['a3', { start: 45, end: 50, type: 'Disease', ...acc }], // shrinks
+      ['n1', { start: 0, end: 5, type: 'Chemical', ...acc }],
     ])
-    expect(diffEntities(desired, persisted).map((o) => `${o.kind}:${o.key}`)).toEqual(['delete:a1', 'update:a3', 'update:a2', 'create:n1'])
+    expect(diffEntities(desired, persisted).map((o) => `${o.kind}:${'key' in o ? o.key : o.keys.join(',')}`)).toEqual([
+      'delete:a1',
+      'update:a3',
+      'update:a2',
+      'create:n1',
+    ])
+  })
+
+  it('turns suggestion changes into batched accept / reject calls, state before extent', () => {
+    const sug = (id: number, start: number, end: number, confidence: number): PersistedEntity =>
+      ({ id, start, end, type: 'Disease', state: 'suggested', confidence })
+    const persisted = new Map<string, PersistedEntity>([
+      ['a1', sug(1, 0, 5, 0.9)],
+      ['a2', sug(2, 10, 15, 0.8)],
+      ['a3', sug(3, 20, 25, 0.7)],
+      ['a4', sug(4, 30, 35, 0.6)],
+      ['a5', { ...sug(5, 40, 45, 0.95), state: 'accepted' as const }],
+    ])
+    const as = (key: string, patch: Partial<DesiredEntity>): [string, DesiredEntity] => {
+      const { id: _id, ...rest } = persisted.get(key)!
+      return [key, { ...rest, ...patch }]
+    }
+    const desired = new Map<string, DesiredEntity>([
+      as('a1', { state: 'accepted' }), // accepted
+      as('a2', { state: 'accepted', end: 17 }), // accepted and extended
+      // a3, a4 rejected (gone)
+      as('a5', { state: 'suggested' }), // undo of accept
+    ])
+    const ops = diffEntities(desired, persisted)
+    expect(ops.map((o) => `${o.kind}:${'key' in o ? o.key : o.keys.join(',')}`)).toEqual(['reject:a3,a4', 'accept:a1,a2', 'unaccept:a5'])
+    // After the accept is saved, the extension of a2 is the only difference left.
+    persisted.set('a1', { ...persisted.get('a1')!, state: 'accepted' })
+    persisted.set('a2', { ...persisted.get('a2')!, state: 'accepted' })
+    persisted.delete('a3')
+    persisted.delete('a4')
+    persisted.set('a5', { ...persisted.get('a5')!, state: 'suggested' })
+    expect(diffEntities(desired, persisted).map((o) => `${o.kind}:${'key' in o ? o.key : ''}`)).toEqual(['update:a2'])
+    // An undone reject brings a suggestion back: created as a suggestion, with its confidence.
+    desired.set('a3', { start: 20, end: 25, type: 'Disease', state: 'suggested', confidence: 0.7 })
+    const back = diffEntities(desired, persisted).find((o) => o.kind === 'create')
+    expect(back).toMatchObject({ kind: 'create', key: 'a3', next: { state: 'suggested', confidence: 0.7 } })
   })
 })

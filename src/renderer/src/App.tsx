@@ -4,14 +4,18 @@ import type { ReviewStatus } from '@shared/model'
 import { api, errorMessage } from './api'
 import { notify } from './toasts'
 import { registerTypes, sortTypes } from './palette'
-import { Header } from './components/Header'
-import { DocumentList, type ListFilters } from './components/DocumentList'
+import { Header, VIEWS, type View } from './components/Header'
+import { DocumentList, type ListFilters, type ListMode } from './components/DocumentList'
 import { DocumentPane, type CurrentDocument } from './components/DocumentPane'
 import { HelpPanel } from './components/HelpPanel'
 import { PasteDialog } from './components/PasteDialog'
 import { ImportReport } from './components/ImportReport'
 import { useImport } from './useImport'
 import type { EditorController } from './editor/controller'
+import { activeModel, onJobFinished, refreshModels, runModelJob, useModels, useRunningJobLabel } from './models/store'
+import { ModelsView, type TagScope } from './models/ModelsView'
+import { RetrainView } from './models/RetrainView'
+import { CompressionView } from './models/CompressionView'
 
 /** Offered when the workspace has no entity types yet. */
 const DEFAULT_TYPES = ['Disease', 'Chemical', 'Gene']
@@ -40,6 +44,17 @@ export function App() {
   const defaultLegend = useRef(false)
   legendRef.current = legend
   const searchRef = useRef<HTMLInputElement | null>(null)
+  const [view, setView] = useState<View>('documents')
+  const [listMode, setListMode] = useState<ListMode>('all')
+  const [selected, setSelected] = useState<Set<number>>(() => new Set())
+  const [filteredTotal, setFilteredTotal] = useState(0)
+  const queueRef = useRef<number[]>([])
+  const onQueue = useCallback((ids: number[]) => {
+    queueRef.current = ids
+  }, [])
+  const { models } = useModels()
+  const runningJobLabel = useRunningJobLabel()
+  const currentModel = activeModel(models)
 
   const refreshInfo = useCallback(async () => {
     try {
@@ -111,6 +126,22 @@ export function App() {
 
   const goNeighbor = useCallback(
     async (direction: 'next' | 'previous') => {
+      // In "Most uncertain first", next / previous follow the queue.
+      if (listMode === 'queue') {
+        const q = queueRef.current
+        if (q.length === 0) {
+          notify('info', 'The review queue is empty.')
+          return
+        }
+        const i = currentId === null ? -1 : q.indexOf(currentId)
+        const j = direction === 'next' ? i + 1 : i < 0 ? q.length - 1 : i - 1
+        if (j < 0 || j >= q.length) {
+          notify('info', direction === 'next' ? 'This is the last document in the review queue.' : 'This is the first document in the review queue.')
+          return
+        }
+        setCurrentId(q[j]!)
+        return
+      }
       try {
         let id: number | null
         if (currentId === null) {
@@ -126,12 +157,86 @@ export function App() {
         notify('error', `Cannot move to the ${direction} document: ${errorMessage(e)}`)
       }
     },
-    [currentId],
+    [currentId, listMode],
   )
+
+  // ---- models in the loop
+
+  useEffect(() => {
+    void refreshModels()
+  }, [])
+
+  // After any model job: lists, counts and the open document may have changed.
+  useEffect(
+    () =>
+      onJobFinished((kind) => {
+        if (kind === 'tag') {
+          setListVersion((v) => v + 1)
+          void refreshInfo()
+        }
+        if (kind !== 'compare') void refreshModels()
+      }),
+    [refreshInfo],
+  )
+
+  const tag = useCallback(
+    async (scope: TagScope) => {
+      if (!currentModel) {
+        notify('warning', 'No active model yet. Train or import one in Models (Ctrl+2), then tag.')
+        return
+      }
+      await controllerRef.current?.flush()
+      let documentIds: number[] | undefined
+      let label: string
+      try {
+        if (scope === 'document') {
+          if (currentId === null) return
+          documentIds = [currentId]
+          label = `Tagging ${current?.externalId ?? 'this document'}`
+        } else if (scope === 'selected') {
+          documentIds = [...selected]
+          label = `Tagging ${documentIds.length} selected document${documentIds.length === 1 ? '' : 's'}`
+        } else if (scope === 'filtered') {
+          documentIds = await filteredIds(filters)
+          label = `Tagging ${documentIds.length} listed document${documentIds.length === 1 ? '' : 's'}`
+        } else label = 'Tagging the workspace'
+      } catch (e) {
+        notify('error', `Cannot list the documents to tag: ${errorMessage(e)}`)
+        return
+      }
+      if (documentIds && documentIds.length === 0) return
+      const openId = controllerRef.current?.documentId ?? null
+      const r = await runModelJob('tag', label, (jobId) => api.tag({ jobId, ...(documentIds ? { documentIds } : {}) }))
+      // The open document shows its new suggestions (its undo history ends here: tagging replaced them).
+      if (openId !== null && (!documentIds || documentIds.includes(openId)) && controllerRef.current?.documentId === openId) {
+        await controllerRef.current.reload().catch(() => undefined)
+      }
+      if (!r) return
+      if (r.cancelled) notify('warning', `Tagging cancelled after ${r.documents} document${r.documents === 1 ? '' : 's'}; their suggestions are kept.`)
+      else {
+        notify(
+          'success',
+          `Tagged ${r.documents} document${r.documents === 1 ? '' : 's'}: ${r.suggestions} suggestion${r.suggestions === 1 ? '' : 's'}` +
+            `${r.dropped ? ` (${r.dropped} overlapping accepted annotations left out)` : ''}, ${r.msPerDocument.toFixed(0)} ms per document on ${r.engine}.`,
+        )
+      }
+      if (scope === 'selected') setSelected(new Set())
+    },
+    [currentModel, currentId, current, selected, filters],
+  )
+
+  const tagUnavailable = !currentModel ? 'Train or import a model first (Models, Ctrl+2)' : runningJobLabel ? `${runningJobLabel} is running` : null
+
+  const afterWorkspaceAccept = useCallback(() => {
+    void controllerRef.current?.reload().catch(() => undefined)
+    setListVersion((v) => v + 1)
+    void refreshInfo()
+  }, [refreshInfo])
 
   const setStatus = useCallback(
     async (status: ReviewStatus) => {
-      if (!current) return
+      // While the next document loads, `current` is still the previous one: never act on it.
+      if (!current || current.id !== currentId) return
       try {
         // Edits still on their way are saved first, so "done" always covers them.
         await controllerRef.current?.flush()
@@ -148,7 +253,7 @@ export function App() {
         notify('error', `Could not change the review status: ${errorMessage(e)}`)
       }
     },
-    [current, refreshList],
+    [current, currentId, refreshList],
   )
 
   const toggleDone = useCallback(() => {
@@ -174,6 +279,18 @@ export function App() {
       // check for defaultPrevented comes after them).
       if (document.querySelector('.modal')) {
         if (e.key === '?' && document.querySelector('.modal.help')) setHelpOpen(false)
+        return
+      }
+      if (mod && !e.altKey && !e.shiftKey && /^[1-4]$/.test(e.key)) {
+        e.preventDefault()
+        setView(VIEWS[Number(e.key) - 1]!.view)
+        return
+      }
+      if (view !== 'documents') {
+        if (e.key === '?' && !typing && !mod && !e.altKey && !e.defaultPrevented) {
+          e.preventDefault()
+          setHelpOpen((v) => !v)
+        }
         return
       }
       if (e.altKey && !mod && !e.shiftKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
@@ -207,7 +324,7 @@ export function App() {
     }
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
-  }, [goNeighbor, toggleDone, setStatus, current])
+  }, [goNeighbor, toggleDone, setStatus, current, view])
 
   const legendTypes = useMemo(() => (legend.length ? legend : DEFAULT_TYPES), [legend])
 
@@ -234,8 +351,10 @@ export function App() {
         onExport={exportCorpus}
         onCancelJob={importer.cancel}
         onHelp={() => setHelpOpen(true)}
+        view={view}
+        onView={setView}
       />
-      <div className="workspace">
+      <div className="workspace" hidden={view !== 'documents'} id="view-documents" role="tabpanel" aria-labelledby="tab-documents">
         <DocumentList
           filters={filters}
           onFilters={setFilters}
@@ -243,6 +362,13 @@ export function App() {
           currentId={currentId}
           onOpen={openDocument}
           searchRef={searchRef}
+          mode={listMode}
+          onMode={setListMode}
+          selected={selected}
+          onSelected={setSelected}
+          onTag={tagUnavailable ? null : (scope) => void tag(scope)}
+          onTotal={setFilteredTotal}
+          onQueue={onQueue}
         />
         <main className="main" aria-label="Document">
           {importer.report && <ImportReport report={importer.report} onClose={importer.clearReport} />}
@@ -262,6 +388,8 @@ export function App() {
               onNeighbor={goNeighbor}
               controllerRef={controllerRef}
               onMissing={() => setCurrentId(null)}
+              onTag={tagUnavailable ? null : () => void tag('document')}
+              tagHint={tagUnavailable ?? `Tag this document with ${currentModel?.name ?? 'the active model'}: its suggestions appear dashed`}
             />
           ) : (
             <EmptyState
@@ -273,6 +401,28 @@ export function App() {
           )}
         </main>
       </div>
+      {view === 'models' && (
+        <div className="view-host" id="view-models" role="tabpanel" aria-labelledby="tab-models">
+          <ModelsView
+            selectedCount={selected.size}
+            filteredCount={filteredTotal}
+            currentDocument={current?.externalId ?? null}
+            onTag={(scope) => void tag(scope)}
+            onWorkspaceChanged={afterWorkspaceAccept}
+            onOpenRetrain={() => setView('retrain')}
+          />
+        </div>
+      )}
+      {view === 'retrain' && (
+        <div className="view-host" id="view-retrain" role="tabpanel" aria-labelledby="tab-retrain">
+          <RetrainView />
+        </div>
+      )}
+      {view === 'compression' && (
+        <div className="view-host" id="view-compression" role="tabpanel" aria-labelledby="tab-compression">
+          <CompressionView />
+        </div>
+      )}
       {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}
       {pasteOpen && (
         <PasteDialog
@@ -321,4 +471,19 @@ function EmptyState(props: { documentCount: number; onImport: () => void; onPast
       </p>
     </div>
   )
+}
+
+/** Ids of every document the list's filters match (tag "all in the list"). */
+async function filteredIds(filters: ListFilters): Promise<number[]> {
+  const out: number[] = []
+  const base = {
+    ...(filters.query.trim() ? { query: filters.query.trim() } : {}),
+    ...(filters.status ? { status: filters.status } : {}),
+    ...(filters.type ? { type: filters.type } : {}),
+  }
+  for (let offset = 0; ; offset += 5000) {
+    const page = await api.listDocuments({ ...base, offset, limit: 5000 })
+    for (const d of page.documents) out.push(d.id)
+    if (page.documents.length < 5000 || out.length >= page.total) return out
+  }
 }

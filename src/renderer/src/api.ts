@@ -84,6 +84,25 @@ export const api = {
   importText: (req: RequestOf<'import:text'>) => call('import:text', req),
   cancelJob: (jobId: string) => call('jobs:cancel', { jobId }),
   exportCorpus: (req: RequestOf<'export:write'>) => call('export:write', req),
+
+  // Models in the loop
+  engineInfo: () => call('engine:info', {}),
+  listModels: () => call('models:list', {}),
+  chooseModelFolder: () => call('dialog:openModelFolder', {}),
+  importModel: (req: RequestOf<'models:import'>) => call('models:import', req),
+  setActiveModel: (id: number) => call('models:setActive', { id }),
+  deleteModel: (id: number) => call('models:delete', { id }),
+  trainModel: (req: RequestOf<'models:train'>) => call('models:train', req),
+  tag: (req: RequestOf<'tag:run'>) => call('tag:run', req),
+  acceptSuggestions: (ids: number[]) => call('suggestions:accept', { ids }),
+  rejectSuggestions: (ids: number[]) => call('suggestions:reject', { ids }),
+  acceptAbove: (threshold: number, documentId?: number) =>
+    call('suggestions:acceptAbove', { threshold, ...(documentId !== undefined ? { documentId } : {}) }),
+  reviewQueue: (limit?: number) => call('review:queue', limit !== undefined ? { limit } : {}),
+  retrain: (req: RequestOf<'retrain:start'>) => call('retrain:start', req),
+  decideRetrain: (candidateId: number, keep: boolean) => call('retrain:decide', { candidateId, keep }),
+  distill: (req: RequestOf<'distill:start'>) => call('distill:start', req),
+  compare: (req: RequestOf<'compare:run'>) => call('compare:run', req),
 }
 
 export function newJobId(): string {

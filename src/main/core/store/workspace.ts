@@ -674,7 +674,9 @@ export class Workspace {
       const edited = spanChanged || type !== cur.type || conceptId !== cur.concept_id
       const state = input.state ?? (cur.state === 'suggested' && edited ? 'accepted' : cur.state)
       const confirmed = cur.state === 'suggested' && state === 'accepted'
-      const origin: AnnotationOrigin = confirmed ? 'person' : cur.origin
+      // Undo of an accept puts the suggestion back as the model's.
+      const unconfirmed = cur.state === 'accepted' && state === 'suggested'
+      const origin: AnnotationOrigin = confirmed ? 'person' : unconfirmed ? 'model' : cur.origin
       // Only a new span (or a newly accepted one) can create an overlap; retyping an (imported)
       // overlapping gold span stays allowed.
       if (spanChanged || confirmed) this.checkOverlap(doc, start, end, cur.id, state === 'accepted' ? 'accepted' : 'any')

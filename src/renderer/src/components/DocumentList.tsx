@@ -7,6 +7,9 @@ import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { colourClass } from '../palette'
 import { StatusPill } from './StatusPill'
+import { ReviewQueueList } from './ReviewQueueList'
+
+export type ListMode = 'all' | 'queue'
 
 export interface ListFilters {
   query: string
@@ -22,6 +25,16 @@ interface Props {
   currentId: number | null
   onOpen: (id: number) => void
   searchRef: RefObject<HTMLInputElement | null>
+  mode: ListMode
+  onMode: (m: ListMode) => void
+  /** Documents ticked for tagging. */
+  selected: ReadonlySet<number>
+  onSelected: (next: Set<number>) => void
+  /** Tag the ticked documents / every document the filters match; null while that is not possible. */
+  onTag: ((scope: 'selected' | 'filtered') => void) | null
+  onTotal: (n: number) => void
+  /** The queue's order, for j / k and Alt+↑/↓ in queue mode. */
+  onQueue: (ids: number[]) => void
 }
 
 const PAGE = 100
@@ -43,7 +56,7 @@ interface ListData {
 }
 
 export function DocumentList(props: Props) {
-  const { filters, onFilters, version, currentId, onOpen } = props
+  const { filters, onFilters, version, currentId, onOpen, selected, onSelected } = props
   const [queryInput, setQueryInput] = useState(filters.query)
   const filterKey = JSON.stringify([filters.query.trim(), filters.status, filters.type])
   const [data, setData] = useState<ListData>({ filterKey: '', total: 0, counts: null, pages: new Map() })
@@ -113,14 +126,16 @@ export function DocumentList(props: Props) {
     }
   }, [filterKey, version, fetchPage])
 
+  // The list element is new each time "All documents" comes back from the review queue.
   useLayoutEffect(() => {
     const el = scrollRef.current
     if (!el) return
     const ro = new ResizeObserver(() => setViewport(el.clientHeight))
     ro.observe(el)
     setViewport(el.clientHeight)
+    setScrollTop(el.scrollTop)
     return () => ro.disconnect()
-  }, [])
+  }, [props.mode])
 
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN)
   const last = Math.min(data.total - 1, Math.ceil((scrollTop + viewport) / ROW_HEIGHT) + OVERSCAN)
@@ -158,8 +173,27 @@ export function DocumentList(props: Props) {
     }
   }, [currentId, data.pages])
 
+  const toggle = (id: number) => {
+    const next = new Set(selected)
+    if (next.has(id)) next.delete(id)
+    else next.add(id)
+    onSelected(next)
+  }
+
+  const total = data.total
+  const onTotal = props.onTotal
+  useEffect(() => onTotal(total), [total, onTotal])
+
   const onListKey = (e: KeyboardEvent<HTMLDivElement>) => {
     if (data.total === 0) return
+    if (e.key === 'x' && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      const row = rowAt(activeIndex)
+      if (row) {
+        e.preventDefault()
+        toggle(row.id)
+      }
+      return
+    }
     let next = activeIndex
     if (e.key === 'ArrowDown') next = activeIndex + 1
     else if (e.key === 'ArrowUp') next = activeIndex - 1
@@ -194,6 +228,33 @@ export function DocumentList(props: Props) {
 
   return (
     <aside className="sidebar" aria-label="Documents">
+      <div className="list-mode" role="tablist" aria-label="List">
+        <button
+          type="button"
+          role="tab"
+          aria-selected={props.mode === 'all'}
+          className={`seg${props.mode === 'all' ? ' is-on' : ''}`}
+          onClick={() => props.onMode('all')}
+          data-testid="mode-all"
+        >
+          All documents
+        </button>
+        <button
+          type="button"
+          role="tab"
+          aria-selected={props.mode === 'queue'}
+          className={`seg${props.mode === 'queue' ? ' is-on' : ''}`}
+          onClick={() => props.onMode('queue')}
+          title="Tagged documents the model is least sure about, first (active learning)"
+          data-testid="mode-queue"
+        >
+          Most uncertain first
+        </button>
+      </div>
+      {props.mode === 'queue' ? (
+        <ReviewQueueList version={version} currentId={currentId} onOpen={onOpen} onQueue={props.onQueue} />
+      ) : (
+        <>
       <div className="sidebar-filters">
         <label className="search">
           <span className="visually-hidden">Search documents by text or PMID</span>
@@ -260,9 +321,33 @@ export function DocumentList(props: Props) {
           ))}
         </div>
       </div>
-      <p className="list-summary" aria-live="polite">
-        {loading ? 'Loading…' : `${data.total} document${data.total === 1 ? '' : 's'}`}
-      </p>
+      <div className="list-summary">
+        <span aria-live="polite">{loading ? 'Loading…' : `${data.total} document${data.total === 1 ? '' : 's'}`}</span>
+        {selected.size > 0 ? (
+          <span className="selection-actions" data-testid="selection-actions">
+            <strong>{selected.size} selected</strong>
+            <button type="button" className="link-btn" onClick={() => props.onTag?.('selected')} disabled={!props.onTag} data-testid="tag-selected">
+              Tag selected
+            </button>
+            <button type="button" className="link-btn" onClick={() => onSelected(new Set())}>
+              Clear
+            </button>
+          </span>
+        ) : (
+          data.total > 0 && (
+            <button
+              type="button"
+              className="link-btn"
+              onClick={() => props.onTag?.('filtered')}
+              disabled={!props.onTag}
+              title="Tag every document in this list with the active model"
+              data-testid="tag-filtered"
+            >
+              Tag {filters.query || filters.status || filters.type ? 'these' : 'all'} {data.total}
+            </button>
+          )
+        )}
+      </div>
       <div
         className="doc-list"
         ref={scrollRef}
@@ -282,15 +367,26 @@ export function DocumentList(props: Props) {
                 id={`doc-row-${row.id}`}
                 role="option"
                 aria-selected={row.id === currentId}
-                className={`doc-row${row.id === currentId ? ' is-current' : ''}${i === activeIndex ? ' is-active' : ''}`}
+                className={`doc-row${row.id === currentId ? ' is-current' : ''}${i === activeIndex ? ' is-active' : ''}${selected.has(row.id) ? ' is-selected' : ''}`}
                 style={{ top: i * ROW_HEIGHT, height: ROW_HEIGHT }}
-                onClick={() => {
+                onClick={(e) => {
                   setActiveIndex(i)
-                  onOpen(row.id)
+                  if (e.ctrlKey || e.metaKey) toggle(row.id)
+                  else onOpen(row.id)
                 }}
                 data-doc-id={row.id}
                 data-external-id={row.externalId}
               >
+                <input
+                  type="checkbox"
+                  className="row-check"
+                  tabIndex={-1}
+                  checked={selected.has(row.id)}
+                  aria-label={`Select ${row.externalId} for tagging (x)`}
+                  title="Select for tagging (x)"
+                  onClick={(e) => e.stopPropagation()}
+                  onChange={() => toggle(row.id)}
+                />
                 <div className="doc-row-top">
                   <span className="pmid">{row.externalId}</span>
                   <StatusPill status={row.status} />
@@ -309,6 +405,8 @@ export function DocumentList(props: Props) {
           <p className="list-empty">{filters.query || filters.status || filters.type ? 'No document matches these filters.' : 'No documents yet.'}</p>
         )}
       </div>
+        </>
+      )}
     </aside>
   )
 }

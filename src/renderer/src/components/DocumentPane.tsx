@@ -8,6 +8,7 @@ import { Legend } from './Legend'
 import { SelectionMenu } from './SelectionMenu'
 import { EntityPopover } from './EntityPopover'
 import { HiddenAnnotations } from './HiddenAnnotations'
+import { SuggestionBar } from './SuggestionBar'
 
 export interface CurrentDocument {
   id: number
@@ -30,6 +31,9 @@ interface Props {
   onNeighbor: (direction: 'next' | 'previous') => void
   controllerRef: MutableRefObject<EditorController | null>
   onMissing: () => void
+  /** Tag this document with the active model (null: no active model, or a model job runs). */
+  onTag: (() => void) | null
+  tagHint: string
 }
 
 const noSubscribe = () => () => undefined
@@ -133,6 +137,17 @@ export function DocumentPane(props: Props) {
           <button
             type="button"
             className="btn small"
+            onClick={() => props.onTag?.()}
+            disabled={!props.onTag || !detail}
+            title={props.tagHint}
+            data-testid="tag-document"
+          >
+            <span aria-hidden="true">◇</span> Tag with model
+          </button>
+          <span className="toolbar-sep" aria-hidden="true" />
+          <button
+            type="button"
+            className="btn small"
             onClick={() => controller?.undo()}
             disabled={!snap?.canUndo}
             title="Undo (Ctrl+Z)"
@@ -199,6 +214,7 @@ export function DocumentPane(props: Props) {
           onAddType={(t) => props.onTypeUsed(t)}
         />
       )}
+      {controller && snap && snap.suggestions > 0 && <SuggestionBar controller={controller} snap={snap} />}
       {controller && snap && snap.hidden.length > 0 && <HiddenAnnotations controller={controller} hidden={snap.hidden} text={controller.text} />}
       <div className="doc-scroll">
         <div className={`doc-page${props.showTags ? ' show-tags' : ''}`} ref={pageRef}>

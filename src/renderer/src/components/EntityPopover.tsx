@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState, type KeyboardEvent, type RefObject } from 'react'
 import type { EditorController, UiSnapshot } from '../editor/controller'
 import { colourClass } from '../palette'
+import { confidenceLabel } from '../editor/schema'
 import { placeBelow } from './place'
 
 interface Props {
@@ -15,9 +16,10 @@ interface Props {
 const WIDTH = 380
 
 function originText(origin: string, confidence: number | null, state: string): string {
+  if (state === 'suggested') return `Model suggestion, not yet accepted · ${confidenceLabel(confidence)}`
   const base = origin === 'gold' ? 'Imported annotation (gold)' : origin === 'model' ? 'Model prediction' : 'Added by a person'
-  const conf = confidence !== null ? ` · confidence ${Math.round(confidence * 100)}%` : ''
-  return `${base}${conf}${state === 'suggested' ? ' · suggestion, not yet accepted' : ''}`
+  const conf = confidence !== null ? ` · ${origin === 'person' ? 'accepted from ' : ''}${confidenceLabel(confidence)}` : ''
+  return `${base}${conf}`
 }
 
 function when(iso: string): string {
@@ -45,6 +47,7 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
   if (!key || !info || !pageRef.current) return null
   const { left, top } = placeBelow(controller.view, info.to, pageRef.current, WIDTH)
   const types = legend.includes(info.attrs.type) ? legend : [...legend, info.attrs.type]
+  const suggested = info.attrs.state === 'suggested'
 
   const close = () => {
     controller.openPopover(null)
@@ -72,6 +75,10 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
     } else if (e.key === 'Delete' || e.key === 'Backspace') {
       e.preventDefault()
       controller.remove(key)
+      controller.focus()
+    } else if (suggested && (e.key === 'a' || e.key === 'r') && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault()
+      controller.decideActive(e.key === 'a')
       controller.focus()
     } else if (e.altKey && e.shiftKey) {
       const map: Record<string, ['start' | 'end', 'extend' | 'shrink']> = {
@@ -102,6 +109,7 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
       }}
       data-testid="entity-popover"
       data-entity-key={key}
+      data-state={info.attrs.state}
     >
       <div className="popover-head">
         <span className={`swatch ${colourClass(info.attrs.type)}`} aria-hidden="true" />
@@ -113,6 +121,39 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
           ×
         </button>
       </div>
+
+      {suggested && (
+        <div className="popover-suggestion" data-testid="suggestion-decision">
+          <p>
+            <span className="suggestion-tag">Suggestion</span> <strong data-testid="suggestion-confidence">{confidenceLabel(info.attrs.confidence)}</strong>
+            <span className="muted"> · not in the annotations until you accept it</span>
+          </p>
+          <div className="row">
+            <button
+              type="button"
+              className="btn small primary"
+              onClick={() => {
+                controller.decideActive(true)
+                controller.focus()
+              }}
+              data-action="accept"
+            >
+              ✓ Accept <kbd>a</kbd>
+            </button>
+            <button
+              type="button"
+              className="btn small danger"
+              onClick={() => {
+                controller.decideActive(false)
+                controller.focus()
+              }}
+              data-action="reject"
+            >
+              ✕ Reject <kbd>r</kbd>
+            </button>
+          </div>
+        </div>
+      )}
 
       <div className="popover-section">
         <span className="section-label">Type</span>
@@ -215,17 +256,21 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
       </div>
 
       <div className="popover-foot">
-        <button
-          type="button"
-          className="btn small danger"
-          onClick={() => {
-            controller.remove(key)
-            controller.focus()
-          }}
-          data-action="delete"
-        >
-          Delete entity <kbd>Del</kbd>
-        </button>
+        {suggested ? (
+          <span className="popover-note">Retyping or moving an edge accepts it too.</span>
+        ) : (
+          <button
+            type="button"
+            className="btn small danger"
+            onClick={() => {
+              controller.remove(key)
+              controller.focus()
+            }}
+            data-action="delete"
+          >
+            Delete entity <kbd>Del</kbd>
+          </button>
+        )}
         <button type="button" className="btn small" onClick={close}>
           Close <kbd>Esc</kbd>
         </button>

@@ -2,6 +2,17 @@ import { useEffect, useRef, useState } from 'react'
 import type { WorkspaceInfo } from '@shared/ipc'
 import type { JobView } from '../useImport'
 import { dismiss, useToasts } from '../toasts'
+import { useModelJob } from '../models/store'
+import { JobProgressBar } from '../models/JobViews'
+
+export type View = 'documents' | 'models' | 'retrain' | 'compression'
+
+export const VIEWS: Array<{ view: View; label: string; key: string }> = [
+  { view: 'documents', label: 'Documents', key: '1' },
+  { view: 'models', label: 'Models', key: '2' },
+  { view: 'retrain', label: 'Retrain', key: '3' },
+  { view: 'compression', label: 'Compression', key: '4' },
+]
 
 export type ExportFormat = 'pubtator' | 'conll' | 'bioc-json' | 'brat'
 
@@ -20,10 +31,13 @@ interface Props {
   onExport: (format: ExportFormat, label: string) => void
   onCancelJob: () => void
   onHelp: () => void
+  view: View
+  onView: (v: View) => void
 }
 
 export function Header(props: Props) {
   const { info, job } = props
+  const { job: modelJob } = useModelJob()
   return (
     <header className="app-header">
       <div className="brand">
@@ -45,8 +59,10 @@ export function Header(props: Props) {
           </p>
         </div>
       </div>
+      <ViewTabs view={props.view} onView={props.onView} />
       <div className="header-status" aria-live="polite">
         {job && <JobProgress job={job} onCancel={props.onCancelJob} />}
+        {modelJob && !modelJob.finished && <JobProgressBar job={modelJob} compact testId="header-model-job" />}
       </div>
       <nav className="header-actions" aria-label="Workspace actions">
         <button type="button" className="btn primary" onClick={props.onImport} disabled={!!job}>
@@ -62,6 +78,40 @@ export function Header(props: Props) {
       </nav>
       <Toasts />
     </header>
+  )
+}
+
+/** The views, as tabs: arrow keys move between them, Ctrl+1 … Ctrl+4 from anywhere. */
+function ViewTabs({ view, onView }: { view: View; onView: (v: View) => void }) {
+  const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight' && e.key !== 'Home' && e.key !== 'End') return
+    e.preventDefault()
+    const i = VIEWS.findIndex((v) => v.view === view)
+    const n =
+      e.key === 'Home' ? 0 : e.key === 'End' ? VIEWS.length - 1 : (i + (e.key === 'ArrowRight' ? 1 : -1) + VIEWS.length) % VIEWS.length
+    onView(VIEWS[n]!.view)
+    ;(e.currentTarget.querySelectorAll<HTMLButtonElement>('[role="tab"]')[n] ?? null)?.focus()
+  }
+  return (
+    <div className="view-tabs" role="tablist" aria-label="Views" onKeyDown={onKeyDown}>
+      {VIEWS.map((v) => (
+        <button
+          key={v.view}
+          type="button"
+          role="tab"
+          id={`tab-${v.view}`}
+          aria-selected={view === v.view}
+          aria-controls={`view-${v.view}`}
+          tabIndex={view === v.view ? 0 : -1}
+          className={`view-tab${view === v.view ? ' is-on' : ''}`}
+          onClick={() => onView(v.view)}
+          title={`${v.label} (Ctrl+${v.key})`}
+          data-view={v.view}
+        >
+          {v.label}
+        </button>
+      ))}
+    </div>
   )
 }
 

@@ -32,6 +32,16 @@ const GROUPS: Array<{ title: string; rows: Array<[string[], string]> }> = [
     ],
   },
   {
+    title: 'Model suggestions (dashed) — cursor in the text',
+    rows: [
+      [['a'], 'Accept the suggestion under the cursor (then on to the next one)'],
+      [['r', 'Delete'], 'Reject the suggestion under the cursor'],
+      [['n', 'p'], 'Next / previous suggestion'],
+      [['1 … 9'], 'Retype a suggestion: a corrected suggestion counts as accepted'],
+      [['Ctrl+Z'], 'Undo an accept or reject like any other change'],
+    ],
+  },
+  {
     title: 'Reviewing',
     rows: [
       [['Ctrl+Enter'], 'Mark the document done (press again to reopen it)'],
@@ -43,9 +53,11 @@ const GROUPS: Array<{ title: string; rows: Array<[string[], string]> }> = [
   {
     title: 'Moving around',
     rows: [
+      [['Ctrl+1 … 4'], 'Documents, Models, Retrain, Compression'],
       [['/'], 'Search documents'],
       [['e'], 'Move the focus into the document text'],
       [['↑', '↓'], 'In the document list: move; Enter opens'],
+      [['x'], 'In the document list: select the document for tagging (Ctrl+click too)'],
       [['Tab'], 'Next control (the focus is always outlined)'],
       [['?'], 'Show or hide this help'],
     ],

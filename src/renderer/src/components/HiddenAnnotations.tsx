@@ -19,6 +19,7 @@ export function HiddenAnnotations({ controller, hidden, text }: { controller: Ed
         {hidden.map((a) => (
           <li key={a.id}>
             <span className={`swatch ${colourClass(a.type)}`} aria-hidden="true" /> {a.type} <q>{text.slice(a.start, a.end)}</q>{' '}
+            {a.state === 'suggested' && <span className="suggestion-tag">suggestion{a.confidence !== null ? ` ${a.confidence.toFixed(2)}` : ''}</span>}
             <span className="muted">
               ({a.start}–{a.end})
             </span>
@@ -32,8 +33,8 @@ export function HiddenAnnotations({ controller, hidden, text }: { controller: Ed
             >
               Show
             </button>
-            <button type="button" className="btn small danger" onClick={() => void controller.deleteHidden(a.id)}>
-              Delete
+            <button type="button" className="btn small danger" onClick={() => void controller.deleteHidden(a)}>
+              {a.state === 'suggested' ? 'Reject' : 'Delete'}
             </button>
           </li>
         ))}

@@ -13,12 +13,14 @@ import {
   buildDoc,
   collectEntities,
   countByType,
+  isSuggested,
   keyOfAnnotation,
   overlappingEntities,
   splitOverlapping,
+  suggestionsOf,
   type EntitySpan,
 } from './entities'
-import { entityMark, type EntityAttrs } from './schema'
+import { confidenceLabel, entityMark, type EntityAttrs } from './schema'
 import { activeKey, activePlugin, bioPlugin, getActive, readOnlyPlugin, setShowTags, type ActiveEntity } from './plugins'
 import { SyncEngine, type DesiredEntity, type PersistedEntity, type SaveState } from './sync'
 import { handlesPlugin } from './handles'
@@ -44,8 +46,12 @@ export interface UiSnapshot {
   /** Bumped when the keyboard asks to move focus into the type menu / the popover. */
   focusMenu: number
   focusPopover: number
+  /** Accepted entities per type, and their number (suggestions are counted apart). */
   counts: Record<string, number>
   total: number
+  /** Model suggestions waiting for a decision, and their confidences (highest first). */
+  suggestions: number
+  confidences: number[]
   save: SaveState
   pending: number
   canUndo: boolean
@@ -105,6 +111,8 @@ export class EditorController {
       focusPopover: 0,
       counts: {},
       total: 0,
+      suggestions: 0,
+      confidences: [],
       save: 'saved',
       pending: 0,
       canUndo: false,
@@ -186,7 +194,7 @@ export class EditorController {
     const initial = new Map<string, PersistedEntity>()
     for (const a of shown) {
       const key = keyOfAnnotation(a.id)
-      initial.set(key, { id: a.id, start: a.start, end: a.end, type: a.type })
+      initial.set(key, { id: a.id, start: a.start, end: a.end, type: a.type, state: a.state, confidence: a.confidence })
       this.saved.set(key, a)
       this.cb.typeUsed(a.type)
     }
@@ -268,6 +276,11 @@ export class EditorController {
       'Alt-Shift-ArrowRight': () => (this.adjustActive('end', 'extend'), true),
       'Alt-Shift-ArrowDown': () => (this.adjustActive('start', 'shrink'), true),
       'Alt-Shift-ArrowUp': () => (this.adjustActive('end', 'shrink'), true),
+      // Model suggestions: accept / reject the one under the cursor, move between them.
+      a: () => (this.decideActive(true), true),
+      r: () => (this.decideActive(false), true),
+      n: () => (this.gotoSuggestion('next'), true),
+      p: () => (this.gotoSuggestion('previous'), true),
     }
     for (let n = 1; n <= 9; n++) {
       k[String(n)] = () => {
@@ -302,10 +315,14 @@ export class EditorController {
   private refresh(): void {
     this.entities = collectEntities(this.view.state.doc)
     const counts = countByType(this.entities)
+    const suggested = suggestionsOf(this.entities)
+    const confidences = suggested.map((e) => (e.mark.attrs['confidence'] as number | null) ?? 0).sort((a, b) => b - a)
     const popover = this.snapshot.popover && this.entities.has(this.snapshot.popover) ? this.snapshot.popover : null
     this.patch({
       counts,
-      total: this.entities.size,
+      total: this.entities.size - suggested.length,
+      suggestions: suggested.length,
+      confidences: sameNumbers(confidences, this.snapshot.confidences) ? this.snapshot.confidences : confidences,
       hidden: this.hidden,
       popover,
       revision: this.snapshot.revision + 1,
@@ -330,7 +347,14 @@ export class EditorController {
   private desired(): Map<string, DesiredEntity> {
     const out = new Map<string, DesiredEntity>()
     for (const e of this.entities.values()) {
-      out.set(e.key, { start: this.layout.posToChar(e.from), end: this.layout.posToChar(e.to), type: e.type })
+      const attrs = e.mark.attrs as EntityAttrs
+      out.set(e.key, {
+        start: this.layout.posToChar(e.from),
+        end: this.layout.posToChar(e.to),
+        type: e.type,
+        state: attrs.state,
+        confidence: attrs.confidence,
+      })
     }
     return out
   }
@@ -380,15 +404,18 @@ export class EditorController {
     return `“${s.length > 50 ? `${s.slice(0, 49)}…` : s}”`
   }
 
-  /** Why [from, to) cannot hold an entity (overlap with a drawn or hidden annotation), or null. */
+  /**
+   * Why [from, to) cannot hold an entity (overlap with a drawn or hidden annotation), or null.
+   * Suggestions in the way are not a problem: the person's entity replaces them (see `replacing`).
+   */
   private overlapProblem(from: number, to: number, except?: string): string | null {
-    const clash = overlappingEntities(this.entities, from, to, except)[0]
+    const clash = overlappingEntities(this.entities, from, to, except).find((e) => !isSuggested(e))
     if (clash) {
       return `${this.quote(from, to)} overlaps the ${clash.type} entity ${this.quote(clash.from, clash.to)}. Entities may not overlap: delete or shrink ${this.quote(clash.from, clash.to)} first.`
     }
     const start = this.layout.posToChar(from)
     const end = this.layout.posToChar(to)
-    const hidden = this.hidden.find((a) => a.start < end && a.end > start)
+    const hidden = this.hidden.find((a) => a.state !== 'suggested' && a.start < end && a.end > start)
     if (hidden) {
       const q = this.layout.text.slice(hidden.start, hidden.end)
       return `${this.quote(from, to)} overlaps the ${hidden.type} annotation “${q}” listed under “Overlapping annotations”. Delete it first.`
@@ -430,19 +457,35 @@ export class EditorController {
     }
     const key = newKey()
     const mark = entityMark.create({ id: key, type, origin: 'person', state: 'accepted', confidence: null } satisfies EntityAttrs)
-    const tr = this.view.state.tr.addMark(snapped.from, snapped.to, mark)
+    const tr = this.view.state.tr
+    const replaced = this.replacing(tr, snapped.from, snapped.to)
+    tr.addMark(snapped.from, snapped.to, mark)
     tr.setSelection(TextSelection.create(tr.doc, snapped.to))
     this.cb.typeUsed(type)
     this.commit(tr, key)
+    if (replaced) this.cb.message('info', `Replaced ${replaced} overlapping model suggestion${replaced === 1 ? '' : 's'} (Ctrl+Z brings ${replaced === 1 ? 'it' : 'them'} back).`)
     return true
+  }
+
+  /** Removes (rejects) the suggestions overlapping [from, to) in `tr`; returns how many. */
+  private replacing(tr: Transaction, from: number, to: number, except?: string): number {
+    const hit = overlappingEntities(this.entities, from, to, except).filter(isSuggested)
+    for (const e of hit) tr.removeMark(e.from, e.to, e.mark)
+    return hit.length
+  }
+
+  /** The mark an edited entity gets: a suggestion a person corrected is a suggestion accepted. */
+  private confirmed(e: EntitySpan, patch: Partial<EntityAttrs> = {}) {
+    const attrs = e.mark.attrs as EntityAttrs
+    if (attrs.state !== 'suggested' && Object.keys(patch).length === 0) return e.mark
+    return entityMark.create({ ...attrs, ...patch, state: 'accepted' } satisfies EntityAttrs)
   }
 
   retype(key: string, rawType: string): boolean {
     const type = rawType.trim()
     const e = this.entities.get(key)
     if (!e || !type || e.type === type) return false
-    const attrs = { ...(e.mark.attrs as EntityAttrs), type }
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, entityMark.create(attrs))
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, this.confirmed(e, { type }))
     this.cb.typeUsed(type)
     this.commit(tr, key)
     return true
@@ -491,7 +534,9 @@ export class EditorController {
         return false
       }
     }
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(next.from, next.to, e.mark)
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark)
+    if (dir === 'extend') this.replacing(tr, next.from, next.to, key)
+    tr.addMark(next.from, next.to, this.confirmed(e))
     // Keep the cursor in the entity so the next key press acts on it again.
     const sel = this.view.state.selection
     if (sel.empty && (sel.from < next.from || sel.from > next.to)) tr.setSelection(TextSelection.create(tr.doc, next.to))
@@ -508,7 +553,9 @@ export class EditorController {
       this.cb.message('warning', `Not changed: ${problem}`)
       return false
     }
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(from, to, e.mark)
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark)
+    this.replacing(tr, from, to, key)
+    tr.addMark(from, to, this.confirmed(e))
     tr.setSelection(TextSelection.create(tr.doc, to))
     this.commit(tr, key)
     this.view.focus()
@@ -522,6 +569,74 @@ export class EditorController {
       return
     }
     this.adjust(key, edge, dir)
+  }
+
+  // ----------------------------------------------------------------------------------------------
+  // Model suggestions. Accepting swaps the mark for an accepted one (same key), rejecting removes
+  // it: both are ordinary undoable steps, and sync.ts turns them into suggestions:accept / reject.
+
+  accept(key: string): boolean {
+    const e = this.entities.get(key)
+    if (!e || !isSuggested(e)) return false
+    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, this.confirmed(e))
+    this.commit(tr, key)
+    return true
+  }
+
+  reject(key: string): boolean {
+    const e = this.entities.get(key)
+    if (!e || !isSuggested(e)) return false
+    return this.remove(key)
+  }
+
+  /** Accepts every suggestion with confidence ≥ threshold in one undoable step; returns how many. */
+  acceptAbove(threshold: number): number {
+    // The same comparison as the count the suggestion bar shows (a float threshold from a slider).
+    const hit = suggestionsOf(this.entities).filter((e) => ((e.mark.attrs['confidence'] as number | null) ?? 0) >= threshold - 1e-9)
+    if (hit.length === 0) return 0
+    const tr = this.view.state.tr
+    for (const e of hit) tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, this.confirmed(e))
+    this.commit(tr)
+    return hit.length
+  }
+
+  /** `a` / `r`: decide the suggestion under the cursor (or whose details are open). */
+  decideActive(accept: boolean): void {
+    const key = this.snapshot.popover ?? this.snapshot.active?.key
+    const e = key ? this.entities.get(key) : undefined
+    if (!e || !isSuggested(e)) {
+      this.cb.message(
+        'info',
+        `Put the cursor in a model suggestion (dashed outline) to ${accept ? 'accept' : 'reject'} it; n / p move to the next / previous one.`,
+      )
+      return
+    }
+    const text = this.quote(e.from, e.to)
+    const withDetails = this.snapshot.popover !== null
+    if (accept) this.accept(e.key)
+    else this.reject(e.key)
+    // Straight on to the next one: reviewing suggestions is a run of a / r presses.
+    if (this.gotoSuggestion('next', true) && withDetails) this.patch({ popover: this.snapshot.active?.key ?? null })
+    this.cb.message('success', `${accept ? 'Accepted' : 'Rejected'} ${text} (${e.type}).`)
+  }
+
+  /** Moves the cursor into the next / previous suggestion (wrapping); false when there is none. */
+  gotoSuggestion(dir: 'next' | 'previous', quiet = false): boolean {
+    const list = suggestionsOf(this.entities)
+    if (list.length === 0) {
+      if (!quiet) this.cb.message('info', 'No model suggestions left in this document.')
+      return false
+    }
+    const at = this.view.state.selection.from
+    const target =
+      dir === 'next'
+        ? (list.find((e) => e.from > at) ?? list[0]!)
+        : ([...list].reverse().find((e) => e.from < at) ?? list[list.length - 1]!)
+    const tr = this.view.state.tr.setSelection(TextSelection.create(this.view.state.doc, target.from)).scrollIntoView()
+    tr.setMeta(activeKey, { key: target.key })
+    this.view.dispatch(tr)
+    if (this.snapshot.popover) this.patch({ popover: target.key })
+    return true
   }
 
   undo(): void {
@@ -569,14 +684,15 @@ export class EditorController {
     return this.sync.busy
   }
 
-  /** Deletes an overlapping annotation that is not drawn, then redraws from the workspace. */
-  async deleteHidden(id: number): Promise<void> {
+  /** Deletes (a suggestion: rejects) an overlapping annotation that is not drawn, then redraws. */
+  async deleteHidden(a: Annotation): Promise<void> {
     await this.flush()
     try {
-      await api.deleteAnnotation(id)
+      if (a.state === 'suggested') await api.rejectSuggestions([a.id])
+      else await api.deleteAnnotation(a.id)
       await this.reload()
       this.cb.persisted()
-      this.cb.message('success', 'Deleted the overlapping annotation.')
+      this.cb.message('success', a.state === 'suggested' ? 'Rejected the overlapping suggestion.' : 'Deleted the overlapping annotation.')
     } catch (e) {
       this.cb.message('error', `Could not delete the annotation: ${errorMessage(e)}`)
     }
@@ -629,4 +745,10 @@ export class EditorController {
     this.view.destroy()
     this.listeners.clear()
   }
+}
+
+function sameNumbers(a: number[], b: number[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
 }

@@ -17,20 +17,30 @@ export const keyOfAnnotation = (id: number): string => `a${id}`
 
 /**
  * Annotations that can be shown inline: no two overlap (imported gold data may nest or overlap;
- * the marks cannot). The rest are returned as `hidden` and listed beside the text.
+ * the marks cannot). The rest are returned as `hidden` and listed beside the text. Accepted
+ * annotations are placed first, so a model suggestion never hides what a person or the gold
+ * data holds.
  */
 export function splitOverlapping(annotations: Annotation[]): { shown: Annotation[]; hidden: Annotation[] } {
-  const sorted = [...annotations].sort((a, b) => a.start - b.start || b.end - a.end || a.id - b.id)
+  const order = (list: Annotation[]) => [...list].sort((a, b) => a.start - b.start || b.end - a.end || a.id - b.id)
   const shown: Annotation[] = []
   const hidden: Annotation[] = []
   let reach = -1
-  for (const a of sorted) {
+  for (const a of order(annotations.filter((x) => x.state !== 'suggested'))) {
     if (a.start >= reach) {
       shown.push(a)
       reach = a.end
     } else hidden.push(a)
   }
-  return { shown, hidden }
+  const placed = [...shown]
+  for (const a of order(annotations.filter((x) => x.state === 'suggested'))) {
+    if (placed.some((p) => p.start < a.end && p.end > a.start)) hidden.push(a)
+    else {
+      shown.push(a)
+      placed.push(a)
+    }
+  }
+  return { shown: order(shown), hidden }
 }
 
 export function attrsOf(a: Annotation): EntityAttrs {
@@ -97,8 +107,16 @@ export function entityAtPos(entities: Map<string, EntitySpan>, pos: number): Ent
   return ending
 }
 
+export const isSuggested = (e: EntitySpan): boolean => e.mark.attrs['state'] === 'suggested'
+
+/** Accepted entities per type (suggestions are counted apart, see `suggestionsOf`). */
 export function countByType(entities: Map<string, EntitySpan>): Record<string, number> {
   const counts: Record<string, number> = {}
-  for (const e of entities.values()) counts[e.type] = (counts[e.type] ?? 0) + 1
+  for (const e of entities.values()) if (!isSuggested(e)) counts[e.type] = (counts[e.type] ?? 0) + 1
   return counts
+}
+
+/** The suggestions in document order. */
+export function suggestionsOf(entities: Map<string, EntitySpan>): EntitySpan[] {
+  return [...entities.values()].filter(isSuggested).sort((a, b) => a.from - b.from)
 }

@@ -17,10 +17,17 @@ export interface EntityAttrs {
   confidence: number | null
 }
 
+/** "model 0.87": how confidence is written everywhere (hover, popover, suggestion bar). */
+export function confidenceLabel(confidence: number | null): string {
+  return confidence === null ? 'model' : `model ${confidence.toFixed(2)}`
+}
+
 function entityTitle(a: EntityAttrs): string {
+  if (a.state === 'suggested') {
+    return `${a.type} · suggestion, ${confidenceLabel(a.confidence)} — A accepts, R rejects; click for details`
+  }
   const parts = [a.type, a.origin === 'person' ? 'added by a person' : a.origin === 'gold' ? 'imported (gold)' : 'model']
-  if (a.confidence !== null) parts.push(`confidence ${Math.round(a.confidence * 100)}%`)
-  if (a.state === 'suggested') parts.push('suggestion')
+  if (a.confidence !== null) parts.push(`confidence ${a.confidence.toFixed(2)}`)
   return `${parts.join(' · ')} — click for details`
 }
 
@@ -65,6 +72,8 @@ export const schema = new Schema({
             'data-type': a.type,
             'data-id': a.id,
             'data-origin': a.origin,
+            'data-state': a.state,
+            'data-confidence': a.confidence === null ? null : a.confidence.toFixed(2),
             title: entityTitle(a),
           },
           0,

@@ -4,12 +4,19 @@
 // persist the same way. A failed call stops the queue and hands the error to `onFailure`, which
 // reloads the document from the workspace: the view never shows an edit that was not saved.
 import type { Annotation } from '@shared/model'
+import type { RequestOf } from '@shared/ipc'
 import { api } from '../api'
+
+export type EntityState = 'accepted' | 'suggested'
 
 export interface DesiredEntity {
   start: number
   end: number
   type: string
+  /** "suggested" while a model suggestion waits for a person; accepting/rejecting is an edit too. */
+  state: EntityState
+  /** Model confidence, kept so an undone reject can restore the suggestion as it was. */
+  confidence: number | null
 }
 
 export interface PersistedEntity extends DesiredEntity {
@@ -18,27 +25,59 @@ export interface PersistedEntity extends DesiredEntity {
 
 export type SaveState = 'saved' | 'saving' | 'error'
 
-type Op =
+export type Op =
   | { kind: 'delete'; key: string; id: number }
+  /** Suggestions that disappeared from the text: rejected (one call for all of them). */
+  | { kind: 'reject'; keys: string[]; ids: number[] }
+  /** Suggestions that became accepted: one call for all of them. */
+  | { kind: 'accept'; keys: string[]; ids: number[] }
+  /** An accepted suggestion back to suggested (undo of accept). */
+  | { kind: 'unaccept'; key: string; id: number }
   | { kind: 'update'; key: string; id: number; next: DesiredEntity; shrink: boolean }
   | { kind: 'create'; key: string; next: DesiredEntity }
 
-/** Deletes first, then shrinking updates, then other updates, then creates: no transient overlap. */
+const sameSpan = (a: DesiredEntity, b: DesiredEntity) => a.start === b.start && a.end === b.end && a.type === b.type
+
+/**
+ * Deletes and rejects first, then state changes, then shrinking updates, then other updates, then
+ * creates: no transient overlap. A key whose state and extent both changed gets its state change
+ * first; the caller re-diffs after every call, so the extent follows in a later round.
+ */
 export function diffEntities(desired: Map<string, DesiredEntity>, persisted: Map<string, PersistedEntity>): Op[] {
   const deletes: Op[] = []
+  const reject = { kind: 'reject' as const, keys: [] as string[], ids: [] as number[] }
+  const accept = { kind: 'accept' as const, keys: [] as string[], ids: [] as number[] }
+  const unaccepts: Op[] = []
   const shrinks: Op[] = []
   const moves: Op[] = []
   const creates: Op[] = []
   for (const [key, p] of persisted) {
     const d = desired.get(key)
-    if (!d) deletes.push({ kind: 'delete', key, id: p.id })
-    else if (d.start !== p.start || d.end !== p.end || d.type !== p.type) {
+    if (!d) {
+      if (p.state === 'suggested') {
+        reject.keys.push(key)
+        reject.ids.push(p.id)
+      } else deletes.push({ kind: 'delete', key, id: p.id })
+    } else if (d.state !== p.state) {
+      if (d.state === 'accepted') {
+        accept.keys.push(key)
+        accept.ids.push(p.id)
+      } else unaccepts.push({ kind: 'unaccept', key, id: p.id })
+    } else if (!sameSpan(d, p)) {
       const shrink = d.start >= p.start && d.end <= p.end
       ;(shrink ? shrinks : moves).push({ kind: 'update', key, id: p.id, next: d, shrink })
     }
   }
   for (const [key, d] of desired) if (!persisted.has(key)) creates.push({ kind: 'create', key, next: d })
-  return [...deletes, ...shrinks, ...moves, ...creates]
+  return [
+    ...(reject.ids.length ? [reject] : []),
+    ...deletes,
+    ...(accept.ids.length ? [accept] : []),
+    ...unaccepts,
+    ...shrinks,
+    ...moves,
+    ...creates,
+  ]
 }
 
 export interface SyncOptions {
@@ -126,6 +165,29 @@ export class SyncEngine {
       await api.deleteAnnotation(op.id)
       this.persisted.delete(op.key)
       this.opts.onSaved(op.key, null)
+    } else if (op.kind === 'reject') {
+      await api.rejectSuggestions(op.ids)
+      for (const key of op.keys) {
+        this.persisted.delete(key)
+        this.opts.onSaved(key, null)
+      }
+    } else if (op.kind === 'accept') {
+      await api.acceptSuggestions(op.ids)
+      for (const key of op.keys) {
+        const cur = this.persisted.get(key)
+        if (cur) this.persisted.set(key, { ...cur, state: 'accepted' })
+      }
+      // suggestions:accept answers with a count only: read back who/when for the popover.
+      const detail = await api.getDocument(documentId).catch(() => null)
+      for (const [i, key] of op.keys.entries()) {
+        const saved = detail?.annotations.find((a) => a.id === op.ids[i])
+        if (saved) this.opts.onSaved(key, saved)
+      }
+    } else if (op.kind === 'unaccept') {
+      const saved = await api.updateAnnotation(withState({ id: op.id }, 'suggested'))
+      const cur = this.persisted.get(op.key)!
+      this.persisted.set(op.key, { ...cur, state: 'suggested' })
+      this.opts.onSaved(op.key, saved)
     } else if (op.kind === 'update') {
       const cur = this.persisted.get(op.key)!
       const req: { id: number; start?: number; end?: number; type?: string } = { id: op.id }
@@ -134,12 +196,27 @@ export class SyncEngine {
       if (op.next.type !== cur.type) req.type = op.next.type
       const saved = await api.updateAnnotation(req)
       // What we asked for, not the echo: a normalised echo must not look like a new difference.
-      this.persisted.set(op.key, { id: op.id, ...op.next })
+      this.persisted.set(op.key, { id: op.id, ...op.next, state: cur.state, confidence: cur.confidence })
       this.opts.onSaved(op.key, saved)
     } else {
-      const saved = await api.createAnnotation({ documentId, ...op.next })
+      const { start, end, type, state, confidence } = op.next
+      // A suggestion reappearing is an undone reject: it comes back as the model's suggestion.
+      const req =
+        state === 'suggested' ? withState({ documentId, start, end, type, confidence, origin: 'model' }, 'suggested') : { documentId, start, end, type }
+      const saved = await api.createAnnotation(req as RequestOf<'annotations:create'>)
       this.persisted.set(op.key, { id: saved.id, ...op.next })
       this.opts.onSaved(op.key, saved)
     }
   }
+}
+
+/**
+ * Adds `state` to an annotations:update / annotations:create request. Undoing an accept (state
+ * back to "suggested") and undoing a reject (the suggestion restored, with origin "model" and its
+ * confidence) need the contract to carry these fields (the store already does); the cast keeps
+ * this file compiling against a contract without them, and main refuses such a request with
+ * invalid_request, which the engine reports like any failed save (the view reloads).
+ */
+function withState<T extends object>(req: T, state: EntityState): RequestOf<'annotations:update'> & RequestOf<'annotations:create'> {
+  return { ...req, state } as unknown as RequestOf<'annotations:update'> & RequestOf<'annotations:create'>
 }

@@ -1,0 +1,108 @@
+// The document's model suggestions at a glance: how many, "accept all ≥ threshold" (one undoable
+// step), and moving between them. Drawn from the controller's snapshot only.
+import { useId, useState } from 'react'
+import type { EditorController, UiSnapshot } from '../editor/controller'
+import { notify } from '../toasts'
+import { storedThreshold, storeThreshold } from '../models/ModelsView'
+import { confidenceLabel } from '../editor/schema'
+
+export function SuggestionBar({ controller, snap }: { controller: EditorController; snap: UiSnapshot }) {
+  const [threshold, setThreshold] = useState(storedThreshold)
+  const sliderId = useId()
+  const above = snap.confidences.filter((c) => c >= threshold - 1e-9).length
+  const lowest = snap.confidences[snap.confidences.length - 1]
+  const highest = snap.confidences[0]
+  const at = snap.active ? controller.entityInfo(snap.active.key) : null
+  const atSuggestion = at && at.attrs.state === 'suggested' ? at : null
+  return (
+    <div className="suggestion-bar" role="group" aria-label="Model suggestions" data-testid="suggestion-bar" data-count={snap.suggestions}>
+      <span className="suggestion-count">
+        <strong className="suggestion-sample" data-testid="suggestion-count" title="Suggestions are drawn with a dashed outline">
+          {snap.suggestions}
+        </strong>
+        suggestion{snap.suggestions === 1 ? '' : 's'}
+        {highest !== undefined && lowest !== undefined && (
+          <span className="muted" title="Lowest and highest model confidence">
+            {' '}
+            · model {lowest === highest ? lowest.toFixed(2) : `${lowest.toFixed(2)}–${highest.toFixed(2)}`}
+          </span>
+        )}
+      </span>
+      <span className="threshold-row compact">
+        <label htmlFor={sliderId}>Accept all ≥</label>
+        <input
+          id={sliderId}
+          type="range"
+          min={0.5}
+          max={1}
+          step={0.01}
+          value={threshold}
+          onChange={(e) => {
+            setThreshold(Number(e.target.value))
+            storeThreshold(Number(e.target.value))
+          }}
+          data-testid="threshold"
+          aria-valuetext={threshold.toFixed(2)}
+        />
+        <output htmlFor={sliderId} className="threshold-value">
+          {threshold.toFixed(2)}
+        </output>
+        <button
+          type="button"
+          className="btn small primary"
+          disabled={above === 0}
+          onClick={() => {
+            const n = controller.acceptAbove(threshold)
+            notify('success', `Accepted ${n} suggestion${n === 1 ? '' : 's'} with confidence ≥ ${threshold.toFixed(2)}. Ctrl+Z undoes it.`)
+            controller.focus()
+          }}
+          data-testid="accept-above"
+        >
+          Accept {above}
+        </button>
+      </span>
+      <span className="suggestion-nav">
+        <button
+          type="button"
+          className="btn small"
+          onMouseDown={(e) => e.preventDefault()}
+          onClick={() => {
+            controller.gotoSuggestion('previous')
+            controller.focus()
+          }}
+          title="Previous suggestion (p)"
+          aria-label="Previous suggestion (p)"
+        >
+          ‹ <kbd>p</kbd>
+        </button>
+        <button
+          type="button"
+          className="btn small"
+          onMouseDown={(e) => e.preventDefault()}
+          onClick={() => {
+            controller.gotoSuggestion('next')
+            controller.focus()
+          }}
+          title="Next suggestion (n)"
+          aria-label="Next suggestion (n)"
+        >
+          <kbd>n</kbd> ›
+        </button>
+      </span>
+      <span className={`suggestion-at${atSuggestion ? ' is-on' : ''}`} data-testid="suggestion-at" aria-live="polite">
+        {atSuggestion ? (
+          <>
+            <strong>
+              {atSuggestion.attrs.type} · {confidenceLabel(atSuggestion.attrs.confidence)}
+            </strong>{' '}
+            <kbd>a</kbd> accept · <kbd>r</kbd> reject
+          </>
+        ) : (
+          <span className="muted">
+            <kbd>n</kbd> goes to the next suggestion
+          </span>
+        )}
+      </span>
+    </div>
+  )
+}

@@ -1,0 +1,171 @@
+// Progress of the model job (bar, ETA, Cancel) and the live training curve.
+import { useMemo } from 'react'
+import type { ChartConfiguration } from 'chart.js'
+import { ChartCanvas, SERIES } from './Chart'
+import { cancelModelJob, dismissFinishedJob, formatEta, type ModelJob } from './store'
+
+const KIND_VERB: Record<ModelJob['kind'], string> = {
+  tag: 'Tagging',
+  train: 'Training',
+  retrain: 'Retraining',
+  distill: 'Distilling',
+  compare: 'Measuring',
+}
+
+export function jobPercent(job: ModelJob): number | null {
+  return job.total > 0 ? Math.min(100, Math.round((job.done / job.total) * 100)) : null
+}
+
+/** The bar with its text, ETA and Cancel. `compact` is the header's version. */
+export function JobProgressBar({ job, compact = false, testId }: { job: ModelJob; compact?: boolean; testId?: string }) {
+  const pct = jobPercent(job)
+  const eta = formatEta(job.etaSeconds)
+  const state =
+    job.finished === 'done' ? 'Finished' : job.finished === 'cancelled' ? 'Cancelled' : job.finished === 'failed' ? 'Failed' : null
+  return (
+    <div
+      className={`job model-job${compact ? ' compact' : ''}${job.finished ? ` is-${job.finished}` : ''}`}
+      data-testid={testId ?? 'model-job'}
+      data-kind={job.kind}
+      data-state={job.finished ?? 'running'}
+    >
+      <div className="job-text">
+        <span className="job-label" title={job.message}>
+          <strong>{job.label}</strong>
+          {!compact && job.message && !state ? <span className="muted"> · {job.message}</span> : null}
+          {state ? <span className="muted"> · {state}</span> : null}
+        </span>
+        <span className="job-pct">
+          {pct !== null && !state ? `${pct}%` : ''}
+          {eta && !state ? <span className="job-eta"> · {compact ? eta.replace(/^about /, '') : eta}</span> : null}
+        </span>
+      </div>
+      <progress
+        max={job.total || 1}
+        value={state ? job.total || 1 : job.total ? job.done : undefined}
+        aria-label={`${KIND_VERB[job.kind]} progress`}
+        aria-valuetext={pct !== null ? `${pct}%${eta ? `, ${eta}` : ''}` : 'starting'}
+      />
+      {!job.finished ? (
+        <button type="button" className="btn small" onClick={() => void cancelModelJob()} disabled={job.cancelling}>
+          {job.cancelling ? 'Cancelling…' : 'Cancel'}
+        </button>
+      ) : (
+        !compact && (
+          <button type="button" className="btn small" onClick={dismissFinishedJob} title="Hide this progress and its curve" data-action="dismiss-job">
+            Hide
+          </button>
+        )
+      )}
+    </div>
+  )
+}
+
+/**
+ * Loss per step (left axis) and devel F1 per epoch (right axis, %). One line per model when the
+ * job trains several (distillation into several depths).
+ */
+export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: number }) {
+  const config = useMemo((): ChartConfiguration<'line'> => {
+    const labels = [...new Set([...job.curve, ...job.evals].map((p) => p.label ?? ''))]
+    const datasets: ChartConfiguration<'line'>['data']['datasets'] = []
+    labels.forEach((label, i) => {
+      const colour = SERIES[i % SERIES.length]!
+      const name = label ? `${label} · ` : ''
+      datasets.push({
+        label: `${name}loss`,
+        data: job.curve.filter((p) => (p.label ?? '') === label).map((p) => ({ x: p.step, y: p.loss })),
+        borderColor: colour,
+        backgroundColor: colour,
+        borderWidth: 2,
+        pointRadius: 0,
+        cubicInterpolationMode: 'monotone',
+        yAxisID: 'loss',
+      })
+      const evals = job.evals.filter((p) => (p.label ?? '') === label)
+      if (evals.length) {
+        datasets.push({
+          label: `${name}devel F1 (%)`,
+          data: evals.map((p) => ({ x: p.step, y: (p.devF1 ?? 0) * 100 })),
+          borderColor: colour,
+          backgroundColor: '#ffffff',
+          borderWidth: 2,
+          borderDash: [5, 4],
+          pointRadius: 5,
+          pointHoverRadius: 7,
+          pointBorderWidth: 2,
+          pointStyle: 'rectRot',
+          yAxisID: 'f1',
+        })
+      }
+    })
+    return {
+      type: 'line',
+      data: { datasets },
+      options: {
+        parsing: false,
+        normalized: true,
+        interaction: { mode: 'nearest', intersect: false },
+        scales: {
+          x: {
+            type: 'linear',
+            title: { display: true, text: 'Training step' },
+            min: 0,
+            ...(job.totalSteps > 0 && labels.length <= 1 ? { max: job.totalSteps } : {}),
+            ticks: { precision: 0 },
+          },
+          loss: { type: 'linear', position: 'left', title: { display: true, text: 'Loss' }, beginAtZero: true },
+          f1: {
+            type: 'linear',
+            position: 'right',
+            min: 0,
+            max: 100,
+            title: { display: true, text: 'Devel F1 (%)' },
+            grid: { drawOnChartArea: false },
+          },
+        },
+        plugins: {
+          legend: { position: 'bottom' },
+          tooltip: {
+            callbacks: {
+              label: (ctx) => `${ctx.dataset.label}: ${(ctx.parsed.y ?? 0).toFixed(ctx.dataset.yAxisID === 'f1' ? 1 : 3)}`,
+            },
+          },
+        },
+      },
+    }
+  }, [job.curve, job.evals, job.totalSteps])
+
+  const last = job.curve[job.curve.length - 1]
+  const lastEval = job.evals[job.evals.length - 1]
+  const summary = last
+    ? `Training curve: ${job.curve.length} steps, latest loss ${last.loss.toFixed(3)}${lastEval ? `, devel F1 ${((lastEval.devF1 ?? 0) * 100).toFixed(1)}% after epoch ${lastEval.epoch}` : ''}.`
+    : 'Training curve: waiting for the first step.'
+
+  return (
+    <figure className="curve" data-testid="training-curve" data-steps={job.curve.length} data-evals={job.evals.length}>
+      <div className="curve-stats" aria-live="off">
+        <Stat label="Step" value={last ? `${last.step}${job.totalSteps ? ` / ${job.totalSteps}` : ''}` : '–'} />
+        <Stat label="Epoch" value={job.epoch ? String(job.epoch) : '–'} />
+        <Stat label="Loss" value={last ? last.loss.toFixed(3) : '–'} />
+        <Stat label="Devel F1" value={lastEval?.devF1 !== undefined ? `${(lastEval.devF1 * 100).toFixed(1)}%` : '–'} testId="curve-dev-f1" />
+        <Stat label="Tokens/s" value={job.tokensPerSecond ? Math.round(job.tokensPerSecond).toLocaleString('en-US') : '–'} />
+      </div>
+      <div className="curve-chart" style={{ height }}>
+        <ChartCanvas config={config} label={summary} testId="loss-chart" />
+      </div>
+      <figcaption className="visually-hidden">{summary}</figcaption>
+    </figure>
+  )
+}
+
+function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {
+  return (
+    <div className="stat">
+      <span className="stat-label">{label}</span>
+      <span className="stat-value" data-testid={testId}>
+        {value}
+      </span>
+    </div>
+  )
+}
