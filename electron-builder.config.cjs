@@ -92,6 +92,9 @@ const config = {
     // The WebAssembly backend's binaries: fs reads work either way, but a worker, fetch() or a
     // native reader needs a real file on disk.
     '**/*.wasm',
+    // tfjs-core's gradient sources are ES modules loaded at run time through a module.register
+    // resolve hook (src/main/core/model/gradients.ts), which reads real files, not asar entries.
+    'node_modules/@tensorflow/**/*',
   ],
 
   // Rebuild native modules (better-sqlite3) against Electron's ABI. N-API modules

@@ -519,13 +519,14 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
     }
   })
 
-  it('unpacks the wasm binaries and keeps plain JavaScript in app.asar', () => {
+  it('unpacks the wasm binaries and tfjs (its gradient sources load as real files), keeps our JavaScript in app.asar', () => {
     const unpacked = unpackFilter(key)
     for (const name of ['tfjs-backend-wasm', 'tfjs-backend-wasm-simd', 'tfjs-backend-wasm-threaded-simd']) {
       expect(unpacked(`node_modules/@tensorflow/tfjs-backend-wasm/dist/${name}.wasm`), name).toBe(true)
     }
-    expect(unpacked('node_modules/@tensorflow/tfjs-backend-wasm/dist/tf-backend-wasm.node.js')).toBe(false)
-    expect(unpacked('node_modules/@tensorflow/tfjs-core/dist/tf-core.node.js')).toBe(false)
+    expect(unpacked('node_modules/@tensorflow/tfjs-core/dist/register_all_gradients.js')).toBe(true)
+    expect(unpacked('node_modules/@tensorflow/tfjs-core/dist/gradients/Abs_grad.js')).toBe(true)
+    expect(unpacked('node_modules/zod/package.json')).toBe(false)
     expect(unpacked('out/main/index.js')).toBe(false)
     expect(unpacked('package.json')).toBe(false)
   })

@@ -1,0 +1,311 @@
+// Engine benchmark: forward and training-step throughput of each model preset per tensor
+// backend, next to PyTorch on the same shapes (../shared/bench/torch_bert_ref.py).
+//
+//   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
+//       [--backends wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
+//       [--torch-script PATH] [--torch-threads 2] [--profile] [--wait-quiet SECONDS]
+//
+// A training step is forward (dropout on) + token cross-entropy + backward + Adam, like the
+// PyTorch reference's (which uses AdamW). Times are medians of wall-clock iterations after one
+// warm-up; each measurement runs as many iterations (≤ --iters, ≥ 1) as fit in --budget-s, and
+// one whose single run is estimated above the budget is skipped with the estimate. The "other
+// cores" column is the CPU other processes used while timing: above ~0.15 the numbers are
+// disturbed and should be rerun (PyTorch's column is affected the same way).
+
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import * as tf from '@tensorflow/tfjs-core'
+import { availableBackends, useBackend, type BackendName } from '../src/main/core/model/backend'
+import { BertTokenClassifier } from '../src/main/core/model/bert'
+import { forwardFlops, PRESET_NAMES, presetConfig, type PresetName } from '../src/main/core/model/presets'
+
+interface Args {
+  presets: PresetName[]
+  seqs: number[]
+  batch: number
+  backends: BackendName[]
+  iters: number
+  warmup: number
+  budgetS: number
+  torch: boolean
+  torchScript: string
+  torchThreads: number
+  vocab: number
+  profile: boolean
+  quietS: number
+}
+
+function parseArgs(argv: string[]): Args {
+  const repo = resolve(dirname(process.argv[1] ?? '.'), '..')
+  const a: Args = {
+    presets: ['cpu-tiny', 'cpu-small', 'cpu-medium', 'bert-base'],
+    seqs: [64, 128],
+    batch: 16,
+    backends: availableBackends(),
+    iters: 5,
+    warmup: 1,
+    budgetS: 120,
+    torch: true,
+    torchScript: join(repo, '..', 'shared', 'bench', 'torch_bert_ref.py'),
+    torchThreads: cpus().length,
+    vocab: 28996,
+    profile: false,
+    quietS: 0,
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i]
+    const v = () => {
+      const x = argv[++i]
+      if (x === undefined) throw new Error(`${k} needs a value`)
+      return x
+    }
+    if (k === '--presets') a.presets = v().split(',') as PresetName[]
+    else if (k === '--seq') a.seqs = v().split(',').map(Number)
+    else if (k === '--batch') a.batch = Number(v())
+    else if (k === '--backends') a.backends = v().split(',') as BackendName[]
+    else if (k === '--iters') a.iters = Number(v())
+    else if (k === '--warmup') a.warmup = Number(v())
+    else if (k === '--budget-s') a.budgetS = Number(v())
+    else if (k === '--no-torch') a.torch = false
+    else if (k === '--torch-script') a.torchScript = resolve(v())
+    else if (k === '--torch-threads') a.torchThreads = Number(v())
+    else if (k === '--vocab') a.vocab = Number(v())
+    else if (k === '--profile') a.profile = true
+    else if (k === '--wait-quiet') a.quietS = Number(v())
+    else throw new Error(`unknown argument ${k}`)
+  }
+  for (const p of a.presets) if (!PRESET_NAMES.includes(p)) throw new Error(`unknown preset ${p} (${PRESET_NAMES.join(', ')})`)
+  return a
+}
+
+/** Busy CPU seconds of the whole machine (Linux /proc/stat), or null. */
+function machineBusySeconds(): number | null {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+    const [user, nice, system, , , irq, softirq, steal] = f
+    return (user + nice + system + irq + softirq + (steal ?? 0)) / 100
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Waits (up to maxS seconds) until other processes use under 0.25 cores over a 1-s window, so
+ * that timings on a shared machine are not mostly contention. Returns the cores last seen.
+ */
+function waitQuiet(maxS: number): number | null {
+  if (maxS <= 0) return null
+  const deadline = Date.now() + maxS * 1000
+  let other: number | null = null
+  const sleep = new Int32Array(new SharedArrayBuffer(4))
+  do {
+    const b0 = machineBusySeconds()
+    const c0 = process.cpuUsage()
+    const t0 = performance.now()
+    Atomics.wait(sleep, 0, 0, 1000)
+    const b1 = machineBusySeconds()
+    const c = process.cpuUsage(c0)
+    if (b0 == null || b1 == null) return null
+    other = Math.max(0, (b1 - b0 - (c.user + c.system) / 1e6) / ((performance.now() - t0) / 1000))
+    if (other < 0.25) return other
+  } while (Date.now() < deadline)
+  console.log(`  (machine still busy after ${maxS} s: ${other?.toFixed(2)} other cores; timing anyway)`)
+  return other
+}
+
+interface Timing {
+  msMedian: number
+  tokPerS: number
+  /** Tokens per second of this process's CPU time: what a quiet machine would give a single-threaded backend. */
+  tokPerCpuS: number
+  otherCores: number | null
+  iters: number
+}
+
+/** One warm-up run, then up to `iters` timed runs, as many as fit in the budget (at least one). */
+function measureWithin(run: () => void, iters: number, budgetS: number, tokens: number, quietS = 0): Timing {
+  waitQuiet(quietS)
+  const s = performance.now()
+  run()
+  const warm = (performance.now() - s) / 1000
+  return measure(run, Math.max(1, Math.min(iters, Math.floor((budgetS - warm) / warm))), 0, tokens)
+}
+
+function measure(run: () => void, iters: number, warmup: number, tokens: number): Timing {
+  for (let i = 0; i < warmup; i++) run()
+  const times: number[] = []
+  const cpuTimes: number[] = []
+  const busy0 = machineBusySeconds()
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  for (let i = 0; i < iters; i++) {
+    const s = performance.now()
+    const c = process.cpuUsage()
+    run()
+    const cu = process.cpuUsage(c)
+    times.push(performance.now() - s)
+    cpuTimes.push((cu.user + cu.system) / 1000)
+  }
+  const total = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  const busy1 = machineBusySeconds()
+  times.sort((x, y) => x - y)
+  cpuTimes.sort((x, y) => x - y)
+  const med = times[Math.floor(times.length / 2)]
+  const cpuMed = cpuTimes[Math.floor(cpuTimes.length / 2)]
+  const other = busy0 != null && busy1 != null ? Math.max(0, (busy1 - busy0 - (cpu.user + cpu.system) / 1e6) / total) : null
+  return { msMedian: med, tokPerS: (tokens / med) * 1000, tokPerCpuS: (tokens / cpuMed) * 1000, otherCores: other, iters }
+}
+
+interface TorchResult {
+  tokPerS: number
+  other: number | null
+  core: string | null
+}
+
+function torchAvailable(): string | null {
+  const py = '/usr/bin/python3'
+  if (!existsSync(py)) return 'no /usr/bin/python3'
+  const r = spawnSync(py, ['-c', 'import torch'], { encoding: 'utf8' })
+  return r.status === 0 ? null : 'torch is not installed for /usr/bin/python3 (see ../shared/bench/README.md: apt-get install -y python3-torch libopenblas0-openmp)'
+}
+
+function runTorch(a: Args, preset: PresetName, seq: number, mode: 'infer' | 'train'): TorchResult | string {
+  const c = presetConfig(preset)
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  const ob = '/usr/lib/x86_64-linux-gnu/openblas-openmp'
+  if (existsSync(ob)) {
+    // As ../shared/bench/run_torch_ref_matrix.py: OpenBLAS, not the reference BLAS, and the
+    // AVX-512 kernels OpenBLAS 0.3.21 does not pick on recent Xeons by itself.
+    env.LD_LIBRARY_PATH = ob
+    if (!env.OPENBLAS_CORETYPE && /avx512f/.test(readFileSync('/proc/cpuinfo', 'utf8'))) env.OPENBLAS_CORETYPE = 'SkylakeX'
+  }
+  const flops = forwardFlops(c, a.batch, seq) * (mode === 'train' ? 3 : 1)
+  // Enough iterations for a stable median without blowing the budget (torch is fast).
+  const iters = Math.max(3, Math.min(20, Math.round(5e11 / flops)))
+  const args = [
+    a.torchScript, '--layers', c.numHiddenLayers, '--hidden', c.hiddenSize, '--heads', c.numAttentionHeads,
+    '--intermediate', c.intermediateSize, '--vocab', a.vocab, '--batch', a.batch, '--seq-len', seq,
+    '--threads', a.torchThreads, '--mode', mode, '--iters', iters, '--warmup', 2,
+  ].map(String)
+  waitQuiet(a.quietS)
+  const r = spawnSync('/usr/bin/python3', args, { encoding: 'utf8', env, timeout: a.budgetS * 4 * 1000 })
+  if (r.status !== 0) return `torch failed: ${(r.stderr || String(r.error)).trim().split('\n').pop()}`
+  const line = r.stdout.trim().split('\n').pop()!
+  const j = JSON.parse(line) as { tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }
+  return { tokPerS: j.tokens_per_s, other: j.other_procs_cpu_cores_avg, core: j.openblas_core }
+}
+
+function fmt(n: number | null | undefined, digits = 0): string {
+  if (n == null || !Number.isFinite(n)) return '–'
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits || (n < 10 ? 2 : 1))
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2))
+  const torchMissing = a.torch ? (existsSync(a.torchScript) ? torchAvailable() : `${a.torchScript} not found`) : 'disabled (--no-torch)'
+  console.log(`# engine bench: batch ${a.batch}, seq ${a.seqs.join('/')}, vocab ${a.vocab}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0].toFixed(2)}`)
+  if (torchMissing) console.log(`note: PyTorch column skipped: ${torchMissing}`)
+  const rows: string[] = []
+  const header = '| preset | backend | seq | fwd tok/s | train tok/s | train/fwd | fwd tok/cpu-s | train tok/cpu-s | train/fwd cpu | torch fwd | torch train | fwd vs torch | train vs torch | other cores |'
+  const torchCache = new Map<string, TorchResult | string>()
+  const torchFor = (preset: PresetName, seq: number, mode: 'infer' | 'train') => {
+    const key = `${preset}/${seq}/${mode}`
+    if (!torchCache.has(key)) torchCache.set(key, runTorch(a, preset, seq, mode))
+    return torchCache.get(key)!
+  }
+
+  for (const backend of a.backends) {
+    let info
+    try {
+      info = await useBackend(backend)
+    } catch (e) {
+      console.log(`note: backend ${backend} unavailable: ${(e as Error).message}`)
+      continue
+    }
+    console.log(`backend ${info.name}: ${info.reason}`)
+    let gflops: number | null = null // achieved forward GFLOP/s so far, to predict cost
+    for (const preset of a.presets) {
+      for (const seq of a.seqs) {
+        const cfg = presetConfig(preset, { vocabSize: a.vocab, maxPositionEmbeddings: Math.max(512, seq) })
+        const fwdFlops = forwardFlops(cfg, a.batch, seq)
+        const estFwd = gflops ? fwdFlops / (gflops * 1e9) : 0
+        if (estFwd > a.budgetS) {
+          rows.push(`| ${preset} | ${backend} | ${seq} | skipped (est. ${Math.round(estFwd)} s per forward > budget ${a.budgetS} s) | | | | | | | | | | |`)
+          console.log(rows[rows.length - 1])
+          continue
+        }
+        const model = BertTokenClassifier.random(cfg, 1, { default: ['O', 'B', 'I'] })
+        const tokens = a.batch * seq
+        const idsArr = Int32Array.from({ length: tokens }, (_, i) => 1 + ((i * 7919) % (a.vocab - 1)))
+        const inputIds = tf.tensor2d(idsArr, [a.batch, seq], 'int32')
+        const attentionMask = tf.ones([a.batch, seq], 'int32') as tf.Tensor2D
+        const labels = tf.oneHot(tf.tensor1d(Int32Array.from({ length: tokens }, (_, i) => i % 3), 'int32'), 3)
+        const opt = tf.train.adam(5e-5)
+        const forward = () =>
+          tf.tidy(() => {
+            model.forward({ inputIds, attentionMask }).logits.default.dataSync()
+          })
+        const step = () =>
+          tf.tidy(() => {
+            const cost = opt.minimize(
+              () => {
+                const out = model.forward({ inputIds, attentionMask }, { training: true })
+                const logp = tf.logSoftmax(tf.reshape(out.logits.default, [tokens, 3]))
+                return tf.neg(tf.mean(tf.sum(tf.mul(logp, labels), -1))) as tf.Scalar
+              },
+              true,
+              model.trainableVariables(),
+            )
+            cost!.dataSync()
+          })
+        // Iterations are bounded by the budget: warm-up once, then as many as fit (≥ 1).
+        const fwd = measureWithin(forward, a.iters, a.budgetS, tokens, a.quietS)
+        gflops = fwdFlops / (fwd.msMedian / 1000) / 1e9
+        // A step costs ~3-4 forwards; skip rather than overrun when even one would not fit.
+        const estStep = (4 * fwd.msMedian) / 1000
+        const tr = estStep > a.budgetS ? null : measureWithin(step, a.iters, a.budgetS, tokens, a.quietS)
+        if (a.profile && tr) {
+          const prof = await tf.profile(() => step())
+          const agg = new Map<string, number>()
+          // Op scopes ('…__op', 'unnamed scope') are listed beside their kernels: count kernels only.
+          for (const k of prof.kernels) if (!k.name.endsWith('__op') && k.name !== 'unnamed scope') agg.set(k.name, (agg.get(k.name) ?? 0) + (k.kernelTimeMs as number))
+          const total = [...agg.values()].reduce((x, y) => x + y, 0)
+          console.log(`  profile ${preset} ${backend} seq ${seq}: ` + [...agg].sort((x, y) => y[1] - x[1]).slice(0, 8).map(([k, ms]) => `${k} ${((100 * ms) / total).toFixed(0)}%`).join(', '))
+        }
+        tf.dispose([inputIds, attentionMask, labels])
+        opt.dispose()
+        model.dispose()
+
+        let tFwd: TorchResult | string = 'skipped'
+        let tTrain: TorchResult | string = 'skipped'
+        if (!torchMissing) {
+          tFwd = torchFor(preset, seq, 'infer')
+          tTrain = torchFor(preset, seq, 'train')
+        }
+        const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
+        const others = [fwd.otherCores, tr?.otherCores, ...[tFwd, tTrain].map((r) => (typeof r === 'string' ? null : r.other))].filter((x): x is number => x != null)
+        const its = (t: Timing) => (t.iters < a.iters ? ` (${t.iters} it)` : '')
+        const trainCell = tr ? `${fmt(tr.tokPerS)}${its(tr)}` : `skipped (est. ${Math.round(estStep)} s/step)`
+        const cpuCols = `${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'}`
+        const row = `| ${preset} | ${backend} | ${seq} | ${fmt(fwd.tokPerS)}${its(fwd)} | ${trainCell} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${cpuCols} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${tv(tFwd) ? `${fmt(fwd.tokPerS / tv(tFwd)!, 3)}×` : '–'} | ${tr && tv(tTrain) ? `${fmt(tr.tokPerS / tv(tTrain)!, 3)}×` : '–'} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+        rows.push(row)
+        console.log(row)
+        for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
+      }
+    }
+  }
+  console.log('')
+  console.log(header)
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+  for (const r of rows) console.log(r)
+  console.log('')
+  console.log(`fwd/train vs torch = our wall-clock tokens/s ÷ PyTorch's (torch on ${a.torchThreads} thread(s), OpenBLAS). tok/cpu-s = tokens per second of this process's CPU time (for the single-threaded wasm/cpu backends, the quiet-machine throughput). "other cores" = max CPU other processes used while timing: above ~0.15 the wall-clock columns are disturbed.`)
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e)
+  process.exit(1)
+})
