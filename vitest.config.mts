@@ -4,8 +4,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   resolve: {
     alias: {
-      '@shared': resolve(__dirname, 'src/shared'),
-      '@core': resolve(__dirname, 'src/main/core'),
+      '@shared': resolve(import.meta.dirname, 'src/shared'),
+      '@core': resolve(import.meta.dirname, 'src/main/core'),
     },
   },
   test: {
