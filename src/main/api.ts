@@ -1,7 +1,6 @@
 // The handler table: one async function per contract channel, built from core/. Electron registers it
 // with ipcMain.handle; the e2e harness binds the same table into Chromium. Never imports 'electron'.
-import { randomBytes } from 'node:crypto'
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path'
 import { z } from 'zod'
 import {
@@ -20,6 +19,7 @@ import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/model'
 import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from './core/corpus'
 import { CorpusError } from './core/corpus/errors'
 import { cancelJob, finishJob, startJob, throttle } from './core/jobs'
+import { writeFileAtomic } from './core/model/atomic'
 import { isStoreError, StoreError, type Workspace } from './core/store'
 import type { ModelHost } from './host/host'
 import { createModelHandlers } from './models'
@@ -258,14 +258,14 @@ export function createHandlers(ctx: HandlerContext): Handlers {
             throw new StoreError('invalid_request', `Refusing to write "${f.name}" outside ${target}`)
           }
           await mkdir(dirname(p), { recursive: true })
-          await writeFileAtomic(p, f.content)
+          writeFileAtomic(p, [f.content])
           written.push(p)
         }
         return { path: target, documents: docs.length, mentions, files: written }
       }
       if (files.length !== 1) throw new Error(`The ${req.format} writer produced ${files.length} files; expected one`)
       await mkdir(dirname(target), { recursive: true })
-      await writeFileAtomic(target, files[0]!.content)
+      writeFileAtomic(target, [files[0]!.content])
       return { path: target, documents: docs.length, mentions, files: [target] }
     },
   }
@@ -323,22 +323,4 @@ function failed(file: string, e: unknown, earlier: CorpusIssue[] = []): FileImpo
   } else issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
   if (issues.length === 0) issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
   return { file, ok: false, imported: 0, duplicates: [], issues: [...earlier, ...issues] }
-}
-
-/** Temp file in the same folder, fsync, rename: a reader sees the old file or the whole new one. */
-async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
-  try {
-    const fh = await open(tmp, 'w')
-    try {
-      await fh.writeFile(content, typeof content === 'string' ? 'utf8' : undefined)
-      await fh.sync()
-    } finally {
-      await fh.close()
-    }
-    await rename(tmp, path)
-  } catch (e) {
-    await rm(tmp, { force: true })
-    throw e
-  }
 }
