@@ -55,15 +55,7 @@ export class Layout {
 
   /** Index of the last segment whose character start is <= c (0 when c precedes all). */
   private segAtChar(c: number): number {
-    const segs = this.segments
-    let lo = 0
-    let hi = segs.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1
-      if (segs[mid]!.start <= c) lo = mid
-      else hi = mid - 1
-    }
-    return lo
+    return lastAtOrBefore(this.segments, (s) => s.start, c)
   }
 
   /**
@@ -87,30 +79,14 @@ export class Layout {
 
   /** Character offset of position `pos` (clamped into the block it lies in or before). */
   posToChar(pos: number): number {
-    const segs = this.segments
-    let lo = 0
-    let hi = segs.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1
-      if (segs[mid]!.pmStart <= pos) lo = mid
-      else hi = mid - 1
-    }
-    const seg = segs[lo]!
+    const seg = this.segments[this.blockAt(pos)]!
     const off = Math.max(0, Math.min(seg.end - seg.start, pos - seg.pmStart))
     return seg.start + off
   }
 
   /** Index of the block holding position `pos`. */
   blockAt(pos: number): number {
-    const segs = this.segments
-    let lo = 0
-    let hi = segs.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1
-      if (segs[mid]!.pmStart <= pos) lo = mid
-      else hi = mid - 1
-    }
-    return lo
+    return lastAtOrBefore(this.segments, (s) => s.pmStart, pos)
   }
 
   /** Block index of character offset c, or -1 when c lies in a separator. */
@@ -119,4 +95,16 @@ export class Layout {
     const seg = this.segments[i]!
     return c >= seg.start && c < seg.end ? i : -1
   }
+}
+
+/** Index of the last item whose key is <= value in items sorted by key (0 when none is). */
+function lastAtOrBefore<T>(items: readonly T[], key: (item: T) => number, value: number): number {
+  let lo = 0
+  let hi = items.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if (key(items[mid]!) <= value) lo = mid
+    else hi = mid - 1
+  }
+  return lo
 }
