@@ -93,7 +93,7 @@ const config = {
     // native reader needs a real file on disk.
     '**/*.wasm',
     // tfjs-core's gradient sources are ES modules loaded at run time through a module.register
-    // resolve hook (src/main/core/model/gradients.ts), which reads real files, not asar entries.
+    // resolve hook (src/core/model/gradients.ts), which reads real files, not asar entries.
     'node_modules/@tensorflow/**/*',
   ],
 

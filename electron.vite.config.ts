@@ -4,7 +4,7 @@ import react from '@vitejs/plugin-react'
 
 const alias = {
   '@shared': resolve(__dirname, 'src/shared'),
-  '@core': resolve(__dirname, 'src/main/core'),
+  '@core': resolve(__dirname, 'src/core'),
 }
 
 // Native and optional ML modules must stay outside the bundle: they are resolved at run time
@@ -28,7 +28,7 @@ export default defineConfig({
         input: {
           index: resolve(__dirname, 'src/main/index.ts'),
           // The model host process (utilityProcess.fork of out/main/modelHost.js).
-          modelHost: resolve(__dirname, 'src/main/host/entry.ts'),
+          modelHost: resolve(__dirname, 'src/host/entry.ts'),
         },
       },
     },

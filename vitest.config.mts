@@ -5,7 +5,7 @@ export default defineConfig({
   resolve: {
     alias: {
       '@shared': resolve(import.meta.dirname, 'src/shared'),
-      '@core': resolve(import.meta.dirname, 'src/main/core'),
+      '@core': resolve(import.meta.dirname, 'src/core'),
     },
   },
   test: {

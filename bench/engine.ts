@@ -17,9 +17,9 @@ import { existsSync, readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
-import { availableBackends, useBackend, type BackendName } from '../src/main/core/model/backend'
-import { BertTokenClassifier } from '../src/main/core/model/bert'
-import { forwardFlops, PRESET_NAMES, presetConfig, type PresetName } from '../src/main/core/model/presets'
+import { availableBackends, useBackend, type BackendName } from '../src/core/model/backend'
+import { BertTokenClassifier } from '../src/core/model/bert'
+import { forwardFlops, PRESET_NAMES, presetConfig, type PresetName } from '../src/core/model/presets'
 
 interface Args {
   presets: PresetName[]

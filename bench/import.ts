@@ -5,8 +5,8 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { readCorpusFile } from '../src/main/core/corpus'
-import { Workspace } from '../src/main/core/store'
+import { readCorpusFile } from '../src/core/corpus'
+import { Workspace } from '../src/core/store'
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`)

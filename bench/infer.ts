@@ -21,7 +21,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import * as ort from 'onnxruntime-node'
-import { exportOnnx, type FusedOps, type OnnxBertConfig, type WeightsMap } from '../src/main/core/onnx/export'
+import { exportOnnx, type FusedOps, type OnnxBertConfig, type WeightsMap } from '../src/core/onnx/export'
 
 interface Args {
   shapes: Array<[number, number]>
@@ -289,12 +289,12 @@ function runTorch(a: Args, layers: number, hidden: number, batch: number, seq: n
 type TfjsRunner = { run(): Promise<void>; dispose(): void; backend: string }
 let tfjsNote = ''
 async function tfjsRunner(a: Args, layers: number, hidden: number, batch: number, seq: number): Promise<TfjsRunner | null> {
-  let backendMod: typeof import('../src/main/core/model/backend')
-  let bertMod: typeof import('../src/main/core/model/bert')
+  let backendMod: typeof import('../src/core/model/backend')
+  let bertMod: typeof import('../src/core/model/bert')
   let tf: typeof import('@tensorflow/tfjs-core')
   try {
-    backendMod = await import('../src/main/core/model/backend')
-    bertMod = await import('../src/main/core/model/bert')
+    backendMod = await import('../src/core/model/backend')
+    bertMod = await import('../src/core/model/bert')
     tf = await import('@tensorflow/tfjs-core')
   } catch (e) {
     tfjsNote = `tfjs skipped: core/model not loadable (${(e as Error).message.split('\n')[0]})`

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Channel, EventName, EventPayloads } from '../src/shared/ipc'
 import { createHandlers, dispatch, type HandlerContext } from '../src/main/api'
-import { Workspace } from '../src/main/core/store'
-import { createNodeModelHost } from '../src/main/host/node'
+import { Workspace } from '../src/core/store'
+import { createNodeModelHost } from '../src/host/node'
 import { syntheticDocs } from '../test/unit/train/synthetic'
 
 function arg(name: string, fallback: string): string {

@@ -3,8 +3,8 @@
 import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs'
 import { join, resolve, relative } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import type { CorpusDocument, CorpusFormat } from '../src/shared/model'
-import { parseCorpusText, readBrat, readCorpusBuffer, writeBrat, writeCorpus } from '../src/main/core/corpus'
+import type { CorpusDocument, CorpusFormat } from '../src/shared/domain'
+import { parseCorpusText, readBrat, readCorpusBuffer, writeBrat, writeCorpus } from '../src/core/corpus'
 
 const dataDir = resolve(process.argv[2] ?? resolve(process.cwd(), '..', 'shared', 'data'))
 if (!existsSync(dataDir)) {

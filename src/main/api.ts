@@ -15,13 +15,13 @@ import {
   type ResponseOf,
   type WorkspaceInfo,
 } from '@shared/ipc'
-import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/model'
-import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from './core/corpus'
-import { CorpusError } from './core/corpus/errors'
-import { cancelJob, finishJob, startJob, throttle } from './core/jobs'
-import { writeFileAtomic } from './core/model/atomic'
-import { isStoreError, StoreError, type Workspace } from './core/store'
-import type { ModelHost } from './host/host'
+import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
+import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '../core/corpus'
+import { CorpusError } from '../core/corpus/errors'
+import { cancelJob, finishJob, startJob, throttle } from './jobs'
+import { writeFileAtomic } from '../core/fs/atomic'
+import { isStoreError, StoreError, type Workspace } from '../core/store'
+import type { ModelHost } from '../host/client'
 import { createModelHandlers } from './models'
 
 export interface HandlerContext {
@@ -39,7 +39,7 @@ export interface HandlerContext {
   /**
    * Where model work runs (tagging, training, retraining, distillation, comparison): a separate
    * process. Electron: utilityProcess (src/main/index.ts); plain Node (tests, the e2e harness):
-   * `createNodeModelHost()` from src/main/host/node.ts. Without it the model channels fail.
+   * `createNodeModelHost()` from src/host/node.ts. Without it the model channels fail.
    */
   modelHost?: ModelHost
   user: string

@@ -4,9 +4,9 @@ import { userInfo } from 'node:os'
 import { app, BrowserWindow, dialog, ipcMain, Menu, utilityProcess, type IpcMainInvokeEvent } from 'electron'
 import { CHANNELS, type EventName, type EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext } from './api'
-import { Workspace } from './core/store'
-import { ModelHost, type HostChannel } from './host/host'
-import type { HostToMain, MainToHost } from './host/protocol'
+import { Workspace } from '../core/store'
+import { ModelHost, type HostChannel } from '../host/client'
+import type { HostToMain, MainToHost } from '../host/protocol'
 import { hardenSession, installGlobalGuards, isAppUrl } from './security'
 
 let mainWindow: BrowserWindow | null = null
@@ -31,7 +31,7 @@ function requestedWorkspacePath(): string {
 
 /**
  * The model host as an Electron utility process (out/main/modelHost.js, built from
- * src/main/host/entry.ts): a Node process of its own, so native ML libraries, training memory
+ * src/host/entry.ts): a Node process of its own, so native ML libraries, training memory
  * and crashes stay out of this process, which serves the window's IPC.
  */
 function spawnUtilityModelHost(): HostChannel {

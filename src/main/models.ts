@@ -22,14 +22,14 @@ import type {
   TagResult,
 } from '@shared/ipc'
 import { MODEL_PRESETS } from '@shared/ipc'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import type { HandlerContext, Handlers } from './api'
-import { finishJob, startJob, throttle } from './core/jobs'
-import { buildLabelMap } from './core/nlp/bio'
-import { isStoreError, StoreError, type ModelRecord, type Workspace } from './core/store'
-import { mulberry32, shuffleInPlace } from './core/train/rng'
-import type { ModelHost } from './host/host'
-import type { JobProgress, ScoresWithTypes } from './host/protocol'
+import { finishJob, startJob, throttle } from './jobs'
+import { buildLabelMap } from '../core/nlp/bio'
+import { isStoreError, StoreError, type ModelRecord, type Workspace } from '../core/store'
+import { mulberry32, shuffleInPlace } from '../core/train/rng'
+import type { ModelHost } from '../host/client'
+import type { JobProgress, ScoresWithTypes } from '../host/protocol'
 
 export type ModelChannel =
   | 'engine:info'

@@ -10,8 +10,8 @@ import type {
   DocumentSummary,
   ReviewStatus,
   Revision,
-} from './model'
-import { CORPUS_FORMATS, REVIEW_STATUSES } from './model'
+} from './domain'
+import { CORPUS_FORMATS, REVIEW_STATUSES } from './domain'
 
 const corpusFormat = z.enum(CORPUS_FORMATS as [CorpusFormat, ...CorpusFormat[]])
 const reviewStatus = z.enum(REVIEW_STATUSES as [ReviewStatus, ...ReviewStatus[]])

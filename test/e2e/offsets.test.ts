@@ -1,7 +1,7 @@
 // The renderer's character-offset ↔ ProseMirror-position mapping, checked exhaustively without a
 // browser (the journey checks the same through the UI). An off-by-one here would silently shift
 // every saved entity, so every offset of several layouts is round-tripped.
-import type { Annotation, Passage } from '@shared/model'
+import type { Annotation, Passage } from '@shared/domain'
 import { Layout } from '../../src/renderer/src/editor/layout'
 import { documentTokens, TokenIndex } from '../../src/renderer/src/editor/tokens'
 import { buildDoc, collectEntities, splitOverlapping } from '../../src/renderer/src/editor/entities'

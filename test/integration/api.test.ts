@@ -4,11 +4,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Channel, EventPayloads, IpcErrorShape, ResponseOf } from '@shared/ipc'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
-import { cancelJob, finishJob, startJob, throttle } from '../../src/main/core/jobs'
-import { parseCorpusText, writeCorpus } from '../../src/main/core/corpus'
-import { Workspace } from '../../src/main/core/store'
+import { cancelJob, finishJob, startJob, throttle } from '../../src/main/jobs'
+import { parseCorpusText, writeCorpus } from '../../src/core/corpus'
+import { Workspace } from '../../src/core/store'
 
 interface FixtureDoc {
   id: string

@@ -1,9 +1,9 @@
 // The model host process and its protocol, without any model: round trips, progress,
 // cooperative cancel, the kill-after-grace cancel of a job that ignores it, crash detection and
 // restart on the next request. Uses the same factory the e2e harness uses (createNodeModelHost).
-import { HostCrashError, type ModelHost } from '../../src/main/host/host'
-import { createNodeModelHost } from '../../src/main/host/node'
-import { isStoreError } from '../../src/main/core/store'
+import { HostCrashError, type ModelHost } from '../../src/host/client'
+import { createNodeModelHost } from '../../src/host/node'
+import { isStoreError } from '../../src/core/store'
 
 let host: ModelHost
 const logs: string[] = []

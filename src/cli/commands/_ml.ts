@@ -3,14 +3,14 @@
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../shared/model'
-import { CorpusError, formatIssue, readCorpusFile } from '../../main/core/corpus'
-import { BackendError, initBackend, type BackendInfo } from '../../main/core/model/backend'
-import type { BertTokenClassifier } from '../../main/core/model/bert'
-import { CheckpointError, loadCheckpoint } from '../../main/core/model/checkpoint'
-import { SafetensorsError } from '../../main/core/model/safetensors'
-import { VocabError, WordPieceTokenizer } from '../../main/core/nlp/tokenizer'
-import type { TrainingMetadata } from '../../main/core/train/loop'
+import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../shared/domain'
+import { CorpusError, formatIssue, readCorpusFile } from '../../core/corpus'
+import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
+import type { BertTokenClassifier } from '../../core/model/bert'
+import { CheckpointError, loadCheckpoint } from '../../core/model/checkpoint'
+import { SafetensorsError } from '../../core/model/safetensors'
+import { VocabError, WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import type { TrainingMetadata } from '../../core/train/loop'
 
 /** An error whose message is meant for the user as is; `code` is the exit status. */
 export class CliError extends Error {

@@ -1,7 +1,7 @@
 // `fastbioner compare --models DIR DIR… --gold FILE [--out report.json]`
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { compareModels, formatCompareTable } from '../../main/core/eval/compare'
+import { compareModels, formatCompareTable } from '../../core/eval/compare'
 import { CliError, formatOpt, intOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
 
 const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]

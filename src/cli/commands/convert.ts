@@ -2,8 +2,8 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { CORPUS_FORMATS, type CorpusFormat, type CorpusIssue } from '../../shared/model'
-import { CorpusError, formatIssue, readCorpusFile, stemOf, WRITABLE_FORMATS, writeCorpus } from '../../main/core/corpus'
+import { CORPUS_FORMATS, type CorpusFormat, type CorpusIssue } from '../../shared/domain'
+import { CorpusError, formatIssue, readCorpusFile, stemOf, WRITABLE_FORMATS, writeCorpus } from '../../core/corpus'
 
 const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH [options]
 

@@ -1,10 +1,10 @@
 // `fastbioner distill --teacher DIR --layers N --train FILE --dev FILE --out DIR [options]`
-import type { CorpusDocument } from '../../shared/model'
-import { DISTILL_DEFAULTS, DistillError, KD_MODES, type DistillProgress, type DistillTask, type KdMode } from '../../main/core/distill/distill'
-import { parseLayerPairs } from '../../main/core/distill/mapping'
-import { distillCheckpoints } from '../../main/core/distill/run'
-import { DEFAULT_HEAD } from '../../main/core/model/bert'
-import { TRAIN_DEFAULTS } from '../../main/core/train/loop'
+import type { CorpusDocument } from '../../shared/domain'
+import { DISTILL_DEFAULTS, DistillError, KD_MODES, type DistillProgress, type DistillTask, type KdMode } from '../../core/distill/distill'
+import { parseLayerPairs } from '../../core/distill/mapping'
+import { distillCheckpoints } from '../../core/distill/run'
+import { DEFAULT_HEAD } from '../../core/model/bert'
+import { TRAIN_DEFAULTS } from '../../core/train/loop'
 import { CliError, formatDuration, intOpt, numOpt, parse, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
 
 /** Students start from a trained teacher: fine-tuning settings (BERT recipe). */

@@ -2,7 +2,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
-import { DEFAULT_HEAD } from '../../main/core/model/bert'
+import { DEFAULT_HEAD } from '../../core/model/bert'
 import { CliError, loadModel, parse, requireOpt, runCommand, startBackend } from './_ml'
 
 const USAGE = `usage: fastbioner encode --model DIR --input FILE --out FILE [--head NAME]

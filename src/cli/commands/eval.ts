@@ -1,7 +1,7 @@
 // `fastbioner eval --gold FILE (--pred FILE | --model DIR)`
-import type { CorpusDocument } from '../../shared/model'
-import { evaluateSpans, type EvalResult, type Prf } from '../../main/core/eval/metrics'
-import { predict } from '../../main/core/train/loop'
+import type { CorpusDocument } from '../../shared/domain'
+import { evaluateSpans, type EvalResult, type Prf } from '../../core/eval/metrics'
+import { predict } from '../../core/train/loop'
 import { CliError, formatOpt, intOpt, loadModel, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner eval --gold FILE (--pred FILE | --model DIR) [options]

@@ -1,9 +1,9 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { CorpusDocument, CorpusFormat } from '../../shared/model'
-import { WRITABLE_FORMATS, writeCorpus } from '../../main/core/corpus'
-import { predict } from '../../main/core/train/loop'
+import type { CorpusDocument, CorpusFormat } from '../../shared/domain'
+import { WRITABLE_FORMATS, writeCorpus } from '../../core/corpus'
+import { predict } from '../../core/train/loop'
 import { CliError, formatOpt, intOpt, loadModel, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
 
 const USAGE = `usage: fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc] [options]

@@ -1,7 +1,7 @@
 // `fastbioner tokenize --vocab FILE [--uncased] --text STRING`
 // Prints {"tokens", "ids", "offsets"} (no [CLS]/[SEP]) as one JSON line on stdout.
 import { parseArgs } from 'node:util'
-import { VocabError, WordPieceTokenizer } from '../../main/core/nlp/tokenizer'
+import { VocabError, WordPieceTokenizer } from '../../core/nlp/tokenizer'
 
 const USAGE = `usage: fastbioner tokenize --vocab FILE [--uncased] --text STRING
 

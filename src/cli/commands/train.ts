@@ -1,12 +1,12 @@
 // `fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]`
-import type { CorpusDocument } from '../../shared/model'
-import { BertTokenClassifier, DEFAULT_HEAD } from '../../main/core/model/bert'
-import { loadCheckpoint } from '../../main/core/model/checkpoint'
-import { PRESET_NAMES, presetConfig, type PresetName } from '../../main/core/model/presets'
-import { buildLabelMap } from '../../main/core/nlp/bio'
-import { WordPieceTokenizer } from '../../main/core/nlp/tokenizer'
-import { trainWordPieceVocab } from '../../main/core/nlp/vocab-trainer'
-import { train, TRAIN_DEFAULTS, type TrainProgress } from '../../main/core/train/loop'
+import type { CorpusDocument } from '../../shared/domain'
+import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
+import { loadCheckpoint } from '../../core/model/checkpoint'
+import { PRESET_NAMES, presetConfig, type PresetName } from '../../core/model/presets'
+import { buildLabelMap } from '../../core/nlp/bio'
+import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
+import { train, TRAIN_DEFAULTS, type TrainProgress } from '../../core/train/loop'
 import { CliError, formatDuration, formatOpt, intOpt, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
 
 /** Settings that suit a randomly initialised model (no pre-training): larger steps, more epochs. */

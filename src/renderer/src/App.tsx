@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import type { WorkspaceInfo } from '@shared/ipc'
-import type { ReviewStatus } from '@shared/model'
+import type { ReviewStatus } from '@shared/domain'
 import { api, errorMessage } from './api'
 import { notify } from './toasts'
 import { registerTypes, sortTypes } from './palette'

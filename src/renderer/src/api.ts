@@ -10,7 +10,7 @@ import type {
   RequestOf,
   ResponseOf,
 } from '@shared/ipc'
-import type { CorpusIssue } from '@shared/model'
+import type { CorpusIssue } from '@shared/domain'
 
 export class ApiError extends Error {
   override readonly name = 'ApiError'

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import type { ImportResult } from '@shared/ipc'
-import type { CorpusFormat } from '@shared/model'
+import type { CorpusFormat } from '@shared/domain'
 import { api, errorMessage, isApiError, newJobId, onEvent } from './api'
 import { notify } from './toasts'
 

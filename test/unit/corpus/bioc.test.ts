@@ -1,5 +1,5 @@
 import { readBiocJson, readBiocXml, writeBiocJson, writeBiocXml } from '@core/corpus'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { corpusError, expectConsistent, fixture } from './helpers'
 
 describe.each([

@@ -1,5 +1,5 @@
 import { readBrat, writeBrat } from '@core/corpus'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { corpusError, expectConsistent, fixture } from './helpers'
 
 const txt = fixture('brat/report.txt')

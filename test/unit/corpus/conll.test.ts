@@ -1,5 +1,5 @@
 import { readConll, tokenize, writeConll } from '@core/corpus'
-import type { CorpusDocument, CorpusIssue } from '@shared/model'
+import type { CorpusDocument, CorpusIssue } from '@shared/domain'
 import { corpusError, expectConsistent, fixture } from './helpers'
 
 /** n sentences "wN is a tremor ." with the tremor tagged as Disease. */

@@ -1,7 +1,7 @@
 // Bounded fuzzing: every reader either returns consistent documents or throws CorpusError.
 // The seed is printed; rerun a failure with CORPUS_FUZZ_SEED=<seed> (and CORPUS_FUZZ_CASES=<n>).
 import { CorpusError, parseCorpusText, readBrat, readCorpusBuffer, writeCorpus, WRITABLE_FORMATS } from '@core/corpus'
-import type { CorpusDocument, CorpusFormat } from '@shared/model'
+import type { CorpusDocument, CorpusFormat } from '@shared/domain'
 import { fixture, inconsistencies } from './helpers'
 
 const SEED = Number(process.env.CORPUS_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 32))

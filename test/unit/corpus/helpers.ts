@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { CorpusError } from '@core/corpus'
 
 export const FIXTURES = resolve(__dirname, '../../fixtures/corpus')

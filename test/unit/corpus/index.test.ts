@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, copyFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CorpusError, parseCorpusText, readCorpusBuffer, readCorpusFile, writeCorpus } from '@core/corpus'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { corpusError, fixture, fixturePath } from './helpers'
 
 const bytes = (s: string | number[]): Buffer => (typeof s === 'string' ? Buffer.from(s, 'utf8') : Buffer.from(s))

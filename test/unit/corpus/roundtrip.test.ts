@@ -1,5 +1,5 @@
 import { parseCorpusText, readBrat, readCorpusBuffer, writeCorpus } from '@core/corpus'
-import type { CorpusDocument, CorpusFormat } from '@shared/model'
+import type { CorpusDocument, CorpusFormat } from '@shared/domain'
 import { expectConsistent, fixture } from './helpers'
 
 function roundTrip(docs: CorpusDocument[], format: CorpusFormat, fileName: string): CorpusDocument[] {

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
-import { removeStaleTempFiles, TEMP_PREFIX, writeFileAtomic } from '@core/model/atomic'
+import { removeStaleTempFiles, TEMP_PREFIX, writeFileAtomic } from '@core/fs/atomic'
 import { useBackend } from '@core/model/backend'
 import { BertTokenClassifier, makeBertConfig } from '@core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'

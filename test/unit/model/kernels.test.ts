@@ -1,4 +1,4 @@
-// Kernel overrides (src/main/core/model/kernels.ts) against the stock cpu kernels, and the BERT
+// Kernel overrides (src/core/model/kernels.ts) against the stock cpu kernels, and the BERT
 // training gradients on wasm against cpu.
 
 import * as tf from '@tensorflow/tfjs-core'

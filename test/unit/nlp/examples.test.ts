@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { buildLabelMap, IGNORE_INDEX } from '@core/nlp/bio'
 import { documentsToExamples, planTagging, predictionsToMentions, type Example, type TaggingPlan } from '@core/nlp/examples'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'

@@ -5,12 +5,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OnnxFileError, readOnnxMetadata } from '../../../src/main/core/onnx/checkpoint'
-import { ensureOnnx, exportCheckpointToOnnx, META_FINGERPRINT } from '../../../src/main/core/onnx/export'
-import { openInferenceEngine, type InferenceEngine } from '../../../src/main/core/onnx/session'
-import { useBackend } from '../../../src/main/core/model/backend'
-import { BertTokenClassifier, makeBertConfig } from '../../../src/main/core/model/bert'
-import { saveCheckpoint } from '../../../src/main/core/model/checkpoint'
+import { OnnxFileError, readOnnxMetadata } from '../../../src/core/onnx/checkpoint'
+import { ensureOnnx, exportCheckpointToOnnx, META_FINGERPRINT } from '../../../src/core/onnx/export'
+import { openInferenceEngine, type InferenceEngine } from '../../../src/core/onnx/session'
+import { useBackend } from '../../../src/core/model/backend'
+import { BertTokenClassifier, makeBertConfig } from '../../../src/core/model/bert'
+import { saveCheckpoint } from '../../../src/core/model/checkpoint'
 import { maxAbsDiff, randomBatch, randomWeights, referenceForward, SMALL_CONFIG, writeTestCheckpoint } from './helpers'
 
 const HEADS = { default: 5, chem: 3 }

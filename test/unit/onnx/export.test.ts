@@ -4,7 +4,7 @@
 import * as ort from 'onnxruntime-node'
 import { onnx } from 'onnx-proto'
 import { describe, expect, it } from 'vitest'
-import { exportOnnx, findHeads, OnnxExportError, type WeightsMap } from '../../../src/main/core/onnx/export'
+import { exportOnnx, findHeads, OnnxExportError, type WeightsMap } from '../../../src/core/onnx/export'
 import { useCpuBackend } from '../train/tfSetup'
 import { hfConfigJson, maxAbsDiff, randomBatch, randomWeights, referenceForward, SMALL_CONFIG, tfjsModelFromWeights, type Batch } from './helpers'
 

@@ -4,9 +4,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
-import { BertTokenClassifier, isLinearWeight, makeBertConfig } from '../../../src/main/core/model/bert'
-import { writeSafetensors } from '../../../src/main/core/model/safetensors'
-import type { OnnxBertConfig, WeightsMap } from '../../../src/main/core/onnx/export'
+import { BertTokenClassifier, isLinearWeight, makeBertConfig } from '../../../src/core/model/bert'
+import { writeSafetensors } from '../../../src/core/model/safetensors'
+import type { OnnxBertConfig, WeightsMap } from '../../../src/core/onnx/export'
 
 /** mulberry32 → uniform [0, 1); Box–Muller for normals. */
 export function makeRng(seed: number): { uniform(): number; normal(): number; int(n: number): number } {

@@ -409,7 +409,7 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
     }
     for (const rel of [
       'src/main/index.ts',
-      'src/main/core/store/schema.ts',
+      'src/core/store/schema.ts',
       'test/unit/packaging/config.test.ts',
       'test/fixtures/small.pubtator',
       'test/e2e/app.test.ts',

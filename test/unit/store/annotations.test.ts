@@ -1,4 +1,4 @@
-import type { Annotation, Revision } from '@shared/model'
+import type { Annotation, Revision } from '@shared/domain'
 import { StoreError } from '@core/store'
 import { DOC_A, DOC_B, DOC_C, tempWorkspace } from './helpers'
 

@@ -3,8 +3,8 @@
 //   mode "edits":  loop create / update / delete forever
 //   mode "import": a few edits, then a large import, reporting progress while its transaction is open
 import { writeSync } from 'node:fs'
-import type { CorpusDocument } from '../../../src/shared/model'
-import { Workspace } from '../../../src/main/core/store'
+import type { CorpusDocument } from '../../../src/shared/domain'
+import { Workspace } from '../../../src/core/store'
 
 const say = (line: string): void => {
   writeSync(1, `${line}\n`)

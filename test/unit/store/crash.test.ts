@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import type { Revision } from '@shared/model'
+import type { Revision } from '@shared/domain'
 import { Workspace } from '@core/store'
 import { tempDir } from './helpers'
 

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { CorpusDocument, Mention } from '@shared/model'
+import type { CorpusDocument, Mention } from '@shared/domain'
 import { Workspace } from '@core/store'
 
 export function tempDir(): { dir: string; cleanup: () => void } {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import type { CorpusDocument } from '@shared/model'
+import type { CorpusDocument } from '@shared/domain'
 import { StoreError, Workspace } from '@core/store'
 import { DOC_A, DOC_B, DOC_C, makeDoc, manyDocs, tempWorkspace } from './helpers'
 

@@ -3,8 +3,8 @@
 // continued by "syndrome"/"disease" (I-), which occur nowhere else. (Tail words that are also
 // plain words elsewhere need the previous word as context; the tiny model does not learn that
 // within the test's time budget.)
-import type { CorpusDocument, Mention } from '../../../src/shared/model'
-import { mulberry32 } from '../../../src/main/core/train/rng'
+import type { CorpusDocument, Mention } from '../../../src/shared/domain'
+import { mulberry32 } from '../../../src/core/train/rng'
 
 export const FILLER = [
   'patients', 'with', 'showed', 'and', 'of', 'in', 'treated', 'no', 'signs', 'were', 'the', 'a', 'after', 'study',

@@ -2,7 +2,7 @@
 // 100 summaries as they scroll into view (workspaces hold thousands of abstracts).
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from 'react'
 import type { DocumentListResult } from '@shared/ipc'
-import type { DocumentSummary, ReviewStatus } from '@shared/model'
+import type { DocumentSummary, ReviewStatus } from '@shared/domain'
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { colourClass } from '../palette'

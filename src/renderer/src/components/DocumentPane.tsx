@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore, type MutableRefObject } from 'react'
-import type { DocumentDetail, ReviewStatus } from '@shared/model'
+import type { DocumentDetail, ReviewStatus } from '@shared/domain'
 import { api, errorMessage, isApiError } from '../api'
 import { notify } from '../toasts'
 import { EditorController, type UiSnapshot } from '../editor/controller'

@@ -1,4 +1,4 @@
-import type { Annotation } from '@shared/model'
+import type { Annotation } from '@shared/domain'
 import type { EditorController } from '../editor/controller'
 import { colourClass } from '../palette'
 

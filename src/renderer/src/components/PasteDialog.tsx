@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import type { CorpusFormat } from '@shared/model'
+import type { CorpusFormat } from '@shared/domain'
 import { Modal } from './Modal'
 
 interface Props {

@@ -1,4 +1,4 @@
-import type { ReviewStatus } from '@shared/model'
+import type { ReviewStatus } from '@shared/domain'
 
 const LABEL: Record<ReviewStatus, string> = { unreviewed: 'Unreviewed', in_progress: 'In progress', done: 'Done' }
 

@@ -1,6 +1,6 @@
 // Building the ProseMirror document from a DocumentDetail and reading entities back out of it.
 import type { Node as PMNode, Mark } from 'prosemirror-model'
-import type { Annotation } from '@shared/model'
+import type { Annotation } from '@shared/domain'
 import type { Layout } from './layout'
 import { entityMark, schema, type EntityAttrs } from './schema'
 

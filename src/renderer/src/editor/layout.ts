@@ -2,7 +2,7 @@
 // Each passage is one textblock whose text is exactly text.slice(start, end); the characters
 // between passages (PubTator's " " between title and abstract) are separators that have no
 // position. A gap that holds anything but whitespace becomes a block of its own so no text is hidden.
-import type { Passage } from '@shared/model'
+import type { Passage } from '@shared/domain'
 
 export interface Segment {
   /** Character range [start, end) of `text`. */

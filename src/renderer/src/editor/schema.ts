@@ -1,7 +1,7 @@
 // The document schema: a title block and passage blocks of plain text; entities are marks.
 // The text itself is read-only (see plugins.ts); only entity marks change.
 import { Schema, type Mark } from 'prosemirror-model'
-import type { AnnotationOrigin } from '@shared/model'
+import type { AnnotationOrigin } from '@shared/domain'
 import { colourClass } from '../palette'
 
 export interface EntityAttrs {

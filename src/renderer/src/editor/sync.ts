@@ -3,7 +3,7 @@
 // as annotations:create / update / delete. Undo and redo are just more transactions, so they
 // persist the same way. A failed call stops the queue and hands the error to `onFailure`, which
 // reloads the document from the workspace: the view never shows an edit that was not saved.
-import type { Annotation } from '@shared/model'
+import type { Annotation } from '@shared/domain'
 import type { RequestOf } from '@shared/ipc'
 import { api } from '../api'
 

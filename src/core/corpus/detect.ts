@@ -1,0 +1,53 @@
+import type { CorpusFormat } from '@shared/domain'
+import { CorpusError } from './errors'
+import { extension, stripBom } from './util'
+
+const PUBTATOR_SECTION = /^[^\t|\n]+\|[ta]\|/m
+const CONLL_TAG = /^(?:O|[BIESLU](?:-\S+)?)$/
+const CONLL_EXTENSIONS = new Set(['.tsv', '.conll', '.conll03', '.iob', '.iob2', '.bio', '.bioes', '.bilou'])
+
+/**
+ * Chooses a reader from the file name and the first part of the content (`head`, any length;
+ * 64 KiB is plenty). Unmistakable content wins over the extension (a `.txt` of `ID|t|` lines is
+ * PubTator); a `.xml` or `.json` file that is neither PubMed nor BioC is an error rather than text.
+ * A `.txt` next to a `.ann` is brat, but that needs the file system: see readCorpusFile.
+ */
+export function detectFormat(fileName: string, head: string): CorpusFormat {
+  const ext = extension(fileName)
+  if (ext === '.ann') return 'brat'
+  const content = stripBom(head).trimStart()
+
+  if (content.startsWith('<')) {
+    if (/<PubmedArticleSet[\s>]|<PubmedArticle[\s>]|<PubmedBookArticle[\s>]|<!DOCTYPE\s+PubmedArticleSet/.test(content)) return 'pubmed-xml'
+    if (/<collection[\s>]|<!DOCTYPE\s+collection/.test(content)) return 'bioc-xml'
+    throw CorpusError.at(fileName, 1, 'XML that is neither PubMed (<PubmedArticleSet>) nor BioC (<collection>)')
+  }
+  if (content.startsWith('{') || content.startsWith('[')) {
+    if (/"(?:documents|passages|PubTator3)"\s*:/.test(content)) return 'bioc-json'
+    if (ext === '.json' || ext === '') throw CorpusError.at(fileName, 1, 'JSON without a "documents" array: not a BioC JSON collection')
+  }
+  if (ext === '.json') throw CorpusError.at(fileName, 1, 'the .json file does not start with a JSON object')
+  if (ext === '.xml' || ext === '.bioc') throw CorpusError.at(fileName, 1, 'the .xml file does not start with an XML element')
+  if (PUBTATOR_SECTION.test(content.slice(0, 65536))) return 'pubtator'
+  if (ext === '.pubtator') return 'pubtator'
+  if (CONLL_EXTENSIONS.has(ext)) return 'conll'
+  if (looksLikeConll(content)) return 'conll'
+  return 'text'
+}
+
+/** Most of the first non-blank lines are `token … tag` with an IOB/BIOES tag last. */
+function looksLikeConll(content: string): boolean {
+  const lines = content
+    .slice(0, 65536)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .slice(0, 50)
+  if (lines.length === 0) return false
+  let tagged = 0
+  for (const line of lines) {
+    const cols = line.split(/\s+/)
+    if (cols[0] === '-DOCSTART-' || (cols.length >= 2 && CONLL_TAG.test(cols[cols.length - 1]!))) tagged++
+  }
+  return tagged / lines.length >= 0.9
+}

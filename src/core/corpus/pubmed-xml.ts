@@ -1,0 +1,81 @@
+import type { CorpusDocument, Passage } from '@shared/domain'
+import { IssueLog } from './errors'
+import { attr, childrenOf, element, elements, parseXml, tagOf, textContent, type XmlNode } from './xml'
+import type { ReadOptions, ReadResult } from './util'
+
+/** XML layout whitespace (newlines, indentation) inside a title or abstract is not content. */
+function clean(value: string): string {
+  return value.replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * PubMed efetch XML (PubmedArticleSet of PubmedArticle / PubmedBookArticle). Each article becomes
+ * a document `title + " " + abstract`, the abstract being its AbstractText parts joined by " ".
+ * Passages: "title", then one per AbstractText typed with its Label ("BACKGROUND", …) or
+ * "abstract". Inline markup (<i>, <sup>, …) is dropped and its text kept ("H<sub>2</sub>O" → "H2O").
+ */
+export function readPubmedXml(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
+  const log: IssueLog = new IssueLog(fileName)
+  const xml = parseXml(content, fileName)
+  const root = xml.roots[0]
+  const rootTag = root ? tagOf(root) : undefined
+  let articles: XmlNode[]
+  if (rootTag === 'PubmedArticleSet' || rootTag === 'PubmedBookArticleSet') {
+    articles = childrenOf(root!).filter((c) => tagOf(c) === 'PubmedArticle' || tagOf(c) === 'PubmedBookArticle')
+  } else if (rootTag === 'PubmedArticle' || rootTag === 'PubmedBookArticle') {
+    articles = [root!]
+  } else {
+    log.fatal(root ? xml.lineOf(root) : 1, `expected a <PubmedArticleSet> root element, found ${rootTag ? `<${rootTag}>` : 'no element'}`)
+  }
+
+  const documents: CorpusDocument[] = []
+  const firstLineOf = new Map<string, number | undefined>()
+  articles.forEach((article, index) => {
+    if (options.onProgress && index % 1000 === 0 && index > 0) options.onProgress(index, articles.length)
+    const line = xml.lineOf(article)
+    const book = tagOf(article) === 'PubmedBookArticle'
+    const citation = book ? element(article, 'BookDocument') : element(article, 'MedlineCitation')
+    const pmidNode = citation && element(citation, 'PMID')
+    const pmid = pmidNode ? clean(textContent(pmidNode)) : ''
+    if (!citation || pmid === '') {
+      log.error(line, `article ${index + 1} has no PMID (expected ${book ? 'BookDocument' : 'MedlineCitation'}/PMID)`)
+      return
+    }
+    const articleNode = book ? citation : element(citation, 'Article')
+    const titleNode = articleNode && (element(articleNode, 'ArticleTitle') ?? (book ? bookTitle(citation) : undefined))
+    const title = titleNode ? clean(textContent(titleNode)) : ''
+    const abstractNode = articleNode && element(articleNode, 'Abstract')
+    const parts = (abstractNode ? elements(abstractNode, 'AbstractText') : [])
+      .map((node) => ({ label: attr(node, 'Label'), text: clean(textContent(node)) }))
+      .filter((p) => p.text !== '')
+
+    if (firstLineOf.has(pmid)) {
+      log.warn(line, `duplicate document ${pmid} (lines ${firstLineOf.get(pmid) ?? '?'} and ${line ?? '?'}); keeping the first`)
+      return
+    }
+    firstLineOf.set(pmid, line)
+    if (title === '' && parts.length === 0) {
+      log.warn(line, `article ${pmid} has neither a title nor an abstract; skipped`)
+      return
+    }
+
+    const passages: Passage[] = [{ type: 'title', offset: 0, length: title.length }]
+    let text = title
+    for (const part of parts) {
+      text += ' '
+      passages.push({ type: part.label && part.label.trim() !== '' ? part.label.trim() : 'abstract', offset: text.length, length: part.text.length })
+      text += part.text
+    }
+    documents.push({ id: pmid, text, passages, mentions: [] })
+  })
+
+  if (articles.length === 0) log.error(root ? xml.lineOf(root) : 1, 'no PubmedArticle elements found')
+  const issues = log.finish()
+  options.onProgress?.(articles.length, articles.length)
+  return { documents, issues }
+}
+
+function bookTitle(bookDocument: XmlNode): XmlNode | undefined {
+  const book = element(bookDocument, 'Book')
+  return book ? element(book, 'BookTitle') : undefined
+}

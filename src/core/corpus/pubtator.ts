@@ -1,0 +1,192 @@
+import type { CorpusDocument, Mention, Passage } from '@shared/domain'
+import { IssueLog } from './errors'
+import { checkedMention, flattenWhitespace, parseOffset, PROGRESS_EVERY, q, splitLines, type ReadOptions, type ReadResult } from './util'
+
+interface RawMention {
+  line: number
+  start: number
+  end: number
+  text: string
+  type: string
+  conceptId: string | undefined
+}
+
+interface OpenDocument {
+  id: string
+  titleLine: number
+  title: string
+  abstract: string | undefined
+  abstractLine: number
+  mentions: RawMention[]
+}
+
+const SECTION = /^([^\t|]+)\|([A-Za-z])\|/
+const TRUNCATED_SECTION = /^[^\t|]+\|[A-Za-z]?$/
+const RELATION_KIND = /^[A-Za-z][\w:.-]*$/
+
+/**
+ * PubTator: `ID|t|title`, `ID|a|abstract`, then `ID<TAB>start<TAB>end<TAB>text<TAB>type[<TAB>concept]`;
+ * a blank line ends a document. text = title + " " + abstract (just the title when there is no
+ * abstract line). Relation lines (`ID<TAB>CID<TAB>D1<TAB>D2`) are skipped.
+ */
+export function readPubtator(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
+  const log: IssueLog = new IssueLog(fileName)
+  const lines = splitLines(content)
+  const documents: CorpusDocument[] = []
+  const firstLineOf = new Map<string, number>()
+  let missingTypeWarned = false
+  let current: OpenDocument | undefined
+
+  const close = (): void => {
+    if (!current) return
+    const doc = buildDocument(current, log)
+    const seen = firstLineOf.get(current.id)
+    if (seen !== undefined) {
+      log.warn(current.titleLine, `duplicate document ${current.id} (lines ${seen} and ${current.titleLine}); keeping the first`)
+    } else {
+      firstLineOf.set(current.id, current.titleLine)
+      if (doc) documents.push(doc)
+    }
+    current = undefined
+  }
+
+  for (let i = 0; i < lines.length; i++) {
+    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
+    const line = lines[i]!
+    const lineNo = i + 1
+    if (line.trim() === '') {
+      close()
+      continue
+    }
+
+    const section = SECTION.exec(line)
+    if (section) {
+      const id = section[1]!
+      const kind = section[2]!
+      const body = line.slice(section[0].length)
+      if (kind === 't') {
+        close() // tolerate a missing blank line between documents
+        current = { id, titleLine: lineNo, title: body, abstract: undefined, abstractLine: 0, mentions: [] }
+      } else if (kind === 'a') {
+        if (!current) {
+          log.error(lineNo, `abstract line for ${id} comes before its title line (ID|t|title)`)
+        } else if (current.id !== id) {
+          log.error(lineNo, `abstract line for ${id} follows the title of ${current.id} (line ${current.titleLine})`)
+        } else if (current.abstract !== undefined) {
+          log.error(lineNo, `second abstract line for ${id} (the first is on line ${current.abstractLine})`)
+        } else {
+          current.abstract = body
+          current.abstractLine = lineNo
+        }
+      } else {
+        log.warn(lineNo, `ignoring unknown PubTator section '${kind}' (only 't' and 'a' are read)`)
+      }
+      continue
+    }
+
+    if (!line.includes('\t')) {
+      if (TRUNCATED_SECTION.test(line)) log.error(lineNo, `truncated line ${q(line)}: expected ID|t|title or ID|a|abstract`)
+      else log.error(lineNo, `unrecognised line ${q(line)}: expected ID|t|title, ID|a|abstract or a tab-separated mention`)
+      continue
+    }
+
+    const cols = line.split('\t')
+    const startText = cols[1]!
+    const start = parseOffset(startText)
+    if (start === undefined) {
+      // Relation lines name a relation kind where a mention has its start offset.
+      if (cols.length >= 3 && RELATION_KIND.test(startText) && parseOffset(cols[2]!) === undefined) continue
+      if (cols.length < 4) log.error(lineNo, `truncated line ${q(line)}: expected ID<TAB>start<TAB>end<TAB>text<TAB>type[<TAB>concept]`)
+      else log.error(lineNo, `mention start offset ${q(startText)} is not a non-negative integer`)
+      continue
+    }
+    if (cols.length < 4) {
+      log.error(lineNo, `truncated mention line: ${cols.length} columns, expected ID<TAB>start<TAB>end<TAB>text<TAB>type[<TAB>concept]`)
+      continue
+    }
+    const end = parseOffset(cols[2]!)
+    if (end === undefined) {
+      log.error(lineNo, `mention end offset ${q(cols[2]!)} is not a non-negative integer`)
+      continue
+    }
+    const id = cols[0]!
+    if (!current) {
+      log.error(lineNo, `mention for ${id} is outside any document (no title line since the last blank line)`)
+      continue
+    }
+    if (id !== current.id) {
+      log.error(lineNo, `mention for ${id} inside document ${current.id} (title on line ${current.titleLine})`)
+      continue
+    }
+    let type = cols[4]
+    if (type === undefined || type.trim() === '') {
+      if (type !== undefined) {
+        log.error(lineNo, 'mention has an empty entity type')
+        continue
+      }
+      if (!missingTypeWarned) log.warn(lineNo, "mention lines without a type column; using type 'Entity'")
+      missingTypeWarned = true
+      type = 'Entity'
+    }
+    // Surrounding whitespace in an id is never meaningful (NCBI Disease has " D008661").
+    const concept = cols[5]?.trim()
+    current.mentions.push({ line: lineNo, start, end, text: cols[3]!, type, conceptId: concept === '' ? undefined : concept })
+  }
+  close()
+
+  if (documents.length === 0 && !log.hasErrors && firstLineOf.size === 0) log.error(1, 'no PubTator documents found (expected ID|t|title lines)')
+  const issues = log.finish()
+  options.onProgress?.(lines.length, lines.length)
+  return { documents, issues }
+}
+
+function buildDocument(open: OpenDocument, log: IssueLog): CorpusDocument | undefined {
+  const { title, abstract } = open
+  const text = abstract === undefined ? title : `${title} ${abstract}`
+  const passages: Passage[] = [{ type: 'title', offset: 0, length: title.length }]
+  if (abstract !== undefined) passages.push({ type: 'abstract', offset: title.length + 1, length: abstract.length })
+  const mentions: Mention[] = []
+  for (const m of open.mentions) {
+    const checked = checkedMention(log, m.line, text, m.start, m.end, m.type, m.conceptId, m.text)
+    if (checked) mentions.push(checked)
+  }
+  return { id: open.id, text, passages, mentions }
+}
+
+/**
+ * Writes PubTator. The title is the document's "title" passage when it starts the text and is
+ * followed by a space; otherwise the text up to its first newline. Line breaks and tabs inside the
+ * text become spaces (same length, so every offset stays valid).
+ */
+export function writePubtator(docs: CorpusDocument[]): string {
+  const out: string[] = []
+  for (const doc of docs) {
+    const id = doc.id.replace(/[|\t\r\n]/g, '_') || 'document'
+    const flat = flattenWhitespace(doc.text)
+    const split = titleLength(doc)
+    if (split === undefined) {
+      out.push(`${id}|t|${flat}`)
+    } else {
+      out.push(`${id}|t|${flat.slice(0, split)}`, `${id}|a|${flat.slice(split + 1)}`)
+    }
+    for (const m of doc.mentions) {
+      const cols = [id, String(m.start), String(m.end), flat.slice(m.start, m.end), flattenWhitespace(m.type)]
+      if (m.conceptId !== undefined && m.conceptId !== '') cols.push(flattenWhitespace(m.conceptId))
+      out.push(cols.join('\t'))
+    }
+    out.push('')
+  }
+  return out.join('\n') + (out.length > 0 ? '\n' : '')
+}
+
+/** Where the title ends (the separator's index), or undefined when the whole text is the title. */
+function titleLength(doc: CorpusDocument): number | undefined {
+  const text = doc.text
+  const title = doc.passages.find((p) => p.type === 'title' && p.offset === 0)
+  if (title) {
+    if (title.length >= text.length) return undefined
+    if (/\s/.test(text[title.length]!)) return title.length
+  }
+  const newline = text.search(/[\r\n]/)
+  return newline === -1 ? undefined : newline
+}

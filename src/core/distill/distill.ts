@@ -1,0 +1,643 @@
+// Knowledge-distillation training: FastBioNER's dynamic-weight KD (single teacher), its
+// baselines (Bert-OG, PKD-style, TinyBERT-style), multi-teacher multi-feature KD with a
+// temperature ramp, and multi-task (one head per corpus) training — one loop for all of them.
+//
+// Per step s of G (0-based), for a batch of corpus t (head t), with teacher targets:
+//   dynamic: L = φ(s)·L_SL + (1 − φ(s))·L_TL + φ(s)·Σ_pairs L_ML        (FastBioNER)
+//   fixed:   L = α·L_SL + (1 − α)·L_TL + β·Σ_pairs L_ML                  (TinyBERT-style)
+//   hidden:  L = α·L_SL + (1 − α)·L_TL + β·Σ_pairs MSE(H_s·W_h, H_t)      (PKD-style, no attention)
+//   none:    L = L_TL                                                      (Bert-OG: gold only)
+// with α = 0.5, β = 1 by default (fixedWeights), and the whole batch loss times λ_t (1).
+//   L_SL = T²·CE(p̄_T, softmax(z_s/T)) over labelled positions (see losses.ts for T² and masks),
+//          p̄_T the weighted average of the teachers' softened distributions for head t;
+//   L_TL = CE(softmax(z_s), y) over labelled positions;
+//   L_ML = MSE(H_s·W, H_t) + (1/h)·Σ_heads MSE(A_s, A_t) per layer pair and teacher, W = W_h for
+//          transformer layers and W_e for the embedding pair, learned only when the widths
+//          differ (identity otherwise); embedding pairs have no attention term.
+// Once a loss weight is 0 (dynamic mode after s/G ≥ 1 − b) neither the teacher targets nor
+// the student's hidden states/attentions are computed.
+
+import * as tf from '@tensorflow/tfjs-core'
+import type { CorpusDocument } from '../../shared/domain'
+import { type BertTokenClassifier } from '../model/bert'
+import { saveCheckpoint } from '../model/checkpoint'
+import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
+import { documentsToExamples, type Example } from '../nlp/examples'
+import type { WordPieceTokenizer } from '../nlp/tokenizer'
+import { collate, toTensors, disposeBatch, type HostBatch } from '../train/batching'
+import { maskedCrossEntropy } from '../train/loss'
+import { evaluate, TRAIN_DEFAULTS, type TrainingMetadata } from '../train/loop'
+import { AdamW, linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
+import { deriveSeed } from '../train/rng'
+import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from './losses'
+import { checkLayerPairs, defaultLayerPairs, type LayerPair } from './mapping'
+import { planTaskBatches, type TaskMix } from './multitask'
+import { DEFAULT_PHI_B, phi, rampTemperature } from './schedule'
+import { cachedProvider, disposeTargets, estimateCacheBytes, onlineProvider, openTeacherRunner, type TeacherEngine, type TeacherExample, type TeacherNeeds, type TeacherProvider, type TeacherTargets } from './teacher'
+
+/** A problem with the distillation inputs that the user can act on. */
+export class DistillError extends Error {
+  override name = 'DistillError'
+}
+
+export type KdMode = 'dynamic' | 'fixed' | 'hidden' | 'none'
+export const KD_MODES: readonly KdMode[] = ['dynamic', 'fixed', 'hidden', 'none']
+
+export interface DistillTask {
+  /** Head name (one head per corpus; 'default' for a single corpus). */
+  name: string
+  train: readonly CorpusDocument[]
+  dev?: readonly CorpusDocument[]
+}
+
+export interface TeacherSpec {
+  model: BertTokenClassifier
+  /** For logs and metadata (e.g. the checkpoint directory). */
+  name?: string
+  /** Feature pairs; default defaultLayerPairs(m, n, includeEmbeddings = more than one teacher). */
+  layerPairs?: LayerPair[]
+  /**
+   * Teacher head giving the soft labels of each task (null: none). Default: the head with the
+   * task's name and labels, else the teacher's only head when its labels equal the task's.
+   */
+  headFor?: Record<string, string | null>
+}
+
+export interface FixedWeights {
+  /** α: soft-label weight; the gold loss gets 1 − α unless `hard` is given. */
+  soft: number
+  hard?: number
+  /** β: weight of the summed feature losses. */
+  feature: number
+}
+
+export const DISTILL_DEFAULTS = {
+  kd: 'dynamic' as KdMode,
+  temperature: 3,
+  b: DEFAULT_PHI_B,
+  fixedWeights: { soft: 0.5, feature: 1 } as FixedWeights,
+  cacheBudgetBytes: 2 * 1024 ** 3,
+} as const
+
+export interface DistillProgress {
+  kind: 'step' | 'eval' | 'cache'
+  epoch: number
+  epochs: number
+  step: number
+  totalSteps: number
+  loss: number
+  lr: number
+  phi: number
+  temperature: number
+  tokensPerSecond: number
+  etaSeconds: number
+  devF1?: number
+  /** 'cache': examples done / total. */
+  done?: number
+  total?: number
+}
+
+export interface DistillOptions {
+  student: BertTokenClassifier
+  teachers: TeacherSpec[]
+  tokenizer: WordPieceTokenizer
+  tasks: DistillTask[]
+  kd?: KdMode
+  /** Weights of the teachers' soft labels (normalised); default equal. */
+  teacherWeights?: number[]
+  /** Target temperature T (default 3). */
+  temperature?: number
+  /** 'ramp': 0.5, 1, … up to T in equal parts of training; default ramp with >1 teacher, else constant. */
+  temperatureSchedule?: 'constant' | 'ramp'
+  temperatureStart?: number
+  temperatureIncrement?: number
+  /** b in φ(s) (default 0.3). */
+  b?: number
+  /** α, β of the fixed-weight modes ('fixed', 'hidden'). */
+  fixedWeights?: FixedWeights
+  /** Multiply L_SL by T² (default true). */
+  scaleSoftByT2?: boolean
+  /** Positions of the soft loss: labelled word starts (default) or every real token. */
+  softPositions?: 'labeled' | 'real'
+  /** λ per task (default 1). */
+  taskWeights?: Record<string, number>
+  mix?: TaskMix
+  epochs?: number
+  batchSize?: number
+  lr?: number
+  warmupRatio?: number
+  weightDecay?: number
+  maxGradNorm?: number | null
+  seed?: number
+  maxLength?: number
+  sentenceLevel?: boolean
+  maxSteps?: number
+  evalBatchSize?: number
+  /** 'auto' (default): cache the teacher outputs when they fit cacheBudgetBytes, else online. */
+  teacherCache?: 'auto' | 'on' | 'off'
+  cacheBudgetBytes?: number
+  /** Engine of the teacher forward: 'auto' (onnxruntime if it loads, else tfjs), 'onnx', 'tfjs'. */
+  teacherEngine?: TeacherEngine
+  /** Ready providers (one per teacher) over buildDistillExamples(...).examples; not disposed here. */
+  providers?: TeacherProvider[]
+  outDir?: string
+  checkpoint?: { lowercase?: boolean; metadata?: Record<string, unknown> }
+  onProgress?: (p: DistillProgress) => void
+  signal?: AbortSignal
+}
+
+export interface StepRecord {
+  loss: number
+  hard: number
+  soft: number
+  hidden: number
+  attention: number
+  phi: number
+  temperature: number
+  task: number
+}
+
+export interface DistillEpoch {
+  epoch: number
+  loss: number
+  steps: number
+  seconds: number
+  dev?: { precision: number; recall: number; f1: number; perTask: Record<string, number> }
+  saved: boolean
+}
+
+export interface DistillResult {
+  kd: KdMode
+  losses: number[]
+  records: StepRecord[]
+  steps: number
+  plannedSteps: number
+  epochs: DistillEpoch[]
+  bestEpoch: number | null
+  bestDevF1: number | null
+  checkpointDir: string | null
+  cancelled: boolean
+  trainExamples: number
+  trainTokens: number
+  trainSeconds: number
+  /** Part of trainSeconds spent getting teacher targets (online forward or cache copies). */
+  teacherSeconds: number
+  evalSeconds: number
+  wallSeconds: number
+  tokensPerSecond: number
+  teachers: Array<{ name: string; engine: string; reason: string; cached: boolean; cacheBytes: number; buildSeconds: number; pairs: LayerPair[] }>
+}
+
+export interface DistillExamples {
+  /** All tasks' examples, task by task. */
+  examples: Example[]
+  /** Task index of each example. */
+  task: number[]
+  /** Global example ids of each task. */
+  perTask: number[][]
+  labelMaps: LabelMap[]
+}
+
+/** The training examples of every task (labels from the student's head of the task's name). */
+export function buildDistillExamples(
+  tasks: readonly DistillTask[],
+  tokenizer: WordPieceTokenizer,
+  headLabels: (task: string) => readonly string[],
+  opts: { maxLength: number; sentenceLevel: boolean },
+): DistillExamples {
+  const examples: Example[] = []
+  const task: number[] = []
+  const perTask: number[][] = []
+  const labelMaps: LabelMap[] = []
+  tasks.forEach((t, k) => {
+    const lm = labelMapFromLabels(headLabels(t.name))
+    labelMaps.push(lm)
+    const ids: number[] = []
+    for (const e of documentsToExamples(t.train, tokenizer, lm, { maxLength: opts.maxLength, sentenceLevel: opts.sentenceLevel })) {
+      if (!e.labels.some((l) => l !== -100)) continue
+      ids.push(examples.length)
+      examples.push(e)
+      task.push(k)
+    }
+    perTask.push(ids)
+  })
+  return { examples, task, perTask, labelMaps }
+}
+
+/** Loss weights of a step. */
+export function lossWeights(kd: KdMode, step: number, totalSteps: number, b = DEFAULT_PHI_B, fixed: FixedWeights = DISTILL_DEFAULTS.fixedWeights): { soft: number; hard: number; feature: number; hidden: boolean; attention: boolean } {
+  switch (kd) {
+    case 'dynamic': {
+      const p = phi(step, totalSteps, b)
+      return { soft: p, hard: 1 - p, feature: p, hidden: true, attention: true }
+    }
+    case 'fixed':
+      return { soft: fixed.soft, hard: fixed.hard ?? 1 - fixed.soft, feature: fixed.feature, hidden: true, attention: true }
+    case 'hidden':
+      return { soft: fixed.soft, hard: fixed.hard ?? 1 - fixed.soft, feature: fixed.feature, hidden: true, attention: false }
+    case 'none':
+      return { soft: 0, hard: 1, feature: 0, hidden: false, attention: false }
+    default:
+      throw new DistillError(`unknown KD mode '${kd as string}' (${KD_MODES.join(', ')})`)
+  }
+}
+
+function sameLabels(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return !!a && a.length === b.length && a.every((l, i) => l === b[i])
+}
+
+/** Default soft-label head of a teacher for a task (see TeacherSpec.headFor). */
+export function defaultTeacherHead(teacher: BertTokenClassifier, task: string, labels: readonly string[]): string | null {
+  if (sameLabels(teacher.heads.get(task)?.labels, labels)) return task
+  if (teacher.heads.size === 1) {
+    const [name, info] = [...teacher.heads][0]
+    if (sameLabels(info.labels, labels)) return name
+  }
+  return null
+}
+
+/** Learned projections of one teacher: W_h (transformer layers) and W_e (embedding layer). */
+export class FeatureProjections {
+  readonly vars = new Map<string, tf.Variable>()
+  constructor(
+    readonly k: number,
+    studentWidth: number,
+    teacherWidth: number,
+    pairs: readonly LayerPair[],
+  ) {
+    if (studentWidth === teacherWidth) return
+    // Started as the zero-padding map [I | 0] (or the truncation when the student is wider), so
+    // the losses first compare the dimensions the two models share.
+    const make = (name: string) => {
+      const init = tf.eye(studentWidth, teacherWidth)
+      this.vars.set(`distill.teacher${k}.${name}`, tf.variable(init, true, `distill_${uid}_t${k}_${name}`))
+      init.dispose() // the variable holds its own reference to the data
+    }
+    if (pairs.some((p) => p.student > 0)) make('W_h')
+    if (pairs.some((p) => p.student === 0)) make('W_e')
+    uid++
+  }
+  for(studentLayer: number): tf.Variable | undefined {
+    return this.vars.get(`distill.teacher${this.k}.${studentLayer === 0 ? 'W_e' : 'W_h'}`)
+  }
+  dispose(): void {
+    for (const v of this.vars.values()) v.dispose()
+  }
+}
+let uid = 0
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+export async function distill(opts: DistillOptions): Promise<DistillResult> {
+  const t0 = performance.now()
+  const { student, tokenizer, tasks } = opts
+  const kd = opts.kd ?? DISTILL_DEFAULTS.kd
+  if (!KD_MODES.includes(kd)) throw new DistillError(`unknown KD mode '${kd}' (${KD_MODES.join(', ')})`)
+  if (tasks.length === 0) throw new DistillError('distill: no tasks')
+  const names = new Set<string>()
+  for (const t of tasks) {
+    if (names.has(t.name)) throw new DistillError(`task '${t.name}' is given twice`)
+    names.add(t.name)
+    if (!student.heads.has(t.name)) throw new DistillError(`the student has no head '${t.name}' (heads: ${[...student.heads.keys()].join(', ')})`)
+  }
+  const teachers = kd === 'none' ? [] : opts.teachers
+  if (kd !== 'none' && teachers.length === 0) throw new DistillError(`KD mode '${kd}' needs at least one teacher`)
+  const epochs = opts.epochs ?? TRAIN_DEFAULTS.epochs
+  const batchSize = opts.batchSize ?? TRAIN_DEFAULTS.batchSize
+  const peakLr = opts.lr ?? TRAIN_DEFAULTS.lr
+  const seed = opts.seed ?? TRAIN_DEFAULTS.seed
+  const maxLength = opts.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, student.config.maxPositionEmbeddings)
+  const sentenceLevel = opts.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel
+  const T = opts.temperature ?? DISTILL_DEFAULTS.temperature
+  if (!(T > 0)) throw new DistillError(`temperature must be > 0, got ${T}`)
+  const schedule = opts.temperatureSchedule ?? (teachers.length > 1 ? 'ramp' : 'constant')
+  const b = opts.b ?? DISTILL_DEFAULTS.b
+  const fixed = opts.fixedWeights ?? DISTILL_DEFAULTS.fixedWeights
+  const scaleT2 = opts.scaleSoftByT2 ?? true
+  const softPositions = opts.softPositions ?? 'labeled'
+  const teacherWeights = opts.teacherWeights ?? teachers.map(() => 1)
+  if (teacherWeights.length !== teachers.length) throw new DistillError(`${teacherWeights.length} teacher weights for ${teachers.length} teachers`)
+  if (!(Number.isInteger(epochs) && epochs >= 1)) throw new DistillError(`epochs must be a positive integer, got ${epochs}`)
+
+  const sc = student.config
+  const pairs = teachers.map((t, k) => {
+    const p = t.layerPairs ?? defaultLayerPairs(t.model.config.numHiddenLayers, sc.numHiddenLayers, teachers.length > 1)
+    checkLayerPairs(p, t.model.config.numHiddenLayers, sc.numHiddenLayers, `teacher ${k + 1} layer pair`)
+    return p
+  })
+  for (const [k, t] of teachers.entries()) {
+    if (t.model.config.vocabSize !== sc.vocabSize) throw new DistillError(`teacher ${k + 1} has vocabulary size ${t.model.config.vocabSize}, the student ${sc.vocabSize}: teacher and student must share the tokenizer`)
+  }
+
+  const data = buildDistillExamples(tasks, tokenizer, (name) => student.heads.get(name)!.labels, { maxLength, sentenceLevel })
+  if (data.examples.length === 0) throw new DistillError('no training examples: the training documents contain no tokens')
+  const headFor = teachers.map((t) =>
+    tasks.map((task, ti) => {
+      const explicit = t.headFor?.[task.name]
+      if (explicit !== undefined) {
+        if (explicit !== null && !sameLabels(t.model.heads.get(explicit)?.labels, data.labelMaps[ti].labels)) {
+          throw new DistillError(`teacher head '${explicit}' does not have the labels of task '${task.name}' (${data.labelMaps[ti].labels.join(' ')})`)
+        }
+        return explicit
+      }
+      return defaultTeacherHead(t.model, task.name, data.labelMaps[ti].labels)
+    }),
+  )
+  if (kd !== 'none' && (kd === 'dynamic' || kd === 'fixed' || kd === 'hidden')) {
+    tasks.forEach((task, ti) => {
+      if (headFor.every((h) => h[ti] === null)) {
+        process.emitWarning?.(`no teacher has a head with the labels of task '${task.name}': that task gets no soft labels`)
+      }
+    })
+  }
+
+  // Teacher targets: everything a run can ask for, then cached or online.
+  const maxW = lossWeights(kd, 0, 1, b, fixed)
+  const needsAll: TeacherNeeds[] = teachers.map((_, k) => ({
+    logits: maxW.soft > 0,
+    hidden: maxW.feature > 0 && maxW.hidden ? [...new Set(pairs[k].map((p) => p.teacher))] : [],
+    attentions: maxW.feature > 0 && maxW.attention ? [...new Set(pairs[k].filter((p) => p.teacher > 0).map((p) => p.teacher))] : [],
+  }))
+  const ownProviders = !opts.providers
+  let providers: TeacherProvider[]
+  if (opts.providers) {
+    if (opts.providers.length !== teachers.length) throw new DistillError(`${opts.providers.length} teacher providers for ${teachers.length} teachers`)
+    providers = opts.providers
+  } else {
+    providers = []
+    for (const [k, t] of teachers.entries()) {
+      const texs: TeacherExample[] = data.examples.map((e, i) => ({ inputIds: e.inputIds, attentionMask: e.attentionMask, tokenTypeIds: e.tokenTypeIds, head: headFor[k][data.task[i]] }))
+      const mode = opts.teacherCache ?? 'auto'
+      const est = estimateCacheBytes(
+        texs.map((e) => e.inputIds.length),
+        texs.map((e) => (needsAll[k].logits ? e.head : null)),
+        t.model,
+        needsAll[k],
+      )
+      const runner = await openTeacherRunner(t.model, opts.teacherEngine ?? 'auto')
+      const cache = mode === 'on' || (mode === 'auto' && est <= (opts.cacheBudgetBytes ?? DISTILL_DEFAULTS.cacheBudgetBytes))
+      if (cache) {
+        providers.push(
+          await cachedProvider(t.model, runner, texs, needsAll[k], {
+            padTokenId: tokenizer.padId,
+            onProgress: (done, total) => opts.onProgress?.({ kind: 'cache', epoch: 0, epochs, step: 0, totalSteps: 0, loss: 0, lr: 0, phi: 0, temperature: T, tokensPerSecond: 0, etaSeconds: 0, done, total }),
+          }),
+        )
+      } else {
+        providers.push(onlineProvider(t.model, runner))
+      }
+    }
+  }
+
+  const projections = teachers.map((t, k) => new FeatureProjections(k, sc.hiddenSize, t.model.config.hiddenSize, pairs[k]))
+  const lengths = data.perTask.map((ids) => ids.map((i) => data.examples[i].inputIds.length))
+  const firstPlan = planTaskBatches(lengths, { batchSize, seed, epoch: 1, mix: opts.mix })
+  const stepsPerEpoch = firstPlan.length
+  const plannedSteps = Math.min(opts.maxSteps ?? Infinity, stepsPerEpoch * epochs)
+  const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
+  const params = new Map([...student.variables()].filter(([, v]) => v.trainable))
+  for (const p of projections) for (const [n, v] of p.vars) params.set(n, v)
+  const optimizer = new AdamW(params, {
+    lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
+    weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
+    maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
+  })
+  const temperatureAt = (s: number) =>
+    schedule === 'ramp' ? rampTemperature(s, plannedSteps, { start: opts.temperatureStart, target: T, increment: opts.temperatureIncrement }) : T
+
+  const result: DistillResult = {
+    kd,
+    losses: [],
+    records: [],
+    steps: 0,
+    plannedSteps,
+    epochs: [],
+    bestEpoch: null,
+    bestDevF1: null,
+    checkpointDir: null,
+    cancelled: false,
+    trainExamples: data.examples.length,
+    trainTokens: 0,
+    trainSeconds: 0,
+    teacherSeconds: 0,
+    evalSeconds: 0,
+    wallSeconds: 0,
+    tokensPerSecond: 0,
+    teachers: teachers.map((t, k) => ({
+      name: t.name ?? `teacher ${k + 1}`,
+      engine: providers[k].engine,
+      reason: providers[k].reason,
+      cached: providers[k].cached,
+      cacheBytes: providers[k].cacheBytes,
+      buildSeconds: providers[k].buildSeconds,
+      pairs: pairs[k],
+    })),
+  }
+  let trainMs = 0
+  let teacherMs = 0
+  let evalMs = 0
+
+  const save = async (epoch: number, dev?: DistillEpoch['dev']) => {
+    if (!opts.outDir) return false
+    const first = tasks[0]
+    const training: TrainingMetadata = {
+      head: first.name,
+      labels: student.heads.get(first.name)!.labels,
+      maxLength,
+      stride: null,
+      sentenceLevel,
+      epoch,
+      step: result.steps,
+      seed,
+      batchSize,
+      lr: peakLr,
+      dev: dev ? { precision: dev.precision, recall: dev.recall, f1: dev.f1 } : null,
+    }
+    const distillation = {
+      kd,
+      teachers: result.teachers.map(({ name, pairs: p }) => ({ name, layerPairs: p })),
+      teacherWeights,
+      temperature: T,
+      temperatureSchedule: schedule,
+      b,
+      fixedWeights: fixed,
+      scaleSoftByT2: scaleT2,
+      softPositions,
+      tasks: tasks.map((t) => t.name),
+      mix: opts.mix ?? 'proportional',
+      devPerTask: dev?.perTask ?? null,
+    }
+    await saveCheckpoint(opts.outDir, student, [...tokenizer.vocab], {
+      lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
+      metadata: { ...opts.checkpoint?.metadata, training, distillation },
+    })
+    result.checkpointDir = opts.outDir
+    return true
+  }
+
+  try {
+    outer: for (let epoch = 1; epoch <= epochs; epoch++) {
+      const epochStart = performance.now()
+      const plan = epoch === 1 ? firstPlan : planTaskBatches(lengths, { batchSize, seed, epoch, mix: opts.mix })
+      let lossSum = 0
+      let epochSteps = 0
+      for (const tb of plan) {
+        if (opts.signal?.aborted) {
+          result.cancelled = true
+          break outer
+        }
+        if (result.steps >= plannedSteps) break
+        const stepStart = performance.now()
+        const s = result.steps
+        const task = tasks[tb.task]
+        const head = task.name
+        const ids = tb.indices.map((i) => data.perTask[tb.task][i])
+        const host: HostBatch = collate(data.examples, ids, { padTokenId: tokenizer.padId })
+        const batch = toTensors(host)
+        const w = lossWeights(kd, s, plannedSteps, b, fixed)
+        const temperature = temperatureAt(s)
+        const lambda = opts.taskWeights?.[head] ?? 1
+        const tStart = performance.now()
+        const targets: Array<TeacherTargets | null> = []
+        for (const [k, p] of providers.entries()) {
+          const th = headFor[k][tb.task]
+          const needs: TeacherNeeds = {
+            logits: w.soft > 0 && th !== null,
+            hidden: w.feature > 0 ? needsAll[k].hidden : [],
+            attentions: w.feature > 0 ? needsAll[k].attentions : [],
+          }
+          if (!needs.logits && !needs.hidden.length && !needs.attentions.length) targets.push(null)
+          else targets.push(await p.targets(host, ids, th, needs))
+        }
+        teacherMs += performance.now() - tStart
+        const withLogits = targets.map((t, k) => [t?.logits, teacherWeights[k]] as const).filter((x): x is readonly [tf.Tensor3D, number] => !!x[0])
+        const soft = withLogits.length ? softTargets(withLogits.map((x) => x[0]), temperature, withLogits.map((x) => x[1])) : null
+        const wantHidden = targets.some((t) => t && t.hidden.size > 0)
+        const wantAttn = targets.some((t) => t && t.attentions.size > 0)
+        const stepSeed = deriveSeed(seed, 0x5eed, s)
+        const parts: tf.Scalar[] = []
+        let info: ReturnType<AdamW['step']>
+        try {
+          info = optimizer.step(() => {
+            const out = student.forward(
+              { inputIds: batch.inputIds, attentionMask: batch.attentionMask, tokenTypeIds: batch.tokenTypeIds },
+              { training: true, seed: stepSeed, heads: [head], outputHiddenStates: wantHidden, outputAttentions: wantAttn },
+            )
+            const real = realMask(batch.attentionMask)
+            const hard = maskedCrossEntropy(out.logits[head], batch.labels)
+            const terms: tf.Scalar[] = [tf.mul(hard, w.hard * lambda)]
+            parts.push(tf.keep(hard))
+            let softLoss: tf.Scalar = tf.scalar(0)
+            if (soft) {
+              const posMask = softPositions === 'real' ? real : labeledMask(batch.labels)
+              softLoss = softCrossEntropy(out.logits[head], soft, posMask, temperature, scaleT2)
+              terms.push(tf.mul(softLoss, w.soft * lambda))
+            }
+            parts.push(tf.keep(softLoss))
+            const hid: tf.Scalar[] = []
+            const att: tf.Scalar[] = []
+            targets.forEach((t, k) => {
+              if (!t) return
+              for (const p of pairs[k]) {
+                const ht = t.hidden.get(p.teacher)
+                if (ht) hid.push(hiddenMse(out.hiddenStates![p.student], ht, real, projections[k].for(p.student)))
+                const at = p.teacher > 0 ? t.attentions.get(p.teacher) : undefined
+                if (at) att.push(attentionMse(out.attentions![p.student - 1], at, real))
+              }
+            })
+            const hidSum = hid.length ? (tf.addN(hid) as tf.Scalar) : tf.scalar(0)
+            const attSum = att.length ? (tf.addN(att) as tf.Scalar) : tf.scalar(0)
+            if (hid.length || att.length) terms.push(tf.mul(tf.add(hidSum, attSum), w.feature * lambda))
+            parts.push(tf.keep(hidSum), tf.keep(attSum))
+            return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
+          })
+        } finally {
+          disposeBatch(batch)
+          soft?.dispose()
+          for (const t of targets) if (t) disposeTargets(t)
+        }
+        const [hardV, softV, hidV, attV] = parts.map((p) => p.dataSync()[0])
+        tf.dispose(parts)
+        if (!Number.isFinite(info.loss)) {
+          throw new DistillError(`distillation diverged: loss is ${info.loss} at step ${s + 1} (lower the learning rate, now ${peakLr})`)
+        }
+        result.steps++
+        result.losses.push(info.loss)
+        result.records.push({ loss: info.loss, hard: hardV, soft: softV, hidden: hidV, attention: attV, phi: kd === 'dynamic' ? w.soft : NaN, temperature, task: tb.task })
+        result.trainTokens += host.numTokens
+        lossSum += info.loss
+        epochSteps++
+        trainMs += performance.now() - stepStart
+        opts.onProgress?.({
+          kind: 'step',
+          epoch,
+          epochs,
+          step: result.steps,
+          totalSteps: plannedSteps,
+          loss: info.loss,
+          lr: info.lr,
+          phi: w.soft,
+          temperature,
+          tokensPerSecond: result.trainTokens / (trainMs / 1000),
+          etaSeconds: ((plannedSteps - result.steps) * trainMs) / result.steps / 1000,
+        })
+        await yieldToEventLoop()
+      }
+      if (epochSteps === 0) break
+      const record: DistillEpoch = { epoch, loss: lossSum / epochSteps, steps: epochSteps, seconds: 0, saved: false }
+      const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
+      if (devTasks.length) {
+        const evalStart = performance.now()
+        const perTask: Record<string, number> = {}
+        let p = 0
+        let r = 0
+        let f = 0
+        for (const t of devTasks) {
+          const ev = evaluate(student, tokenizer, t.dev!, { batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize, maxLength, sentenceLevel, head: t.name })
+          perTask[t.name] = ev.overall.f1
+          p += ev.overall.precision
+          r += ev.overall.recall
+          f += ev.overall.f1
+        }
+        evalMs += performance.now() - evalStart
+        // Model selection on the mean devel F1 over corpora (macro average).
+        record.dev = { precision: p / devTasks.length, recall: r / devTasks.length, f1: f / devTasks.length, perTask }
+        if (result.bestDevF1 === null || record.dev.f1 > result.bestDevF1) {
+          result.bestDevF1 = record.dev.f1
+          result.bestEpoch = epoch
+          record.saved = await save(epoch, record.dev)
+        }
+        opts.onProgress?.({
+          kind: 'eval',
+          epoch,
+          epochs,
+          step: result.steps,
+          totalSteps: plannedSteps,
+          loss: record.loss,
+          lr: optimizer.currentLr(),
+          phi: kd === 'dynamic' ? phi(Math.max(0, result.steps - 1), plannedSteps, b) : 0,
+          temperature: temperatureAt(Math.max(0, result.steps - 1)),
+          tokensPerSecond: result.trainTokens / Math.max(1e-9, trainMs / 1000),
+          etaSeconds: ((plannedSteps - result.steps) * trainMs) / Math.max(1, result.steps) / 1000,
+          devF1: record.dev.f1,
+        })
+      } else {
+        result.bestEpoch = epoch
+        record.saved = await save(epoch)
+      }
+      record.seconds = (performance.now() - epochStart) / 1000
+      result.epochs.push(record)
+      if (result.steps >= plannedSteps) break
+    }
+  } finally {
+    optimizer.dispose()
+    for (const p of projections) p.dispose()
+    if (ownProviders) for (const p of providers) await p.dispose()
+  }
+  result.trainSeconds = trainMs / 1000
+  result.teacherSeconds = teacherMs / 1000
+  result.evalSeconds = evalMs / 1000
+  result.wallSeconds = (performance.now() - t0) / 1000
+  result.tokensPerSecond = trainMs > 0 ? result.trainTokens / (trainMs / 1000) : 0
+  return result
+}

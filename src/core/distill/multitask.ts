@@ -1,0 +1,85 @@
+// MT-BioNER: one shared encoder, one classification head per corpus.
+//
+// Batches: every batch holds examples of one corpus and trains only that corpus's head (its
+// loss is that head's cross-entropy, weight λ_t = 1 by default), so the shared encoder receives
+// the sum of the per-corpus losses over the steps of an epoch. Mixing:
+//  - 'proportional' (default): each corpus is cut into its own length-bucketed batches for the
+//    epoch, then all batches of all corpora are shuffled together (seeded). Every example is
+//    seen once per epoch and corpora appear in proportion to their size.
+//  - 'round-robin': corpora take turns (c0, c1, …, c0, …); an epoch lasts until the largest
+//    corpus has been seen once, smaller ones start over (with a new shuffle) when exhausted, so
+//    each corpus gets the same number of steps.
+//
+// Tagging merges the heads' mentions into one document (mergeHeadMentions): a mention found by
+// several heads with the same span and type is kept once (highest confidence); overlapping
+// mentions conflict and the higher-confidence one wins (ties: the longer span, then the head
+// listed first); mentions that do not overlap are all kept.
+
+import type { CorpusDocument } from '../../shared/domain'
+import type { BertTokenClassifier } from '../model/bert'
+import type { WordPieceTokenizer } from '../nlp/tokenizer'
+import { planBatches } from '../train/batching'
+import { predict, type PredictOptions } from '../train/loop'
+import { deriveSeed, mulberry32, shuffleInPlace } from '../train/rng'
+import { mergeHeadMentions, type HeadMention } from './merge'
+
+export { mergeHeadMentions, type HeadMention }
+
+export type TaskMix = 'proportional' | 'round-robin'
+
+export interface TaskBatch {
+  task: number
+  /** Example indices within the task. */
+  indices: number[]
+}
+
+export interface MixOptions {
+  batchSize: number
+  seed: number
+  epoch: number
+  mix?: TaskMix
+  bucketChunkBatches?: number
+}
+
+/** The batches of one epoch over several corpora; `lengths[t]` are corpus t's example lengths. */
+export function planTaskBatches(lengths: ReadonlyArray<readonly number[]>, opts: MixOptions): TaskBatch[] {
+  const mix = opts.mix ?? 'proportional'
+  const per = lengths.map((ls, t) =>
+    planBatches(ls, { batchSize: opts.batchSize, seed: deriveSeed(opts.seed, 0x7a5c, t), epoch: opts.epoch, shuffle: true, bucketChunkBatches: opts.bucketChunkBatches }).map((indices) => ({ task: t, indices })),
+  )
+  if (lengths.length === 1) return per[0]
+  if (mix === 'proportional') {
+    const all = per.flat()
+    shuffleInPlace(all, mulberry32(deriveSeed(opts.seed, 0x313c, opts.epoch)))
+    return all
+  }
+  if (mix !== 'round-robin') throw new Error(`unknown task mix '${mix as string}' (proportional or round-robin)`)
+  const rounds = Math.max(...per.map((p) => p.length))
+  const out: TaskBatch[] = []
+  const refill = per.map(() => 0)
+  const queues = per.map((p) => [...p])
+  for (let r = 0; r < rounds; r++) {
+    for (let t = 0; t < per.length; t++) {
+      if (lengths[t].length === 0) continue
+      if (queues[t].length === 0) {
+        refill[t]++
+        queues[t] = planBatches(lengths[t], {
+          batchSize: opts.batchSize,
+          seed: deriveSeed(opts.seed, 0x7a5c, t, refill[t]),
+          epoch: opts.epoch,
+          shuffle: true,
+          bucketChunkBatches: opts.bucketChunkBatches,
+        }).map((indices) => ({ task: t, indices }))
+      }
+      out.push(queues[t].shift()!)
+    }
+  }
+  return out
+}
+
+/** Tags with every head (or `heads`) and merges their mentions per document. */
+export function predictMerged(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, docs: readonly CorpusDocument[], opts: Omit<PredictOptions, 'head'> & { heads?: string[] } = {}): HeadMention[][] {
+  const heads = opts.heads ?? [...model.heads.keys()]
+  const per = heads.map((head) => predict(model, tokenizer, docs, { ...opts, head }))
+  return docs.map((_, i) => mergeHeadMentions(heads.map((head, k) => ({ head, mentions: per[k][i] }))))
+}

@@ -1,0 +1,284 @@
+// Side-by-side comparison of token-classification models (a teacher first, then students):
+// size, accuracy and speed measured in one run on the same text.
+//
+// Per model: layers, parameters, bytes of the weights file on disk (model.safetensors), entity-
+// level P/R/F1 (overall and per type), median end-to-end tagging latency per document (an
+// abstract: tokenisation, windows, one engine call per document, decoding; warm-up excluded) and
+// pieces per second, all on the fastest engine that loads (onnxruntime, else tfjs; the engine
+// and its reason are recorded). Timing is interleaved: for each document every model runs in
+// turn (the starting model rotates), so a load spike on a shared machine hits all models alike.
+// Relative figures are against the first model:
+//   f1Retention = F1 / F1₀, sizeReduction = 1 − bytes / bytes₀,
+//   parameterReduction = 1 − params / params₀, timeReduction = 1 − median / median₀,
+//   speedup = median₀ / median.
+
+import { statSync } from 'node:fs'
+import { availableParallelism, cpus } from 'node:os'
+import { basename, join } from 'node:path'
+import type { CorpusDocument } from '../../shared/domain'
+import { initBackend } from '../model/backend'
+import { loadCheckpoint } from '../model/checkpoint'
+import { mergeHeadMentions } from '../distill/merge'
+import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
+import { planTagging, predictionsToMentions, type ScoredMention } from '../nlp/examples'
+import { WordPieceTokenizer } from '../nlp/tokenizer'
+import { openInferenceEngine, type InferenceEngine, type OpenEngineOptions } from '../onnx/session'
+import { collate } from '../train/batching'
+import { evaluateSpans, type Prf } from './metrics'
+
+export interface CompareOptions {
+  /** Documents to time (default: the gold documents, whose predictions then also give the F1). */
+  timingDocs?: readonly CorpusDocument[]
+  /** Engine preference passed to openInferenceEngine (default 'onnx' = fastest that loads). */
+  engine?: 'onnx' | 'tfjs'
+  /** Untimed documents run first by every model (default 3). */
+  warmupDocs?: number
+  /** Timed passes over the timing documents; per-document medians are taken over them (default 1). */
+  rounds?: number
+  /** Windows per engine call (default 64; a document's windows are usually fewer). */
+  batchSize?: number
+  /** Default: each model's training metadata, else 128. */
+  maxLength?: number
+  /** Display names (default: the directory names). */
+  names?: string[]
+  logger?: (line: string) => void
+  /** Tests inject engines. */
+  openEngine?: (dir: string, opts: OpenEngineOptions) => Promise<InferenceEngine>
+}
+
+export interface LatencyStats {
+  medianMs: number
+  meanMs: number
+  p90Ms: number
+  documents: number
+}
+
+export interface RelativeFigures {
+  f1Retention: number
+  sizeReduction: number
+  parameterReduction: number
+  timeReduction: number
+  speedup: number
+}
+
+export interface ModelReport {
+  name: string
+  dir: string
+  layers: number
+  hiddenSize: number
+  heads: string[]
+  parameters: number
+  /** model.safetensors size in bytes. */
+  bytes: number
+  engine: string
+  engineReason: string
+  precision: number
+  recall: number
+  f1: number
+  types: Record<string, Prf>
+  latency: LatencyStats
+  /** Word pieces ([CLS]/[SEP] included) per second over the timed documents. */
+  tokensPerSecond: number
+  timedSeconds: number
+  /** Against the first model; null for the first. */
+  relative: RelativeFigures | null
+}
+
+export interface CompareReport {
+  createdAt: string
+  goldDocuments: number
+  timingDocuments: number
+  timingPieces: number
+  rounds: number
+  host: { platform: string; arch: string; cpus: number; node: string }
+  models: ModelReport[]
+}
+
+interface Loaded {
+  name: string
+  dir: string
+  layers: number
+  hiddenSize: number
+  parameters: number
+  bytes: number
+  tokenizer: WordPieceTokenizer
+  heads: Array<{ name: string; labelMap: LabelMap }>
+  maxLength: number
+  sentenceLevel: boolean
+  engine: InferenceEngine
+}
+
+/** Relative figures of `m` against `base` (pure; exported for tests). */
+export function relativeFigures(base: Pick<ModelReport, 'f1' | 'bytes' | 'parameters' | 'latency'>, m: Pick<ModelReport, 'f1' | 'bytes' | 'parameters' | 'latency'>): RelativeFigures {
+  return {
+    f1Retention: base.f1 > 0 ? m.f1 / base.f1 : NaN,
+    sizeReduction: 1 - m.bytes / base.bytes,
+    parameterReduction: 1 - m.parameters / base.parameters,
+    timeReduction: 1 - m.latency.medianMs / base.latency.medianMs,
+    speedup: base.latency.medianMs / m.latency.medianMs,
+  }
+}
+
+export function latencyStats(ms: readonly number[]): LatencyStats {
+  const s = [...ms].sort((a, b) => a - b)
+  const q = (p: number) => {
+    if (s.length === 0) return NaN
+    const x = (s.length - 1) * p
+    const lo = Math.floor(x)
+    const hi = Math.ceil(x)
+    return s[lo] + (s[hi] - s[lo]) * (x - lo)
+  }
+  return { medianMs: q(0.5), meanMs: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length), p90Ms: q(0.9), documents: s.length }
+}
+
+/** Tags one document with an engine; returns merged mentions and the pieces run. */
+export async function tagDocument(m: Pick<Loaded, 'engine' | 'tokenizer' | 'heads' | 'maxLength' | 'sentenceLevel'>, doc: CorpusDocument, batchSize = 64): Promise<{ mentions: ScoredMention[]; pieces: number }> {
+  const exOpts = { maxLength: m.maxLength, sentenceLevel: m.sentenceLevel }
+  const plan = planTagging(doc, m.tokenizer, m.heads[0].labelMap, exOpts)
+  const exs = plan.examples
+  const perHead: Float32Array[][] = m.heads.map(() => new Array<Float32Array>(exs.length))
+  let pieces = 0
+  for (let s = 0; s < exs.length; s += batchSize) {
+    const idx = exs.slice(s, s + batchSize).map((_, k) => s + k)
+    const h = collate(exs, idx, { padTokenId: m.tokenizer.padId })
+    const out = await m.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen })
+    pieces += h.numTokens
+    m.heads.forEach((head, k) => {
+      const logits = out.logits[head.name]
+      if (!logits) throw new Error(`engine gave no logits for head '${head.name}'`)
+      const C = head.labelMap.labels.length
+      idx.forEach((e, r) => {
+        perHead[k][e] = logits.subarray(r * h.seqLen * C, (r * h.seqLen + exs[e].inputIds.length) * C)
+      })
+    })
+  }
+  const mentionsPerHead = m.heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, perHead[k], { logits: true }))
+  const mentions = m.heads.length === 1 ? mentionsPerHead[0] : mergeHeadMentions(m.heads.map((h, k) => ({ head: h.name, mentions: mentionsPerHead[k] })))
+  return { mentions, pieces }
+}
+
+async function loadForCompare(dir: string, name: string, opts: CompareOptions): Promise<Loaded> {
+  const ck = await loadCheckpoint(dir, { trainable: false })
+  const parameters = ck.model.numParameters()
+  const heads = [...ck.model.heads].map(([h, info]) => ({ name: h, labelMap: labelMapFromLabels(info.labels) }))
+  ck.model.dispose()
+  const training = ((ck.metadata as { training?: { maxLength?: number; sentenceLevel?: boolean } } | undefined)?.training ?? {})
+  const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
+  const open = opts.openEngine ?? openInferenceEngine
+  const engine = await open(dir, { prefer: opts.engine, logger: opts.logger })
+  return {
+    name,
+    dir,
+    layers: ck.config.numHiddenLayers,
+    hiddenSize: ck.config.hiddenSize,
+    parameters,
+    bytes: statSync(join(dir, 'model.safetensors')).size,
+    tokenizer,
+    heads,
+    maxLength: opts.maxLength ?? training.maxLength ?? Math.min(128, ck.config.maxPositionEmbeddings),
+    sentenceLevel: training.sentenceLevel ?? true,
+    engine,
+  }
+}
+
+export async function compareModels(modelDirs: readonly string[], goldDocs: readonly CorpusDocument[], opts: CompareOptions = {}): Promise<CompareReport> {
+  if (modelDirs.length === 0) throw new Error('compare: no models')
+  if (goldDocs.length === 0) throw new Error('compare: no gold documents')
+  await initBackend({ logger: opts.logger ?? (() => {}) })
+  const names = opts.names ?? modelDirs.map((d) => basename(d.replace(/[\\/]+$/, '')))
+  const models: Loaded[] = []
+  try {
+    for (const [i, dir] of modelDirs.entries()) models.push(await loadForCompare(dir, names[i], opts))
+    const timing = opts.timingDocs ?? goldDocs
+    const batchSize = opts.batchSize ?? 64
+    const rounds = Math.max(1, opts.rounds ?? 1)
+    const warm = Math.min(timing.length, opts.warmupDocs ?? 3)
+    for (const m of models) for (let d = 0; d < warm; d++) await tagDocument(m, timing[d], batchSize)
+
+    const times = models.map(() => timing.map(() => [] as number[]))
+    const pieces = models.map(() => 0)
+    const predFromTiming = opts.timingDocs === undefined
+    const preds: ScoredMention[][][] = models.map(() => new Array(goldDocs.length))
+    for (let r = 0; r < rounds; r++) {
+      for (let d = 0; d < timing.length; d++) {
+        for (let k = 0; k < models.length; k++) {
+          const i = (d + k) % models.length
+          const t0 = performance.now()
+          const out = await tagDocument(models[i], timing[d], batchSize)
+          times[i][d].push(performance.now() - t0)
+          if (r === 0) {
+            pieces[i] += out.pieces
+            if (predFromTiming) preds[i][d] = out.mentions
+          }
+        }
+      }
+    }
+    if (!predFromTiming) {
+      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagDocument(m, doc, batchSize)).mentions
+    }
+    const gold = goldDocs.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens }))
+    const reports: ModelReport[] = models.map((m, i) => {
+      const ev = evaluateSpans(gold, preds[i].map((mentions, d) => ({ id: String(d), mentions })))
+      const perDoc = times[i].map((ts) => latencyStats(ts).medianMs)
+      const round0 = times[i].reduce((a, ts) => a + ts[0], 0) / 1000
+      return {
+        name: m.name,
+        dir: m.dir,
+        layers: m.layers,
+        hiddenSize: m.hiddenSize,
+        heads: m.heads.map((h) => h.name),
+        parameters: m.parameters,
+        bytes: m.bytes,
+        engine: m.engine.engine,
+        engineReason: m.engine.reason,
+        precision: ev.overall.precision,
+        recall: ev.overall.recall,
+        f1: ev.overall.f1,
+        types: ev.types,
+        latency: latencyStats(perDoc),
+        tokensPerSecond: pieces[i] / round0,
+        timedSeconds: round0,
+        relative: null,
+      }
+    })
+    for (let i = 1; i < reports.length; i++) reports[i].relative = relativeFigures(reports[0], reports[i])
+    return {
+      createdAt: new Date().toISOString(),
+      goldDocuments: goldDocs.length,
+      timingDocuments: timing.length,
+      timingPieces: pieces[0],
+      rounds,
+      host: { platform: process.platform, arch: process.arch, cpus: typeof availableParallelism === 'function' ? availableParallelism() : cpus().length, node: process.version },
+      models: reports,
+    }
+  } finally {
+    for (const m of models) await m.engine.dispose()
+  }
+}
+
+const pct = (x: number | undefined, digits = 1) => (x === undefined || !Number.isFinite(x) ? '-' : `${(100 * x).toFixed(digits)}`)
+const signedPct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : `${x >= 0 ? '−' : '+'}${Math.abs(100 * x).toFixed(1)}`)
+
+/** A plain-text table of the report (sizes and times as reductions against the first model). */
+export function formatCompareTable(r: CompareReport): string {
+  const head = ['model', 'layers', 'params', 'MB', 'P', 'R', 'F1', 'ms/doc', 'pieces/s', 'F1 ret %', 'size %', 'time %', 'engine']
+  const rows = r.models.map((m) => [
+    m.name,
+    String(m.layers),
+    `${(m.parameters / 1e6).toFixed(2)}M`,
+    (m.bytes / 1e6).toFixed(1),
+    pct(m.precision, 2),
+    pct(m.recall, 2),
+    pct(m.f1, 2),
+    m.latency.medianMs.toFixed(1),
+    Math.round(m.tokensPerSecond).toString(),
+    m.relative ? pct(m.relative.f1Retention) : '100',
+    m.relative ? signedPct(m.relative.sizeReduction) : '0',
+    m.relative ? signedPct(m.relative.timeReduction) : '0',
+    m.engine,
+  ])
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') +
+    `\n(${r.goldDocuments} gold documents; latency: median over ${r.timingDocuments} documents, ${r.rounds} round(s), ${r.host.cpus} CPUs; size/time %: reduction against ${r.models[0].name})`
+}

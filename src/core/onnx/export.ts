@@ -1,0 +1,502 @@
+// Exports a BERT token classifier (HuggingFace semantics and parameter names) to an ONNX graph
+// that onnxruntime runs. Depends only on a plain weights map + config, not on tfjs.
+//
+// Graph semantics, identical to transformers' BertForTokenClassification in eval mode:
+//   h0 = LN(word[ids] + position[Range(S)] + token_type[types]), eps = layer_norm_eps
+//   per layer (post-LN):
+//     scores = (Q·Kᵀ)/√d + (1 − mask)·float32_min    [B, heads, S, S], mask on keys
+//     a = LN(x + (softmax(scores)·V)·Wo + bo)
+//     x' = LN(a + gelu(a·Wi + bi)·Wo2 + bo2), gelu = 0.5·x·(1 + erf(x/√2))
+//   logits = x_L·Wc + bc per head
+//
+// Speed: every Linear is MatMul with a pre-transposed [in, out] weight (prepacked by ORT at load)
+// + Add. ORT's CPU optimiser turns the erf GELU with its bias into BiasGelu and folds the 1/√d
+// Div into the QK MatMul; its Attention and SkipLayerNormalization fusions do not fire on a
+// dynamic sequence axis (they want static dims), so `fused` can write those com.microsoft ops
+// (and BiasGelu) itself: same maths, ORT-only model. On the CPU the pure graph measured as fast
+// or faster (bench/infer.ts), so it stays the default.
+
+import { createHash } from 'node:crypto'
+import { createReadStream, existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
+import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, readOnnxMetadata } from './checkpoint'
+import { GraphBuilder, attr } from './graph'
+
+/** A float32 parameter: shape + row-major data. */
+export interface WeightTensor {
+  shape: number[]
+  data: Float32Array
+}
+export type WeightsMap = Map<string, WeightTensor>
+
+/** The BERT hyper-parameters the graph needs (camelCase; see normalizeBertConfig). */
+export interface OnnxBertConfig {
+  vocabSize: number
+  hiddenSize: number
+  numHiddenLayers: number
+  numAttentionHeads: number
+  intermediateSize: number
+  maxPositionEmbeddings: number
+  typeVocabSize: number
+  layerNormEps: number
+  hiddenAct: string
+}
+
+export interface ExportOptions {
+  /** Also output every hidden state: hidden_state_0 (embeddings) … hidden_state_L. */
+  hiddenStates?: boolean
+  /**
+   * Layout of Linear weights in the map: 'out_in' = torch / safetensors / HF checkpoint
+   * (default); 'in_out' = already transposed (the tfjs model's variables()).
+   */
+  linearLayout?: 'out_in' | 'in_out'
+  /**
+   * Write onnxruntime's com.microsoft fused operators (an ORT-only model): true = all of them,
+   * or pick. Default: pure ONNX.
+   */
+  fused?: boolean | FusedOps
+  /** Extra metadata_props entries (e.g. the checkpoint fingerprint). */
+  metadata?: Record<string, string>
+}
+
+/** onnxruntime contrib operators the export can write instead of their ONNX subgraphs. */
+export interface FusedOps {
+  /** com.microsoft.Attention: packed QKV projection + masked softmax attention. */
+  attention?: boolean
+  /** com.microsoft.SkipLayerNormalization: LN(x + residual + bias). */
+  skipLayerNorm?: boolean
+  /** com.microsoft.BiasGelu: exact erf GELU of x + bias. */
+  biasGelu?: boolean
+}
+
+export function resolveFusion(f: boolean | FusedOps | undefined): Required<FusedOps> {
+  if (f === true) return { attention: true, skipLayerNorm: true, biasGelu: true }
+  if (!f) return { attention: false, skipLayerNorm: false, biasGelu: false }
+  return { attention: !!f.attention, skipLayerNorm: !!f.skipLayerNorm, biasGelu: !!f.biasGelu }
+}
+
+/** Stable text for metadata and fingerprints: 'none' or e.g. 'attention+skipLayerNorm'. */
+export function fusionKey(f: Required<FusedOps>): string {
+  const on = (Object.keys(f) as Array<keyof FusedOps>).filter((k) => f[k])
+  return on.length ? on.join('+') : 'none'
+}
+
+/** One classification head of the exported model. */
+export interface OnnxHead {
+  /** 'default' for classifier.*, else the <name> of classifiers.<name>.* */
+  name: string
+  /** Graph output: 'logits' for the default head, 'logits_<name>' for the others. */
+  output: string
+  numLabels: number
+}
+
+export const DEFAULT_HEAD = 'default'
+export const ONNX_OPSET = 17
+/** Bump when the graph changes, so exports by an older build are regenerated. */
+export const EXPORTER_VERSION = '1'
+export const META_FINGERPRINT = 'fastbioner.fingerprint'
+export const META_HEADS = 'fastbioner.heads'
+export const META_EXPORTER = 'fastbioner.exporter_version'
+export const META_HIDDEN_STATES = 'fastbioner.hidden_states'
+export const META_FUSED = 'fastbioner.fused'
+export const META_SOURCE_STAT = 'fastbioner.source_stat'
+
+/** torch.finfo(torch.float32).min, HF's additive mask value. */
+const FLOAT32_MIN = -3.4028234663852886e38
+
+export class OnnxExportError extends Error {
+  override name = 'OnnxExportError'
+}
+
+/**
+ * Accepts HF config.json (snake_case) or the tfjs model's config (camelCase) and returns the
+ * fields the exporter needs, checked.
+ */
+export function normalizeBertConfig(raw: Record<string, unknown>): OnnxBertConfig {
+  const pick = (snake: string, camel: string, fallback?: unknown): unknown => raw[snake] ?? raw[camel] ?? fallback
+  const int = (snake: string, camel: string, fallback?: number): number => {
+    const v = pick(snake, camel, fallback)
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
+      throw new OnnxExportError(`BERT config: ${snake} must be a non-negative integer, got ${JSON.stringify(v)}`)
+    }
+    return v
+  }
+  const c: OnnxBertConfig = {
+    vocabSize: int('vocab_size', 'vocabSize'),
+    hiddenSize: int('hidden_size', 'hiddenSize'),
+    numHiddenLayers: int('num_hidden_layers', 'numHiddenLayers'),
+    numAttentionHeads: int('num_attention_heads', 'numAttentionHeads'),
+    intermediateSize: int('intermediate_size', 'intermediateSize'),
+    maxPositionEmbeddings: int('max_position_embeddings', 'maxPositionEmbeddings', 512),
+    typeVocabSize: int('type_vocab_size', 'typeVocabSize', 2),
+    layerNormEps: Number(pick('layer_norm_eps', 'layerNormEps', 1e-12)),
+    hiddenAct: String(pick('hidden_act', 'hiddenAct', 'gelu')),
+  }
+  if (c.numAttentionHeads < 1 || c.hiddenSize % c.numAttentionHeads !== 0) {
+    throw new OnnxExportError(`BERT config: hidden_size ${c.hiddenSize} is not a multiple of num_attention_heads ${c.numAttentionHeads}`)
+  }
+  if (c.hiddenAct !== 'gelu') {
+    throw new OnnxExportError(`BERT config: hidden_act '${c.hiddenAct}' is not supported by the ONNX export (only 'gelu', exact erf)`)
+  }
+  if (!(c.layerNormEps > 0)) throw new OnnxExportError(`BERT config: layer_norm_eps must be > 0, got ${c.layerNormEps}`)
+  return c
+}
+
+/** Heads present in the weights: classifier.* → 'default', classifiers.<name>.* → <name>. */
+export function findHeads(weights: WeightsMap, hiddenSize: number, layout: 'out_in' | 'in_out' = 'out_in'): OnnxHead[] {
+  const heads: OnnxHead[] = []
+  const add = (name: string, prefix: string) => {
+    const w = weights.get(`${prefix}.weight`)!
+    if (w.shape.length !== 2) throw new OnnxExportError(`${prefix}.weight must be 2-D, got [${w.shape}]`)
+    const numLabels = layout === 'out_in' ? w.shape[0] : w.shape[1]
+    const inDim = layout === 'out_in' ? w.shape[1] : w.shape[0]
+    if (inDim !== hiddenSize) throw new OnnxExportError(`${prefix}.weight has shape [${w.shape}], which does not take hidden size ${hiddenSize}`)
+    heads.push({ name, output: name === DEFAULT_HEAD ? 'logits' : `logits_${name}`, numLabels })
+  }
+  if (weights.has('classifier.weight')) add(DEFAULT_HEAD, 'classifier')
+  const named = [...weights.keys()]
+    .map((k) => /^classifiers\.([^.]+)\.weight$/.exec(k)?.[1])
+    .filter((n): n is string => n != null)
+    .sort()
+  for (const n of named) {
+    if (n === DEFAULT_HEAD) throw new OnnxExportError(`head name '${DEFAULT_HEAD}' is reserved for classifier.*`)
+    if (!/^[A-Za-z0-9_-]+$/.test(n)) throw new OnnxExportError(`head name '${n}' must be letters, digits, '_' or '-'`)
+    add(n, `classifiers.${n}`)
+  }
+  return heads
+}
+
+/** Transposes a row-major [rows, cols] matrix. */
+function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(rows * cols)
+  // Blocked so both sides stay in cache for BERT-base sized matrices.
+  const B = 32
+  for (let r0 = 0; r0 < rows; r0 += B) {
+    const r1 = Math.min(rows, r0 + B)
+    for (let c0 = 0; c0 < cols; c0 += B) {
+      const c1 = Math.min(cols, c0 + B)
+      for (let r = r0; r < r1; r++) {
+        const base = r * cols
+        for (let c = c0; c < c1; c++) out[c * rows + r] = data[base + c]
+      }
+    }
+  }
+  return out
+}
+
+class Weights {
+  private readonly prefix: string
+  constructor(
+    private readonly map: WeightsMap,
+    private readonly layout: 'out_in' | 'in_out',
+  ) {
+    // HF BertForTokenClassification prefixes the encoder with 'bert.'; a bare BertModel does not.
+    this.prefix = map.has('bert.embeddings.word_embeddings.weight') ? 'bert.' : ''
+  }
+
+  get(name: string, shape: number[], encoder = true): WeightTensor {
+    const full = encoder ? this.prefix + name : name
+    const w = this.map.get(full)
+    if (!w) throw new OnnxExportError(`model parameter ${full} is missing`)
+    const size = shape.reduce((a, b) => a * b, 1)
+    if (w.shape.length !== shape.length || w.shape.some((d, i) => d !== shape[i]) || w.data.length !== size) {
+      throw new OnnxExportError(`model parameter ${full} has shape [${w.shape}], expected [${shape}]`)
+    }
+    if (!(w.data instanceof Float32Array)) throw new OnnxExportError(`model parameter ${full} is not float32`)
+    return w
+  }
+
+  /** A Linear weight as [in, out] for MatMul, whatever the stored layout. */
+  linear(name: string, inDim: number, outDim: number, encoder = true): Float32Array {
+    if (this.layout === 'in_out') return this.get(name, [inDim, outDim], encoder).data
+    return transpose2d(this.get(name, [outDim, inDim], encoder).data, outDim, inDim)
+  }
+}
+
+/** Builds the ONNX model; returns the serialised protobuf. */
+export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<string, unknown>, opts: ExportOptions = {}): Uint8Array {
+  const c = normalizeBertConfig(config as unknown as Record<string, unknown>)
+  const layout = opts.linearLayout ?? 'out_in'
+  const heads = findHeads(weights, c.hiddenSize, layout)
+  if (heads.length === 0 && !opts.hiddenStates) {
+    throw new OnnxExportError('the model has no classification head (classifier.weight or classifiers.<name>.weight); nothing to output')
+  }
+  const W = new Weights(weights, layout)
+  const H = c.hiddenSize
+  const I = c.intermediateSize
+  const nH = c.numAttentionHeads
+  const d = H / nH
+  const eps = c.layerNormEps
+  const fuse = resolveFusion(opts.fused)
+  const anyFused = fuse.attention || fuse.skipLayerNorm || fuse.biasGelu
+  const g = new GraphBuilder('fastbioner_bert_token_classifier')
+
+  const inputIds = g.input('input_ids', 'int64', ['batch', 'sequence'])
+  const attentionMask = g.input('attention_mask', 'int64', ['batch', 'sequence'])
+  const tokenTypeIds = g.input('token_type_ids', 'int64', ['batch', 'sequence'])
+
+  const vec = (name: string, n: number) => g.initializer(name, { dims: [n], data: W.get(name, [n]).data })
+  const MS = 'com.microsoft'
+  const linear = (name: string, x: string, inDim: number, outDim: number, encoder = true): string => {
+    const w = g.initializer(`${name}.weight`, { dims: [inDim, outDim], data: W.linear(`${name}.weight`, inDim, outDim, encoder) })
+    const b = g.initializer(`${name}.bias`, { dims: [outDim], data: W.get(`${name}.bias`, [outDim], encoder).data })
+    return g.node('Add', [g.node('MatMul', [x, w], {}, { name: `${name}/MatMul` }), b], {}, { name: `${name}/Add` })
+  }
+  const layerNorm = (name: string, x: string): string =>
+    g.node('LayerNormalization', [x, vec(`${name}.weight`, H), vec(`${name}.bias`, H)], { axis: attr.int(-1), epsilon: attr.float(eps) }, { name })
+
+  // ---- embeddings ------------------------------------------------------------------------
+  const table = (name: string, rows: number) => g.initializer(name, { dims: [rows, H], data: W.get(name, [rows, H]).data })
+  const words = g.node('Gather', [table('embeddings.word_embeddings.weight', c.vocabSize), inputIds], {}, { name: 'embeddings/word' }) // [B, S, H]
+  const types = g.node('Gather', [table('embeddings.token_type_embeddings.weight', c.typeVocabSize), tokenTypeIds], {}, { name: 'embeddings/token_type' }) // [B, S, H]
+  const seqLen = g.node('Gather', [g.node('Shape', [inputIds], {}, { name: 'embeddings/shape' }), g.int64s([1], [])], { axis: attr.int(0) }, { name: 'embeddings/seq_len' }) // scalar
+  const positionIds = g.node('Range', [g.int64s([0], []), seqLen, g.int64s([1], [])], {}, { name: 'embeddings/position_ids' }) // [S]
+  const positions = g.node('Gather', [table('embeddings.position_embeddings.weight', c.maxPositionEmbeddings), positionIds], {}, { name: 'embeddings/position' }) // [S, H]
+  const embSum = g.node('Add', [g.node('Add', [words, types], {}, { name: 'embeddings/add_types' }), positions], {}, { name: 'embeddings/add_positions' })
+  let x = layerNorm('embeddings.LayerNorm', embSum) // [B, S, H]
+  const hidden: string[] = [x]
+
+  // ---- additive key mask, shared by all layers: (1 − mask)·float32_min  [B, 1, 1, S] --------
+  let maskBias = ''
+  let maskInt32 = ''
+  if (fuse.attention) {
+    // com.microsoft.Attention takes the raw [B, S] 1/0 mask as int32 and adds
+    // (1 − mask)·mask_filter_value itself; mask_filter_value = float32 min as HF.
+    maskInt32 = g.node('Cast', [attentionMask], { to: attr.int(6) }, { name: 'mask/int32' })
+  } else {
+    const maskF = g.node('Cast', [attentionMask], { to: attr.int(1) }, { name: 'mask/float' })
+    const inv = g.node('Sub', [g.float(1), maskF], {}, { name: 'mask/invert' })
+    const bias = g.node('Mul', [inv, g.float(FLOAT32_MIN)], {}, { name: 'mask/scale' })
+    maskBias = g.node('Unsqueeze', [bias, g.int64s([1, 2])], {}, { name: 'mask/unsqueeze' }) // [B, 1, 1, S]
+  }
+
+  /** LN(residual + x·W + b): SkipLayerNormalization or MatMul, Add, Add, LayerNormalization. */
+  const denseResidualNorm = (dense: string, norm: string, inp: string, inDim: number, residual: string): string => {
+    if (fuse.skipLayerNorm) {
+      const w = g.initializer(`${dense}.weight`, { dims: [inDim, H], data: W.linear(`${dense}.weight`, inDim, H) })
+      const y = g.node('MatMul', [inp, w], {}, { name: `${dense}/MatMul` })
+      const inputs = [y, residual, vec(`${norm}.weight`, H), vec(`${norm}.bias`, H), vec(`${dense}.bias`, H)]
+      return g.node('SkipLayerNormalization', inputs, { epsilon: attr.float(eps) }, { name: `${norm}/SkipLayerNorm`, domain: MS })
+    }
+    const y = linear(dense, inp, inDim, H)
+    return layerNorm(norm, g.node('Add', [y, residual], {}, { name: `${norm}/residual` }))
+  }
+
+  for (let l = 0; l < c.numHiddenLayers; l++) {
+    const p = `encoder.layer.${l}`
+    let ctx: string // [B, S, H]
+    if (fuse.attention) {
+      ctx = fusedAttention(g, W, p, x, maskInt32, H, nH)
+    } else {
+      // Constants are cached by value in the builder: one initializer each for the whole graph.
+      const headShape = g.int64s([0, 0, nH, d])
+      const mergedShape = g.int64s([0, 0, H])
+      const sqrtD = g.float(Math.sqrt(d))
+      const split = (name: string, perm: number[]) => {
+        const y = linear(`${p}.attention.self.${name}`, x, H, H)
+        const r = g.node('Reshape', [y, headShape], {}, { name: `${p}.attention.self.${name}/Reshape` }) // [B, S, h, d]
+        return g.node('Transpose', [r], { perm: attr.ints(perm) }, { name: `${p}.attention.self.${name}/Transpose` })
+      }
+      const q = split('query', [0, 2, 1, 3]) // [B, h, S, d]
+      const kT = split('key', [0, 2, 3, 1]) // [B, h, d, S]
+      const v = split('value', [0, 2, 1, 3]) // [B, h, S, d]
+      const qk = g.node('MatMul', [q, kT], {}, { name: `${p}.attention.self/QK` }) // [B, h, S, S]
+      const scaled = g.node('Div', [qk, sqrtD], {}, { name: `${p}.attention.self/scale` })
+      const masked = g.node('Add', [scaled, maskBias], {}, { name: `${p}.attention.self/mask` })
+      const probs = g.node('Softmax', [masked], { axis: attr.int(-1) }, { name: `${p}.attention.self/Softmax` })
+      const ctx4 = g.node('MatMul', [probs, v], {}, { name: `${p}.attention.self/PV` }) // [B, h, S, d]
+      const ctxT = g.node('Transpose', [ctx4], { perm: attr.ints([0, 2, 1, 3]) }, { name: `${p}.attention.self/merge_transpose` })
+      ctx = g.node('Reshape', [ctxT, mergedShape], {}, { name: `${p}.attention.self/merge_reshape` })
+    }
+    const a = denseResidualNorm(`${p}.attention.output.dense`, `${p}.attention.output.LayerNorm`, ctx, H, x)
+
+    let act: string // [B, S, I]
+    if (fuse.biasGelu) {
+      const wi = g.initializer(`${p}.intermediate.dense.weight`, { dims: [H, I], data: W.linear(`${p}.intermediate.dense.weight`, H, I) })
+      const pre = g.node('MatMul', [a, wi], {}, { name: `${p}.intermediate.dense/MatMul` })
+      act = g.node('BiasGelu', [pre, vec(`${p}.intermediate.dense.bias`, I)], {}, { name: `${p}.intermediate/BiasGelu`, domain: MS }) // exact erf GELU
+    } else {
+      const inter = linear(`${p}.intermediate.dense`, a, H, I)
+      // 0.5·x·(1 + erf(x/√2)) in the order torch.onnx emits it, which ORT's GeluFusion matches.
+      const erf = g.node('Erf', [g.node('Div', [inter, g.float(Math.SQRT2)], {}, { name: `${p}.intermediate/gelu_div` })], {}, { name: `${p}.intermediate/gelu_erf` })
+      const onePlus = g.node('Add', [erf, g.float(1)], {}, { name: `${p}.intermediate/gelu_add` })
+      act = g.node('Mul', [g.node('Mul', [inter, onePlus], {}, { name: `${p}.intermediate/gelu_mul` }), g.float(0.5)], {}, { name: `${p}.intermediate/gelu_half` })
+    }
+    x = denseResidualNorm(`${p}.output.dense`, `${p}.output.LayerNorm`, act, I, a)
+    hidden.push(x)
+  }
+
+  for (const h of heads) {
+    const prefix = h.name === DEFAULT_HEAD ? 'classifier' : `classifiers.${h.name}`
+    const logits = linear(prefix, x, H, h.numLabels, false)
+    g.output(h.output, logits, 'float32', ['batch', 'sequence', h.numLabels])
+  }
+  if (opts.hiddenStates) {
+    hidden.forEach((hs, i) => g.output(`hidden_state_${i}`, hs, 'float32', ['batch', 'sequence', H]))
+  }
+
+  const metadata: Record<string, string> = {
+    [META_EXPORTER]: EXPORTER_VERSION,
+    [META_HEADS]: JSON.stringify(heads),
+    [META_HIDDEN_STATES]: String(!!opts.hiddenStates),
+    [META_FUSED]: fusionKey(fuse),
+    ...opts.metadata,
+  }
+  return g.encode({
+    opset: ONNX_OPSET,
+    extraOpsets: anyFused ? { 'com.microsoft': 1 } : undefined,
+    producerName: 'fastbioner',
+    producerVersion: EXPORTER_VERSION,
+    docString: `BERT token classifier: ${c.numHiddenLayers} layers × ${H}, ${nH} heads; heads ${heads.map((h) => h.name).join(', ') || '(none)'}`,
+    metadata,
+  })
+}
+
+/** com.microsoft.Attention with packed QKV weights [H, 3H], bias [3H] and the 2-D key mask. */
+function fusedAttention(g: GraphBuilder, W: Weights, p: string, x: string, maskIndex: string, H: number, nH: number): string {
+  const q = W.linear(`${p}.attention.self.query.weight`, H, H)
+  const k = W.linear(`${p}.attention.self.key.weight`, H, H)
+  const v = W.linear(`${p}.attention.self.value.weight`, H, H)
+  const packed = new Float32Array(H * 3 * H)
+  for (let r = 0; r < H; r++) {
+    packed.set(q.subarray(r * H, (r + 1) * H), r * 3 * H)
+    packed.set(k.subarray(r * H, (r + 1) * H), r * 3 * H + H)
+    packed.set(v.subarray(r * H, (r + 1) * H), r * 3 * H + 2 * H)
+  }
+  const bias = new Float32Array(3 * H)
+  bias.set(W.get(`${p}.attention.self.query.bias`, [H]).data, 0)
+  bias.set(W.get(`${p}.attention.self.key.bias`, [H]).data, H)
+  bias.set(W.get(`${p}.attention.self.value.bias`, [H]).data, 2 * H)
+  const w = g.initializer(`${p}.attention.self.qkv.weight`, { dims: [H, 3 * H], data: packed })
+  const b = g.initializer(`${p}.attention.self.qkv.bias`, { dims: [3 * H], data: bias })
+  return g.node('Attention', [x, w, b, maskIndex], { num_heads: attr.int(nH), mask_filter_value: attr.float(FLOAT32_MIN) }, { name: `${p}.attention.self/Attention`, domain: 'com.microsoft' })
+}
+
+// ---- checkpoint directory → model.onnx ------------------------------------------------------
+
+export interface CheckpointExportOptions {
+  hiddenStates?: boolean
+  fused?: boolean | FusedOps
+}
+
+export interface CheckpointExportResult {
+  path: string
+  fingerprint: string
+  heads: OnnxHead[]
+  bytes: number
+}
+
+export interface EnsureOnnxResult {
+  path: string
+  /** 'fresh': the existing export matches the checkpoint; otherwise it was (re)written. */
+  status: 'fresh' | 'exported' | 'regenerated'
+  /** Why it was (re)generated, or why it is fresh; for logs and the UI. */
+  reason: string
+  fingerprint: string
+}
+
+function optionsKey(opts: CheckpointExportOptions): string {
+  return JSON.stringify({ hiddenStates: !!opts.hiddenStates, fused: fusionKey(resolveFusion(opts.fused)) })
+}
+
+/**
+ * sha256 over the exporter version, the export options, config.json and the weight files: any
+ * change to the weights, the config or the graph code gives a new fingerprint.
+ */
+async function fingerprintFiles(configBytes: Uint8Array, weightPaths: string[], opts: CheckpointExportOptions): Promise<string> {
+  const h = createHash('sha256')
+  h.update(`fastbioner-onnx:${EXPORTER_VERSION}:${optionsKey(opts)}\n`)
+  h.update(configBytes)
+  for (const path of weightPaths) {
+    h.update(`\n${path.split(/[\\/]/).pop()}\n`)
+    await new Promise<void>((resolve, reject) => {
+      const s = createReadStream(path, { highWaterMark: 1 << 22 })
+      s.on('data', (chunk) => h.update(chunk))
+      s.on('error', (e) => reject(new OnnxFileError(path, `cannot read the model weights (${(e as NodeJS.ErrnoException).code ?? e.message})`)))
+      s.on('end', () => resolve())
+    })
+  }
+  return h.digest('hex')
+}
+
+/** size, mtime and inode of the source files: a cheap "unchanged since export" check. */
+function sourceStat(paths: string[]): string {
+  return paths
+    .map((p) => {
+      try {
+        const st = statSync(p)
+        return `${st.size}:${st.mtimeMs}:${st.ino}`
+      } catch {
+        return 'missing'
+      }
+    })
+    .join('|')
+}
+
+/** Exports the checkpoint in `dir` (HF layout) to dir/model.onnx, atomically (temp + rename). */
+export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExportOptions = {}): Promise<CheckpointExportResult> {
+  const files = readCheckpointFiles(dir)
+  // Stat and hash before reading: if the weights change meanwhile, the next check sees it.
+  const stat = sourceStat([files.configPath, ...files.weightPaths])
+  const fingerprint = await fingerprintFiles(files.configBytes, files.weightPaths, opts)
+  const weights = readCheckpointWeights(files.weightPaths)
+  let model: Uint8Array
+  let heads: OnnxHead[]
+  try {
+    heads = findHeads(weights, normalizeBertConfig(files.config).hiddenSize)
+    model = exportOnnx(weights, files.config, {
+      hiddenStates: opts.hiddenStates,
+      fused: opts.fused,
+      metadata: { [META_FINGERPRINT]: fingerprint, [META_SOURCE_STAT]: stat },
+    })
+  } catch (e) {
+    if (e instanceof OnnxExportError) throw new OnnxExportError(`${dir}: ${e.message}`)
+    throw e
+  }
+  const path = join(dir, ONNX_FILE)
+  removeStaleTempFiles(dir)
+  try {
+    writeFileAtomic(path, [model])
+  } catch (e) {
+    throw new OnnxFileError(path, `cannot write the ONNX export (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`)
+  }
+  return { path, fingerprint, heads, bytes: model.length }
+}
+
+/**
+ * Makes sure dir/model.onnx exists and was exported from the checkpoint as it is now; exports
+ * or re-exports it when it is missing, unreadable, from another exporter version or options,
+ * or when config.json / model.safetensors changed (content hash; an unchanged size + mtime +
+ * inode skips the hash).
+ */
+export async function ensureOnnx(dir: string, opts: CheckpointExportOptions = {}): Promise<EnsureOnnxResult> {
+  const path = join(dir, ONNX_FILE)
+  const regenerate = async (status: 'exported' | 'regenerated', reason: string): Promise<EnsureOnnxResult> => {
+    const r = await exportCheckpointToOnnx(dir, opts)
+    return { path, status, reason, fingerprint: r.fingerprint }
+  }
+  if (!existsSync(path)) return regenerate('exported', `${path} did not exist`)
+  let meta: Record<string, string>
+  try {
+    meta = readOnnxMetadata(path)
+  } catch (e) {
+    return regenerate('regenerated', `${(e as Error).message}; exported it again`)
+  }
+  if (meta[META_EXPORTER] !== EXPORTER_VERSION) {
+    return regenerate('regenerated', `${path} was written by exporter version ${meta[META_EXPORTER] ?? '(none)'}, this is ${EXPORTER_VERSION}`)
+  }
+  if (meta[META_HIDDEN_STATES] !== String(!!opts.hiddenStates) || meta[META_FUSED] !== fusionKey(resolveFusion(opts.fused))) {
+    return regenerate('regenerated', `${path} was exported with other options (hidden states ${meta[META_HIDDEN_STATES]}, fused ${meta[META_FUSED]})`)
+  }
+  const files = readCheckpointFiles(dir)
+  const stat = sourceStat([files.configPath, ...files.weightPaths])
+  if (meta[META_FINGERPRINT] && meta[META_SOURCE_STAT] === stat) {
+    return { path, status: 'fresh', reason: 'checkpoint files unchanged since export', fingerprint: meta[META_FINGERPRINT] }
+  }
+  const fingerprint = await fingerprintFiles(files.configBytes, files.weightPaths, opts)
+  if (fingerprint === meta[META_FINGERPRINT]) {
+    return { path, status: 'fresh', reason: 'checkpoint content unchanged since export', fingerprint }
+  }
+  return regenerate('regenerated', `${path} is stale: ${files.weightPaths.join(', ')} or ${files.configPath} changed since it was exported`)
+}

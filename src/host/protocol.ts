@@ -1,0 +1,199 @@
+// The message protocol between the main process and the model host process.
+//
+// main → host: { request id method params }, { cancel id }, { shutdown }
+// host → main: { ready pid }, { progress id data }, { result id ok value | error }
+//
+// Messages are plain data (structured-clone / JSON safe). Each request gets an id; progress and
+// the one result carry it. A cancel asks the job to stop at its next check (training: between
+// steps); ModelHost kills the process when a cancelled job does not answer in time.
+// Imports types only, so both sides can use it without pulling in the other's code.
+import type { DistillMode, EngineInfo, Scores } from '@shared/ipc'
+import type { CorpusDocument, CorpusIssue } from '@shared/domain'
+import type { CompareReport } from '../core/eval/compare'
+
+export type MainToHost =
+  | { type: 'request'; id: number; method: HostMethod; params: unknown }
+  | { type: 'cancel'; id: number }
+  | { type: 'shutdown' }
+
+export type HostToMain =
+  | { type: 'ready'; pid: number }
+  | { type: 'progress'; id: number; data: unknown }
+  | { type: 'result'; id: number; ok: true; value: unknown }
+  | { type: 'result'; id: number; ok: false; error: HostErrorShape }
+
+/** An error thrown in the host, as data. `code` follows IpcErrorShape['code']. */
+export interface HostErrorShape {
+  name: string
+  message: string
+  code: 'invalid_request' | 'not_found' | 'conflict' | 'corpus_error' | 'cancelled' | 'internal'
+  issues?: CorpusIssue[]
+}
+
+export type ScoresWithTypes = Scores & { types: Record<string, Scores> }
+
+/** What the registry records about a checkpoint folder (read back after saving it). */
+export interface ModelSummary {
+  layers: number
+  hidden: number
+  heads: number
+  parameters: number
+  /** Bytes of model.safetensors. */
+  bytes: number
+  /** The default head's labels (IOB2). */
+  labels: string[]
+  /** Entity types of those labels, sorted. */
+  entityTypes: string[]
+}
+
+/** Progress of a training-like job (train, retrain, distill): one per step, one per epoch end. */
+export interface TrainStep {
+  kind: 'step' | 'eval'
+  step: number
+  totalSteps: number
+  epoch: number
+  epochs: number
+  loss: number
+  devF1?: number
+  tokensPerSecond: number
+  etaSeconds: number
+}
+
+export type JobProgress = ({ kind: 'step' | 'eval' } & TrainStep) | { kind: 'phase'; message: string; done?: number; total?: number }
+
+export interface TrainedCheckpoint {
+  cancelled: boolean
+  /** A checkpoint was written to the folder (the best epoch so far, even when cancelled). */
+  saved: boolean
+  summary: ModelSummary | null
+  /** Of the saved checkpoint on the devel / held-out documents. */
+  devScores: ScoresWithTypes | null
+  bestEpoch: number | null
+  steps: number
+  epochs: number
+  seconds: number
+  /** Backend that trained it (e.g. wasm, tensorflow-gpu). */
+  backend: string
+  notes: string[]
+  /** Every step's loss, and every epoch end's mean loss with the devel F1. */
+  curve: Array<{ step: number; loss: number; devF1?: number }>
+}
+
+export interface TaggedDocument {
+  /** The CorpusDocument id sent (the workspace document id as a string). */
+  id: string
+  mentions: Array<{ start: number; end: number; type: string; confidence: number }>
+  /** 1 − mean over the document's words of the top label probability; null without words. */
+  uncertainty: number | null
+}
+
+/** Every host method: params, result and progress payload. */
+export interface HostMethods {
+  /** Liveness and round-trip test. */
+  ping: { params: { echo?: string }; result: { pid: number; echo: string | null }; progress: never }
+  /** Waits cooperatively (checks cancel every tick): protocol tests. */
+  sleep: { params: { ms: number; tickMs?: number }; result: { sleptMs: number; cancelled: boolean }; progress: { elapsedMs: number } }
+  /** Blocks the host's event loop (ignores cancel): tests of the kill-after-grace path. */
+  block: { params: { ms: number }; result: { blockedMs: number }; progress: never }
+  /** Exits the process at once: crash-recovery tests. */
+  crash: { params: { exitCode?: number }; result: never; progress: never }
+  /** Training backend (initBackend) and the inference engine for modelDir (or what would run). */
+  engineInfo: { params: { modelDir: string | null }; result: EngineInfo; progress: never }
+  /**
+   * Validates an HF folder with loadCheckpoint and writes it to dest in our layout. Without a
+   * classifier (a bare BioBERT) a head for headLabels is created (error when headLabels is null).
+   */
+  importModel: {
+    params: { source: string; dest: string; headLabels: string[] | null; seed: number }
+    result: { summary: ModelSummary; notes: string[]; freshHead: boolean; backend: string }
+    progress: JobProgress
+  }
+  /** Trains a new model from scratch (WordPiece vocabulary learnt from the training text). */
+  trainModel: {
+    params: {
+      dir: string
+      preset: string
+      train: CorpusDocument[]
+      dev: CorpusDocument[]
+      epochs: number
+      seed: number
+      lr?: number
+      batchSize?: number
+      maxLength?: number
+      vocabSize?: number
+      /** Source metadata written into fastbioner.json. */
+      metadata?: Record<string, unknown>
+    }
+    result: TrainedCheckpoint
+    progress: JobProgress
+  }
+  /** Tags documents with the model in modelDir; the engine stays cached for the next call. */
+  tag: {
+    params: { modelDir: string; docs: CorpusDocument[] }
+    result: { engine: string; engineReason: string; docs: TaggedDocument[] }
+    progress: never
+  }
+  /**
+   * Fine-tunes the base model into candidateDir: scores the base on heldOut, trains (devF1 per
+   * epoch on heldOut), saves the last epoch, scores it. The base folder is only read.
+   */
+  retrain: {
+    params: {
+      baseDir: string
+      candidateDir: string
+      train: CorpusDocument[]
+      heldOut: CorpusDocument[]
+      /** Corpus files added to the training split (never to the held-out one). */
+      extraCorpusPaths: string[]
+      epochs: number
+      seed: number
+      lr?: number
+    }
+    result: TrainedCheckpoint & { before: ScoresWithTypes; after: ScoresWithTypes | null; extraDocuments: number }
+    progress: JobProgress
+  }
+  /** Distils the teacher into an n-layer student in outDir (core/distill). */
+  distill: {
+    params: {
+      teacherDir: string
+      outDir: string
+      layers: number
+      mode: DistillMode
+      train: CorpusDocument[]
+      dev: CorpusDocument[]
+      epochs: number
+      seed: number
+      lr?: number
+    }
+    result: TrainedCheckpoint & { layerMap: number[] }
+    progress: JobProgress
+  }
+  /** compareModels (core/eval/compare) over the folders, the first as the reference. */
+  compare: {
+    params: { dirs: string[]; names: string[]; gold: CorpusDocument[] }
+    result: CompareReport
+    progress: JobProgress
+  }
+  /** Closes cached inference engines (of one folder, or all): before deleting a model's files. */
+  release: { params: { dir: string | null }; result: { released: number }; progress: never }
+}
+
+export type HostMethod = keyof HostMethods
+export type HostParams<M extends HostMethod> = HostMethods[M]['params']
+export type HostResult<M extends HostMethod> = HostMethods[M]['result']
+export type HostProgress<M extends HostMethod> = HostMethods[M]['progress']
+
+export const HOST_METHODS: readonly HostMethod[] = [
+  'ping',
+  'sleep',
+  'block',
+  'crash',
+  'engineInfo',
+  'importModel',
+  'trainModel',
+  'tag',
+  'retrain',
+  'distill',
+  'compare',
+  'release',
+]

@@ -1,0 +1,655 @@
+// The model jobs, run inside the model host process: import, train, tag, retrain, distil,
+// compare. Everything here may take seconds to hours and holds hundreds of MB; none of it runs
+// on the process that serves IPC. The host writes checkpoint folders the main process chose; it
+// never touches the workspace database (documents come in the request, results go back in the
+// reply and main writes them in its own transactions).
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
+import { availableParallelism, cpus } from 'node:os'
+import { join } from 'node:path'
+import type { EngineInfo } from '@shared/ipc'
+import type { CorpusDocument } from '@shared/domain'
+import { readCorpusFile } from '../core/corpus'
+import { distillCheckpoints } from '../core/distill/run'
+import { mergeHeadMentions } from '../core/distill/merge'
+import { compareModels } from '../core/eval/compare'
+import type { EvalResult } from '../core/eval/metrics'
+import { initBackend, type BackendInfo } from '../core/model/backend'
+import { BertTokenClassifier, DEFAULT_HEAD } from '../core/model/bert'
+import { HEADS_KEY, loadCheckpoint, METADATA_FILE, saveCheckpoint } from '../core/model/checkpoint'
+import { PRESET_NAMES, presetConfig, type PresetName } from '../core/model/presets'
+import { buildLabelMap, labelMapFromLabels, type LabelMap } from '../core/nlp/bio'
+import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../core/nlp/examples'
+import { WordPieceTokenizer } from '../core/nlp/tokenizer'
+import { trainWordPieceVocab } from '../core/nlp/vocab-trainer'
+import { mergeWindowPredictions } from '../core/nlp/windows'
+import { openInferenceEngine, type InferenceEngine } from '../core/onnx/session'
+import { collate, planBatches } from '../core/train/batching'
+import { evaluate, train, TRAIN_DEFAULTS, type TrainingMetadata, type TrainProgress } from '../core/train/loop'
+import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TaggedDocument, TrainedCheckpoint } from './protocol'
+import type { JobContext } from './server'
+
+/** A problem with the request the user can act on (reported as 'invalid_request'). */
+export class HostInputError extends Error {
+  override name = 'HostInputError'
+}
+
+/** Training from scratch (no pre-training): larger steps, more epochs; as `fastbioner train`. */
+export const SCRATCH = { lr: 1e-3, epochs: 10, vocabSize: 8000, warmupRatio: 0.1, lowercase: true } as const
+/** Fine-tuning a pre-trained encoder (BERT recipe). */
+export const FINETUNE = { lr: 5e-5, epochs: 3 } as const
+
+const log = (line: string) => process.stderr.write(`[model-host] ${line}\n`)
+
+let backend: BackendInfo | null = null
+async function ensureBackend(): Promise<BackendInfo> {
+  backend ??= await initBackend({ logger: log })
+  return backend
+}
+
+/** Cores for onnxruntime: leave one to the main process (the window) when there are several. */
+function inferenceThreads(): number {
+  const n = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length
+  return Math.max(1, n - 1)
+}
+
+const phase = (ctx: JobContext, message: string, done?: number, total?: number) =>
+  ctx.progress({ kind: 'phase', message, done, total } satisfies JobProgress)
+
+/** Step events at most every 200 ms (first, last and every epoch end always). */
+function stepReporter(ctx: JobContext, curve: TrainedCheckpoint['curve']) {
+  let last = -Infinity
+  return (p: Pick<TrainProgress, 'kind' | 'epoch' | 'epochs' | 'step' | 'totalSteps' | 'loss' | 'tokensPerSecond' | 'etaSeconds' | 'devF1'>) => {
+    if (p.kind === 'eval') curve.push({ step: p.step, loss: p.loss, devF1: p.devF1 })
+    else curve.push({ step: p.step, loss: p.loss })
+    const now = performance.now()
+    if (p.kind === 'step' && now - last < 200 && p.step !== 1 && p.step !== p.totalSteps) return
+    last = now
+    ctx.progress({
+      kind: p.kind,
+      step: p.step,
+      totalSteps: p.totalSteps,
+      epoch: p.epoch,
+      epochs: p.epochs,
+      loss: p.loss,
+      devF1: p.devF1,
+      tokensPerSecond: p.tokensPerSecond,
+      etaSeconds: p.etaSeconds,
+    } satisfies JobProgress)
+  }
+}
+
+function scores(ev: EvalResult): ScoresWithTypes {
+  const pick = (s: { precision: number; recall: number; f1: number }) => ({ precision: s.precision, recall: s.recall, f1: s.f1 })
+  return { ...pick(ev.overall), types: Object.fromEntries(Object.entries(ev.types).map(([t, s]) => [t, pick(s)])) }
+}
+
+const typesOfLabels = (labels: readonly string[]) => [...new Set(labels.filter((l) => l !== 'O').map((l) => l.replace(/^[BIES]-/, '')))].sort()
+
+function summarize(dir: string, model: BertTokenClassifier): ModelSummary {
+  const head = model.heads.get(DEFAULT_HEAD) ?? [...model.heads.values()][0]
+  const labels = head ? [...head.labels] : ['O']
+  return {
+    layers: model.config.numHiddenLayers,
+    hidden: model.config.hiddenSize,
+    heads: model.config.numAttentionHeads,
+    parameters: model.numParameters(),
+    bytes: statSync(join(dir, 'model.safetensors')).size,
+    labels,
+    entityTypes: typesOfLabels(labels),
+  }
+}
+
+function trainingMeta(metadata: Record<string, unknown> | undefined): Partial<TrainingMetadata> {
+  return ((metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
+}
+
+/** Loads a saved checkpoint, scores it on `docs` (when any) and summarises it. */
+async function scoreSaved(dir: string, docs: readonly CorpusDocument[]): Promise<{ summary: ModelSummary; devScores: ScoresWithTypes | null }> {
+  const ck = await loadCheckpoint(dir, { trainable: false })
+  try {
+    const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
+    const t = trainingMeta(ck.metadata)
+    const devScores = docs.length
+      ? scores(evaluate(ck.model, tokenizer, docs, { maxLength: t.maxLength, sentenceLevel: t.sentenceLevel, stride: t.stride ?? undefined }))
+      : null
+    return { summary: summarize(dir, ck.model), devScores }
+  } finally {
+    ck.model.dispose()
+  }
+}
+
+function typesOf(docs: readonly CorpusDocument[]): string[] {
+  return [...new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))].sort()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tagging engines, cached per folder (a tag:run sends many small requests)
+
+interface TaggingModel {
+  dir: string
+  stamp: string
+  engine: InferenceEngine
+  tokenizer: WordPieceTokenizer
+  heads: Array<{ name: string; labelMap: LabelMap }>
+  maxLength: number
+  sentenceLevel: boolean
+  stride: number | undefined
+}
+
+const engines = new Map<string, Promise<TaggingModel>>()
+
+function stampOf(dir: string): string {
+  const s = (f: string) => {
+    try {
+      return String(statSync(join(dir, f)).mtimeMs)
+    } catch {
+      return '-'
+    }
+  }
+  return `${s('config.json')}:${s('model.safetensors')}`
+}
+
+function readJson(path: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>
+}
+
+/** What tagging needs besides the engine, from the small files (no weights decoded). */
+function readTaggingMeta(dir: string): Omit<TaggingModel, 'engine' | 'dir' | 'stamp'> {
+  const cfg = readJson(join(dir, 'config.json'))
+  let heads: Array<{ name: string; labels: string[] }>
+  const stored = cfg[HEADS_KEY] as Record<string, string[]> | undefined
+  if (stored && typeof stored === 'object' && Object.keys(stored).length) heads = Object.entries(stored).map(([name, labels]) => ({ name, labels }))
+  else {
+    const id2label = (cfg.id2label ?? {}) as Record<string, string>
+    const labels = Object.entries(id2label).sort((a, b) => Number(a[0]) - Number(b[0])).map(([, l]) => l)
+    heads = [{ name: DEFAULT_HEAD, labels: labels.length ? labels : ['O'] }]
+  }
+  const vocab = readFileSync(join(dir, 'vocab.txt'), 'utf8').split('\n')
+  if (vocab.at(-1) === '') vocab.pop()
+  let lowercase = true
+  const tc = join(dir, 'tokenizer_config.json')
+  if (existsSync(tc)) {
+    const v = readJson(tc).do_lower_case
+    if (typeof v === 'boolean') lowercase = v
+  } else lowercase = !vocab.some((t) => !/^\[[A-Za-z0-9_]+\]$/.test(t) && /[A-Z]/.test(t))
+  const meta = existsSync(join(dir, METADATA_FILE)) ? readJson(join(dir, METADATA_FILE)) : undefined
+  const t = trainingMeta(meta)
+  const maxPos = typeof cfg.max_position_embeddings === 'number' ? cfg.max_position_embeddings : 512
+  return {
+    tokenizer: new WordPieceTokenizer(vocab.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)), { lowercase, source: join(dir, 'vocab.txt') }),
+    heads: heads.map((h) => ({ name: h.name, labelMap: labelMapFromLabels(h.labels) })),
+    maxLength: t.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, maxPos),
+    sentenceLevel: t.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel,
+    stride: t.stride ?? undefined,
+  }
+}
+
+async function taggingModel(dir: string): Promise<TaggingModel> {
+  const stamp = stampOf(dir)
+  const cached = engines.get(dir)
+  if (cached) {
+    const m = await cached.catch(() => null)
+    if (m && m.stamp === stamp) return m
+    engines.delete(dir)
+    if (m) await m.engine.dispose().catch(() => undefined)
+  }
+  // One model at a time: a second one would double the memory for nothing.
+  await releaseEngines(null)
+  const opening = (async (): Promise<TaggingModel> => {
+    const meta = readTaggingMeta(dir)
+    // tfjs is the fallback engine and needs its backend.
+    await ensureBackend()
+    const engine = await openInferenceEngine(dir, { threads: inferenceThreads(), spin: false, logger: log })
+    return { dir, stamp, engine, ...meta }
+  })()
+  engines.set(dir, opening)
+  opening.catch(() => engines.delete(dir))
+  return opening
+}
+
+async function releaseEngines(dir: string | null): Promise<number> {
+  let n = 0
+  for (const [d, p] of [...engines]) {
+    if (dir !== null && d !== dir) continue
+    engines.delete(d)
+    const m = await p.catch(() => null)
+    if (m) {
+      await m.engine.dispose().catch(() => undefined)
+      n++
+    }
+  }
+  return n
+}
+
+function softmaxRows(logits: Float32Array, rows: number, C: number): Float32Array {
+  const out = new Float32Array(rows * C)
+  for (let r = 0; r < rows; r++) {
+    const o = r * C
+    let max = -Infinity
+    for (let j = 0; j < C; j++) max = Math.max(max, logits[o + j])
+    let z = 0
+    for (let j = 0; j < C; j++) z += out[o + j] = Math.exp(logits[o + j] - max)
+    for (let j = 0; j < C; j++) out[o + j] /= z
+  }
+  return out
+}
+
+/**
+ * Mentions and uncertainty of each document. Uncertainty = 1 − mean over the document's words
+ * (each word's first piece, overlapping windows merged as for the mentions) of the top label
+ * probability, averaged over heads: least-confidence sampling, cheap and bounded in [0, 1).
+ */
+async function tagDocuments(m: TaggingModel, docs: readonly CorpusDocument[], signal: AbortSignal): Promise<TaggedDocument[]> {
+  const exOpts = { maxLength: m.maxLength, sentenceLevel: m.sentenceLevel, stride: m.stride }
+  const plans: TaggingPlan[] = docs.map((d) => planTagging(d, m.tokenizer, m.heads[0].labelMap, exOpts))
+  const flat: Array<{ plan: number; ex: number }> = []
+  plans.forEach((p, i) => p.examples.forEach((_, k) => flat.push({ plan: i, ex: k })))
+  const exs = flat.map((f) => plans[f.plan].examples[f.ex])
+  // probs[head][plan][example]: [len, labels] row-major
+  const probs = m.heads.map(() => plans.map((p) => new Array<Float32Array>(p.examples.length)))
+  const batches = planBatches(exs.map((e) => e.inputIds.length), { batchSize: 32, shuffle: false })
+  for (const idx of batches) {
+    if (signal.aborted) throw new DOMException('tagging cancelled', 'AbortError')
+    const h = collate(exs, idx, { padTokenId: m.tokenizer.padId })
+    const out = await m.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen })
+    m.heads.forEach((head, k) => {
+      const logits = out.logits[head.name]
+      if (!logits) throw new Error(`the engine gave no logits for head '${head.name}'`)
+      const C = head.labelMap.labels.length
+      idx.forEach((e, r) => {
+        const len = exs[e].inputIds.length
+        const f = flat[e]
+        probs[k][f.plan][f.ex] = softmaxRows(logits.subarray(r * h.seqLen * C, (r * h.seqLen + len) * C), len, C)
+      })
+    })
+  }
+  return docs.map((doc, i) => {
+    const plan = plans[i]
+    const perHead: ScoredMention[][] = m.heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k][i]))
+    const mentions = m.heads.length === 1 ? perHead[0] : mergeHeadMentions(m.heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
+    let sum = 0
+    let n = 0
+    if (plan.examples.length) {
+      const numWords = plan.encoding.wordOffsets.length
+      m.heads.forEach((head, k) => {
+        const C = head.labelMap.labels.length
+        const merged = mergeWindowPredictions(plan.windows, probs[k][i], plan.encoding.wordIndex, numWords, C)
+        for (let w = 0; w < numWords; w++) {
+          if (!merged.covered[w]) continue
+          let best = 0
+          for (let j = 0; j < C; j++) best = Math.max(best, merged.scores[w * C + j])
+          sum += best
+          n++
+        }
+      })
+    }
+    return {
+      id: doc.id,
+      mentions: mentions.map((x) => ({ start: x.start, end: x.end, type: x.type, confidence: x.confidence })),
+      uncertainty: n > 0 ? Math.min(1, Math.max(0, 1 - sum / n)) : null,
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+type Job<M extends keyof HostMethods> = (params: HostParams<M>, ctx: JobContext) => Promise<HostResult<M>>
+
+const engineInfo: Job<'engineInfo'> = async ({ modelDir }) => {
+  const b = await ensureBackend()
+  const out: EngineInfo = { trainingBackend: b.name, trainingBackendReason: b.reason, inferenceEngine: '', inferenceEngineReason: '' }
+  if (modelDir) {
+    try {
+      const m = await taggingModel(modelDir)
+      out.inferenceEngine = m.engine.engine
+      out.inferenceEngineReason = m.engine.reason
+      return out
+    } catch (e) {
+      out.inferenceEngineReason = `cannot open the active model (${(e as Error).message}); `
+    }
+  }
+  const prefer = process.env.FASTBIONER_INFERENCE?.trim().toLowerCase()
+  if (prefer === 'tfjs') {
+    out.inferenceEngine = `tfjs-${b.name}`
+    out.inferenceEngineReason += 'tfjs preferred by FASTBIONER_INFERENCE'
+    return out
+  }
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const ort = require('onnxruntime-node') as { env?: { versions?: { common?: string } } }
+    out.inferenceEngine = 'onnxruntime-cpu'
+    out.inferenceEngineReason += `onnxruntime-node ${ort.env?.versions?.common ?? ''} loads; the execution provider is chosen when a model is opened`
+  } catch (e) {
+    out.inferenceEngine = `tfjs-${b.name}`
+    out.inferenceEngineReason += `onnxruntime-node cannot load (${(e as Error).message.split('\n')[0]}); tagging runs on tfjs`
+  }
+  return out
+}
+
+function hasClassifier(dir: string): boolean {
+  const files = [join(dir, 'model.safetensors')]
+  if (!existsSync(files[0])) {
+    const index = join(dir, 'model.safetensors.index.json')
+    if (!existsSync(index)) return false
+    files.splice(0, 1, ...new Set(Object.values((readJson(index).weight_map ?? {}) as Record<string, string>).map((f) => join(dir, f))))
+  }
+  return files.some((f) => safetensorsNames(f).some((n) => /^(classifier|classifiers\.[^.]+)\.weight$/.test(n)))
+}
+
+/** Tensor names from a safetensors header alone (8-byte length + JSON), without reading the weights. */
+function safetensorsNames(path: string): string[] {
+  const fd = openSync(path, 'r')
+  try {
+    const len = Buffer.alloc(8)
+    readSync(fd, len, 0, 8, 0)
+    const n = Number(len.readBigUInt64LE(0))
+    if (!(n > 0 && n < 100 * 1024 * 1024)) return []
+    const header = Buffer.alloc(n)
+    readSync(fd, header, 0, n, 8)
+    return Object.keys(JSON.parse(header.toString('utf8')) as Record<string, unknown>).filter((k) => k !== '__metadata__')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed }, ctx) => {
+  const b = await ensureBackend()
+  phase(ctx, `Reading ${source}`)
+  // loadCheckpoint validates the folder and gives the clear errors (missing vocab.txt, a
+  // pytorch_model.bin-only download with the one-line conversion command, shape mismatches).
+  const ck = await loadCheckpoint(source, { trainable: false, seed })
+  try {
+    const notes = [...ck.notes]
+    const freshHead = !hasClassifier(source)
+    if (freshHead) {
+      if (!headLabels || headLabels.length < 3) {
+        throw new HostInputError(
+          `${source} has no token-classification head (a bare encoder such as BioBERT or PubMedBERT). ` +
+            'Import annotated documents first: the new head is made for the workspace’s entity types.',
+        )
+      }
+      for (const name of [...ck.model.heads.keys()]) if (name !== DEFAULT_HEAD) ck.model.removeHead(name)
+      ck.model.setHead(DEFAULT_HEAD, headLabels, seed)
+      const types = typesOfLabels(headLabels)
+      notes.splice(0, notes.length, ...notes.filter((n) => !/fresh head/.test(n)))
+      notes.push(
+        `no classifier in the checkpoint: imported as a teacher with a new head for ${types.join(', ')} ` +
+          '(randomly initialised): retrain it on reviewed documents before tagging',
+      )
+    }
+    if (ctx.signal.aborted) throw new DOMException('import cancelled', 'AbortError')
+    phase(ctx, `Writing ${dest}`)
+    await saveCheckpoint(dest, ck.model, ck.vocab, {
+      lowercase: ck.lowercase,
+      metadata: { ...ck.metadata, imported: { from: source, at: new Date().toISOString(), freshHead } },
+    })
+    return { summary: summarize(dest, ck.model), notes, freshHead, backend: b.name }
+  } finally {
+    ck.model.dispose()
+  }
+}
+
+const trainModel: Job<'trainModel'> = async (p, ctx) => {
+  if (!(PRESET_NAMES as string[]).includes(p.preset)) throw new HostInputError(`unknown preset '${p.preset}' (one of ${PRESET_NAMES.join(', ')})`)
+  const types = typesOf(p.train)
+  if (types.length === 0) throw new HostInputError('the training documents have no accepted annotations: nothing to learn')
+  const b = await ensureBackend()
+  const t0 = performance.now()
+  phase(ctx, 'Learning the WordPiece vocabulary')
+  const vocab = trainWordPieceVocab(
+    [...p.train, ...p.dev].map((d) => d.text),
+    { vocabSize: p.vocabSize ?? SCRATCH.vocabSize, lowercase: SCRATCH.lowercase },
+  )
+  const tokenizer = new WordPieceTokenizer(vocab.tokens, { lowercase: SCRATCH.lowercase })
+  const labels = buildLabelMap(types).labels
+  const model = BertTokenClassifier.random(presetConfig(p.preset as PresetName, { vocabSize: vocab.tokens.length }), p.seed, { [DEFAULT_HEAD]: labels })
+  const curve: TrainedCheckpoint['curve'] = []
+  let result
+  try {
+    phase(ctx, `Training ${p.preset} on ${p.train.length} documents`)
+    result = await train({
+      model,
+      tokenizer,
+      train: p.train,
+      dev: p.dev.length ? p.dev : undefined,
+      outDir: p.dir,
+      epochs: p.epochs,
+      batchSize: p.batchSize ?? TRAIN_DEFAULTS.batchSize,
+      lr: p.lr ?? SCRATCH.lr,
+      warmupRatio: SCRATCH.warmupRatio,
+      seed: p.seed,
+      maxLength: p.maxLength ?? TRAIN_DEFAULTS.maxLength,
+      onProgress: stepReporter(ctx, curve),
+      signal: ctx.signal,
+      checkpoint: { metadata: { ...p.metadata, preset: p.preset, backend: b.name } },
+    })
+  } finally {
+    model.dispose()
+  }
+  const saved = result.checkpointDir !== null
+  const scored = saved ? await scoreSaved(p.dir, p.dev) : null
+  return {
+    cancelled: result.cancelled,
+    saved,
+    summary: scored?.summary ?? null,
+    devScores: scored?.devScores ?? null,
+    bestEpoch: result.bestEpoch,
+    steps: result.steps,
+    epochs: result.epochs.length,
+    seconds: (performance.now() - t0) / 1000,
+    backend: b.name,
+    notes: [`vocabulary: ${vocab.tokens.length} WordPiece tokens learnt from the training text`],
+    curve,
+  }
+}
+
+const retrain: Job<'retrain'> = async (p, ctx) => {
+  const b = await ensureBackend()
+  const t0 = performance.now()
+  const notes: string[] = []
+  const extra: CorpusDocument[] = []
+  for (const path of p.extraCorpusPaths) {
+    phase(ctx, `Reading ${path}`)
+    const r = await readCorpusFile(path)
+    extra.push(...r.documents)
+    notes.push(`${path}: ${r.documents.length} extra training documents`)
+  }
+  phase(ctx, 'Loading the base model')
+  const base = await loadCheckpoint(p.baseDir, { trainable: false })
+  const baseMeta = trainingMeta(base.metadata)
+  const maxLength = baseMeta.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, base.config.maxPositionEmbeddings)
+  const sentenceLevel = baseMeta.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel
+  const evalOpts = { maxLength, sentenceLevel }
+  const tokenizer = new WordPieceTokenizer(base.vocab, { lowercase: base.lowercase, source: join(p.baseDir, 'vocab.txt') })
+  const baseHead = base.model.heads.get(DEFAULT_HEAD) ?? [...base.model.heads.values()][0]
+  const baseLabels = baseHead ? [...baseHead.labels] : ['O']
+  const known = new Set(typesOfLabels(baseLabels))
+  const wanted = typesOf([...p.train, ...p.heldOut, ...extra])
+  const newTypes = wanted.filter((t) => !known.has(t))
+  const labels = newTypes.length ? buildLabelMap([...known, ...newTypes]).labels : baseLabels
+  if (newTypes.length) notes.push(`the base model does not know ${newTypes.join(', ')}: its classifier head was replaced by a new one for ${typesOfLabels(labels).join(', ')}`)
+
+  // Before: the base as it is on disk, on the held-out documents.
+  phase(ctx, `Scoring the base model on ${p.heldOut.length} held-out documents`)
+  let before: ScoresWithTypes
+  try {
+    const baseForEval = baseHead && base.model.heads.has(DEFAULT_HEAD) ? DEFAULT_HEAD : [...base.model.heads.keys()][0]
+    before = scores(evaluate(base.model, tokenizer, p.heldOut, { ...evalOpts, head: baseForEval }))
+  } finally {
+    base.model.dispose()
+  }
+  if (ctx.signal.aborted) return cancelledRetrain(p, b, before, notes, t0)
+
+  const ck = await loadCheckpoint(p.baseDir, { heads: { [DEFAULT_HEAD]: labels }, seed: p.seed })
+  const lr = p.lr ?? (baseMeta.lr ? baseMeta.lr * 0.5 : base.config.hiddenSize >= 512 ? FINETUNE.lr : 5e-4)
+  const curve: TrainedCheckpoint['curve'] = []
+  try {
+    phase(ctx, `Fine-tuning on ${p.train.length + extra.length} documents`)
+    const result = await train({
+      model: ck.model,
+      tokenizer,
+      train: [...p.train, ...extra],
+      dev: p.heldOut,
+      epochs: p.epochs,
+      lr,
+      seed: p.seed,
+      maxLength,
+      sentenceLevel,
+      onProgress: stepReporter(ctx, curve),
+      signal: ctx.signal,
+    })
+    if (result.cancelled) return cancelledRetrain(p, b, before, notes, t0, curve)
+    // The last epoch is the candidate (no selection on the held-out documents: "after" stays an
+    // honest estimate; the curve shows every epoch).
+    const after = scores(evaluate(ck.model, tokenizer, p.heldOut, evalOpts))
+    phase(ctx, 'Saving the candidate')
+    const training: TrainingMetadata = {
+      head: DEFAULT_HEAD,
+      labels,
+      maxLength,
+      stride: baseMeta.stride ?? null,
+      sentenceLevel,
+      epoch: result.epochs.length,
+      step: result.steps,
+      seed: p.seed,
+      batchSize: TRAIN_DEFAULTS.batchSize,
+      lr,
+      dev: { precision: after.precision, recall: after.recall, f1: after.f1 },
+    }
+    await saveCheckpoint(p.candidateDir, ck.model, [...tokenizer.vocab], {
+      lowercase: tokenizer.lowercase,
+      metadata: { ...base.metadata, training, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
+    })
+    return {
+      cancelled: false,
+      saved: true,
+      summary: summarize(p.candidateDir, ck.model),
+      devScores: after,
+      bestEpoch: result.epochs.length,
+      steps: result.steps,
+      epochs: result.epochs.length,
+      seconds: (performance.now() - t0) / 1000,
+      backend: b.name,
+      notes,
+      curve,
+      before,
+      after,
+      extraDocuments: extra.length,
+    }
+  } catch (e) {
+    rmSync(p.candidateDir, { recursive: true, force: true })
+    throw e
+  } finally {
+    ck.model.dispose()
+  }
+}
+
+function cancelledRetrain(
+  p: HostParams<'retrain'>,
+  b: BackendInfo,
+  before: ScoresWithTypes,
+  notes: string[],
+  t0: number,
+  curve: TrainedCheckpoint['curve'] = [],
+): HostResult<'retrain'> {
+  rmSync(p.candidateDir, { recursive: true, force: true })
+  return {
+    cancelled: true,
+    saved: false,
+    summary: null,
+    devScores: null,
+    bestEpoch: null,
+    steps: curve.filter((c) => c.devF1 === undefined).length,
+    epochs: curve.filter((c) => c.devF1 !== undefined).length,
+    seconds: (performance.now() - t0) / 1000,
+    backend: b.name,
+    notes,
+    curve,
+    before,
+    after: null,
+    extraDocuments: 0,
+  }
+}
+
+const distill: Job<'distill'> = async (p, ctx) => {
+  const b = await ensureBackend()
+  const t0 = performance.now()
+  const meta = readTaggingMeta(p.teacherDir)
+  const teacherCfg = readJson(join(p.teacherDir, 'config.json'))
+  const teacherLayers = Number(teacherCfg.num_hidden_layers)
+  if (!(p.layers >= 1 && p.layers <= teacherLayers)) {
+    throw new HostInputError(`a ${p.layers}-layer student cannot be distilled from a ${teacherLayers}-layer teacher (1..${teacherLayers} layers)`)
+  }
+  const curve: TrainedCheckpoint['curve'] = []
+  const report = stepReporter(ctx, curve)
+  const task = meta.heads.find((h) => h.name === DEFAULT_HEAD)?.name ?? meta.heads[0]?.name ?? DEFAULT_HEAD
+  const teacherLr = trainingMeta(existsSync(join(p.teacherDir, METADATA_FILE)) ? readJson(join(p.teacherDir, METADATA_FILE)) : undefined).lr
+  const lr = p.lr ?? (teacherLr ? teacherLr * 0.5 : Number(teacherCfg.hidden_size) >= 512 ? FINETUNE.lr : 5e-4)
+  phase(ctx, `Distilling a ${p.layers}-layer student`)
+  const run = await distillCheckpoints({
+    teacherDirs: [p.teacherDir],
+    layers: p.layers,
+    tasks: [{ name: task, train: p.train, dev: p.dev.length ? p.dev : undefined }],
+    kd: p.mode,
+    outDir: p.outDir,
+    epochs: p.epochs,
+    seed: p.seed,
+    lr,
+    maxLength: meta.maxLength,
+    sentenceLevel: meta.sentenceLevel,
+    signal: ctx.signal,
+    log,
+    onProgress: (e) => {
+      if (e.kind === 'cache') phase(ctx, `Computing the teacher's outputs: ${e.done} of ${e.total} examples`, e.done, e.total)
+      else report({ ...e, kind: e.kind === 'eval' ? 'eval' : 'step' })
+    },
+  })
+  const saved = run.result.checkpointDir !== null
+  const scored = saved ? await scoreSaved(p.outDir, p.dev) : null
+  return {
+    cancelled: run.result.cancelled,
+    saved,
+    summary: scored?.summary ?? null,
+    devScores: scored?.devScores ?? null,
+    bestEpoch: run.result.bestEpoch,
+    steps: run.result.steps,
+    epochs: run.result.epochs.length,
+    seconds: (performance.now() - t0) / 1000,
+    backend: b.name,
+    notes: [
+      run.inherited
+        ? `initialised from the teacher's embeddings and layers ${run.layerMap.join(', ')}`
+        : 'randomly initialised (the width differs from the teacher)',
+    ],
+    curve,
+    layerMap: run.layerMap,
+  }
+}
+
+const compare: Job<'compare'> = async (p, ctx) => {
+  await ensureBackend()
+  // The engines compare opens are its own: free ours first so both never sit in memory.
+  await releaseEngines(null)
+  phase(ctx, `Measuring ${p.dirs.length} models on ${p.gold.length} documents`)
+  return compareModels(p.dirs, p.gold, { names: p.names, logger: log })
+}
+
+const tag: Job<'tag'> = async (p, ctx) => {
+  const m = await taggingModel(p.modelDir)
+  const docs = await tagDocuments(m, p.docs, ctx.signal)
+  return { engine: m.engine.engine, engineReason: m.engine.reason, docs }
+}
+
+const release: Job<'release'> = async ({ dir }) => ({ released: await releaseEngines(dir) })
+
+export const JOBS: { [M in keyof HostMethods]?: Job<M> } = {
+  engineInfo,
+  importModel,
+  trainModel,
+  tag,
+  retrain,
+  distill,
+  compare,
+  release,
+}
