@@ -15,6 +15,7 @@ import {
   selectByMouse,
   waitSaved,
 } from './ui'
+import { expectAccessible } from './axe'
 
 const GOOD = join(FIXTURES, 'abstracts.pubtator')
 const BAD = join(FIXTURES, 'bad.pubtator')
@@ -50,6 +51,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     const { page } = h
     await page.getByTestId('workspace-path').getByText(h.workspacePath).waitFor()
     await page.getByRole('heading', { name: 'Your workspace is empty' }).waitFor()
+    await expectAccessible(page, 'empty workspace')
   })
 
   it('refuses a bad file: shows file and line, imports nothing', async () => {
@@ -67,6 +69,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     expect(listed.ok && listed.value.total).toBe(0)
     expect(await page.locator('.doc-row').count()).toBe(0)
     await h.screenshot('01-import-error')
+    await expectAccessible(page, 'import report')
     await report.getByRole('button', { name: 'Dismiss import report' }).click()
   })
 
@@ -92,6 +95,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     await page.getByTestId('search').fill('')
     await expect.poll(() => page.locator('.doc-row').count()).toBe(3)
     await h.screenshot('02-document-list')
+    await expectAccessible(page, 'document list')
   })
 
   it('opens a document with its entities highlighted by type', async () => {
@@ -133,6 +137,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     })
     expect(bio).toEqual(['B:type', 'I:2', 'I:diabetes'])
     await h.screenshot('03-document-with-legend')
+    await expectAccessible(page, 'document with entities')
   })
 
   it('corrects entities: mouse + number key, keyboard + menu, retype, delete, re-bound', async () => {
@@ -153,6 +158,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     await page.keyboard.press('Control+Shift+ArrowRight')
     await page.getByTestId('type-menu').waitFor()
     await h.screenshot('04-type-menu')
+    await expectAccessible(page, 'type menu open')
     await page.keyboard.press('Enter')
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-type'))).toBe('Disease')
     await page.keyboard.press('ArrowRight')
@@ -169,6 +175,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     expect(await popover.textContent()).toMatch(/Imported annotation \(gold\)/)
     expect(await popover.textContent()).toMatch(/Last changed by e2e-annotator/)
     await h.screenshot('05-entity-popover')
+    await expectAccessible(page, 'entity popover open')
     await popover.locator('button.type-btn[data-type="Chemical"]').click()
     await waitSaved(page)
     seen = describeEntities(await seenEntities(page))
@@ -256,6 +263,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
       'therapy/O',
     ])
     await h.screenshot('06-bio-tags')
+    await expectAccessible(page, 'BIO tags shown')
     await page.getByTestId('bio-toggle').uncheck()
     await page.waitForSelector('.show-tags', { state: 'detached' })
   })
@@ -353,6 +361,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     await page.getByRole('button', { name: 'Paste text…' }).click()
     const dialog = page.getByTestId('paste-dialog')
     await dialog.waitFor()
+    await expectAccessible(page, 'paste dialog')
     await dialog.getByLabel(/^Name/).fill('pasted-e2e')
     await dialog.getByLabel('Format').selectOption('text')
     const pasted = 'Anaemia in invented athletes\n\nIron stores fell during the season.\n\n\nOral ferrous sulfate restored ferritin within weeks.'
@@ -458,6 +467,7 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     await help.waitFor()
     expect(await help.textContent()).toMatch(/Mark the document done/)
     await h.screenshot('07-help-panel')
+    await expectAccessible(page, 'help panel')
     await page.keyboard.press('Escape')
     await help.waitFor({ state: 'detached' })
   })
@@ -465,6 +475,8 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
   it('exports PubTator with the corrected mentions', async () => {
     const { page } = h
     await page.getByRole('button', { name: /Export/ }).click()
+    await page.getByRole('menuitem', { name: /PubTator/ }).waitFor()
+    await expectAccessible(page, 'export menu open')
     await page.getByRole('menuitem', { name: /PubTator/ }).click()
     await expectToast(page, /Exported 4 documents/)
     const file = h.exportPaths.at(-1)!

@@ -64,7 +64,10 @@ export function Modal({ title, onClose, children, className, testId }: Props) {
             ×
           </button>
         </div>
-        <div className="modal-body">{children}</div>
+        {/* Focusable so a long body (the help) can be scrolled by keyboard: axe scrollable-region-focusable. */}
+        <div className="modal-body" tabIndex={0}>
+          {children}
+        </div>
       </div>
     </div>
   )

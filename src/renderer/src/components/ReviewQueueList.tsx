@@ -87,9 +87,10 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
       <div
         className="doc-list queue-list"
         ref={listRef}
-        role="listbox"
-        tabIndex={0}
-        aria-label="Review queue, most uncertain first"
+        // Only a list with options is a listbox (axe aria-required-children).
+        role={items?.length ? 'listbox' : undefined}
+        tabIndex={items?.length ? 0 : -1}
+        aria-label={items?.length ? 'Review queue, most uncertain first' : undefined}
         aria-activedescendant={activeItem ? `queue-row-${activeItem.documentId}` : undefined}
         onKeyDown={onKey}
         data-testid="review-queue"
