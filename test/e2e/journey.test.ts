@@ -51,6 +51,8 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     const { page } = h
     await page.getByTestId('workspace-path').getByText(h.workspacePath).waitFor()
     await page.getByRole('heading', { name: 'Your workspace is empty' }).waitFor()
+    // An empty list is not announced as a list box with nothing in it.
+    expect(await page.getByTestId('document-list').getAttribute('role')).toBeNull()
     await expectAccessible(page, 'empty workspace')
   })
 
@@ -96,6 +98,16 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     await expect.poll(() => page.locator('.doc-row').count()).toBe(3)
     await h.screenshot('02-document-list')
     await expectAccessible(page, 'document list')
+    // The tick is not a control inside the option: clicking it selects for tagging (the option is
+    // aria-checked) and does not open the document.
+    const firstRow = page.locator('.doc-row[data-external-id="90000001"]')
+    await firstRow.getByTestId('row-check').click()
+    await page.getByTestId('selection-actions').getByText('1 selected').waitFor()
+    expect(await firstRow.getAttribute('aria-checked')).toBe('true')
+    expect(await page.getByTestId('document-pane').count()).toBe(0)
+    await firstRow.getByTestId('row-check').click()
+    await page.getByTestId('selection-actions').waitFor({ state: 'detached' })
+    expect(await firstRow.getAttribute('aria-checked')).toBe('false')
   })
 
   it('opens a document with its entities highlighted by type', async () => {

@@ -9,6 +9,7 @@ import { contract } from '@shared/ipc'
 import { FIXTURES, startHarness, type Harness } from './harness'
 import { inventedCorpus } from './corpus'
 import { expectToast, openFromList, waitSaved } from './ui'
+import { expectAccessible } from './axe'
 
 let h: Harness
 
@@ -85,6 +86,7 @@ describe('Models in the loop (real model host)', () => {
     await form.getByLabel(/cpu-tiny/).check()
     await form.getByLabel('Name').fill('tiny-e2e')
     await form.getByLabel('Epochs').fill('4')
+    await expectAccessible(page, 'train form')
     await form.getByTestId('start-training').click()
     // The header shows the job wherever the person goes; the curve grows while it runs.
     await page.getByTestId('header-model-job').waitFor()
@@ -100,6 +102,7 @@ describe('Models in the loop (real model host)', () => {
     expect(Number(await page.getByTestId('training-curve').getAttribute('data-evals'))).toBeGreaterThanOrEqual(1)
     await dismissToasts(page)
     await h.screenshot('10-models-panel')
+    await expectAccessible(page, 'models view')
 
     // Import an HF checkpoint folder (this model's own), then delete the copy (with a confirmation).
     const listed = await h.invoke('models:list', {})
@@ -112,6 +115,7 @@ describe('Models in the loop (real model host)', () => {
     expect(await imported.locator('.kind').textContent()).toBe('imported')
     await imported.locator('[data-action="delete"]').click()
     await page.getByTestId('confirm-delete').waitFor()
+    await expectAccessible(page, 'confirm delete dialog')
     await page.getByTestId('confirm-delete-button').click()
     await expect.poll(() => page.locator('.models-table tbody tr[data-model-id]').count()).toBe(1)
   }, 150_000)
@@ -141,6 +145,7 @@ describe('Models in the loop (real model host)', () => {
     await page.locator('.doc-text .entity.is-suggested').first().hover()
     await dismissToasts(page)
     await h.screenshot('12-suggestions-in-document')
+    await expectAccessible(page, 'document with suggestions')
   }, 60_000)
 
   it('accepts one suggestion (popover) and rejects one (keyboard), and undoes both', async () => {
@@ -154,6 +159,7 @@ describe('Models in the loop (real model host)', () => {
     await popover.waitFor()
     expect(await popover.getByTestId('suggestion-confidence').textContent()).toMatch(/^model \d\.\d\d$/)
     await h.screenshot('13-suggestion-popover')
+    await expectAccessible(page, 'suggestion popover open')
     await popover.locator('[data-action="accept"]').click()
     await waitSaved(page)
     const acceptedId = Number(firstKey!.slice(1))
@@ -227,6 +233,7 @@ describe('Models in the loop (real model host)', () => {
     await page.keyboard.press('ArrowDown')
     await page.keyboard.press('x')
     await page.getByTestId('selection-actions').getByText('2 selected').waitFor()
+    expect(await page.locator('.doc-row[aria-checked="true"]').count()).toBe(2)
     await page.getByTestId('tag-selected').click()
     await expectToast(page, /Tagged 2 documents/)
     await page.getByTestId('tag-filtered').click()
@@ -250,6 +257,7 @@ describe('Models in the loop (real model host)', () => {
     await page.locator('[data-testid="doc-external-id"]', { hasText: third! }).waitFor()
     await dismissToasts(page)
     await h.screenshot('16-review-queue')
+    await expectAccessible(page, 'review queue')
     await page.getByTestId('mode-all').click()
     await page.getByTestId('search').fill('')
 
@@ -259,6 +267,7 @@ describe('Models in the loop (real model host)', () => {
     expect(await page.getByTestId('tag-progress').getAttribute('data-state')).toBe('done')
     await dismissToasts(page)
     await h.screenshot('11-models-tagging')
+    await expectAccessible(page, 'models view after tagging')
     await gotoView(page, 'documents')
   }, 60_000)
 
@@ -289,6 +298,7 @@ describe('Models in the loop (real model host)', () => {
   it('retrains with the corrections, shows before → after, and keeps the new model', async () => {
     const { page } = h
     await gotoView(page, 'retrain')
+    await expectAccessible(page, 'retrain view')
     await expect.poll(() => page.getByTestId('reviewed-count').textContent()).toMatch(/1[3-9] reviewed documents/)
     const heldOut = page.getByLabel(/Held out for measuring/)
     await heldOut.focus()
@@ -309,6 +319,7 @@ describe('Models in the loop (real model host)', () => {
     await panel.scrollIntoViewIfNeeded()
     await dismissToasts(page)
     await h.screenshot('17-retrain-before-after')
+    await expectAccessible(page, 'retrain before/after')
     // The old model stays active until the person decides.
     const listed = await h.invoke('models:list', {})
     expect(listed.ok && listed.value.find((m) => m.active)?.name).toBe('tiny-e2e')
@@ -321,6 +332,7 @@ describe('Models in the loop (real model host)', () => {
   it('distils a 1-layer student and compares it with its teacher', async () => {
     const { page } = h
     await gotoView(page, 'compression')
+    await expectAccessible(page, 'compression view')
     const form = page.getByTestId('distil-form')
     // The teacher has 2 layers: only a 1-layer student is possible.
     expect(await form.locator('input[data-layers="3"]').isDisabled()).toBe(true)
@@ -333,6 +345,7 @@ describe('Models in the loop (real model host)', () => {
     await dismissToasts(page)
     await page.locator('.view-host').evaluate((e) => (e.scrollTop = 0))
     await h.screenshot('18-distillation-progress')
+    await expectAccessible(page, 'compression: distillation running')
     await waitJob(page, 'distil-progress', 120_000)
     await page.getByTestId('distil-result').getByRole('button', { name: /Compare with/ }).click()
     await page.getByTestId('run-compare').click()
@@ -355,6 +368,7 @@ describe('Models in the loop (real model host)', () => {
     await page.getByTestId('comparison').scrollIntoViewIfNeeded()
     await page.locator('#chart-types').scrollIntoViewIfNeeded()
     await h.screenshot('20-comparison-charts')
+    await expectAccessible(page, 'compression: comparison')
   }, 240_000)
 
   it('cancels a training run from the header; no model is added', async () => {

@@ -401,26 +401,33 @@ export function App() {
           )}
         </main>
       </div>
+      {/* Each view is the page's one main landmark while it shows (the documents view has its own). */}
       {view === 'models' && (
         <div className="view-host" id="view-models" role="tabpanel" aria-labelledby="tab-models">
-          <ModelsView
-            selectedCount={selected.size}
-            filteredCount={filteredTotal}
-            currentDocument={current?.externalId ?? null}
-            onTag={(scope) => void tag(scope)}
-            onWorkspaceChanged={afterWorkspaceAccept}
-            onOpenRetrain={() => setView('retrain')}
-          />
+          <main>
+            <ModelsView
+              selectedCount={selected.size}
+              filteredCount={filteredTotal}
+              currentDocument={current?.externalId ?? null}
+              onTag={(scope) => void tag(scope)}
+              onWorkspaceChanged={afterWorkspaceAccept}
+              onOpenRetrain={() => setView('retrain')}
+            />
+          </main>
         </div>
       )}
       {view === 'retrain' && (
         <div className="view-host" id="view-retrain" role="tabpanel" aria-labelledby="tab-retrain">
-          <RetrainView />
+          <main>
+            <RetrainView />
+          </main>
         </div>
       )}
       {view === 'compression' && (
         <div className="view-host" id="view-compression" role="tabpanel" aria-labelledby="tab-compression">
-          <CompressionView />
+          <main>
+            <CompressionView />
+          </main>
         </div>
       )}
       {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}

@@ -71,9 +71,9 @@ export function SuggestionBar({ controller, snap }: { controller: EditorControll
             controller.focus()
           }}
           title="Previous suggestion (p)"
-          aria-label="Previous suggestion (p)"
         >
-          ‹ <kbd>p</kbd>
+          {/* The name includes the visible key (axe label-content-name-mismatch): "Previous suggestion p". */}
+          <span aria-hidden="true">‹</span> <span className="visually-hidden">Previous suggestion</span> <kbd>p</kbd>
         </button>
         <button
           type="button"
@@ -84,9 +84,8 @@ export function SuggestionBar({ controller, snap }: { controller: EditorControll
             controller.focus()
           }}
           title="Next suggestion (n)"
-          aria-label="Next suggestion (n)"
         >
-          <kbd>n</kbd> ›
+          <span className="visually-hidden">Next suggestion</span> <kbd>n</kbd> <span aria-hidden="true">›</span>
         </button>
       </span>
       <span className={`suggestion-at${atSuggestion ? ' is-on' : ''}`} data-testid="suggestion-at" aria-live="polite">
