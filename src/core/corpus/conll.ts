@@ -19,9 +19,13 @@ interface Tag {
 interface Sentence {
   tokens: string[]
   tags: Tag[]
+  /** 1-based file line of each token. */
+  lines: number[]
 }
 
 const OUTSIDE: Tag = { prefix: 'O', type: '' }
+/** An unknown tag, read as O but told apart so a file without a single valid tag is rejected. */
+const UNKNOWN_AS_OUTSIDE: Tag = { prefix: 'O', type: '' }
 const TYPED_TAG = /^([BIESLU])-(.*)$/
 const BARE_TAG = /^[BIESLU]$/
 const DOCSTART = '-DOCSTART-'
@@ -32,6 +36,13 @@ function normalisePrefix(p: string): Prefix {
   return p as Prefix
 }
 
+/** One document as the parser completes it, with the 1-based file line of each token. */
+export interface ConllParsedDocument {
+  document: CorpusDocument
+  /** tokenLines[k] is the line of document.tokens[k] in the file. */
+  tokenLines: number[]
+}
+
 /**
  * Token-per-line CoNLL: first column the token, last column the tag, blank line between sentences,
  * `-DOCSTART-` lines between documents. Tags are IOB2, IOB1 or BIOES (BILOU), decoded with conlleval's
@@ -39,21 +50,94 @@ function normalisePrefix(p: string): Prefix {
  *
  * Document text is the tokens joined by single spaces, sentences joined by "\n"; `tokens` records
  * each token's span. Without -DOCSTART- lines, every `sentencesPerDocument` sentences form a
- * document. Documents are named `<file stem>-<n>` (1-based) either way.
+ * document (sentences before a first -DOCSTART- line are grouped the same way). Documents are
+ * named `<file stem>-<n>` (1-based) either way: CoNLL documents have no ids of their own.
+ *
+ * The parser is fed line by line and hands each document out as soon as it is complete, so a
+ * streaming reader holds one document at a time; readConll feeds it a whole string.
  */
-export function readConll(content: string, fileName: string, options: ConllReadOptions = {}): ReadResult {
-  const perDocument = options.sentencesPerDocument ?? DEFAULT_SENTENCES_PER_DOCUMENT
-  if (!Number.isInteger(perDocument) || perDocument < 1) {
-    throw new RangeError(`sentencesPerDocument must be a positive integer, got ${perDocument}`)
-  }
-  const log: IssueLog = new IssueLog(fileName)
-  const lines = splitLines(content)
-  const tagCache = new Map<string, Tag>()
-  let bareWarned = false
+export class ConllParser {
+  readonly log: IssueLog
+  private readonly perDocument: number
+  private readonly stemName: string
+  private readonly tagCache = new Map<string, Tag>()
+  private bareWarned = false
+  private sawDocstart = false
+  private sentence: Sentence | undefined
+  private group: Sentence[] = []
+  private documentCount = 0
+  private tokenCount = 0
+  private validTagCount = 0
+  private firstUnknownTag: { line: number; raw: string } | undefined
 
-  const parseTag = (raw: string, lineNo: number): Tag | undefined => {
-    const cached = tagCache.get(raw)
-    if (cached) return cached
+  constructor(
+    fileName: string,
+    options: ConllReadOptions,
+    private readonly emit: (parsed: ConllParsedDocument) => void,
+  ) {
+    const perDocument = options.sentencesPerDocument ?? DEFAULT_SENTENCES_PER_DOCUMENT
+    if (!Number.isInteger(perDocument) || perDocument < 1) {
+      throw new RangeError(`sentencesPerDocument must be a positive integer, got ${perDocument}`)
+    }
+    this.perDocument = perDocument
+    this.log = new IssueLog(fileName)
+    this.stemName = stem(fileName)
+  }
+
+  /** One line of the file, without its line end; `lineNo` is 1-based. */
+  line(line: string, lineNo: number): void {
+    if (line.endsWith('\r')) line = line.slice(0, -1)
+    if (line.trim() === '') {
+      this.endSentence()
+      return
+    }
+    const tabbed = line.includes('\t')
+    const cols = tabbed ? line.split('\t') : line.trim().split(/\s+/)
+    while (cols.length > 1 && cols[cols.length - 1]!.trim() === '') cols.pop()
+    const token = cols[0]!
+    if (token.trim() === DOCSTART) {
+      this.endSentence()
+      this.sawDocstart = true
+      this.flush()
+      return
+    }
+    if (cols.length < 2) {
+      this.log.error(lineNo, `missing tag column in ${q(line)}: expected token<TAB>tag`)
+      return
+    }
+    if (token.trim() === '') {
+      this.log.error(lineNo, 'empty token before the tag column')
+      return
+    }
+    const tag = this.parseTag(cols[cols.length - 1]!.trim(), lineNo)
+    if (!tag) return
+    this.tokenCount++
+    if (tag !== UNKNOWN_AS_OUTSIDE) this.validTagCount++
+    this.sentence ??= { tokens: [], tags: [], lines: [] }
+    this.sentence.tokens.push(token)
+    this.sentence.tags.push(tag)
+    this.sentence.lines.push(lineNo)
+  }
+
+  /** After the last line: hands out the last document; throws the collected errors, else returns the warnings. */
+  end(): CorpusIssue[] {
+    this.endSentence()
+    this.flush()
+    if (this.tokenCount > 0 && this.validTagCount === 0 && this.firstUnknownTag) {
+      // Every "tag" unknown: this is not CoNLL (e.g. PubTator read with --from conll).
+      const { line, raw } = this.firstUnknownTag
+      this.log.error(line, `no line ends in an IOB tag (O, B-TYPE, I-TYPE, …); the first one ends in ${q(raw)}: is this really CoNLL?`)
+    }
+    if (this.documentCount === 0 && !this.log.hasErrors) this.log.error(1, 'no tokens found (expected token<TAB>tag lines)')
+    return this.log.finish()
+  }
+
+  private parseTag(raw: string, lineNo: number): Tag | undefined {
+    const cached = this.tagCache.get(raw)
+    if (cached) {
+      if (cached === UNKNOWN_AS_OUTSIDE) this.firstUnknownTag ??= { line: lineNo, raw }
+      return cached
+    }
     let tag: Tag
     if (raw === 'O') {
       tag = OUTSIDE
@@ -62,91 +146,65 @@ export function readConll(content: string, fileName: string, options: ConllReadO
       if (typed) {
         const type = typed[2]!.trim()
         if (type === '') {
-          log.error(lineNo, `malformed tag ${q(raw)}: no entity type after '${typed[1]}-'`)
+          this.log.error(lineNo, `malformed tag ${q(raw)}: no entity type after '${typed[1]}-'`)
           return undefined
         }
         tag = { prefix: normalisePrefix(typed[1]!), type }
       } else if (BARE_TAG.test(raw)) {
-        if (!bareWarned) log.warn(lineNo, `tag ${q(raw)} has no entity type; using type 'Entity' for untyped tags`)
-        bareWarned = true
+        if (!this.bareWarned) this.log.warn(lineNo, `tag ${q(raw)} has no entity type; using type 'Entity' for untyped tags`)
+        this.bareWarned = true
         tag = { prefix: normalisePrefix(raw), type: 'Entity' }
       } else {
-        log.warn(lineNo, `unknown tag ${q(raw)} (expected O, B-TYPE, I-TYPE, E-TYPE or S-TYPE); read as O`)
-        tag = OUTSIDE
+        this.log.warn(lineNo, `unknown tag ${q(raw)} (expected O, B-TYPE, I-TYPE, E-TYPE or S-TYPE); read as O`)
+        this.firstUnknownTag ??= { line: lineNo, raw }
+        tag = UNKNOWN_AS_OUTSIDE
       }
     }
-    tagCache.set(raw, tag)
+    this.tagCache.set(raw, tag)
     return tag
   }
 
-  // Sentences in file order, with 'doc' markers where -DOCSTART- lines stood.
-  const units: Array<Sentence | 'doc'> = []
-  let sawDocstart = false
-  let sentence: Sentence | undefined
-  const endSentence = (): void => {
-    if (sentence) units.push(sentence)
-    sentence = undefined
+  private endSentence(): void {
+    if (!this.sentence) return
+    this.group.push(this.sentence)
+    this.sentence = undefined
+    if (!this.sawDocstart && this.group.length >= this.perDocument) this.flush()
   }
 
-  for (let i = 0; i < lines.length; i++) {
-    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
-    const line = lines[i]!
-    const lineNo = i + 1
-    if (line.trim() === '') {
-      endSentence()
-      continue
-    }
-    const tabbed = line.includes('\t')
-    const cols = tabbed ? line.split('\t') : line.trim().split(/\s+/)
-    while (cols.length > 1 && cols[cols.length - 1]!.trim() === '') cols.pop()
-    const token = cols[0]!
-    if (token.trim() === DOCSTART) {
-      endSentence()
-      units.push('doc')
-      sawDocstart = true
-      continue
-    }
-    if (cols.length < 2) {
-      log.error(lineNo, `missing tag column in ${q(line)}: expected token<TAB>tag`)
-      continue
-    }
-    if (token.trim() === '') {
-      log.error(lineNo, 'empty token before the tag column')
-      continue
-    }
-    const tag = parseTag(cols[cols.length - 1]!.trim(), lineNo)
-    if (!tag) continue
-    sentence ??= { tokens: [], tags: [] }
-    sentence.tokens.push(token)
-    sentence.tags.push(tag)
+  private flush(): void {
+    if (this.group.length === 0) return
+    this.documentCount++
+    // Documents with errors are not handed out: the file is rejected at end() anyway.
+    if (!this.log.hasErrors) this.emit(buildDocument(`${this.stemName}-${this.documentCount}`, this.group))
+    this.group = []
   }
-  endSentence()
-
-  const stemName = stem(fileName)
-  const documents: CorpusDocument[] = []
-  let group: Sentence[] = []
-  const flush = (): void => {
-    if (group.length > 0) documents.push(buildDocument(`${stemName}-${documents.length + 1}`, group))
-    group = []
-  }
-  for (const unit of units) {
-    if (unit === 'doc') {
-      flush()
-      continue
-    }
-    group.push(unit)
-    if (!sawDocstart && group.length >= perDocument) flush()
-  }
-  flush()
-
-  if (documents.length === 0 && !log.hasErrors) log.error(1, 'no tokens found (expected token<TAB>tag lines)')
-  const issues = log.finish()
-  options.onProgress?.(lines.length, lines.length)
-  return { documents, issues }
 }
 
-function buildDocument(id: string, sentences: Sentence[]): CorpusDocument {
+export function readConll(content: string, fileName: string, options: ConllReadOptions = {}): ReadResult {
+  return readConllWithLines(content, fileName, options)
+}
+
+/** readConll, plus the file line of every token (for messages that point at a token). */
+export function readConllWithLines(content: string, fileName: string, options: ConllReadOptions = {}): ReadResult & { tokenLines: number[][] } {
+  const documents: CorpusDocument[] = []
+  const tokenLines: number[][] = []
+  const parser = new ConllParser(fileName, options, (parsed) => {
+    documents.push(parsed.document)
+    tokenLines.push(parsed.tokenLines)
+  })
+  const lines = splitLines(content)
+  for (let i = 0; i < lines.length; i++) {
+    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
+    parser.line(lines[i]!, i + 1)
+  }
+  const issues = parser.end()
+  options.onProgress?.(lines.length, lines.length)
+  return { documents, issues, tokenLines }
+}
+
+function buildDocument(id: string, sentences: Sentence[]): ConllParsedDocument {
   const parts: string[] = []
+  const tokenLines: number[] = []
   const tokens: Array<[number, number]> = []
   const mentions: Mention[] = []
   let offset = 0
@@ -157,6 +215,7 @@ function buildDocument(id: string, sentences: Sentence[]): CorpusDocument {
       offset += 1
     }
     const first = tokens.length
+    tokenLines.push(...sentence.lines)
     for (let t = 0; t < sentence.tokens.length; t++) {
       const token = sentence.tokens[t]!
       if (t > 0) {
@@ -173,7 +232,7 @@ function buildDocument(id: string, sentences: Sentence[]): CorpusDocument {
   }
   const text = parts.join('')
   for (const m of mentions) m.text = text.slice(m.start, m.end)
-  return { id, text, passages: [], mentions, tokens }
+  return { document: { id, text, passages: [], mentions, tokens }, tokenLines }
 }
 
 /** conlleval's chunk boundaries: yields [firstToken, lastToken, type] for each chunk. */

@@ -1,12 +1,13 @@
 // The corpus layer: readers and writers for every CorpusFormat, format detection, and the
 // byte-level checks (size, binary, UTF-8) shared by the app, the CLI and the benchmarks.
 // Never imports 'electron'.
+import { readFileSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
 import { readBiocJson, readBiocXml, writeBiocJson, writeBiocXml, type BiocWriteOptions } from './bioc'
 import { readBrat, writeBrat } from './brat'
-import { readConll, writeConll, type ConllWriteOptions } from './conll'
+import { readConll, readConllWithLines, writeConll, type ConllWriteOptions } from './conll'
 import { detectFormat } from './detect'
 import { CorpusError } from './errors'
 import { readPubmedXml } from './pubmed-xml'
@@ -17,7 +18,8 @@ import { extension, safeFileName, stem, stripBom, type ReadOptions } from './uti
 export { CorpusError, formatIssue } from './errors'
 export { detectFormat } from './detect'
 export { readPubtator, writePubtator } from './pubtator'
-export { readConll, writeConll, tokenize, DEFAULT_SENTENCES_PER_DOCUMENT } from './conll'
+export { readConll, readConllWithLines, writeConll, tokenize, DEFAULT_SENTENCES_PER_DOCUMENT, ConllParser } from './conll'
+export type { ConllParsedDocument } from './conll'
 export type { ConllReadOptions, ConllWriteOptions } from './conll'
 export { readPubmedXml } from './pubmed-xml'
 export { readBiocXml, readBiocJson, writeBiocJson, writeBiocXml } from './bioc'
@@ -161,6 +163,18 @@ export function writeCorpus(docs: CorpusDocument[], format: CorpusFormat, option
       throw new RangeError('pubmed-xml can be read but not written; choose bioc-xml or bioc-json')
     default:
       throw new RangeError(`unknown corpus format '${String(format)}'`)
+  }
+}
+
+/**
+ * For messages about a token of a CoNLL file that was read already: a lookup of the file line of
+ * token `token` in document `doc`. The file is read again, only when a line is first asked for.
+ */
+export function conllTokenLines(path: string, options: { sentencesPerDocument?: number } = {}): (doc: number, token: number) => number | undefined {
+  let lines: number[][] | undefined
+  return (doc, token) => {
+    lines ??= readConllWithLines(readFileSync(path, 'utf8'), path, options).tokenLines
+    return lines[doc]?.[token]
   }
 }
 

@@ -76,6 +76,8 @@ describe('readConll', () => {
     ['a missing tag column', 'a\tO\nlonely\n', 2, /missing tag column/],
     ['an empty token', 'a\tO\n\tB-X\n', 2, /empty token/],
     ['no tokens at all', '-DOCSTART-\tO\n\n', 1, /no tokens found/],
+    // PubTator forced through the CoNLL reader: no line ends in a tag (issue 11, item 11).
+    ['a file in which no tag is valid', '-DOCSTART-\tO\n\n42|t|Zorblin binds kelp\n42|a|It is grey\n42\t0\t7\tZorblin\tGene\tG1\n', 3, /no line ends in an IOB tag .* the first one ends in "kelp": is this really CoNLL\?/],
   ]
   it.each(bad)('rejects %s, naming file and line', (_, content, line, message) => {
     const error = corpusError(() => readConll(content, 'bad.tsv'))
