@@ -1,6 +1,7 @@
 // `fastbioner eval --gold FILE (--pred FILE | --model DIR)`
-import type { CorpusDocument } from '../../shared/domain'
+import { conllTokenLines } from '../../core/corpus'
 import { evaluateSpans, type EvalResult, type Prf } from '../../core/eval/metrics'
+import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { predict } from '../../core/train/loop'
 import { CliError, formatOpt, intOpt, loadModel, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
 
@@ -12,8 +13,10 @@ against gold annotations. Prints one JSON object on standard output:
    "token_accuracy", "documents"}   (precision, recall, f1, token_accuracy are fractions in [0, 1])
 
   --gold FILE          gold corpus, any supported format
-  --pred FILE          predicted corpus (documents matched by id, or by position when both
-                       files list the same ids in the same order)
+  --pred FILE          predicted corpus (documents matched by id; by position when both
+                       files list the same ids in the same order, or when either file's
+                       documents have no ids of their own, as in CoNLL: then both must
+                       hold the same tokens)
   --model DIR          tag the gold documents with this checkpoint instead of --pred
   --gold-format F, --pred-format F
                        formats when detection is not wanted
@@ -45,12 +48,13 @@ export async function run(argv: string[]): Promise<number> {
     const quiet = v.quiet ?? false
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
-    const gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)).documents
+    const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)
+    const gold = goldCorpus.documents
 
     let result: EvalResult
     if (v.pred !== undefined) {
-      const pred = (await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet)).documents
-      result = scoreFiles(gold, pred, goldPath, v.pred)
+      const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet)
+      result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)
       const { model, tokenizer, training } = await loadModel(v.model!)
@@ -75,33 +79,6 @@ function prf(p: Prf): Prf {
   return { precision: p.precision, recall: p.recall, f1: p.f1, tp: p.tp, fp: p.fp, fn: p.fn }
 }
 
-function scoreFiles(gold: CorpusDocument[], pred: CorpusDocument[], goldPath: string, predPath: string): EvalResult {
-  const sameOrder = gold.length === pred.length && gold.every((g, i) => g.id === pred[i].id)
-  if (sameOrder) {
-    // Positional: also correct when a corpus repeats an id.
-    return evaluateSpans(
-      gold.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens })),
-      pred.map((p, i) => ({ id: String(i), mentions: p.mentions })),
-    )
-  }
-  const dup = (docs: CorpusDocument[]) => {
-    const seen = new Set<string>()
-    for (const d of docs) {
-      if (seen.has(d.id)) return d.id
-      seen.add(d.id)
-    }
-    return undefined
-  }
-  const dg = dup(gold)
-  if (dg !== undefined) throw new CliError(`${goldPath}: document id ${dg} appears twice; ids must be unique unless --pred lists the same documents in the same order`)
-  const dp = dup(pred)
-  if (dp !== undefined) throw new CliError(`${predPath}: document id ${dp} appears twice`)
-  const byId = new Map(gold.map((g) => [g.id, g]))
-  const unknown = pred.filter((p) => !byId.has(p.id)).length
-  if (unknown > 0) process.stderr.write(`warning: ${predPath}: ${unknown} document(s) not in ${goldPath}; their mentions count as false positives\n`)
-  for (const p of pred) {
-    const g = byId.get(p.id)
-    if (g && g.text !== p.text) process.stderr.write(`warning: document ${p.id}: text differs between gold and prediction; offsets may not be comparable\n`)
-  }
-  return evaluateSpans(gold, pred)
+function scored(path: string, corpus: Awaited<ReturnType<typeof readCorpus>>): ScoredCorpus {
+  return { path, format: corpus.format, documents: corpus.documents, tokenLine: corpus.format === 'conll' ? conllTokenLines(path) : undefined }
 }

@@ -1,0 +1,65 @@
+// eval --pred without a model: how gold and predicted documents are paired.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { run as evalCmd } from '../../../src/cli/commands/eval'
+import { parseCorpusText, writeCorpus } from '@core/corpus'
+import { capture } from './capture'
+
+// Invented sentences: two documents, three mentions.
+const GOLD_CONLL = [
+  '-DOCSTART-\tO', '',
+  'Loss\tO', 'of\tO', 'Zorblin\tB-Gene', 'causes\tO', 'grey\tB-Disease', 'fever\tI-Disease', '.\tO', '',
+  'Patients\tO', 'recover\tO', '.\tO', '',
+  '-DOCSTART-\tO', '',
+  'Kelp-3\tB-Gene', 'binds\tO', 'Zorblin\tB-Gene', '.\tO', '',
+].join('\n') + '\n'
+
+let dir: string
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'eval-pred-'))
+})
+afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('eval --pred', () => {
+  it('scores a byte-identical CoNLL copy under another name as perfect (documents matched by position)', async () => {
+    writeFileSync(join(dir, 'gold.tsv'), GOLD_CONLL)
+    writeFileSync(join(dir, 'pred.tsv'), GOLD_CONLL)
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.tsv'), '--pred', join(dir, 'pred.tsv')]))
+    expect(r.err).toBe('')
+    expect(r.code).toBe(0)
+    const s = JSON.parse(r.out)
+    expect(s.overall).toMatchObject({ tp: 4, fp: 0, fn: 0, f1: 1 })
+    expect(s.token_accuracy).toBe(1)
+  })
+
+  it('scores CoNLL predictions (re-tokenised at mention edges) against PubTator gold by position', async () => {
+    const gold = '77|t|Kelp-3 binds Zorblin.\n77|a|Grey fever follows.\n77\t0\t6\tKelp-3\tGene\n77\t22\t32\tGrey fever\tDisease\n\n'
+    writeFileSync(join(dir, 'gold.pubtator'), gold)
+    // The prediction finds "Kelp" only (a token split inside "Kelp-3") and "Grey fever".
+    const doc = parseCorpusText(gold, 'gold.pubtator').documents[0]!
+    const predicted = { ...doc, id: 'whatever', mentions: [{ start: 0, end: 4, text: 'Kelp', type: 'Gene' }, doc.mentions[1]!] }
+    writeFileSync(join(dir, 'pred.tsv'), writeCorpus([predicted], 'conll').files[0]!.content)
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.pubtator'), '--pred', join(dir, 'pred.tsv')]))
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.out).overall).toMatchObject({ tp: 1, fp: 1, fn: 1 })
+  })
+
+  it('names the line where the prediction file’s tokens stop matching the gold file', async () => {
+    writeFileSync(join(dir, 'gold.tsv'), GOLD_CONLL)
+    writeFileSync(join(dir, 'pred.tsv'), GOLD_CONLL.replace('binds\tO', 'bound\tO'))
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.tsv'), '--pred', join(dir, 'pred.tsv')]))
+    expect(r.code).toBe(1)
+    expect(r.err).toContain(`${join(dir, 'pred.tsv')}:18: token "bound" does not match the gold text, which has "binds" there (${join(dir, 'gold.tsv')}:18)`)
+    expect(r.out).toBe('')
+  })
+
+  it('refuses files of different document counts when documents have no ids', async () => {
+    writeFileSync(join(dir, 'gold.tsv'), GOLD_CONLL)
+    writeFileSync(join(dir, 'pred.tsv'), GOLD_CONLL.slice(0, GOLD_CONLL.lastIndexOf('-DOCSTART-')))
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.tsv'), '--pred', join(dir, 'pred.tsv')]))
+    expect(r.code).toBe(1)
+    expect(r.err).toMatch(/pred\.tsv: 1 documents, but .*gold\.tsv has 2; .*matched by position/)
+  })
+})
