@@ -55,7 +55,7 @@ export function numOpt(value: string | undefined, flag: string, check: (n: numbe
 export function formatOpt(value: string | undefined, flag: string): CorpusFormat | undefined {
   if (value === undefined) return undefined
   const v = value === 'bioc' ? 'bioc-json' : value
-  if (!(CORPUS_FORMATS as readonly string[]).includes(v)) throw new CliError(`${flag}: unknown format '${value}' (one of ${CORPUS_FORMATS.join(', ')}, or bioc = bioc-json)`, 2)
+  if (!(CORPUS_FORMATS as readonly string[]).includes(v)) throw new CliError(`unknown ${flag} format '${value}' (one of ${CORPUS_FORMATS.join(', ')}, or bioc = bioc-json)`, 2)
   return v as CorpusFormat
 }
 

@@ -6,6 +6,7 @@ import { distillCheckpoints } from '../../core/distill/run'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { TRAIN_DEFAULTS } from '../../core/train/loop'
 import { CliError, formatDuration, intOpt, numOpt, parse, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkOutputPath } from './_output'
 
 /** Students start from a trained teacher: fine-tuning settings (BERT recipe). */
 export const DISTILL_CLI_DEFAULTS = { lr: 5e-5, epochs: 3 } as const
@@ -30,7 +31,8 @@ error, a JSON summary to standard output.
                          (DEV optional; ',' also separates, e.g. for Windows paths); a teacher
                          head gives soft labels when it is named NAME, or is the teacher's only
                          head with the same labels
-  --out DIR              student checkpoint directory
+  --out DIR              student checkpoint directory; one that already holds a model is refused
+  --overwrite            replace the model in --out
   --kd MODE              dynamic (FastBioNER, default) | fixed (TinyBERT-style: soft + hidden +
                          attention, fixed weights) | hidden (PKD-style: soft + hidden states) |
                          none (Bert-OG: gold labels only, same initialisation)
@@ -99,6 +101,7 @@ export async function run(argv: string[]): Promise<number> {
       'teacher-engine': { type: 'string' },
       'teacher-cache': { type: 'string' },
       'cache-mb': { type: 'string' },
+      overwrite: { type: 'boolean' },
       epochs: { type: 'string' },
       'batch-size': { type: 'string' },
       lr: { type: 'string' },
@@ -125,6 +128,13 @@ export async function run(argv: string[]): Promise<number> {
     const taskSpecs = (v.task ?? []).map(parseTaskSpec)
     if (taskSpecs.length && (v.train !== undefined || v.dev !== undefined)) throw new CliError('give either --train/--dev or --task, not both', 2)
     if (!taskSpecs.length && v.train === undefined) throw new CliError('--train FILE (or --task NAME=TRAIN:DEV) is required', 2)
+    checkOutputPath(v.out, {
+      flag: '--out',
+      kind: 'checkpoint',
+      inputs: [...teacherDirs, v.train, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])],
+      replace: v.overwrite,
+      replaceFlag: '--overwrite',
+    })
     const oneOf = <T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined => {
       if (value === undefined) return undefined
       if (!(allowed as readonly string[]).includes(value)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got '${value}'`, 2)

@@ -1,10 +1,9 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
-import { mkdir, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import type { CorpusDocument, CorpusFormat } from '../../shared/domain'
-import { WRITABLE_FORMATS, writeCorpus } from '../../core/corpus'
+import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
+import { formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
 import { predict } from '../../core/train/loop'
-import { CliError, formatOpt, intOpt, loadModel, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { CliError, formatOpt, intOpt, loadModel, MAX_WARNINGS_SHOWN, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc] [options]
 
@@ -13,7 +12,9 @@ documents with the predicted mentions (gold mentions in the input are replaced).
 
   --model DIR        checkpoint directory (config.json, vocab.txt, model.safetensors)
   --in FILE          input corpus, any supported format (detected unless --in-format)
-  --out FILE         output file ('-' for standard output); a directory for brat and text
+  --out FILE         output file ('-' for standard output); a new or empty folder for brat
+                     and text
+  --force            brat and text: replace the contents of a non-empty --out folder
   --format FORMAT    output format: pubtator, conll, bioc (= bioc-json), bioc-xml, brat, text;
                      default: the input's format when writable, else pubtator
   --in-format FORMAT input format when detection is not wanted
@@ -38,6 +39,7 @@ export async function run(argv: string[]): Promise<number> {
       'max-length': { type: 'string' },
       stride: { type: 'string' },
       'min-confidence': { type: 'string' },
+      force: { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -56,11 +58,18 @@ export async function run(argv: string[]): Promise<number> {
     const stride = intOpt(v.stride, '--stride', 0)
     const minConf = numOpt(v['min-confidence'], '--min-confidence', (n) => n >= 0 && n <= 1, 'a number in [0, 1]') ?? 0
     const quiet = v.quiet ?? false
+    const checkOutput = (format: CorpusFormat): void => {
+      const multiFile = format === 'brat' || format === 'text'
+      if (multiFile && outPath === '-') throw new CliError(`${format} output is a directory of files; --out cannot be '-'`, 2)
+      checkOutputPath(outPath, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [inPath], replace: v.force, replaceFlag: '--force' })
+    }
+    if (outFormat) checkOutput(outFormat)
 
     const corpus = await readCorpus(inPath, inFormat, quiet)
-    outFormat ??= WRITABLE_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
-    const multiFile = outFormat === 'brat' || outFormat === 'text'
-    if (multiFile && outPath === '-') throw new CliError(`${outFormat} output is a directory of files; --out cannot be '-'`, 2)
+    if (!outFormat) {
+      outFormat = WRITABLE_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
+      checkOutput(outFormat)
+    }
 
     await startBackend(quiet)
     const { model, tokenizer, training, notes } = await loadModel(modelDir)
@@ -91,7 +100,12 @@ export async function run(argv: string[]): Promise<number> {
       for (const m of predicted[i]) if (m.confidence >= minConf) confSum += m.confidence
       return { ...d, mentions }
     })
-    await writeOutput(docs, outFormat, outPath, inPath)
+    const warnings: CorpusIssue[] = []
+    writeCorpusOutput(docs, outFormat, outPath, { baseName: stemOf(inPath) || 'corpus', onIssue: (w) => warnings.push(w) })
+    if (!quiet) {
+      for (const w of warnings.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
+      if (warnings.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${warnings.length - MAX_WARNINGS_SHOWN} more\n`)
+    }
     if (!quiet) {
       const secs = (performance.now() - started) / 1000
       process.stderr.write(
@@ -100,21 +114,4 @@ export async function run(argv: string[]): Promise<number> {
     }
     return 0
   })
-}
-
-async function writeOutput(docs: CorpusDocument[], format: CorpusFormat, outPath: string, inPath: string): Promise<void> {
-  const baseName = inPath.replace(/^.*[\\/]/, '').replace(/\.[^.]*$/, '') || 'corpus'
-  const { files } = writeCorpus(docs, format, { baseName })
-  try {
-    if (outPath === '-') process.stdout.write(files[0]!.content)
-    else if (format === 'brat' || format === 'text') {
-      await mkdir(outPath, { recursive: true })
-      for (const f of files) await writeFile(join(outPath, f.name), f.content, 'utf8')
-    } else {
-      await mkdir(dirname(outPath), { recursive: true })
-      await writeFile(outPath, files[0]!.content, 'utf8')
-    }
-  } catch (e) {
-    throw new CliError(`${outPath}: cannot write the output: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
-  }
 }

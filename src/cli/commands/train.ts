@@ -8,6 +8,7 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { train, TRAIN_DEFAULTS, type TrainProgress } from '../../core/train/loop'
 import { CliError, formatDuration, formatOpt, intOpt, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkOutputPath } from './_output'
 
 /** Settings that suit a randomly initialised model (no pre-training): larger steps, more epochs. */
 export const SCRATCH_DEFAULTS = { preset: 'cpu-small', lr: 1e-3, epochs: 10, vocabSize: 8000, warmupRatio: 0.1 } as const
@@ -24,7 +25,8 @@ best checkpoint; a second Ctrl-C exits at once.
 
   --train FILE        training corpus, any supported format (PubTator, CoNLL, BioC, brat, …)
   --dev FILE          devel corpus for model selection and early stopping (recommended)
-  --out DIR           checkpoint directory (files in it are replaced)
+  --out DIR           checkpoint directory; one that already holds a model is refused
+  --overwrite         replace the model in --out (after the first epoch, by that epoch's)
   --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours)
   --preset NAME       train from scratch with a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
@@ -71,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
       cased: { type: 'boolean' },
       'train-format': { type: 'string' },
       'dev-format': { type: 'string' },
+      overwrite: { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -99,6 +102,8 @@ export async function run(argv: string[]): Promise<number> {
     const log = (line: string) => {
       if (!quiet) process.stderr.write(line + '\n')
     }
+
+    checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, v.init], replace: v.overwrite, replaceFlag: '--overwrite' })
 
     const trainDocs = (await readCorpus(trainPath, formatOpt(v['train-format'], '--train-format'), quiet)).documents
     let devDocs: CorpusDocument[] | undefined

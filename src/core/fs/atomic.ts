@@ -1,9 +1,14 @@
-// Atomic file writes for checkpoints: temp file in the same directory, fsync, rename.
+// Atomic writes: temp file (or folder) in the same directory, fsync, rename.
 
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 
 export const TEMP_PREFIX = '.fastbioner-tmp-'
+
+function tempSibling(path: string): string {
+  return join(dirname(path), `${TEMP_PREFIX}${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-${basename(path)}`)
+}
 
 /**
  * Writes a file atomically: the data goes to a temp file in the same directory, is fsynced, then
@@ -13,7 +18,7 @@ export const TEMP_PREFIX = '.fastbioner-tmp-'
  */
 export function writeFileAtomic(path: string, chunks: Iterable<Uint8Array | string>): void {
   const dir = dirname(path)
-  const tmp = join(dir, `${TEMP_PREFIX}${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-${basename(path)}`)
+  const tmp = tempSibling(path)
   let fd: number | null = openSync(tmp, 'wx', 0o644)
   try {
     for (const chunk of chunks) {
@@ -40,6 +45,96 @@ export function writeFileAtomic(path: string, chunks: Iterable<Uint8Array | stri
     }
     throw e
   }
+  syncDirectory(dir)
+}
+
+/**
+ * writeFileAtomic for data produced asynchronously (a streaming conversion): the chunks go to the
+ * temp file as they come, so memory stays flat; the target appears only once all are written.
+ * If the iterable throws (bad input found half way), the temp file is removed and the target
+ * is left as it was.
+ */
+export async function writeFileAtomicStream(path: string, chunks: AsyncIterable<Uint8Array | string>): Promise<void> {
+  const tmp = tempSibling(path)
+  const handle = await open(tmp, 'wx', 0o644)
+  let closed = false
+  try {
+    let pending: Buffer[] = []
+    let pendingBytes = 0
+    // Small chunks (one document each) are gathered into ~1 MiB writes.
+    const drain = async (): Promise<void> => {
+      if (pendingBytes === 0) return
+      const b = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes)
+      pending = []
+      pendingBytes = 0
+      let written = 0
+      while (written < b.byteLength) written += (await handle.write(b, written, b.byteLength - written)).bytesWritten
+    }
+    for await (const chunk of chunks) {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+      pending.push(b)
+      pendingBytes += b.byteLength
+      if (pendingBytes >= 1 << 20) await drain()
+    }
+    await drain()
+    await handle.sync()
+    await handle.close()
+    closed = true
+    renameSync(tmp, path)
+  } catch (e) {
+    if (!closed) await handle.close().catch(() => {})
+    try {
+      unlinkSync(tmp)
+    } catch {
+      // never created or already gone
+    }
+    throw e
+  }
+  syncDirectory(dirname(path))
+}
+
+/**
+ * Writes a folder of files atomically: they go to a temp folder beside `path`, which then takes
+ * its place. An existing `path` (the caller has checked it may go) is moved aside first and
+ * removed only after the new folder is in place, so a failure leaves it untouched.
+ */
+export function writeFolderAtomic(path: string, files: Iterable<{ name: string; content: Uint8Array | string }>): void {
+  const tmp = tempSibling(path)
+  mkdirSync(tmp)
+  try {
+    // Plain writes inside: the folder as a whole is what appears atomically.
+    for (const f of files) writeFileSync(join(tmp, f.name), f.content)
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw e
+  }
+  let old: string | undefined
+  try {
+    try {
+      renameSync(tmp, path)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM' && code !== 'EISDIR') throw e
+      old = tempSibling(path)
+      renameSync(path, old)
+      renameSync(tmp, path)
+    }
+  } catch (e) {
+    if (old !== undefined) {
+      try {
+        renameSync(old, path)
+      } catch {
+        // leave it where it is rather than lose it
+      }
+    }
+    rmSync(tmp, { recursive: true, force: true })
+    throw e
+  }
+  if (old !== undefined) rmSync(old, { recursive: true, force: true })
+  syncDirectory(dirname(path))
+}
+
+function syncDirectory(dir: string): void {
   // Make the rename itself durable (POSIX; directories cannot be opened for fsync on Windows).
   if (process.platform !== 'win32') {
     try {

@@ -1,0 +1,148 @@
+// Output paths of every command that writes (train, distill, tag, convert): checked before any
+// work, so a bad --out is reported at once (not after an epoch as a raw EEXIST/ENOTDIR), an input
+// is never overwritten, and a folder holding other files or a model is never silently mixed or
+// replaced. Also the one place where corpus outputs are written (atomically).
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
+import { writeCorpus } from '../../core/corpus'
+import { writeFileAtomic, writeFolderAtomic } from '../../core/fs/atomic'
+import { CliError } from './_ml'
+
+export type OutputKind =
+  /** One file ('-' is standard output). */
+  | 'file'
+  /** A folder of files (brat, text): must be new or empty unless `replace`. */
+  | 'folder'
+  /** A model checkpoint folder: may hold other files, but not a checkpoint unless `replace`. */
+  | 'checkpoint'
+
+export interface OutputCheck {
+  /** The option named in messages, e.g. '--out'. */
+  flag: string
+  kind: OutputKind
+  /** Input files and folders that the output must not be, nor (for folders) contain. */
+  inputs?: Array<string | undefined>
+  /** The user allowed replacing what is there (--force, --overwrite). */
+  replace?: boolean
+  /** The option that allows it, for the message. */
+  replaceFlag?: string
+}
+
+/** Files that make a folder a checkpoint (see core/model/checkpoint). */
+const CHECKPOINT_FILES = ['config.json', 'model.safetensors', 'fastbioner.json']
+
+/** Throws CliError(…, 2) when `path` cannot or must not be written as `check` describes. */
+export function checkOutputPath(path: string, check: OutputCheck): void {
+  const { flag, kind } = check
+  if (path === '-' && kind === 'file') return
+  const target = resolve(path)
+  const usage = (message: string): never => {
+    throw new CliError(`${flag} ${path}: ${message}`, 2)
+  }
+
+  // The nearest part of the path that exists must be a folder we may write into.
+  let existing = target
+  let info: Stats | undefined = statOrUndefined(existing)
+  while (!info) {
+    const parent = dirname(existing)
+    if (parent === existing) break
+    existing = parent
+    info = statOrUndefined(existing)
+  }
+  if (existing !== target && info && !info.isDirectory()) usage(`${existing} is a file, not a folder`)
+
+  const here = existing === target ? info : undefined
+  if (here) {
+    if (kind === 'file' && here.isDirectory()) usage('is a folder; give a file name')
+    if (kind !== 'file' && !here.isDirectory()) usage('is a file; give a folder')
+  }
+
+  // Never the same file as an input, by any name (relative path, symbolic or hard link).
+  const realTarget = realpathOfPossiblyMissing(target)
+  for (const input of check.inputs ?? []) {
+    if (input === undefined || input === '-') continue
+    const inputInfo = statOrUndefined(input)
+    if (!inputInfo) continue
+    const realInput = realpathSync(input)
+    const same = realInput === realTarget || (here !== undefined && here.ino === inputInfo.ino && here.dev === inputInfo.dev)
+    if (same) usage(`is the input ${input}; writing there would destroy it (choose another ${flag})`)
+    if (kind !== 'file' && isInside(realInput, realTarget)) usage(`holds the input ${input}; writing there could destroy it (choose another ${flag})`)
+  }
+
+  if (here?.isDirectory()) {
+    if (kind === 'folder') {
+      const entries = readdirSync(target)
+      if (entries.length > 0 && !check.replace) {
+        usage(`the folder is not empty (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}); choose a new or empty folder, or ${check.replaceFlag ?? '--force'} to replace its contents`)
+      }
+    } else if (kind === 'checkpoint') {
+      const found = CHECKPOINT_FILES.filter((f) => existsSync(join(target, f)))
+      if (found.length > 0 && !check.replace) {
+        usage(`already holds a model (${found.join(', ')}); choose a new folder, or ${check.replaceFlag ?? '--overwrite'} to replace it`)
+      }
+    }
+  }
+
+  try {
+    accessSync(existing, constants.W_OK)
+  } catch {
+    usage(`${existing === target ? 'it' : existing} is not writable`)
+  }
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/** realpath of `path`, or of its nearest existing ancestor joined with the rest. */
+function realpathOfPossiblyMissing(path: string): string {
+  const rest: string[] = []
+  let p = path
+  for (;;) {
+    try {
+      return join(realpathSync(p), ...rest.reverse())
+    } catch {
+      const parent = dirname(p)
+      if (parent === p) return path
+      rest.push(basename(p))
+      p = parent
+    }
+  }
+}
+
+function isInside(child: string, folder: string): boolean {
+  const rel = relative(folder, child)
+  return rel !== '' && !rel.startsWith('..' + sep) && rel !== '..' && !rel.startsWith(sep)
+}
+
+/**
+ * Writes documents as `format` to `outPath` (checked beforehand with checkOutputPath): standard
+ * output for '-', one file written atomically, or for brat and text a folder that replaces
+ * `outPath` as a whole. Returns the number of files written.
+ */
+export function writeCorpusOutput(
+  docs: CorpusDocument[],
+  format: CorpusFormat,
+  outPath: string,
+  options: { baseName: string; onIssue?: (issue: CorpusIssue) => void },
+): number {
+  const { files } = writeCorpus(docs, format, options)
+  try {
+    if (outPath === '-') process.stdout.write(files[0]!.content)
+    else if (format === 'brat' || format === 'text') {
+      mkdirSync(dirname(resolve(outPath)), { recursive: true })
+      writeFolderAtomic(outPath, files)
+    } else {
+      mkdirSync(dirname(resolve(outPath)), { recursive: true })
+      writeFileAtomic(outPath, [files[0]!.content])
+    }
+  } catch (e) {
+    throw new CliError(`${outPath}: cannot write the output: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+  }
+  return files.length
+}

@@ -1,0 +1,121 @@
+// Output paths are checked before any work: never an input, never below a file, never a
+// non-empty folder or an existing model unless asked (issue 11 items 2, 4, 5, 8).
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative, resolve } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { run as convertCmd } from '../../../src/cli/commands/convert'
+import { run as tagCmd } from '../../../src/cli/commands/tag'
+import { run as trainCmd } from '../../../src/cli/commands/train'
+import { run as distillCmd } from '../../../src/cli/commands/distill'
+import { capture } from './capture'
+
+const PUBTATOR = '501|t|Zorblin binds kelp.\n501|a|Grey fever follows.\n501\t0\t7\tZorblin\tGene\n\n502|t|Kelp-3 is quiet.\n\n'
+const CONLL = '-DOCSTART-\tO\n\nZorblin\tB-Gene\nbinds\tO\n.\tO\n\n'
+
+let dir: string
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'out-paths-'))
+})
+afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+function file(name: string, content: string): string {
+  const p = join(dir, name)
+  writeFileSync(p, content)
+  return p
+}
+
+describe('an output that is an input is refused (item 2)', () => {
+  it('convert --out equal to --in, also by a relative path and through a symbolic link', async () => {
+    const input = file('x.pubtator', PUBTATOR)
+    const link = join(dir, 'link.pubtator')
+    symlinkSync(input, link)
+    for (const out of [input, relative(process.cwd(), input), link]) {
+      const r = await capture(() => convertCmd(['--in', input, '--to', 'bioc-json', '--out', out]))
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(`--out ${out}: is the input ${input}; writing there would destroy it`)
+      expect(readFileSync(input, 'utf8')).toBe(PUBTATOR)
+    }
+  })
+
+  it('tag --out equal to --in is refused before the model is even loaded', async () => {
+    const gold = file('gold.tsv', CONLL)
+    const r = await capture(() => tagCmd(['--model', join(dir, 'no-model'), '--in', gold, '--out', gold]))
+    expect(r.code).toBe(2)
+    expect(r.err).toContain('is the input')
+    expect(readFileSync(gold, 'utf8')).toBe(CONLL)
+  })
+})
+
+describe('folder outputs (item 4)', () => {
+  it('refuses a non-empty folder for brat and text unless --force, which replaces it as a whole', async () => {
+    const input = file('x.pubtator', PUBTATOR)
+    const out = join(dir, 'brat')
+    mkdirSync(out)
+    writeFileSync(join(out, 'other-corpus.txt'), 'not ours')
+    const refused = await capture(() => convertCmd(['--in', input, '--to', 'brat', '--out', out]))
+    expect(refused.code).toBe(2)
+    expect(refused.err).toContain(`--out ${out}: the folder is not empty (1 entry); choose a new or empty folder, or --force to replace its contents`)
+    expect(readdirSync(out)).toEqual(['other-corpus.txt'])
+
+    const forced = await capture(() => convertCmd(['--in', input, '--to', 'text', '--out', out, '--force', '-q']))
+    expect(forced.code).toBe(0)
+    expect(readdirSync(out).sort()).toEqual(['501.txt', '502.txt'])
+    // No temporary folder is left beside it.
+    expect(readdirSync(dir).sort()).toEqual(['brat', 'x.pubtator'])
+  })
+
+  it('writes into an empty folder', async () => {
+    const input = file('x.pubtator', PUBTATOR)
+    const out = join(dir, 'empty')
+    mkdirSync(out)
+    expect((await capture(() => convertCmd(['--in', input, '--to', 'brat', '--out', out, '-q']))).code).toBe(0)
+    expect(readdirSync(out).sort()).toEqual(['501.ann', '501.txt', '502.ann', '502.txt'])
+  })
+})
+
+describe('output paths are validated before any work (item 5)', () => {
+  it('convert: --out below a file, or a folder where a file is written', async () => {
+    const input = file('x.pubtator', PUBTATOR)
+    const below = await capture(() => convertCmd(['--in', input, '--to', 'conll', '--out', join(input, 'sub', 'y.tsv')]))
+    expect(below.code).toBe(2)
+    expect(below.err).toContain(`${input} is a file, not a folder`)
+    const folder = await capture(() => convertCmd(['--in', input, '--to', 'conll', '--out', dir]))
+    expect(folder.code).toBe(2)
+    expect(folder.err).toContain(`--out ${dir}: is a folder; give a file name`)
+  })
+
+  it('train and distill: --out a file is refused at once, before the corpora are read or a model built', async () => {
+    const train = resolve(__dirname, '../../fixtures/train/train.pubtator')
+    const blocker = file('model', 'a file')
+    const t0 = performance.now()
+    const tr = await capture(() => trainCmd(['--train', train, '--out', blocker, '--preset', 'cpu-tiny', '--epochs', '1']))
+    expect(tr.code).toBe(2)
+    expect(tr.err).toContain(`fastbioner train: --out ${blocker}: is a file; give a folder`)
+    const below = await capture(() => trainCmd(['--train', train, '--out', join(blocker, 'm'), '--preset', 'cpu-tiny']))
+    expect(below.code).toBe(2)
+    expect(below.err).toContain(`${blocker} is a file, not a folder`)
+    const ds = await capture(() => distillCmd(['--teacher', join(dir, 'teacher'), '--layers', '1', '--train', train, '--out', blocker]))
+    expect(ds.code).toBe(2)
+    expect(ds.err).toContain(`fastbioner distill: --out ${blocker}: is a file; give a folder`)
+    expect(performance.now() - t0).toBeLessThan(5000)
+  })
+})
+
+describe('an existing model is not replaced unless --overwrite (item 8)', () => {
+  it('train refuses a folder that holds a checkpoint', async () => {
+    const train = resolve(__dirname, '../../fixtures/train/train.pubtator')
+    const model = join(dir, 'best-model')
+    mkdirSync(model)
+    writeFileSync(join(model, 'config.json'), '{}')
+    writeFileSync(join(model, 'model.safetensors'), 'weights')
+    const r = await capture(() => trainCmd(['--train', train, '--out', model, '--preset', 'cpu-tiny', '--epochs', '1']))
+    expect(r.code).toBe(2)
+    expect(r.err).toContain(`--out ${model}: already holds a model (config.json, model.safetensors); choose a new folder, or --overwrite to replace it`)
+    expect(readFileSync(join(model, 'model.safetensors'), 'utf8')).toBe('weights')
+    const ds = await capture(() => distillCmd(['--teacher', join(dir, 'teacher'), '--layers', '1', '--train', train, '--out', model]))
+    expect(ds.code).toBe(2)
+    expect(ds.err).toContain('already holds a model')
+    expect(existsSync(join(model, 'fastbioner.json'))).toBe(false)
+  })
+})
