@@ -2,7 +2,8 @@ import type { CorpusFormat } from '@shared/domain'
 import { CorpusError } from './errors'
 import { extension, stripBom } from './util'
 
-const PUBTATOR_SECTION = /^[^\t|\n]+\|[ta]\|/m
+const PUBTATOR_TITLE = /^[^\t|]+\|t\|/
+const PUBTATOR_SECTION = /^[^\t|]+\|[A-Za-z]\|/
 const CONLL_TAG = /^(?:O|[BIESLU](?:-\S+)?)$/
 const CONLL_EXTENSIONS = new Set(['.tsv', '.conll', '.conll03', '.iob', '.iob2', '.bio', '.bioes', '.bilou'])
 
@@ -28,11 +29,28 @@ export function detectFormat(fileName: string, head: string): CorpusFormat {
   }
   if (ext === '.json') throw CorpusError.at(fileName, 1, 'the .json file does not start with a JSON object')
   if (ext === '.xml' || ext === '.bioc') throw CorpusError.at(fileName, 1, 'the .xml file does not start with an XML element')
-  if (PUBTATOR_SECTION.test(content.slice(0, 65536))) return 'pubtator'
+  if (looksLikePubtator(content)) return 'pubtator'
   if (ext === '.pubtator') return 'pubtator'
   if (CONLL_EXTENSIONS.has(ext)) return 'conll'
   if (looksLikeConll(content)) return 'conll'
   return 'text'
+}
+
+/**
+ * The first non-blank line is `ID|t|…` and most of the following ones are PubTator lines too
+ * (`ID|a|…`, or tab-separated mention/relation lines). One line alone decides nothing: prose
+ * can contain `para|t|x`.
+ */
+function looksLikePubtator(content: string): boolean {
+  const head = content.slice(0, 65536)
+  const lines = head.split('\n')
+  if (head.length === 65536 && lines.length > 1) lines.pop() // cut off mid-line
+  const nonBlank = lines.map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '').slice(0, 200)
+  if (nonBlank.length === 0 || !PUBTATOR_TITLE.test(nonBlank[0]!)) return false
+  if (nonBlank.length === 1) return true
+  let shaped = 0
+  for (const line of nonBlank) if (PUBTATOR_SECTION.test(line) || line.split('\t').length >= 3) shaped++
+  return shaped / nonBlank.length >= 0.9
 }
 
 /** Most of the first non-blank lines are `token … tag` with an IOB/BIOES tag last. */

@@ -19,6 +19,10 @@ describe('detectFormat', () => {
     ['doc.ann', 'T1\tX 0 1\ta\n', 'brat'],
     ['note.txt', fixture('note.txt'), 'text'],
     ['pasted', 'Some words pasted from a paper.', 'text'],
+    // One PubTator-like line is not enough (issue 11, item 12).
+    ['notes.txt', 'para|t|x\nThe second paragraph is prose, not an abstract line.\nSo is this one.\n', 'text'],
+    ['notes2.txt', 'Prose first.\n9|t|then something like a title\n', 'text'],
+    ['one-title.txt', '9|t|A title-only document\n\n10|t|And another\n10|a|With an abstract.\n10\t0\t3\tAnd\tX\n', 'pubtator'],
   ] as const)('%s → %s', (name, head, format) => {
     expect(detectFormat(name, head)).toBe(format)
   })
