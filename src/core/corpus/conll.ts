@@ -285,7 +285,8 @@ export function tokenize(text: string): Array<[number, number]> {
 /**
  * Writes IOB2 CoNLL (`token<TAB>tag`). Uses the document's `tokens` when present (sentences break
  * where the text between two tokens holds a newline); otherwise tokenises with `tokenize` and also
- * breaks sentences after ". " (or "? ", "! ") before an upper-case letter. Tokens are split at
+ * breaks sentences after ". " (or "? ", "! ") before an upper-case letter, when the stop is
+ * attached to the word before it. Tokens are split at
  * every mention start and end, so entity boundaries always fall on token boundaries; a sentence
  * never breaks inside a mention. IOB cannot nest: of overlapping mentions the earliest (then the
  * longest) is kept and the others are reported through `onIssue`.
@@ -323,6 +324,9 @@ function sentenceBreak(text: string, [s, e]: [number, number], [ns]: [number, nu
   if (/[\n\r\u2028\u2029]/.test(gap)) return true
   if (!heuristics || gap.length === 0) return false
   const token = text.slice(s, e)
+  // A stop with a space before it ("Dr . Kniest") comes from pre-tokenised text, such as CoNLL
+  // read back from BioC, whose sentences already end at line breaks.
+  if (s > 0 && /\s/.test(text[s - 1]!)) return false
   return (token === '.' || token === '?' || token === '!') && /^\p{Lu}/u.test(text.slice(ns, ns + 2))
 }
 

@@ -1,4 +1,4 @@
-import { readConll, tokenize, writeConll } from '@core/corpus'
+import { parseCorpusText, readConll, tokenize, writeConll, writeCorpus } from '@core/corpus'
 import type { CorpusDocument, CorpusIssue } from '@shared/domain'
 import { corpusError, expectConsistent, fixture } from './helpers'
 
@@ -94,6 +94,15 @@ describe('tokenize', () => {
 })
 
 describe('writeConll', () => {
+  it('keeps the sentence breaks that line breaks carry, without splitting at ". X" (CoNLL → BioC → CoNLL)', () => {
+    const content = '-DOCSTART-\tO\n\nDr\tO\n.\tO\nKniest\tB-Person\nsaw\tO\nit\tO\n.\tO\n\nThen\tO\nQ\tO\n.\tO\nRose\tO\nleft\tO\n\n'
+    const viaBioc = parseCorpusText(writeCorpus(readConll(content, 'a.tsv').documents, 'bioc-xml').files[0]!.content, 'a.xml').documents
+    expect(viaBioc[0]!.tokens).toBeUndefined()
+    const back = writeConll(viaBioc)
+    expect(back.split('\n\n').filter((s) => s.trim() !== '' && !s.startsWith('-DOCSTART-'))).toHaveLength(2)
+    expect(back).toBe(content)
+  })
+
   it('writes IOB2 from the tokens of a CoNLL document, reproducing the file', () => {
     const content = fixture('sample.conll')
     const docs = readConll(content, 'sample.conll').documents
