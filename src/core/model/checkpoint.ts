@@ -198,13 +198,8 @@ function readVocab(dir: string, notes: string[]): string[] {
   throw new CheckpointError(`${vocabPath}: missing (the WordPiece vocabulary is needed to tokenize)`)
 }
 
-/**
- * do_lower_case from tokenizer_config.json, else tokenizer.json's BertNormalizer, else inferred
- * from the vocabulary: a vocabulary with capitalised pieces is cased. (HF's BertTokenizer
- * defaults to lowercasing when nothing says otherwise, which silently breaks cased models such
- * as BioBERT-cased whose downloads lack tokenizer_config.json.)
- */
-function readLowercase(dir: string, vocab: string[], notes: string[]): boolean {
+/** do_lower_case as a checkpoint folder states it (tokenizer_config.json, else tokenizer.json), if it does. */
+export function declaredLowercase(dir: string): boolean | undefined {
   const tc = join(dir, 'tokenizer_config.json')
   if (existsSync(tc)) {
     const v = readJson(tc).do_lower_case
@@ -215,6 +210,18 @@ function readLowercase(dir: string, vocab: string[], notes: string[]): boolean {
     const n = readJson(tj).normalizer as { type?: string; lowercase?: boolean } | null
     if (n && n.type === 'BertNormalizer' && typeof n.lowercase === 'boolean') return n.lowercase
   }
+  return undefined
+}
+
+/**
+ * do_lower_case from tokenizer_config.json, else tokenizer.json's BertNormalizer, else inferred
+ * from the vocabulary: a vocabulary with capitalised pieces is cased. (HF's BertTokenizer
+ * defaults to lowercasing when nothing says otherwise, which silently breaks cased models such
+ * as BioBERT-cased whose downloads lack tokenizer_config.json.)
+ */
+function readLowercase(dir: string, vocab: string[], notes: string[]): boolean {
+  const declared = declaredLowercase(dir)
+  if (declared !== undefined) return declared
   const cased = vocab.some((t) => !/^\[[A-Za-z0-9_]+\]$/.test(t) && /[A-Z]/.test(t))
   notes.push(`do_lower_case not given: vocabulary looks ${cased ? 'cased' : 'uncased'}, lowercase=${!cased}`)
   return !cased

@@ -1,3 +1,5 @@
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { run } from '../../../src/cli/commands/tokenize'
 
@@ -32,6 +34,21 @@ describe('fastbioner tokenize', () => {
   it('is cased without --uncased', async () => {
     const r = await capture(['--vocab', VOCAB, '--text', 'IL-2'])
     expect(JSON.parse(r.stdout).tokens).toEqual(['IL', '-', '2'])
+  })
+
+  it('follows do_lower_case of the tokenizer_config.json beside the vocabulary (issue 11, item 10)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tok-'))
+    try {
+      copyFileSync(VOCAB, join(dir, 'vocab.txt'))
+      writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ do_lower_case: true }))
+      const r = await capture(['--vocab', join(dir, 'vocab.txt'), '--text', 'IL-2 Café'])
+      expect(r.code).toBe(0)
+      expect(JSON.parse(r.stdout).tokens).toEqual(['il', '-', '2', 'cafe'])
+      // --cased still forces case to be kept.
+      expect(JSON.parse((await capture(['--vocab', join(dir, 'vocab.txt'), '--cased', '--text', 'IL-2'])).stdout).tokens).toEqual(['IL', '-', '2'])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('names a missing vocab file on stderr and exits 1', async () => {
