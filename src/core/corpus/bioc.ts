@@ -1,5 +1,5 @@
 import { XMLBuilder } from 'fast-xml-parser'
-import type { CorpusDocument, Mention, Passage } from '@shared/domain'
+import type { CorpusDocument, CorpusIssue, Mention, Passage } from '@shared/domain'
 import { CorpusError, IssueLog } from './errors'
 import { checkedMention, LineIndex, parseOffset, q, stem, type ReadOptions, type ReadResult } from './util'
 import { attr, element, elements, parseXml, tagOf, textContent, type XmlNode } from './xml'
@@ -348,6 +348,8 @@ function jsonErrorLine(content: string, message: string): number | undefined {
 // Writers
 
 export interface BiocWriteOptions {
+  /** Told about characters that BioC XML cannot hold (written as spaces). */
+  onIssue?: (issue: CorpusIssue) => void
   source?: string
   /** Collection date; defaults to today (YYYYMMDD). */
   date?: string
@@ -431,6 +433,38 @@ export function writeBiocJson(docs: CorpusDocument[], options: BiocWriteOptions 
   return JSON.stringify(collection, null, 2) + '\n'
 }
 
+/**
+ * Characters XML 1.0 does not allow, even escaped: C0 controls other than tab, LF and CR,
+ * U+FFFE/U+FFFF and unpaired surrogates.
+ */
+const FORBIDDEN_IN_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/**
+ * The document with every character XML forbids replaced by a space (one UTF-16 unit for one,
+ * so all offsets stay valid), and a warning saying how many there were.
+ */
+function xmlSafe(doc: CorpusDocument, onIssue: BiocWriteOptions['onIssue']): CorpusDocument {
+  let count = 0
+  let first: string | undefined
+  const clean = (value: string): string =>
+    value.replace(FORBIDDEN_IN_XML, (c) => {
+      count++
+      first ??= c
+      return ' '
+    })
+  const safe: CorpusDocument = {
+    ...doc,
+    id: clean(doc.id),
+    text: clean(doc.text),
+    passages: doc.passages.map((p) => ({ ...p, type: clean(p.type) })),
+    mentions: doc.mentions.map((m) => ({ ...m, text: clean(m.text), type: clean(m.type), ...(m.conceptId !== undefined ? { conceptId: clean(m.conceptId) } : {}) })),
+  }
+  if (count === 0) return doc
+  const code = `U+${first!.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`
+  onIssue?.({ severity: 'warning', file: doc.id, message: `${count} character${count === 1 ? '' : 's'} that XML 1.0 forbids (first ${code}) written as spaces` })
+  return safe
+}
+
 export function writeBiocXml(docs: CorpusDocument[], options: BiocWriteOptions = {}): string {
   const infonList = (infons: Record<string, string>): Array<Record<string, string>> =>
     Object.entries(infons).map(([key, value]) => ({ '@_key': key, '#text': value }))
@@ -438,7 +472,8 @@ export function writeBiocXml(docs: CorpusDocument[], options: BiocWriteOptions =
     source: options.source ?? 'FastBioNER',
     date: options.date ?? today(),
     key: options.key ?? 'BioC.key',
-    document: docs.map((doc) => {
+    document: docs.map((original) => {
+      const doc = xmlSafe(original, options.onIssue)
       let n = 0
       return {
         id: doc.id,

@@ -38,7 +38,7 @@ export interface ParsedXml {
 /** Validates and parses XML; any problem becomes a CorpusError naming the line. */
 export function parseXml(content: string, fileName: string): ParsedXml {
   const valid = XMLValidator.validate(content)
-  if (valid !== true) throw CorpusError.at(fileName, valid.err.line, `malformed XML: ${valid.err.msg}`)
+  if (valid !== true) throw xmlError(content, fileName, valid.err)
   let parsed: XmlNode[]
   try {
     // A fresh parser per file: DOCTYPE entities of one file must not leak into the next.
@@ -54,6 +54,31 @@ export function parseXml(content: string, fileName: string): ParsedXml {
       return meta?.startIndex !== undefined ? lines.lineOf(meta.startIndex) : undefined
     },
   }
+}
+
+/**
+ * The validator's error as a readable CorpusError with line and column. An unclosed element is
+ * reported as "Invalid '[\"a\", \"b\"]' found" at line 1: that is a file that ends too early,
+ * so it is placed at the end of the file and says which elements are still open.
+ */
+function xmlError(content: string, fileName: string, err: { msg: string; line: number; col: number }): CorpusError {
+  const unclosed = /^Invalid '(\[[\s\S]*\])' found\.?$/.exec(err.msg)
+  if (unclosed) {
+    let names: unknown
+    try {
+      names = JSON.parse(unclosed[1]!)
+    } catch {
+      names = undefined
+    }
+    if (Array.isArray(names) && names.length > 0) {
+      const body = content.replace(/[\r\n]+$/, '')
+      const lastLine = body.slice(body.lastIndexOf('\n') + 1)
+      const line = body.split('\n').length
+      const list = names.map((n) => `<${String(n)}>`).join(', ')
+      return CorpusError.at(fileName, line, `malformed XML (column ${lastLine.length + 1}): the file ends inside <${String(names.at(-1))}> (unclosed: ${list}); it looks truncated`)
+    }
+  }
+  return CorpusError.at(fileName, err.line, `malformed XML (column ${err.col}): ${err.msg}`)
 }
 
 /** Element name, or undefined for a text node. */

@@ -116,3 +116,32 @@ describe('BioC writers', () => {
     expect(out.documents[0].passages[0].annotations[0]).toEqual({ id: '1', infons: { type: 'Gene', identifier: 'NCBI:1' }, text: 'Gene X', locations: [{ offset: 0, length: 6 }] })
   })
 })
+
+describe('BioC XML robustness (issue 11, items 6 and 7)', () => {
+  it('writes characters XML 1.0 forbids as spaces, with a warning, so other parsers accept the file', () => {
+    const text = 'Zorblin\u0001 binds\u001b kelp\uFFFE.'
+    const doc: CorpusDocument = { id: 'ctl\u0002', text, passages: [], mentions: [{ start: 9, end: 15, text: ' binds', type: 'Verb\u0003' }] }
+    const issues: string[] = []
+    const xml = writeBiocXml([doc], { onIssue: (i) => issues.push(`${i.file}: ${i.message}`) })
+    expect(xml).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/)
+    expect(issues).toEqual(['ctl\u0002: 5 characters that XML 1.0 forbids (first U+0002) written as spaces'])
+    const back = readBiocXml(xml, 'out.xml').documents[0]!
+    expect(back.text).toBe('Zorblin  binds  kelp .')
+    expect(back.mentions[0]).toMatchObject({ start: 9, end: 15, type: 'Verb' })
+  })
+
+  it('reports a truncated file at its last line and column, naming the unclosed elements', () => {
+    const whole = writeBiocXml([{ id: '1', text: 'Zorblin binds kelp.', passages: [], mentions: [] }])
+    const cut = whole.slice(0, whole.indexOf('binds'))
+    const lines = cut.split('\n')
+    const error = corpusError(() => readBiocXml(cut, 'trunc.xml'))
+    expect(error.message).toBe(
+      `trunc.xml:${lines.length}: malformed XML (column ${lines.at(-1)!.length + 1}): the file ends inside <text> (unclosed: <collection>, <document>, <passage>, <text>); it looks truncated`,
+    )
+  })
+
+  it('gives the column of other XML errors', () => {
+    const error = corpusError(() => readBiocXml('<collection>\n<document></passage></document></collection>', 'bad.xml'))
+    expect(error.message).toMatch(/^bad\.xml:2: malformed XML \(column 11\): Expected closing tag 'document'/)
+  })
+})
