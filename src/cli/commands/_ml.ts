@@ -2,15 +2,17 @@
 // corpus reading with readable errors, model loading, and mapping known errors to exit codes.
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../shared/domain'
 import { CorpusError, formatIssue, readCorpusFile } from '../../core/corpus'
 import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
 import type { BertTokenClassifier } from '../../core/model/bert'
-import { CheckpointError, loadCheckpoint } from '../../core/model/checkpoint'
+import { bertConfigFromHf, CheckpointError, loadCheckpoint, METADATA_FILE } from '../../core/model/checkpoint'
 import { SafetensorsError } from '../../core/model/safetensors'
 import { VocabError, WordPieceTokenizer } from '../../core/nlp/tokenizer'
-import type { TrainingMetadata } from '../../core/train/loop'
+import { TRAIN_DEFAULTS, type TrainingMetadata } from '../../core/train/loop'
 
 /** An error whose message is meant for the user as is; `code` is the exit status. */
 export class CliError extends Error {
@@ -95,6 +97,30 @@ export async function loadModel(dir: string): Promise<LoadedModel> {
   const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${dir}/vocab.txt` })
   const training = ((ck.metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
   return { model: ck.model, tokenizer, training, notes: ck.notes }
+}
+
+/**
+ * Checks --max-length and --stride against the model's config.json (and the window size it was
+ * trained with) before anything heavy is loaded: a usage error, not a failure after loading.
+ * A missing or unreadable config is left for loadModel to report.
+ */
+export function checkWindowOptions(modelDir: string, maxLength: number | undefined, stride: number | undefined): void {
+  if (maxLength === undefined && stride === undefined) return
+  let maxPositions: number
+  let trained: Partial<TrainingMetadata> = {}
+  try {
+    maxPositions = bertConfigFromHf(JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8'))).maxPositionEmbeddings
+  } catch {
+    return
+  }
+  try {
+    trained = (JSON.parse(readFileSync(join(modelDir, METADATA_FILE), 'utf8')) as { training?: Partial<TrainingMetadata> }).training ?? {}
+  } catch {
+    // no metadata: defaults apply
+  }
+  if (maxLength !== undefined && maxLength > maxPositions) throw new CliError(`--max-length ${maxLength} exceeds the model's max_position_embeddings (${maxPositions})`, 2)
+  const length = maxLength ?? trained.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, maxPositions)
+  if (stride !== undefined && stride >= length - 2) throw new CliError(`--stride ${stride} must be below ${length - 2} (--max-length ${length} minus [CLS] and [SEP])`, 2)
 }
 
 /** Runs a command body: known errors → "fastbioner CMD: message" on stderr and their exit code. */

@@ -3,7 +3,7 @@ import { conllTokenLines } from '../../core/corpus'
 import { evaluateSpans, type EvalResult, type Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { predict } from '../../core/train/loop'
-import { CliError, formatOpt, intOpt, loadModel, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkWindowOptions, CliError, formatOpt, intOpt, loadModel, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner eval --gold FILE (--pred FILE | --model DIR) [options]
 
@@ -48,6 +48,7 @@ export async function run(argv: string[]): Promise<number> {
     const quiet = v.quiet ?? false
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
+    if (v.model !== undefined) checkWindowOptions(v.model, maxLength, undefined)
     const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)
     const gold = goldCorpus.documents
 

@@ -2,7 +2,7 @@
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
 import { predict } from '../../core/train/loop'
-import { CliError, formatOpt, intOpt, loadModel, MAX_WARNINGS_SHOWN, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { checkWindowOptions, CliError, formatOpt, intOpt, loadModel, MAX_WARNINGS_SHOWN, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc] [options]
@@ -63,6 +63,7 @@ export async function run(argv: string[]): Promise<number> {
       if (multiFile && outPath === '-') throw new CliError(`${format} output is a directory of files; --out cannot be '-'`, 2)
       checkOutputPath(outPath, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [inPath], replace: v.force, replaceFlag: '--force' })
     }
+    checkWindowOptions(modelDir, maxLengthOpt, stride)
     if (outFormat) checkOutput(outFormat)
 
     const corpus = await readCorpus(inPath, inFormat, quiet)

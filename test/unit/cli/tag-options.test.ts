@@ -1,0 +1,41 @@
+// Window options are checked against the model's config before anything is loaded (issue 11, item 9).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as tagCmd } from '../../../src/cli/commands/tag'
+import { run as evalCmd } from '../../../src/cli/commands/eval'
+import { capture } from './capture'
+
+let dir: string
+let model: string
+let input: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tag-options-'))
+  // Only the config: the check must not need the weights.
+  model = join(dir, 'model')
+  mkdirSync(model)
+  writeFileSync(join(model, 'config.json'), JSON.stringify({ model_type: 'bert', max_position_embeddings: 64, hidden_size: 8, num_hidden_layers: 1, num_attention_heads: 1, intermediate_size: 8 }))
+  input = join(dir, 'in.pubtator')
+  writeFileSync(input, '1|t|Zorblin binds kelp.\n\n')
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('tag and eval check window options before loading the model', () => {
+  it.each([
+    [['--stride', '200'], '--stride 200 must be below 62 (--max-length 64 minus [CLS] and [SEP])'],
+    [['--max-length', '100000'], "--max-length 100000 exceeds the model's max_position_embeddings (64)"],
+    [['--max-length', '32', '--stride', '30'], '--stride 30 must be below 30 (--max-length 32 minus [CLS] and [SEP])'],
+  ])('tag %j → exit 2', async (opts, message) => {
+    const r = await capture(() => tagCmd(['--model', model, '--in', input, '--out', join(dir, 'o.pubtator'), ...opts]))
+    expect(r.code).toBe(2)
+    expect(r.err).toContain(`fastbioner tag: ${message}`)
+    expect(r.err).toContain('usage: fastbioner tag')
+  })
+
+  it('eval --max-length too long → exit 2', async () => {
+    const r = await capture(() => evalCmd(['--gold', input, '--model', model, '--max-length', '100000']))
+    expect(r.code).toBe(2)
+    expect(r.err).toContain("fastbioner eval: --max-length 100000 exceeds the model's max_position_embeddings (64)")
+  })
+})
