@@ -19,6 +19,7 @@
 
 import * as tf from '@tensorflow/tfjs-core'
 import { gradientsRegistered } from './gradients'
+import { dropoutMask } from './dropout'
 import { Rng } from './rng'
 
 export interface BertConfig {
@@ -480,13 +481,5 @@ export function gelu(x: tf.Tensor): tf.Tensor {
 /** Inverted dropout with a mask from our seeded stream; identity when p = 0 or rng is null. */
 export function dropout(x: tf.Tensor, p: number, rng: Rng | null): tf.Tensor {
   if (!rng || p <= 0) return x
-  const scale = 1 / (1 - p)
-  // Keep an element when its 32-bit draw is ≥ p·2³²; compared in the signed domain (both sides
-  // offset by 2³¹) so the loop stays on int32 values.
-  const threshold = (Math.min(Math.floor(p * 4294967296), 4294967295) - 2147483648) | 0
-  const bits = new Int32Array(x.size)
-  rng.fillU32(new Uint32Array(bits.buffer))
-  const mask = new Float32Array(x.size)
-  for (let i = 0; i < mask.length; i++) mask[i] = (bits[i] ^ -2147483648) >= threshold ? scale : 0
-  return tf.mul(x, tf.tensor(mask, x.shape, 'float32'))
+  return tf.mul(x, tf.tensor(dropoutMask(x.size, p, rng), x.shape, 'float32'))
 }

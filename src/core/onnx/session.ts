@@ -76,7 +76,7 @@ export class InferenceEngineError extends Error {
   override name = 'InferenceEngineError'
 }
 
-function errorText(e: unknown): string {
+export function errorText(e: unknown): string {
   return e instanceof Error ? e.message.split('\n')[0] : String(e)
 }
 
@@ -87,7 +87,8 @@ function nodeRequire(): NodeRequire {
   return createRequire(pathToFileURL(join(process.cwd(), 'index.js')).href)
 }
 
-async function defaultLoadOrt(): Promise<typeof Ort> {
+/** Loads onnxruntime-node (throws when its native binding is missing or broken). */
+export async function loadOnnxRuntime(): Promise<typeof Ort> {
   return nodeRequire()('onnxruntime-node') as typeof Ort
 }
 
@@ -121,7 +122,7 @@ export function defaultExecutionProviders(): { order: ExecutionProvider[]; skipp
   return { order, skipped }
 }
 
-function parseProviders(value: string): ExecutionProvider[] {
+export function parseProviders(value: string): ExecutionProvider[] {
   const out: ExecutionProvider[] = []
   for (const raw of value.split(',')) {
     const v = raw.trim().toLowerCase()
@@ -141,10 +142,10 @@ function toInt64(a: Int32Array | BigInt64Array | undefined, n: number, what: str
   return out
 }
 
-/** Opens an InferenceSession on the first provider that works. */
-async function createOrtSession(
+/** Opens an InferenceSession on the first provider that works, from a file or from model bytes. */
+export async function createOrtSession(
   ort: typeof Ort,
-  path: string,
+  path: string | Uint8Array,
   providers: ExecutionProvider[],
   threads: number,
   spin: boolean,
@@ -152,7 +153,7 @@ async function createOrtSession(
   const failures: string[] = []
   for (const ep of providers) {
     try {
-      const session = await ort.InferenceSession.create(path, {
+      const options: Ort.InferenceSession.SessionOptions = {
         executionProviders: [ep],
         graphOptimizationLevel: 'all',
         intraOpNumThreads: threads,
@@ -161,7 +162,8 @@ async function createOrtSession(
         // Warnings about unused initializers etc. are noise for users; errors still throw.
         logSeverityLevel: 3,
         ...(spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
-      })
+      }
+      const session = typeof path === 'string' ? await ort.InferenceSession.create(path, options) : await ort.InferenceSession.create(path, options)
       return { session, provider: ep, failures }
     } catch (e) {
       failures.push(`${ep}: ${errorText(e)}`)
@@ -169,7 +171,7 @@ async function createOrtSession(
       if (/protobuf|parse|invalid model|load model|ModelProto|No graph/i.test(errorText(e))) break
     }
   }
-  throw new InferenceEngineError(`onnxruntime could not load ${path}: ${failures.join('; ')}`)
+  throw new InferenceEngineError(`onnxruntime could not load ${typeof path === 'string' ? path : 'the training graph'}: ${failures.join('; ')}`)
 }
 
 class OrtEngine implements InferenceEngine {
@@ -253,7 +255,7 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
 
   let ort: typeof Ort
   try {
-    ort = await (opts.loadOrt ?? defaultLoadOrt)()
+    ort = await (opts.loadOrt ?? loadOnnxRuntime)()
   } catch (e) {
     return fallback(`onnxruntime-node cannot load (${errorText(e)})`)
   }

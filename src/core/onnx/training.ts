@@ -1,0 +1,397 @@
+// Training graphs for onnxruntime: forward + loss + backward of the BERT encoder in standard ONNX
+// ops (opset 17), so that onnxruntime-node, which has no training API and no *Grad kernels, runs
+// a whole training step with the same MLAS kernels that make its inference fast.
+//
+// Parameters are graph INPUTS (in the tfjs layout: Linear weights [in, out], HF names as the tfjs
+// variables carry them) so the optimizer can update them between runs without rebuilding the
+// session. Outputs: `loss` (the sum of the loss terms), one `loss.<term>` per term, and one
+// `grad.<parameter>` per parameter.
+//
+// Forward semantics are those of core/onnx/export.ts and core/model/bert.ts (HF, post-LN, erf
+// GELU, float32-min key mask). The backward pass is written block by block:
+//   Linear y = x·W + b:   dW = xᵀ·dy (Gemm transA), db = Σ_rows dy, dx = dy·Wᵀ (Gemm transB)
+//   LayerNorm:            dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)), ĝ = dy·γ; dγ = Σ dy·x̂, dβ = Σ dy
+//   GELU x·Φ(x):          dx = dy·(Φ(x) + x·φ(x))
+//   softmax p:            ds = p·(dp − Σ dp·p)
+//   log-softmax CE:       dlogits = (softmax − onehot)·keep / count
+//   embeddings:           ScatterND(zeros, ids, rows, reduction 'add'); positions: Σ over batch
+// Dropout is multiplication by a mask given as an input (values 0 or 1/(1−p)), drawn from the
+// project's seeded RNG in the order the tfjs model draws them (see dropoutMasks), so both engines
+// see identical masks.
+
+import { GraphBuilder, attr } from './graph'
+import { ONNX_OPSET, type OnnxBertConfig } from './export'
+
+/** torch.finfo(torch.float32).min, HF's additive mask value. */
+const FLOAT32_MIN = -3.4028234663852886e38
+const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI)
+
+/** Which dropout sites exist in the graph (a site with p = 0 has no mask input). */
+export interface DropoutSites {
+  /** Embedding output, attention output, FFN output ([N, H] masks). */
+  hidden: boolean
+  /** Attention probabilities ([B, heads, S, S] masks). */
+  attention: boolean
+  /** Classifier / MLM-head input ([N, H] mask). */
+  classifier: boolean
+}
+
+export const NO_DROPOUT: DropoutSites = { hidden: false, attention: false, classifier: false }
+
+export interface ParamSpec {
+  name: string
+  /** tfjs layout: Linear weights [in, out]. */
+  shape: number[]
+}
+
+/** One token-classification head in a cross-entropy loss. */
+export interface CeHead {
+  /** 'default' → classifier.*, else classifiers.<name>.* */
+  name: string
+  numLabels: number
+}
+
+export interface TrainGraph {
+  model: Uint8Array
+  /** Parameter inputs in graph order; the gradient of p is output `grad.<p.name>`. */
+  params: ParamSpec[]
+  /** Loss-term outputs besides `loss`. */
+  lossTerms: string[]
+  /** Mask inputs in the order dropoutMasks fills them. */
+  dropoutInputs: string[]
+  /** Other float inputs the loss needs (teacher targets), name → dims. */
+  extraInputs: Array<{ name: string; dims: (number | string)[]; type: 'float32' | 'int64' }>
+}
+
+export const gradName = (param: string): string => `grad.${param}`
+
+function headPrefix(head: string): string {
+  return head === 'default' ? 'classifier' : `classifiers.${head}`
+}
+
+/**
+ * A graph under construction with a gradient tape: parameters are inputs, contributions to each
+ * parameter's gradient are summed at the end.
+ */
+export class GradGraph {
+  readonly g: GraphBuilder
+  readonly params: ParamSpec[] = []
+  private readonly grads = new Map<string, string[]>()
+  readonly dropoutInputs: string[] = []
+
+  constructor(name: string) {
+    this.g = new GraphBuilder(name)
+  }
+
+  param(name: string, shape: number[]): string {
+    this.params.push({ name, shape })
+    return this.g.input(name, 'float32', shape)
+  }
+
+  addGrad(param: string, value: string): void {
+    const list = this.grads.get(param)
+    if (list) list.push(value)
+    else this.grads.set(param, [value])
+  }
+
+  dropoutMask(name: string, dims: (number | string)[]): string {
+    this.dropoutInputs.push(name)
+    return this.g.input(name, 'float32', dims)
+  }
+
+  // ---- small op helpers ----------------------------------------------------------------------
+  add(a: string, b: string): string {
+    return this.g.node('Add', [a, b])
+  }
+  sub(a: string, b: string): string {
+    return this.g.node('Sub', [a, b])
+  }
+  mul(a: string, b: string): string {
+    return this.g.node('Mul', [a, b])
+  }
+  sum(values: string[]): string {
+    return values.length === 1 ? values[0] : this.g.node('Sum', values)
+  }
+  /** Σ over axes (opset 13+: axes is an input). */
+  reduceSum(x: string, axes: number[], keepdims: boolean): string {
+    return this.g.node('ReduceSum', [x, this.g.int64s(axes)], { keepdims: attr.int(keepdims ? 1 : 0) })
+  }
+  /** Mean over the last axis, kept (opset < 18: axes is an attribute). */
+  meanLast(x: string): string {
+    return this.g.node('ReduceMean', [x], { axes: attr.ints([-1]), keepdims: attr.int(1) })
+  }
+  transpose(x: string, perm: number[]): string {
+    return this.g.node('Transpose', [x], { perm: attr.ints(perm) })
+  }
+  reshape(x: string, shape: string): string {
+    return this.g.node('Reshape', [x, shape])
+  }
+
+  /** y = x·W + b for x [N, in]; returns y and a backward that records dW, db and returns dx. */
+  linear(prefix: string, x: string, inDim: number, outDim: number): { y: string; backward: (dy: string) => string } {
+    const w = this.param(`${prefix}.weight`, [inDim, outDim])
+    const b = this.param(`${prefix}.bias`, [outDim])
+    const y = this.add(this.g.node('MatMul', [x, w]), b)
+    return {
+      y,
+      backward: (dy: string) => {
+        this.addGrad(`${prefix}.weight`, this.g.node('Gemm', [x, dy], { transA: attr.int(1) })) // [in, out]
+        this.addGrad(`${prefix}.bias`, this.reduceSum(dy, [0], false)) // [out]
+        return this.g.node('Gemm', [dy, w], { transB: attr.int(1) }) // [N, in]
+      },
+    }
+  }
+
+  /** LayerNorm over the last axis of x [N, H]. */
+  layerNorm(prefix: string, x: string, H: number, eps: number): { y: string; backward: (dy: string) => string } {
+    const gamma = this.param(`${prefix}.weight`, [H])
+    const beta = this.param(`${prefix}.bias`, [H])
+    const [y, mean, rstd] = this.g.nodeOutputs('LayerNormalization', [x, gamma, beta], { axis: attr.int(-1), epsilon: attr.float(eps) }, { outputs: 3 })
+    return {
+      y,
+      backward: (dy: string) => {
+        const xhat = this.mul(this.sub(x, mean), rstd) // [N, H]
+        const dxhat = this.mul(dy, gamma)
+        const m1 = this.meanLast(dxhat) // [N, 1]
+        const m2 = this.meanLast(this.mul(dxhat, xhat)) // [N, 1]
+        this.addGrad(`${prefix}.weight`, this.reduceSum(this.mul(dy, xhat), [0], false))
+        this.addGrad(`${prefix}.bias`, this.reduceSum(dy, [0], false))
+        return this.mul(this.sub(this.sub(dxhat, m1), this.mul(xhat, m2)), rstd)
+      },
+    }
+  }
+
+  /** Multiplies by a dropout mask input when the site is on. */
+  dropout(on: boolean, name: string, x: string, dims: (number | string)[]): { y: string; backward: (dy: string) => string } {
+    if (!on) return { y: x, backward: (dy) => dy }
+    const m = this.dropoutMask(name, dims)
+    return { y: this.mul(x, m), backward: (dy) => this.mul(dy, m) }
+  }
+
+  /** Declares `grad.<p>` for every parameter (zeros for one the loss does not reach). */
+  finishGradients(): void {
+    for (const p of this.params) {
+      const list = this.grads.get(p.name)
+      const value = list?.length ? this.sum(list) : this.g.node('ConstantOfShape', [this.g.int64s(p.shape)], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+      this.g.output(gradName(p.name), value, 'float32', p.shape)
+    }
+  }
+}
+
+/** What a loss can read from the encoder and send gradients back into. */
+export interface EncoderTape {
+  /** Final hidden state [N, H] (after the last layer; before any head dropout). */
+  top: string
+  /** hidden_states as HF returns them: embeddings output, then each layer's output; [N, H]. */
+  hidden: string[]
+  /** Attention probabilities per layer after dropout (as HF returns them) [B, heads, S, S]. */
+  attentions: string[]
+  /** [B, S] shape tensor, int64 [2] (for reshapes). */
+  batchSeqShape: string
+  /** int64 [B, S] inputs. */
+  inputIds: string
+  /** Word-embedding table parameter name (for tied MLM decoders). */
+  wordEmbeddings: string
+  /**
+   * Emits the backward pass. `dTop` is the gradient at `top` (or null); `dHidden[i]` and
+   * `dAttention[l]` add gradients at hidden[i] and attentions[l].
+   */
+  backward(dTop: string | null, dHidden?: Map<number, string>, dAttention?: Map<number, string>): void
+}
+
+/** The BERT encoder forward with its backward (HF semantics as export.ts). */
+export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, prefix = 'bert.'): EncoderTape {
+  const g = t.g
+  const H = c.hiddenSize
+  const nH = c.numAttentionHeads
+  const d = H / nH
+  const eps = c.layerNormEps
+  const inputIds = g.input('input_ids', 'int64', ['batch', 'sequence'])
+  const attentionMask = g.input('attention_mask', 'int64', ['batch', 'sequence'])
+  const tokenTypeIds = g.input('token_type_ids', 'int64', ['batch', 'sequence'])
+  const rows = g.int64s([-1, H])
+  const bs = g.node('Shape', [inputIds]) // [2]: B, S
+  const shape4 = g.node('Concat', [bs, g.int64s([nH, d])], { axis: attr.int(0) }) // [B, S, h, d]
+  const shape3 = g.node('Concat', [bs, g.int64s([H])], { axis: attr.int(0) }) // [B, S, H]
+  const seqLen = g.node('Slice', [bs, g.int64s([1]), g.int64s([2])]) // [1]
+  const hiddenDims = ['batch*sequence', H]
+
+  // ---- embeddings ----------------------------------------------------------------------------
+  const wordName = `${prefix}embeddings.word_embeddings.weight`
+  const posName = `${prefix}embeddings.position_embeddings.weight`
+  const typeName = `${prefix}embeddings.token_type_embeddings.weight`
+  const wordTable = t.param(wordName, [c.vocabSize, H])
+  const posTable = t.param(posName, [c.maxPositionEmbeddings, H])
+  const typeTable = t.param(typeName, [c.typeVocabSize, H])
+  const words = g.node('Gather', [wordTable, inputIds]) // [B, S, H]
+  const types = g.node('Gather', [typeTable, tokenTypeIds]) // [B, S, H]
+  const positions = g.node('Slice', [posTable, g.int64s([0]), seqLen, g.int64s([0])]) // [S, H]
+  const emb = t.reshape(t.add(t.add(words, types), positions), rows) // [N, H]
+  const embLn = t.layerNorm(`${prefix}embeddings.LayerNorm`, emb, H, eps)
+  const embDrop = t.dropout(drop.hidden, 'dropout.embeddings', embLn.y, hiddenDims)
+  let x = embDrop.y
+  const hidden = [x]
+  const attentions: string[] = []
+
+  // additive key mask (1 − mask)·float32_min [B, 1, 1, S]
+  const maskF = g.node('Cast', [attentionMask], { to: attr.int(1) })
+  const maskBias = g.node('Unsqueeze', [t.mul(t.sub(g.float(1), maskF), g.float(FLOAT32_MIN)), g.int64s([1, 2])])
+  const invSqrtD = g.float(1 / Math.sqrt(d))
+  const split = (y: string) => t.transpose(t.reshape(y, shape4), [0, 2, 1, 3]) // [N, H] → [B, h, S, d]
+  const merge = (y: string) => t.reshape(t.transpose(y, [0, 2, 1, 3]), rows) // [B, h, S, d] → [N, H]
+
+  // dOut: gradient at the layer output; dAttn: extra gradient at its attention probabilities.
+  const layerBackwards: Array<(dOut: string, dAttn?: string) => string> = []
+  for (let l = 0; l < c.numHiddenLayers; l++) {
+    const p = `${prefix}encoder.layer.${l}`
+    const xIn = x
+    const qL = t.linear(`${p}.attention.self.query`, xIn, H, H)
+    const kL = t.linear(`${p}.attention.self.key`, xIn, H, H)
+    const vL = t.linear(`${p}.attention.self.value`, xIn, H, H)
+    const q = split(qL.y) // [B, h, S, d]
+    const k = split(kL.y) // [B, h, S, d]
+    const v = split(vL.y) // [B, h, S, d]
+    const scores = t.add(t.mul(g.node('MatMul', [q, t.transpose(k, [0, 1, 3, 2])]), invSqrtD), maskBias) // [B, h, S, S]
+    const probs = g.node('Softmax', [scores], { axis: attr.int(-1) })
+    const probsDrop = t.dropout(drop.attention, `dropout.layer.${l}.attention`, probs, ['batch', nH, 'sequence', 'sequence'])
+    attentions.push(probsDrop.y)
+    const ctx = merge(g.node('MatMul', [probsDrop.y, v])) // [N, H]
+    const aoL = t.linear(`${p}.attention.output.dense`, ctx, H, H)
+    const aoDrop = t.dropout(drop.hidden, `dropout.layer.${l}.attention_output`, aoL.y, hiddenDims)
+    const aLn = t.layerNorm(`${p}.attention.output.LayerNorm`, t.add(aoDrop.y, xIn), H, eps)
+    const a = aLn.y
+    const iL = t.linear(`${p}.intermediate.dense`, a, H, c.intermediateSize)
+    const pre = iL.y // [N, I]
+    const cdf = t.mul(t.add(g.node('Erf', [t.mul(pre, g.float(Math.SQRT1_2))]), g.float(1)), g.float(0.5))
+    const act = t.mul(pre, cdf)
+    const oL = t.linear(`${p}.output.dense`, act, c.intermediateSize, H)
+    const oDrop = t.dropout(drop.hidden, `dropout.layer.${l}.output`, oL.y, hiddenDims)
+    const oLn = t.layerNorm(`${p}.output.LayerNorm`, t.add(oDrop.y, a), H, eps)
+    x = oLn.y
+    hidden.push(x)
+
+    layerBackwards.push((dOut: string, dAttn?: string) => {
+      const dz2 = oLn.backward(dOut)
+      const dAct = oL.backward(oDrop.backward(dz2)) // [N, I]
+      const pdf = t.mul(g.node('Exp', [t.mul(t.mul(pre, pre), g.float(-0.5))]), g.float(INV_SQRT_2PI))
+      const dPre = t.mul(dAct, t.add(cdf, t.mul(pre, pdf)))
+      const da = t.add(iL.backward(dPre), dz2)
+      const dz1 = aLn.backward(da)
+      const dctx = split(aoL.backward(aoDrop.backward(dz1))) // [B, h, S, d]
+      let dProbsDrop = g.node('MatMul', [dctx, t.transpose(v, [0, 1, 3, 2])]) // [B, h, S, S]
+      if (dAttn) dProbsDrop = t.add(dProbsDrop, dAttn)
+      const dv = g.node('MatMul', [t.transpose(probsDrop.y, [0, 1, 3, 2]), dctx]) // [B, h, S, d]
+      const dProbs = probsDrop.backward(dProbsDrop)
+      const dScores = t.mul(probs, t.sub(dProbs, g.node('ReduceSum', [t.mul(dProbs, probs), g.int64s([-1])], { keepdims: attr.int(1) })))
+      const dScaled = t.mul(dScores, invSqrtD)
+      const dq = g.node('MatMul', [dScaled, k]) // [B, h, S, d]
+      const dk = g.node('MatMul', [t.transpose(dScaled, [0, 1, 3, 2]), q]) // [B, h, S, d]
+      return t.sum([qL.backward(merge(dq)), kL.backward(merge(dk)), vL.backward(merge(dv)), dz1])
+    })
+  }
+
+  return {
+    top: x,
+    hidden,
+    attentions,
+    batchSeqShape: bs,
+    inputIds,
+    wordEmbeddings: wordName,
+    backward(dTop, dHidden, dAttention) {
+      const L = c.numHiddenLayers
+      const withHidden = (i: number, dv: string | null): string | null => {
+        const extra = dHidden?.get(i)
+        if (!extra) return dv
+        return dv ? t.add(dv, extra) : extra
+      }
+      let dx = withHidden(L, dTop)
+      for (let l = L - 1; l >= 0; l--) {
+        if (!dx) {
+          dx = withHidden(l, null)
+          continue
+        }
+        dx = withHidden(l, layerBackwards[l](dx, dAttention?.get(l)))
+      }
+      if (!dx) return
+      const dEmb = embLn.backward(embDrop.backward(dx)) // [N, H]
+      const zeros = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+      const scatter = (table: string, ids: string) =>
+        g.node('ScatterND', [zeros(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), dEmb], { reduction: attr.string('add') })
+      t.addGrad(wordName, scatter(wordTable, inputIds))
+      t.addGrad(typeName, scatter(typeTable, tokenTypeIds))
+      // positions: Σ over the batch, then zero rows S..P−1  [P, H]
+      const dPos = t.reduceSum(t.reshape(dEmb, shape3), [0], false) // [S, H]
+      const padRows = t.sub(g.int64s([c.maxPositionEmbeddings]), seqLen) // [1]
+      const pads = g.node('Concat', [g.int64s([0, 0]), padRows, g.int64s([0])], { axis: attr.int(0) })
+      t.addGrad(posName, g.node('Pad', [dPos, pads]))
+    },
+  }
+}
+
+/**
+ * Masked mean cross-entropy of logits [N, C] against labels (int64 [B, S], −100 = ignored), as
+ * core/train/loss.ts maskedCrossEntropy. Returns the loss value and dlogits.
+ */
+function crossEntropy(t: GradGraph, logits: string, labels: string, C: number): { loss: string; dLogits: string } {
+  const g = t.g
+  const flat = t.reshape(labels, g.int64s([-1])) // [N]
+  const ignored = g.node('Equal', [flat, g.int64s([-100], [])])
+  const keep = g.node('Cast', [g.node('Not', [ignored])], { to: attr.int(1) }) // [N]
+  const safe = g.node('Where', [ignored, g.int64s([0], []), flat])
+  const oneHot = g.node('Cast', [g.node('Equal', [g.node('Unsqueeze', [safe, g.int64s([1])]), g.int64s(Array.from({ length: C }, (_, i) => i))])], { to: attr.int(1) }) // [N, C]
+  const logp = g.node('LogSoftmax', [logits], { axis: attr.int(-1) })
+  const count = g.node('Max', [t.reduceSum(keep, [0], false), g.float(1)])
+  const picked = t.reduceSum(t.mul(logp, oneHot), [1], false) // [N]
+  const loss = g.node('Neg', [g.node('Div', [t.reduceSum(t.mul(picked, keep), [0], false), count])])
+  const weight = g.node('Unsqueeze', [g.node('Div', [keep, count]), g.int64s([1])]) // [N, 1]
+  const dLogits = t.mul(t.sub(g.node('Exp', [logp]), oneHot), weight)
+  return { loss, dLogits }
+}
+
+export interface TokenClassificationGraphOptions {
+  config: OnnxBertConfig
+  /** Heads in the loss; the loss is the sum of their mean cross-entropies. */
+  heads: CeHead[]
+  dropout?: DropoutSites
+}
+
+/**
+ * Token classification: Σ_heads masked mean CE(classifier(dropout(encoder(x))), labels_<head>).
+ * Inputs: input_ids, attention_mask, token_type_ids (int64 [B, S]), labels.<head> (int64 [B, S]),
+ * the parameters and the dropout masks.
+ */
+export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOptions): TrainGraph {
+  const c = opts.config
+  const drop = opts.dropout ?? NO_DROPOUT
+  if (opts.heads.length === 0) throw new Error('training graph: no head to train')
+  const t = new GradGraph('fastbioner_token_classification_train')
+  const enc = encoder(t, c, drop)
+  const g = t.g
+  const H = c.hiddenSize
+  const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H])
+  const losses: string[] = []
+  const dTop: string[] = []
+  const lossTerms: string[] = []
+  const extraInputs: TrainGraph['extraInputs'] = []
+  for (const h of opts.heads) {
+    const labels = g.input(`labels.${h.name}`, 'int64', ['batch', 'sequence'])
+    extraInputs.push({ name: labels, dims: ['batch', 'sequence'], type: 'int64' })
+    const head = t.linear(headPrefix(h.name), top.y, H, h.numLabels)
+    const ce = crossEntropy(t, head.y, labels, h.numLabels)
+    losses.push(ce.loss)
+    dTop.push(head.backward(ce.dLogits))
+    const term = `loss.${h.name}`
+    g.output(term, ce.loss, 'float32', [])
+    lossTerms.push(term)
+  }
+  enc.backward(top.backward(t.sum(dTop)))
+  g.output('loss', t.sum(losses), 'float32', [])
+  t.finishGradients()
+  return {
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `token-classification training graph (${opts.heads.map((h) => h.name).join(', ')})` }),
+    params: t.params,
+    lossTerms,
+    dropoutInputs: t.dropoutInputs,
+    extraInputs,
+  }
+}

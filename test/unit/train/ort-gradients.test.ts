@@ -1,0 +1,133 @@
+// The onnxruntime training graph against tfjs autodiff (itself checked against a float64
+// reference in test/unit/model/hf_equivalence.test.ts): every parameter's gradient, with padding,
+// token types, two heads, ignored labels and dropout with identical masks.
+
+import * as tf from '@tensorflow/tfjs-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useBackend } from '@core/model/backend'
+import { BertTokenClassifier, makeBertConfig, type BertConfig } from '@core/model/bert'
+import { Rng } from '@core/model/rng'
+import { collate, type HostBatch } from '@core/train/batching'
+import { maskedCrossEntropy } from '@core/train/loss'
+import { OrtTokenClassifierTrainer } from '@core/train/ort'
+
+beforeAll(async () => {
+  await useBackend('cpu')
+})
+
+export function tinyConfig(dropout: number, extra: Partial<BertConfig> = {}): BertConfig {
+  return makeBertConfig({
+    vocabSize: 37,
+    hiddenSize: 16,
+    numHiddenLayers: 2,
+    numAttentionHeads: 4,
+    intermediateSize: 24,
+    maxPositionEmbeddings: 20,
+    typeVocabSize: 2,
+    hiddenDropoutProb: dropout,
+    attentionProbsDropoutProb: dropout,
+    ...extra,
+  })
+}
+
+/** A model whose every parameter is random (LayerNorm and biases too), so each gradient matters. */
+export function randomModel(c: BertConfig, heads: Record<string, string[]>, seed: number): BertTokenClassifier {
+  const model = BertTokenClassifier.random(c, seed, heads)
+  const rng = new Rng(seed + 1)
+  for (const [name, v] of model.variables()) {
+    const std = name.includes('LayerNorm') || name.endsWith('.bias') ? 0.2 : 0.4
+    const mean = name.includes('LayerNorm.weight') ? 1 : 0
+    v.assign(tf.tensor(rng.normalArray(v.size, std, mean), v.shape))
+  }
+  return model
+}
+
+/** Padded batch of three sequences (lengths 9, 6, 4), token types 0/1, some labels ignored. */
+export function tinyBatch(c: BertConfig, numLabels: number[], seed: number): { batch: HostBatch; labels: Int32Array[] } {
+  const rng = new Rng(seed)
+  const lengths = [9, 6, 4]
+  const examples = lengths.map((n) => ({
+    inputIds: Array.from({ length: n }, () => 1 + (rng.nextU32() % (c.vocabSize - 1))),
+    tokenTypeIds: Array.from({ length: n }, (_, i) => (i >= n / 2 ? 1 : 0)),
+    labels: Array.from({ length: n }, () => 0),
+  }))
+  const batch = collate(examples, [0, 1, 2])
+  const labels = numLabels.map((C) => {
+    const l = new Int32Array(batch.labels.length).fill(-100)
+    for (let i = 0; i < l.length; i++) if (batch.attentionMask[i] && rng.next() < 0.75) l[i] = rng.nextU32() % C
+    return l
+  })
+  return { batch, labels }
+}
+
+function tfjsGradients(model: BertTokenClassifier, b: HostBatch, labels: Record<string, Int32Array>, seed: number, training: boolean) {
+  const shape: [number, number] = [b.batchSize, b.seqLen]
+  const vars = model.trainableVariables()
+  const byVar = new Map([...model.variables()].map(([n, v]) => [v.name, n]))
+  const { value, grads } = tf.variableGrads(() => {
+    const out = model.forward(
+      { inputIds: tf.tensor2d(b.inputIds, shape, 'int32'), attentionMask: tf.tensor2d(b.attentionMask, shape, 'int32'), tokenTypeIds: tf.tensor2d(b.tokenTypeIds, shape, 'int32') },
+      { training, seed, heads: Object.keys(labels) },
+    )
+    const terms = Object.entries(labels).map(([h, l]) => maskedCrossEntropy(out.logits[h], tf.tensor2d(l, shape, 'int32')))
+    return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
+  }, vars)
+  const out = new Map<string, Float32Array>()
+  for (const [k, g] of Object.entries(grads)) out.set(byVar.get(k)!, g.dataSync() as Float32Array)
+  return { loss: value.dataSync()[0], grads: out }
+}
+
+function paramsOf(model: BertTokenClassifier): Map<string, Float32Array> {
+  return new Map([...model.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
+}
+
+async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean) {
+  const model = randomModel(c, heads, 7)
+  const names = Object.keys(heads)
+  const { batch, labels } = tinyBatch(c, names.map((h) => heads[h].length), 11)
+  const labelMap = Object.fromEntries(names.map((h, i) => [h, labels[i]]))
+  const seed = 1234
+  const ref = tfjsGradients(model, batch, labelMap, seed, dropout)
+  const trainer = await OrtTokenClassifierTrainer.create({
+    config: c,
+    heads: names.map((h) => ({ name: h, numLabels: heads[h].length })),
+    params: paramsOf(model),
+    optimizer: { lr: 1e-3 },
+    dropout,
+    threads: 1,
+  })
+  const got = await trainer.gradients(batch, labelMap, seed)
+  await trainer.dispose()
+  model.dispose()
+  expect(got.loss).toBeCloseTo(ref.loss, 4)
+  let maxAbs = 0
+  for (const g of ref.grads.values()) for (const x of g) maxAbs = Math.max(maxAbs, Math.abs(x))
+  expect(maxAbs).toBeGreaterThan(1e-3)
+  expect([...got.grads.keys()].sort()).toEqual([...ref.grads.keys()].sort())
+  const worst: Array<[string, number]> = []
+  for (const [name, g] of ref.grads) {
+    const o = got.grads.get(name)!
+    let err = 0
+    for (let i = 0; i < g.length; i++) err = Math.max(err, Math.abs(g[i] - o[i]))
+    worst.push([name, err / maxAbs])
+  }
+  worst.sort((a, b) => b[1] - a[1])
+  expect(worst[0][1], `worst: ${worst[0][0]}`).toBeLessThanOrEqual(1e-4)
+  return { ref, got }
+}
+
+describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
+  it('one head, padding, token types, ignored labels, no dropout', async () => {
+    const { ref } = await compare(tinyConfig(0), { default: ['O', 'B-X', 'I-X'] }, false)
+    // the word-embedding gradient is sparse: rows of ids not in the batch are exactly 0
+    expect(ref.grads.get('bert.embeddings.word_embeddings.weight')!.some((x) => x !== 0)).toBe(true)
+  })
+
+  it('two heads summed', async () => {
+    await compare(tinyConfig(0), { default: ['O', 'B-X', 'I-X'], genes: ['O', 'B-G', 'I-G', 'B-H', 'I-H'] }, false)
+  })
+
+  it('dropout on every site with identical masks', async () => {
+    await compare(tinyConfig(0.2, { classifierDropout: 0.3 }), { default: ['O', 'B-X', 'I-X'] }, true)
+  })
+})
