@@ -439,7 +439,7 @@ const trainModel: Job<'trainModel'> = async (p, ctx) => {
     epochs: result.epochs.length,
     seconds: (performance.now() - t0) / 1000,
     backend: b.name,
-    notes: [`vocabulary: ${vocab.tokens.length} WordPiece tokens learnt from the training text`],
+    notes: [`vocabulary: ${vocab.tokens.length} WordPiece tokens learnt from the training text`, `trainer: ${result.trainer} (${result.trainerReason})`],
     curve,
   }
 }
@@ -500,6 +500,7 @@ const retrain: Job<'retrain'> = async (p, ctx) => {
       signal: ctx.signal,
     })
     if (result.cancelled) return cancelledRetrain(p, b, before, notes, t0, curve)
+    notes.push(`trainer: ${result.trainer} (${result.trainerReason})`)
     // The last epoch is the candidate (no selection on the held-out documents: "after" stays an
     // honest estimate; the curve shows every epoch).
     const after = scores(evaluate(ck.model, tokenizer, p.heldOut, evalOpts))
@@ -516,6 +517,9 @@ const retrain: Job<'retrain'> = async (p, ctx) => {
       batchSize: TRAIN_DEFAULTS.batchSize,
       lr,
       dev: { precision: after.precision, recall: after.recall, f1: after.f1 },
+      trainer: result.trainer,
+      trainerReason: result.trainerReason,
+      tokensPerSecond: result.tokensPerSecond,
     }
     await saveCheckpoint(p.candidateDir, ck.model, [...tokenizer.vocab], {
       lowercase: tokenizer.lowercase,

@@ -28,6 +28,8 @@ best checkpoint; a second Ctrl-C exits at once.
   --out DIR           checkpoint directory; one that already holds a model is refused
   --overwrite         replace the model in --out (after the first epoch, by that epoch's)
   --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours)
+  --resume            continue the run saved in --out (its weights and optimizer.safetensors),
+                      with the same options it was started with
   --preset NAME       train from scratch with a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
                       Default when neither is given: ${SCRATCH_DEFAULTS.preset}
@@ -46,6 +48,9 @@ best checkpoint; a second Ctrl-C exits at once.
   --cased             from scratch: keep case (default: lower-case, accents stripped)
   --train-format F, --dev-format F   input formats when detection is not wanted
   -q, --quiet         only errors on standard error
+
+Trainer engine: onnxruntime (CUDA → DirectML → CPU) first, tfjs as the fallback;
+FASTBIONER_TRAINER=onnxruntime|tfjs forces one (FASTBIONER_ORT_EP=cuda,dml,cpu picks providers).
   -h, --help          this text
 
 exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C (best checkpoint kept)`
@@ -57,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
       dev: { type: 'string' },
       out: { type: 'string' },
       init: { type: 'string' },
+      resume: { type: 'boolean' },
       preset: { type: 'string' },
       epochs: { type: 'string' },
       'batch-size': { type: 'string' },
@@ -84,7 +90,9 @@ export async function run(argv: string[]): Promise<number> {
     const trainPath = requireOpt(v.train, '--train')
     const outDir = requireOpt(v.out, '--out')
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init HF_DIR (fine-tune) or --preset NAME (from scratch), not both', 2)
-    const scratch = v.init === undefined
+    if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
+    const resume = v.resume ?? false
+    const scratch = v.init === undefined && !resume
     const presetName = v.preset ?? SCRATCH_DEFAULTS.preset
     if (scratch && !(PRESET_NAMES as string[]).includes(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
     const epochs = intOpt(v.epochs, '--epochs') ?? (scratch ? SCRATCH_DEFAULTS.epochs : FINETUNE_DEFAULTS.epochs)
@@ -120,10 +128,11 @@ export async function run(argv: string[]): Promise<number> {
     let model: BertTokenClassifier
     let tokenizer: WordPieceTokenizer
     if (!scratch) {
-      const ck = await loadCheckpoint(v.init!, { heads: { [DEFAULT_HEAD]: labelMap.labels }, seed })
+      const from = resume ? outDir : v.init!
+      const ck = await loadCheckpoint(from, { heads: { [DEFAULT_HEAD]: labelMap.labels }, seed })
       for (const n of ck.notes) log(`note: ${n}`)
       model = ck.model
-      tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${v.init}/vocab.txt` })
+      tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${from}/vocab.txt` })
     } else {
       const lowercase = !(v.cased ?? false)
       const t0 = performance.now()
@@ -140,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
     const c = model.config
     const numParameters = model.numParameters()
     log(
-      `model: ${scratch ? `preset ${presetName} (from scratch)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide, ` +
+      `model: ${scratch ? `preset ${presetName} (from scratch)` : resume ? `${outDir} (resuming)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide, ` +
         `${(numParameters / 1e6).toFixed(2)}M parameters; labels ${labelMap.labels.join(' ')}`,
     )
 
@@ -190,6 +199,8 @@ export async function run(argv: string[]): Promise<number> {
         maxSteps,
         onProgress,
         signal: controller.signal,
+        resume,
+        onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
         checkpoint: { metadata: { source: { train: trainPath, dev: v.dev ?? null, init: v.init ?? null, preset: scratch ? presetName : null } } },
       })
     } finally {
@@ -202,6 +213,9 @@ export async function run(argv: string[]): Promise<number> {
     writeJsonLine({
       out: result.checkpointDir,
       backend: backend.name,
+      trainer: result.trainer,
+      trainer_reason: result.trainerReason,
+      resumed_after_epoch: result.resumedAfterEpoch,
       init: v.init ?? null,
       preset: scratch ? presetName : null,
       labels: result.labels,

@@ -1,9 +1,11 @@
-// Fine-tuning loop for token classification, and batched prediction for tagging/evaluation.
+// Fine-tuning for token classification on the training runner (core/train/runner.ts), and
+// batched prediction for tagging/evaluation.
 //
-// One step: batch (padded to its own longest sequence) → forward in training mode with a
-// per-step dropout seed → masked cross-entropy → gradients → AdamW (clip, decay, schedule).
-// Everything that decides randomness derives from `seed` (batch order per epoch, dropout per
-// step), so the same seed on the same backend replays the same losses bit for bit.
+// One step: batch (padded to its own longest sequence) → the trainer engine (onnxruntime training
+// graph, or tfjs autodiff as the fallback) computes the masked cross-entropy and its gradients
+// with a per-step dropout seed → AdamW (clip, decay, schedule). Everything that decides
+// randomness derives from `seed`, so the same seed, engine and thread count replay the same
+// losses.
 
 import * as tf from '@tensorflow/tfjs-core'
 import type { CorpusDocument } from '../../shared/domain'
@@ -14,30 +16,23 @@ import { ensureGradients } from '../model/gradients'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, planTagging, predictionsToMentions, type Example, type ScoredMention, type TaggingPlan } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
-import { collate, countBatches, disposeBatch, planBatches, toTensors, type BatchableExample } from './batching'
-import { maskedCrossEntropy } from './loss'
-import { AdamW, linearScheduleWithWarmup, warmupStepsFromRatio } from './optimizer'
-import { deriveSeed } from './rng'
+import { collate, disposeBatch, planBatches, toTensors, type BatchableExample } from './batching'
+import { openTrainer, type TrainerPreference } from './engine'
+import { linearScheduleWithWarmup, warmupStepsFromRatio } from './optimizer'
+import {
+  loadOptimizerState,
+  OPTIMIZER_FILE,
+  plannedStepsOf,
+  runTraining,
+  saveOptimizerState,
+  type EpochRecord,
+  type ResumePoint,
+  type RunProgress,
+  type RunResult,
+} from './runner'
 
-export interface TrainProgress {
-  /** 'step' after each optimizer step; 'eval' after each devel evaluation. */
-  kind: 'step' | 'eval'
-  /** 1-based. */
-  epoch: number
-  epochs: number
-  /** Optimizer steps done (1-based after the first step). */
-  step: number
-  totalSteps: number
-  /** Loss of this step ('step') or mean loss of the epoch ('eval'). */
-  loss: number
-  lr: number
-  /** Real (unpadded) tokens per second of training time so far. */
-  tokensPerSecond: number
-  /** Remaining training time at the current pace (evaluation time included proportionally). */
-  etaSeconds: number
-  /** Entity-level F1 on devel, on 'eval' events. */
-  devF1?: number
-}
+/** Progress of a training run (see core/train/runner). */
+export type TrainProgress = RunProgress
 
 export interface TrainOptions {
   model: BertTokenClassifier
@@ -79,18 +74,23 @@ export interface TrainOptions {
   onProgress?: (p: TrainProgress) => void
   /** Checked between steps; the run ends cleanly and the best checkpoint stays as it was. */
   signal?: AbortSignal
+  /** Trainer engine: 'auto' (default: onnxruntime, else tfjs; FASTBIONER_TRAINER overrides). */
+  trainer?: TrainerPreference
+  /** onnxruntime intra-op threads (default: all cores). */
+  threads?: number
+  /**
+   * Continue the run saved in outDir (model weights already loaded from it by the caller): the
+   * optimizer state beside the checkpoint and its save point are read back, and training goes
+   * on from the epoch after it with the same options.
+   */
+  resume?: boolean
+  /** Dropout on (default). Off only to compare engines step for step. */
+  dropout?: boolean
+  /** Told which engine trains, and why, once it has started. */
+  onTrainer?: (trainer: string, reason: string) => void
 }
 
-export interface EpochRecord {
-  epoch: number
-  /** Mean training loss over the epoch's steps. */
-  loss: number
-  steps: number
-  seconds: number
-  dev?: { precision: number; recall: number; f1: number }
-  /** This epoch's model was saved as the best. */
-  saved: boolean
-}
+export type { EpochRecord }
 
 export interface TrainResult {
   /** Loss of every optimizer step, in order. */
@@ -112,6 +112,11 @@ export interface TrainResult {
   wallSeconds: number
   tokensPerSecond: number
   labels: string[]
+  /** Engine that trained ('onnxruntime-cpu', 'tfjs-wasm', …) and why. */
+  trainer: string
+  trainerReason: string
+  /** Epoch the run resumed after, when it resumed. */
+  resumedAfterEpoch: number | null
 }
 
 /** What the loop records in fastbioner.json; `tag`/`eval` read maxLength etc. back from it. */
@@ -127,6 +132,10 @@ export interface TrainingMetadata {
   batchSize: number
   lr: number
   dev: { precision: number; recall: number; f1: number } | null
+  /** Engine that trained and why; real tokens per second of training time. */
+  trainer?: string
+  trainerReason?: string
+  tokensPerSecond?: number
 }
 
 export const TRAIN_DEFAULTS = {
@@ -141,9 +150,6 @@ export const TRAIN_DEFAULTS = {
   sentenceLevel: true,
   evalBatchSize: 32,
 } as const
-
-/** Lets timers and abort events run between steps (a step is long synchronous work). */
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 export function headLabelMap(model: BertTokenClassifier, head = DEFAULT_HEAD): LabelMap {
   const info = model.heads.get(head)
@@ -169,7 +175,6 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const seed = opts.seed ?? TRAIN_DEFAULTS.seed
   const maxLength = opts.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, model.config.maxPositionEmbeddings)
   const sentenceLevel = opts.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel
-  const patience = opts.patience ?? Infinity
   checkLength(model, maxLength)
   if (!(Number.isInteger(epochs) && epochs >= 1)) throw new Error(`epochs must be a positive integer, got ${epochs}`)
   if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new Error(`batch size must be a positive integer, got ${batchSize}`)
@@ -177,181 +182,107 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   // Registered by initBackend/useBackend already; a caller that set a backend itself may not have.
   await ensureGradients()
 
+  let resume: ResumePoint | undefined
+  if (opts.resume) {
+    if (!opts.outDir) throw new Error('resume needs the checkpoint directory (outDir) of the run to continue')
+    const saved = loadOptimizerState(opts.outDir)
+    if (!saved) throw new Error(`${opts.outDir}: no ${OPTIMIZER_FILE}, so there is no run to resume (train without resume)`)
+    resume = { ...saved.point, bestEpoch: saved.point.epoch, bestDevF1: saved.point.dev?.f1 ?? null, optimizer: saved.state }
+  }
+
   const exOpts = { maxLength, stride: opts.stride, sentenceLevel }
   // Examples with no labelled position (empty sentences) would only cost time.
   const examples: Example[] = documentsToExamples(opts.train, tokenizer, labelMap, exOpts).filter((e) => e.labels.some((l) => l !== -100))
   if (examples.length === 0) throw new Error('no training examples: the training documents contain no tokens')
-  const lengths = examples.map((e) => e.inputIds.length)
-  const stepsPerEpoch = countBatches(examples.length, batchSize)
-  const plannedSteps = Math.min(opts.maxSteps ?? Infinity, stepsPerEpoch * epochs)
+  const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, opts.maxSteps)
   const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
-
-  const params = new Map([...model.variables()].filter(([, v]) => v.trainable))
-  const optimizer = new AdamW(params, {
-    lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
-    weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
-    maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
+  const engine = await openTrainer({
+    model,
+    heads: [head],
+    optimizer: {
+      lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
+      weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
+      maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
+    },
+    prefer: opts.trainer,
+    threads: opts.threads,
+    dropout: opts.dropout,
   })
-  const padTokenId = tokenizer.padId
+  opts.onTrainer?.(engine.trainer, engine.reason)
 
-  const result: TrainResult = {
-    losses: [],
-    steps: 0,
-    plannedSteps,
-    epochs: [],
-    bestEpoch: null,
-    bestDevF1: null,
-    checkpointDir: null,
-    cancelled: false,
-    stoppedEarly: false,
-    trainExamples: examples.length,
-    trainTokens: 0,
-    trainSeconds: 0,
-    evalSeconds: 0,
-    wallSeconds: 0,
-    tokensPerSecond: 0,
-    labels: labelMap.labels,
-  }
-  let sinceBest = 0
-  let trainMs = 0
-  let evalMs = 0
-  let evals = 0
-
-  const save = async (epoch: number, dev?: EpochRecord['dev']) => {
-    if (!opts.outDir) return false
-    const training: TrainingMetadata = {
-      head,
-      labels: labelMap.labels,
-      maxLength,
-      stride: opts.stride ?? null,
-      sentenceLevel,
-      epoch,
-      step: result.steps,
-      seed,
-      batchSize,
-      lr: peakLr,
-      dev: dev ?? null,
-    }
-    await saveCheckpoint(opts.outDir, model, [...tokenizer.vocab], {
-      lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
-      metadata: { ...opts.checkpoint?.metadata, training },
-    })
-    result.checkpointDir = opts.outDir
-    return true
-  }
-
+  let tokensPerSecond = 0
+  let run: RunResult
   try {
-    outer: for (let epoch = 1; epoch <= epochs; epoch++) {
-      const epochStart = performance.now()
-      const plan = planBatches(lengths, { batchSize, seed, epoch, shuffle: true })
-      let lossSum = 0
-      let epochSteps = 0
-      for (const idx of plan) {
-        if (opts.signal?.aborted) {
-          result.cancelled = true
-          break outer
-        }
-        if (result.steps >= plannedSteps) break
-        const stepStart = performance.now()
-        const batch = toTensors(collate(examples as BatchableExample[], idx, { padTokenId }))
-        const stepSeed = deriveSeed(seed, 0x5eed, result.steps)
-        let info: ReturnType<AdamW['step']>
-        try {
-          info = optimizer.step(() => {
-            const out = model.forward(
-              { inputIds: batch.inputIds, attentionMask: batch.attentionMask, tokenTypeIds: batch.tokenTypeIds },
-              { training: true, seed: stepSeed, heads: [head] },
-            )
-            return maskedCrossEntropy(out.logits[head], batch.labels) // [] over labelled pieces
-          })
-        } finally {
-          disposeBatch(batch)
-        }
-        if (!Number.isFinite(info.loss)) {
-          throw new Error(`training diverged: loss is ${info.loss} at step ${result.steps + 1} (lower the learning rate, now ${peakLr})`)
-        }
-        result.steps++
-        result.losses.push(info.loss)
-        result.trainTokens += batch.numTokens
-        lossSum += info.loss
-        epochSteps++
-        trainMs += performance.now() - stepStart
-        const msPerStep = trainMs / result.steps
-        // Evaluations still to come (this epoch's included), at the mean cost of those done.
-        const laterSteps = Math.max(0, plannedSteps - result.steps - (plan.length - epochSteps))
-        const evalsLeft = opts.dev && evals > 0 ? 1 + Math.ceil(laterSteps / stepsPerEpoch) : 0
-        opts.onProgress?.({
-          kind: 'step',
-          epoch,
-          epochs,
-          step: result.steps,
-          totalSteps: plannedSteps,
-          loss: info.loss,
-          lr: info.lr,
-          tokensPerSecond: result.trainTokens / (trainMs / 1000),
-          etaSeconds: ((plannedSteps - result.steps) * msPerStep + (evals > 0 ? (evalMs / evals) * evalsLeft : 0)) / 1000,
-        })
-        await yieldToEventLoop()
-      }
-      if (epochSteps === 0) break
-      const record: EpochRecord = { epoch, loss: lossSum / epochSteps, steps: epochSteps, seconds: 0, saved: false }
-      if (opts.dev && opts.dev.length > 0) {
-        const evalStart = performance.now()
-        const ev = evaluate(model, tokenizer, opts.dev, {
-          batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
-          maxLength,
-          stride: opts.stride,
-          sentenceLevel,
-          head,
-        })
-        evalMs += performance.now() - evalStart
-        evals++
-        const { precision, recall, f1 } = ev.overall
-        record.dev = { precision, recall, f1 }
-        if (result.bestDevF1 === null || f1 > result.bestDevF1) {
-          result.bestDevF1 = f1
-          result.bestEpoch = epoch
-          sinceBest = 0
-          record.saved = await save(epoch, record.dev)
-        } else {
-          sinceBest++
-        }
-        opts.onProgress?.({
-          kind: 'eval',
-          epoch,
-          epochs,
-          step: result.steps,
-          totalSteps: plannedSteps,
-          loss: record.loss,
-          lr: optimizer.currentLr(),
-          tokensPerSecond: result.trainTokens / Math.max(1e-9, trainMs / 1000),
-          etaSeconds: ((plannedSteps - result.steps) * (trainMs / result.steps) + (evalMs / evals) * Math.ceil((plannedSteps - result.steps) / stepsPerEpoch)) / 1000,
-          devF1: f1,
-        })
-      } else {
-        result.bestEpoch = epoch
-        record.saved = await save(epoch)
-      }
-      record.seconds = (performance.now() - epochStart) / 1000
-      result.epochs.push(record)
-      if (sinceBest >= patience) {
-        result.stoppedEarly = epoch < epochs
-        break
-      }
-      if (result.steps >= plannedSteps) break
-      if (opts.signal?.aborted) {
-        result.cancelled = true
-        break
-      }
-    }
+    run = await runTraining({
+      examples: examples as BatchableExample[],
+      engine,
+      labels: (b) => ({ [head]: b.labels }),
+      padTokenId: tokenizer.padId,
+      epochs,
+      batchSize,
+      seed,
+      plannedSteps,
+      patience: opts.patience,
+      peakLr,
+      resume,
+      signal: opts.signal,
+      onProgress: (p) => {
+        tokensPerSecond = p.tokensPerSecond
+        opts.onProgress?.(p)
+      },
+      evaluate:
+        opts.dev && opts.dev.length > 0
+          ? () =>
+              evaluate(model, tokenizer, opts.dev!, {
+                batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
+                maxLength,
+                stride: opts.stride,
+                sentenceLevel,
+                head,
+              }).overall
+          : undefined,
+      save: opts.outDir
+        ? async (point) => {
+            const outDir = opts.outDir!
+            const training: TrainingMetadata = {
+              head,
+              labels: labelMap.labels,
+              maxLength,
+              stride: opts.stride ?? null,
+              sentenceLevel,
+              epoch: point.epoch,
+              step: point.step,
+              seed,
+              batchSize,
+              lr: peakLr,
+              dev: point.dev,
+              trainer: engine.trainer,
+              trainerReason: engine.reason,
+              tokensPerSecond,
+            }
+            await saveCheckpoint(outDir, model, [...tokenizer.vocab], {
+              lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
+              metadata: { ...opts.checkpoint?.metadata, training },
+            })
+            saveOptimizerState(outDir, engine.optimizerState(), point, { trainer: engine.trainer })
+            return outDir
+          }
+        : undefined,
+    })
+    // The model object is the result of training: leave the latest weights in it.
+    engine.syncModel()
   } finally {
-    optimizer.dispose()
+    await engine.dispose()
   }
-  result.trainSeconds = trainMs / 1000
-  result.evalSeconds = evalMs / 1000
-  result.wallSeconds = (performance.now() - t0) / 1000
-  result.tokensPerSecond = trainMs > 0 ? result.trainTokens / (trainMs / 1000) : 0
-  return result
+  return {
+    ...run,
+    trainExamples: examples.length,
+    wallSeconds: (performance.now() - t0) / 1000,
+    labels: labelMap.labels,
+    trainer: engine.trainer,
+    trainerReason: engine.reason,
+    resumedAfterEpoch: resume ? resume.epoch : null,
+  }
 }
 
 export interface PredictOptions {

@@ -195,6 +195,23 @@ export class AdamW {
     }
   }
 
+  /** Moments and step count on the host (for saving beside a checkpoint). */
+  state(): OptimizerState {
+    const read = (m: Map<string, tf.Variable>) => new Map([...m].map(([n, x]) => [n, Float32Array.from(x.dataSync() as Float32Array)]))
+    return { step: this.stepCount, m: read(this.m), v: read(this.v) }
+  }
+
+  loadState(s: OptimizerState): void {
+    for (const [name, p] of this.params) {
+      const m = s.m.get(name)
+      const v = s.v.get(name)
+      if (!m || !v || m.length !== p.size || v.length !== p.size) throw new Error(`optimizer state has no moments of the right size for ${name}`)
+      this.m.get(name)!.assign(tf.tensor(m, p.shape, 'float32'))
+      this.v.get(name)!.assign(tf.tensor(v, p.shape, 'float32'))
+    }
+    this.stepCount = s.step
+  }
+
   dispose(): void {
     for (const x of this.m.values()) x.dispose()
     for (const x of this.v.values()) x.dispose()

@@ -47,6 +47,8 @@ describe('CLI: train → tag → eval → encode', () => {
     expect(summary.labels).toEqual(['O', 'B-Disease', 'I-Disease'])
     expect(summary.epochs).toHaveLength(3)
     expect(summary.best_dev_f1).toBeGreaterThan(0.9)
+    expect(summary.trainer).toBe('onnxruntime-cpu')
+    expect(summary.tokens_per_second).toBeGreaterThan(0)
     for (const f of ['config.json', 'vocab.txt', 'model.safetensors', 'fastbioner.json']) expect(existsSync(join(model, f))).toBe(true)
 
     const predPath = join(tmp, 'pred.json')

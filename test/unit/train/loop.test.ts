@@ -45,6 +45,7 @@ describe('training loop', () => {
     expect(before).toBeLessThan(0.2)
     expect(res.bestDevF1!).toBeGreaterThan(0.9)
     expect(res.checkpointDir).toBe(out)
+    expect(res.trainer).toMatch(/^onnxruntime-/)
     expect(res.losses.at(-1)!).toBeLessThan(res.losses[0] / 4)
     const steps = events.filter((e) => e.kind === 'step')
     expect(steps.length).toBe(res.steps)
@@ -54,8 +55,10 @@ describe('training loop', () => {
 
     // The saved checkpoint is the best epoch's model: reloading reproduces its devel F1.
     const loaded = await loadCheckpoint(out)
-    const meta = loaded.metadata as { training: { epoch: number; maxLength: number } }
+    const meta = loaded.metadata as { training: { epoch: number; maxLength: number; trainer: string; tokensPerSecond: number } }
     expect(meta.training.epoch).toBe(res.bestEpoch)
+    expect(meta.training.trainer).toBe(res.trainer)
+    expect(meta.training.tokensPerSecond).toBeGreaterThan(0)
     const f1 = evaluate(loaded.model, tokenizer, devDocs, { maxLength: meta.training.maxLength }).overall.f1
     expect(f1).toBeCloseTo(res.bestDevF1!, 6)
 
