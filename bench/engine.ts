@@ -1,12 +1,16 @@
-// Engine benchmark: forward and training-step throughput of each model preset per tensor
-// backend, next to PyTorch on the same shapes (../shared/bench/torch_bert_ref.py).
+// Engine benchmark: forward and training-step throughput of each model preset per engine (the
+// onnxruntime trainer and each tfjs backend), next to PyTorch on the same shapes
+// (../shared/bench/torch_bert_ref.py).
 //
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
-//       [--backends wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
-//       [--torch-script PATH] [--torch-threads 2] [--profile] [--wait-quiet SECONDS]
+//       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
+//       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS]
 //
-// A training step is forward (dropout on) + token cross-entropy + backward + Adam, like the
-// PyTorch reference's (which uses AdamW). Times are medians of wall-clock iterations after one
+// A training step is forward (dropout on) + token cross-entropy + backward + AdamW, like the
+// PyTorch reference's. onnxruntime: forward = the exported model.onnx graph, step = the training
+// graph (core/onnx/training.ts) + HostAdamW, on --threads intra-op threads (default: as torch).
+// PyTorch runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from its environment, so
+// OpenBLAS picks its kernels for this CPU itself. Times are medians of wall-clock iterations after one
 // warm-up; each measurement runs as many iterations (≤ --iters, ≥ 1) as fit in --budget-s, and
 // one whose single run is estimated above the budget is skipped with the estimate. The "other
 // cores" column is the CPU other processes used while timing: above ~0.15 the numbers are
@@ -18,14 +22,20 @@ import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { availableBackends, useBackend, type BackendName } from '../src/core/model/backend'
-import { BertTokenClassifier } from '../src/core/model/bert'
+import { BertTokenClassifier, encoderParamShapes, type BertConfig } from '../src/core/model/bert'
+import { Rng } from '../src/core/model/rng'
+import { exportOnnx } from '../src/core/onnx/export'
+import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
+import { collate } from '../src/core/train/batching'
+import { OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
 import { forwardFlops, PRESET_NAMES, presetConfig, type PresetName } from '../src/core/model/presets'
 
 interface Args {
   presets: PresetName[]
   seqs: number[]
   batch: number
-  backends: BackendName[]
+  backends: Array<BackendName | 'onnxruntime'>
+  threads: number
   iters: number
   warmup: number
   budgetS: number
@@ -43,7 +53,8 @@ function parseArgs(argv: string[]): Args {
     presets: ['cpu-tiny', 'cpu-small', 'cpu-medium', 'bert-base'],
     seqs: [64, 128],
     batch: 16,
-    backends: availableBackends(),
+    backends: ['onnxruntime', ...availableBackends()],
+    threads: 0,
     iters: 5,
     warmup: 1,
     budgetS: 120,
@@ -64,7 +75,8 @@ function parseArgs(argv: string[]): Args {
     if (k === '--presets') a.presets = v().split(',') as PresetName[]
     else if (k === '--seq') a.seqs = v().split(',').map(Number)
     else if (k === '--batch') a.batch = Number(v())
-    else if (k === '--backends') a.backends = v().split(',') as BackendName[]
+    else if (k === '--backends') a.backends = v().split(',') as Args['backends']
+    else if (k === '--threads') a.threads = Number(v())
     else if (k === '--iters') a.iters = Number(v())
     else if (k === '--warmup') a.warmup = Number(v())
     else if (k === '--budget-s') a.budgetS = Number(v())
@@ -77,6 +89,7 @@ function parseArgs(argv: string[]): Args {
     else throw new Error(`unknown argument ${k}`)
   }
   for (const p of a.presets) if (!PRESET_NAMES.includes(p)) throw new Error(`unknown preset ${p} (${PRESET_NAMES.join(', ')})`)
+  if (!a.threads) a.threads = a.torchThreads
   return a
 }
 
@@ -159,6 +172,80 @@ function measure(run: () => void, iters: number, warmup: number, tokens: number)
   return { msMedian: med, tokPerS: (tokens / med) * 1000, tokPerCpuS: (tokens / cpuMed) * 1000, otherCores: other, iters }
 }
 
+/** measureWithin for async work (onnxruntime runs). */
+async function measureWithinAsync(run: () => Promise<void>, iters: number, budgetS: number, tokens: number, quietS = 0): Promise<Timing> {
+  waitQuiet(quietS)
+  const s = performance.now()
+  await run()
+  const warm = (performance.now() - s) / 1000
+  const n = Math.max(1, Math.min(iters, Math.floor((budgetS - warm) / warm)))
+  const times: number[] = []
+  const cpuTimes: number[] = []
+  const busy0 = machineBusySeconds()
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  for (let i = 0; i < n; i++) {
+    const st = performance.now()
+    const c = process.cpuUsage()
+    await run()
+    const cu = process.cpuUsage(c)
+    times.push(performance.now() - st)
+    cpuTimes.push((cu.user + cu.system) / 1000)
+  }
+  const total = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  const busy1 = machineBusySeconds()
+  times.sort((x, y) => x - y)
+  cpuTimes.sort((x, y) => x - y)
+  const med = times[Math.floor(times.length / 2)]
+  const other = busy0 != null && busy1 != null ? Math.max(0, (busy1 - busy0 - (cpu.user + cpu.system) / 1e6) / total) : null
+  return { msMedian: med, tokPerS: (tokens / med) * 1000, tokPerCpuS: (tokens / cpuTimes[Math.floor(cpuTimes.length / 2)]) * 1000, otherCores: other, iters: n }
+}
+
+/** BERT-init parameters (tfjs layout) without a tfjs backend. */
+function randomParams(c: BertConfig, numLabels: number): Map<string, Float32Array> {
+  const rng = new Rng(1)
+  const shapes = encoderParamShapes(c)
+  shapes.set('classifier.weight', [c.hiddenSize, numLabels])
+  shapes.set('classifier.bias', [numLabels])
+  const out = new Map<string, Float32Array>()
+  for (const [name, shape] of shapes) {
+    const n = shape.reduce((x, y) => x * y, 1)
+    out.set(name, name.includes('LayerNorm') ? new Float32Array(n).fill(name.endsWith('.weight') ? 1 : 0) : name.endsWith('.bias') ? new Float32Array(n) : rng.normalArray(n, 0.02))
+  }
+  return out
+}
+
+/** onnxruntime forward (exported graph) and training step (training graph + HostAdamW). */
+async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: Timing; tr: Timing | null; peakRssMb: number }> {
+  const ort = await loadOnnxRuntime()
+  const params = randomParams(cfg, 3)
+  const tokens = a.batch * seq
+  const shapes = encoderParamShapes(cfg).set('classifier.weight', [cfg.hiddenSize, 3]).set('classifier.bias', [3])
+  const weights = new Map([...params].map(([n, d]) => [n, { shape: shapes.get(n)!, data: d }]))
+  const { session } = await createOrtSession(ort, exportOnnx(weights, cfg as unknown as Record<string, unknown>, { linearLayout: 'in_out' }), ['cpu'], a.threads, false)
+  const ids = Int32Array.from({ length: tokens }, (_, i) => 1 + ((i * 7919) % (a.vocab - 1)))
+  const dims = [a.batch, seq]
+  const feeds = {
+    input_ids: new ort.Tensor('int64', toInt64(ids), dims),
+    attention_mask: new ort.Tensor('int64', toInt64(new Int32Array(tokens).fill(1)), dims),
+    token_type_ids: new ort.Tensor('int64', new BigInt64Array(tokens), dims),
+  }
+  const fwd = await measureWithinAsync(async () => void (await session.run(feeds)), a.iters, a.budgetS, tokens, a.quietS)
+  await session.release()
+  const estStep = (4 * fwd.msMedian) / 1000
+  let tr: Timing | null = null
+  if (estStep <= a.budgetS) {
+    const trainer = await OrtTokenClassifierTrainer.create({ config: cfg, heads: [{ name: 'default', numLabels: 3 }], params, optimizer: { lr: 5e-5 }, threads: a.threads, executionProviders: ['cpu'] })
+    const examples = Array.from({ length: a.batch }, (_, r) => ({ inputIds: ids.subarray(r * seq, (r + 1) * seq), labels: Int32Array.from({ length: seq }, (_, i) => (r + i) % 3) }))
+    const batch = collate(examples, examples.map((_, i) => i))
+    let seed = 0
+    tr = await measureWithinAsync(async () => void (await trainer.step(batch, { default: batch.labels }, seed++)), a.iters, a.budgetS, tokens, a.quietS)
+    await trainer.dispose()
+  }
+  return { fwd, tr, peakRssMb: process.resourceUsage().maxRSS / 1024 }
+}
+
 interface TorchResult {
   tokPerS: number
   other: number | null
@@ -175,12 +262,14 @@ function torchAvailable(): string | null {
 function runTorch(a: Args, preset: PresetName, seq: number, mode: 'infer' | 'train'): TorchResult | string {
   const c = presetConfig(preset)
   const env: NodeJS.ProcessEnv = { ...process.env }
+  // A core type or L2 size set for other tools (e.g. Haswell) would keep OpenBLAS off its AVX-512
+  // kernels: PyTorch runs with both removed, in its own environment only.
+  delete env.OPENBLAS_CORETYPE
+  delete env.OPENBLAS_L2_SIZE
   const ob = '/usr/lib/x86_64-linux-gnu/openblas-openmp'
   if (existsSync(ob)) {
-    // As ../shared/bench/run_torch_ref_matrix.py: OpenBLAS, not the reference BLAS, and the
-    // AVX-512 kernels OpenBLAS 0.3.21 does not pick on recent Xeons by itself.
+    // As ../shared/bench/run_torch_ref_matrix.py: OpenBLAS, not the reference BLAS.
     env.LD_LIBRARY_PATH = ob
-    if (!env.OPENBLAS_CORETYPE && /avx512f/.test(readFileSync('/proc/cpuinfo', 'utf8'))) env.OPENBLAS_CORETYPE = 'SkylakeX'
   }
   const flops = forwardFlops(c, a.batch, seq) * (mode === 'train' ? 3 : 1)
   // Enough iterations for a stable median without blowing the budget (torch is fast).
@@ -217,7 +306,34 @@ async function main() {
     return torchCache.get(key)!
   }
 
+  const torchCells = (preset: PresetName, seq: number) => {
+    let tFwd: TorchResult | string = 'skipped'
+    let tTrain: TorchResult | string = 'skipped'
+    if (!torchMissing) {
+      tFwd = torchFor(preset, seq, 'infer')
+      tTrain = torchFor(preset, seq, 'train')
+    }
+    return { tFwd, tTrain }
+  }
   for (const backend of a.backends) {
+    if (backend === 'onnxruntime') {
+      console.log(`engine onnxruntime: CPU execution provider, ${a.threads} intra-op thread(s)`)
+      for (const preset of a.presets) {
+        for (const seq of a.seqs) {
+          const cfg = presetConfig(preset, { vocabSize: a.vocab, maxPositionEmbeddings: Math.max(512, seq), hiddenDropoutProb: 0.1, attentionProbsDropoutProb: 0.1 })
+          const { fwd, tr, peakRssMb } = await benchOrt(a, cfg, seq)
+          const { tFwd, tTrain } = torchCells(preset, seq)
+          const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
+          const others = [fwd.otherCores, tr?.otherCores, ...[tFwd, tTrain].map((r) => (typeof r === 'string' ? null : r.other))].filter((x): x is number => x != null)
+          const row = `| ${preset} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwd.tokPerS)} | ${tr ? fmt(tr.tokPerS) : 'skipped'} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${tv(tFwd) ? `${fmt(fwd.tokPerS / tv(tFwd)!, 3)}×` : '–'} | ${tr && tv(tTrain) ? `${fmt(tr.tokPerS / tv(tTrain)!, 3)}×` : '–'} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+          rows.push(row)
+          console.log(row + ` peak RSS ${Math.round(peakRssMb)} MB`)
+          for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
+          if (typeof tTrain !== 'string') console.log(`  torch OpenBLAS core: ${tTrain.core ?? '?'}`)
+        }
+      }
+      continue
+    }
     let info
     try {
       info = await useBackend(backend)
@@ -279,12 +395,7 @@ async function main() {
         opt.dispose()
         model.dispose()
 
-        let tFwd: TorchResult | string = 'skipped'
-        let tTrain: TorchResult | string = 'skipped'
-        if (!torchMissing) {
-          tFwd = torchFor(preset, seq, 'infer')
-          tTrain = torchFor(preset, seq, 'train')
-        }
+        const { tFwd, tTrain } = torchCells(preset, seq)
         const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
         const others = [fwd.otherCores, tr?.otherCores, ...[tFwd, tTrain].map((r) => (typeof r === 'string' ? null : r.other))].filter((x): x is number => x != null)
         const its = (t: Timing) => (t.iters < a.iters ? ` (${t.iters} it)` : '')
