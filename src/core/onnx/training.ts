@@ -395,3 +395,65 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
     extraInputs,
   }
 }
+
+export interface MaskedLmGraphOptions {
+  config: OnnxBertConfig
+  dropout?: DropoutSites
+}
+
+/** HF BertForMaskedLM head parameter names (the decoder weight is the word-embedding table). */
+export const MLM_PARAMS = {
+  dense: 'cls.predictions.transform.dense',
+  layerNorm: 'cls.predictions.transform.LayerNorm',
+  bias: 'cls.predictions.bias',
+} as const
+
+/**
+ * Masked-LM pretraining (HF BertForMaskedLM): logits = LN(gelu(x·W_t + b_t))·E_wordᵀ + b, the
+ * decoder tied to the word embeddings; mean CE over positions whose label (input `labels.mlm`,
+ * int64 [B, S]) is not −100. Only the labelled rows go through the head ([M, V] logits, not
+ * [N, V]): the other rows' gradients are zero anyway.
+ */
+export function maskedLmTrainGraph(opts: MaskedLmGraphOptions): TrainGraph {
+  const c = opts.config
+  const drop = opts.dropout ?? NO_DROPOUT
+  const t = new GradGraph('fastbioner_masked_lm_train')
+  const enc = encoder(t, c, drop)
+  const g = t.g
+  const H = c.hiddenSize
+  const labels = g.input('labels.mlm', 'int64', ['batch', 'sequence'])
+  const flat = t.reshape(labels, g.int64s([-1])) // [N]
+  // Row indices of the labelled positions [M] (NonZero gives [1, M]).
+  const rowsIdx = t.reshape(g.node('NonZero', [g.node('Not', [g.node('Equal', [flat, g.int64s([-100], [])])])]), g.int64s([-1]))
+  const picked = g.node('Gather', [enc.top, rowsIdx], { axis: attr.int(0) }) // [M, H]
+  const pickedLabels = g.node('Gather', [flat, rowsIdx], { axis: attr.int(0) }) // [M]
+  const dense = t.linear(MLM_PARAMS.dense, picked, H, H)
+  const pre = dense.y
+  const cdf = t.mul(t.add(g.node('Erf', [t.mul(pre, g.float(Math.SQRT1_2))]), g.float(1)), g.float(0.5))
+  const act = t.mul(pre, cdf)
+  const ln = t.layerNorm(MLM_PARAMS.layerNorm, act, H, c.layerNormEps)
+  const wordTable = enc.wordEmbeddings // parameter already declared by the encoder: [V, H]
+  const bias = t.param(MLM_PARAMS.bias, [c.vocabSize])
+  const logits = t.add(g.node('Gemm', [ln.y, wordTable], { transB: attr.int(1) }), bias) // [M, V]
+  const ce = crossEntropy(t, logits, pickedLabels, c.vocabSize)
+  // decoder backward: dE += dlogitsᵀ·h, db = Σ dlogits, dh = dlogits·E
+  t.addGrad(wordTable, g.node('Gemm', [ce.dLogits, ln.y], { transA: attr.int(1) }))
+  t.addGrad(MLM_PARAMS.bias, t.reduceSum(ce.dLogits, [0], false))
+  const dAct = ln.backward(g.node('MatMul', [ce.dLogits, wordTable]))
+  const pdf = t.mul(g.node('Exp', [t.mul(t.mul(pre, pre), g.float(-0.5))]), g.float(INV_SQRT_2PI))
+  const dPicked = dense.backward(t.mul(dAct, t.add(cdf, t.mul(pre, pdf)))) // [M, H]
+  // back to [N, H]: rows are distinct, so a scatter into zeros is exact
+  const zeros = g.node('ConstantOfShape', [g.node('Shape', [enc.top])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+  const dTop = g.node('ScatterND', [zeros, g.node('Unsqueeze', [rowsIdx, g.int64s([1])]), dPicked])
+  enc.backward(dTop)
+  g.output('loss.mlm', ce.loss, 'float32', [])
+  g.output('loss', ce.loss, 'float32', [])
+  t.finishGradients()
+  return {
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'masked-LM training graph (decoder tied to the word embeddings)' }),
+    params: t.params,
+    lossTerms: ['loss.mlm'],
+    dropoutInputs: t.dropoutInputs,
+    extraInputs: [{ name: labels, dims: ['batch', 'sequence'], type: 'int64' }],
+  }
+}

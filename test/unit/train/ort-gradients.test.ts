@@ -1,15 +1,18 @@
 // The onnxruntime training graph against tfjs autodiff (itself checked against a float64
 // reference in test/unit/model/hf_equivalence.test.ts): every parameter's gradient, with padding,
-// token types, two heads, ignored labels and dropout with identical masks.
+// token types, two heads, ignored labels and dropout with identical masks; token classification
+// and masked LM.
 
 import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useBackend } from '@core/model/backend'
-import { BertTokenClassifier, makeBertConfig, type BertConfig } from '@core/model/bert'
+import { BertTokenClassifier, gelu, layerNorm, makeBertConfig, type BertConfig } from '@core/model/bert'
+import { loadOnnxRuntime } from '@core/onnx/session'
+import { MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/training'
 import { Rng } from '@core/model/rng'
 import { collate, type HostBatch } from '@core/train/batching'
 import { maskedCrossEntropy } from '@core/train/loss'
-import { OrtTokenClassifierTrainer } from '@core/train/ort'
+import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, onnxConfigOf, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'
 
 beforeAll(async () => {
   await useBackend('cpu')
@@ -129,5 +132,60 @@ describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
 
   it('dropout on every site with identical masks', async () => {
     await compare(tinyConfig(0.2, { classifierDropout: 0.3 }), { default: ['O', 'B-X', 'I-X'] }, true)
+  })
+})
+
+describe('onnxruntime training graph: masked LM with the decoder tied to the word embeddings', () => {
+  it('loss and every gradient equal tfjs autodiff (dropout on, identical masks)', async () => {
+    const c = tinyConfig(0.15)
+    const model = randomModel(c, { default: ['O'] }, 3)
+    const { batch, labels } = tinyBatch(c, [c.vocabSize], 5)
+    const mlmLabels = labels[0].map((l, i) => (i % 3 === 0 ? l : -100)) // a few masked positions
+    const H = c.hiddenSize
+    const rng = new Rng(9)
+    const head = new Map<string, tf.Variable>([
+      [`${MLM_PARAMS.dense}.weight`, tf.variable(tf.tensor(rng.normalArray(H * H, 0.4), [H, H]))],
+      [`${MLM_PARAMS.dense}.bias`, tf.variable(tf.tensor(rng.normalArray(H, 0.2), [H]))],
+      [`${MLM_PARAMS.layerNorm}.weight`, tf.variable(tf.tensor(rng.normalArray(H, 0.2, 1), [H]))],
+      [`${MLM_PARAMS.layerNorm}.bias`, tf.variable(tf.tensor(rng.normalArray(H, 0.2), [H]))],
+      [MLM_PARAMS.bias, tf.variable(tf.tensor(rng.normalArray(c.vocabSize, 0.2), [c.vocabSize]))],
+    ])
+    const encoderVars = new Map([...model.variables()].filter(([n]) => n.startsWith('bert.')))
+    const all = new Map([...encoderVars, ...head])
+    const seed = 77
+    const shape: [number, number] = [batch.batchSize, batch.seqLen]
+    const ref = tf.variableGrads(() => {
+      const out = model.forward(
+        { inputIds: tf.tensor2d(batch.inputIds, shape, 'int32'), attentionMask: tf.tensor2d(batch.attentionMask, shape, 'int32'), tokenTypeIds: tf.tensor2d(batch.tokenTypeIds, shape, 'int32') },
+        { training: true, seed, heads: [], outputHiddenStates: true },
+      )
+      const top = tf.reshape(out.hiddenStates!.at(-1)!, [-1, H])
+      const pre = tf.add(tf.matMul(top, head.get(`${MLM_PARAMS.dense}.weight`)!), head.get(`${MLM_PARAMS.dense}.bias`)!)
+      const h = layerNorm(gelu(pre), head.get(`${MLM_PARAMS.layerNorm}.weight`)!, head.get(`${MLM_PARAMS.layerNorm}.bias`)!, c.layerNormEps)
+      const logits = tf.add(tf.matMul(h, encoderVars.get('bert.embeddings.word_embeddings.weight')!, false, true), head.get(MLM_PARAMS.bias)!)
+      return maskedCrossEntropy(logits, tf.tensor1d(mlmLabels, 'int32'))
+    }, [...all.values()])
+    const byVar = new Map([...all].map(([n, v]) => [v.name, n]))
+    const refGrads = new Map(Object.entries(ref.grads).map(([k, g]) => [byVar.get(k)!, g.dataSync() as Float32Array]))
+
+    const ort = await loadOnnxRuntime()
+    const graph = maskedLmTrainGraph({ config: onnxConfigOf(c), dropout: dropoutSitesOf(dropoutProbabilities(c)) })
+    expect(graph.dropoutInputs).not.toContain('dropout.classifier')
+    const runner = await OrtGraphRunner.open(graph, { threads: 1, ort })
+    const params = new Map([...all].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
+    const got = await runner.run(params, { ...batchFeeds(ort, batch, { mlm: mlmLabels }), ...maskFeeds(ort, graph, c, batch.batchSize, batch.seqLen, seed) })
+    await runner.dispose()
+    expect(got.loss).toBeCloseTo(ref.value.dataSync()[0], 4)
+    let maxAbs = 0
+    for (const g of refGrads.values()) for (const x of g) maxAbs = Math.max(maxAbs, Math.abs(x))
+    expect([...got.grads.keys()].sort()).toEqual([...refGrads.keys()].sort())
+    for (const [name, g] of refGrads) {
+      const o = got.grads.get(name)!
+      let err = 0
+      for (let i = 0; i < g.length; i++) err = Math.max(err, Math.abs(g[i] - o[i]))
+      expect(err / maxAbs, name).toBeLessThanOrEqual(1e-4)
+    }
+    model.dispose()
+    for (const v of head.values()) v.dispose()
   })
 })
