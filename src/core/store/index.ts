@@ -15,7 +15,8 @@ export type {
   ListQuery,
   OpenOptions,
   UpdateAnnotationInput,
+  RunRecord,
   WorkspaceSummary,
-} from './workspace'
+} from './types'
 export { StoreError, isStoreError, type StoreErrorCode } from './errors'
 export { SCHEMA_VERSION } from './schema'

@@ -1,0 +1,165 @@
+// Model suggestions (annotations of origin 'model', state 'suggested') and the review queue.
+import type { ReviewQueueItem } from '@shared/ipc'
+import type { ReviewStatus } from '@shared/domain'
+import { checkOverlap, liveAnnotation, revise, touch } from './annotations'
+import type { Connection } from './connection'
+import { StoreError } from './errors'
+import { normType, now, snapshot, type AnnRow } from './rows'
+import type { DocumentSuggestions } from './types'
+
+/**
+ * Stores a tagging batch in ONE transaction: for each document its previous suggestions are
+ * deleted (with revisions), the new ones are inserted (origin 'model', state 'suggested', with
+ * revisions by `by`) except those overlapping an accepted annotation or an earlier suggestion,
+ * and its uncertainty is recorded. Accepted annotations are never touched.
+ */
+export function replaceSuggestions(
+  c: Connection,
+  batch: DocumentSuggestions[],
+  opts: { modelId: number | null; by: string },
+): { stored: number; dropped: number } {
+  return c.write(() => {
+    const at = now()
+    let stored = 0
+    let dropped = 0
+    for (const item of batch) {
+      const doc = c.docRow(item.documentId)
+      for (const old of c
+        .stmt(`SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'suggested'`)
+        .all(doc.id) as AnnRow[]) {
+        const row = c
+          .stmt('UPDATE annotations SET deleted = 1, updated_at = ?, updated_by = ? WHERE id = ? RETURNING *')
+          .get(at, opts.by, old.id) as AnnRow
+        revise(c, row, 'delete', snapshot(old), null, at, opts.by)
+      }
+      const taken = (
+        c.stmt(`SELECT start, "end" FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'accepted'`).all(doc.id) as Array<{
+          start: number
+          end: number
+        }>
+      ).slice()
+      const sorted = [...item.suggestions].sort((a, b) => a.start - b.start || b.end - a.end)
+      for (const sug of sorted) {
+        const valid =
+          Number.isInteger(sug.start) && Number.isInteger(sug.end) && sug.start >= 0 && sug.end > sug.start && sug.end <= doc.text.length
+        if (!valid || taken.some((t) => t.start < sug.end && t.end > sug.start)) {
+          dropped++
+          continue
+        }
+        const type = normType(sug.type)
+        const confidence = Math.min(1, Math.max(0, Number.isFinite(sug.confidence) ? sug.confidence : 0))
+        const row = c
+          .stmt(
+            `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, state, updated_at, updated_by)
+             VALUES (?, ?, ?, ?, NULL, 'model', ?, 'suggested', ?, ?) RETURNING *`,
+          )
+          .get(doc.id, sug.start, sug.end, type, confidence, at, opts.by) as AnnRow
+        revise(c, row, 'create', null, snapshot(row), at, opts.by)
+        taken.push({ start: sug.start, end: sug.end })
+        stored++
+      }
+      if (item.uncertainty !== null) {
+        const u = Math.min(1, Math.max(0, Number.isFinite(item.uncertainty) ? item.uncertainty : 1))
+        c.stmt(
+          `INSERT INTO document_uncertainty (document_id, model_id, uncertainty, tagged_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (document_id) DO UPDATE SET model_id = excluded.model_id, uncertainty = excluded.uncertainty,
+           tagged_at = excluded.tagged_at`,
+        ).run(doc.id, opts.modelId, u, at)
+      }
+    }
+    return { stored, dropped }
+  })
+}
+
+/**
+ * Accepts suggestions, all or none: each becomes a person-confirmed annotation (state
+ * 'accepted', origin 'person', confidence kept) with an 'update' revision by this user, and its
+ * document's review starts. An id that is not a live suggestion is refused.
+ */
+export function acceptSuggestions(c: Connection, ids: number[]): number {
+  return c.write(() => acceptMany(c, [...new Set(ids)]))
+}
+
+/** Accepts every live suggestion with confidence >= threshold (of one document, or all). */
+export function acceptSuggestionsAbove(c: Connection, threshold: number, documentId?: number): number {
+  if (!(threshold >= 0 && threshold <= 1)) throw new StoreError('invalid_request', `Threshold must lie in [0, 1], got ${threshold}`)
+  return c.write(() => {
+    if (documentId !== undefined) c.docRow(documentId)
+    const ids = (
+      c
+        .stmt(
+          `SELECT id FROM annotations WHERE deleted = 0 AND state = 'suggested' AND confidence >= ?
+           AND (? IS NULL OR document_id = ?) ORDER BY document_id, start`,
+        )
+        .all(threshold, documentId ?? null, documentId ?? null) as Array<{ id: number }>
+    ).map((r) => r.id)
+    return acceptMany(c, ids)
+  })
+}
+
+/** Rejects suggestions, all or none: each is deleted with a 'delete' revision by this user. */
+export function rejectSuggestions(c: Connection, ids: number[]): number {
+  return c.write(() => {
+    const at = now()
+    let n = 0
+    for (const id of new Set(ids)) {
+      const cur = liveSuggestion(c, id)
+      const row = c
+        .stmt('UPDATE annotations SET deleted = 1, updated_at = ?, updated_by = ? WHERE id = ? RETURNING *')
+        .get(at, c.user, id) as AnnRow
+      revise(c, row, 'delete', snapshot(cur), null, at)
+      touch(c, c.docRow(cur.document_id))
+      n++
+    }
+    return n
+  })
+}
+
+/** Tagged documents not marked done, most uncertain first. */
+export function reviewQueue(c: Connection, limit = 50): ReviewQueueItem[] {
+  c.assertOpen()
+  const rows = c
+    .stmt(
+      `SELECT d.id, d.external_id, d.title, d.status, u.uncertainty,
+              (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'suggested') AS suggestions
+       FROM document_uncertainty u JOIN documents d ON d.id = u.document_id
+       WHERE d.status <> 'done' ORDER BY u.uncertainty DESC, d.id LIMIT ?`,
+    )
+    .all(Math.max(1, Math.min(limit, 5000))) as Array<{
+    id: number
+    external_id: string
+    title: string
+    status: ReviewStatus
+    uncertainty: number
+    suggestions: number
+  }>
+  return rows.map((r) => ({
+    documentId: r.id,
+    externalId: r.external_id,
+    title: r.title,
+    status: r.status,
+    uncertainty: r.uncertainty,
+    suggestions: r.suggestions,
+  }))
+}
+
+function liveSuggestion(c: Connection, id: number): AnnRow {
+  const cur = liveAnnotation(c, id)
+  if (cur.state !== 'suggested') throw new StoreError('conflict', `Annotation ${id} is not a suggestion (it is already accepted)`)
+  return cur
+}
+
+function acceptMany(c: Connection, ids: number[]): number {
+  const at = now()
+  for (const id of ids) {
+    const cur = liveSuggestion(c, id)
+    const doc = c.docRow(cur.document_id)
+    checkOverlap(c, doc, cur.start, cur.end, cur.id, 'accepted')
+    const row = c
+      .stmt(`UPDATE annotations SET state = 'accepted', origin = 'person', updated_at = ?, updated_by = ? WHERE id = ? RETURNING *`)
+      .get(at, c.user, id) as AnnRow
+    revise(c, row, 'update', snapshot(cur), snapshot(row), at)
+    touch(c, doc)
+  }
+  return ids.length
+}

@@ -1,0 +1,136 @@
+// The workspace's public input and result types (re-exported by index.ts).
+import type { DistillMode, ModelInfo, ModelKind } from '@shared/ipc'
+import type { AnnotationOrigin, ReviewStatus } from '@shared/domain'
+
+export interface OpenOptions {
+  /** Recorded as `updated_by` / revision `by` for every change made through this workspace. */
+  user?: string
+}
+
+export interface ImportOptions {
+  /** Called after every document (done, total); throttle in the caller. Throwing aborts the import. */
+  onProgress?: (done: number, total: number) => void
+  /** Aborting rolls the whole import back and rejects with StoreError code 'cancelled'. */
+  signal?: AbortSignal
+}
+
+export interface ImportSummary {
+  imported: number
+  /** External ids skipped because they already exist in the workspace or earlier in this batch. */
+  duplicates: string[]
+}
+
+export interface ListQuery {
+  /** PMID / external-id prefix, or words searched in title + text (the last word as a prefix). */
+  query?: string
+  status?: ReviewStatus
+  /** Only documents with at least one live annotation of this type. */
+  type?: string
+  offset?: number
+  /** Default 100. */
+  limit?: number
+}
+
+export interface CreateAnnotationInput {
+  documentId: number
+  start: number
+  end: number
+  type: string
+  conceptId?: string | null
+  /** Default 'person'. */
+  origin?: AnnotationOrigin
+  confidence?: number | null
+  /** Default 'accepted'. */
+  state?: 'accepted' | 'suggested'
+}
+
+export interface UpdateAnnotationInput {
+  id: number
+  start?: number
+  end?: number
+  type?: string
+  conceptId?: string | null
+  state?: 'accepted' | 'suggested'
+}
+
+export interface WorkspaceSummary {
+  path: string
+  documentCount: number
+  entityTypes: string[]
+}
+
+export type ModelStatus = 'training' | 'candidate' | 'ready'
+
+/** A registry row: the contract's ModelInfo plus the lifecycle status. */
+export interface ModelRecord extends ModelInfo {
+  status: ModelStatus
+}
+
+/** Architecture summary stored with a model (models.config). */
+export interface ModelConfigSummary {
+  layers: number
+  hidden: number
+  heads: number
+  parameters: number
+  /** Bytes of the weights file (model.safetensors) on disk. */
+  bytes: number
+}
+
+export interface NewModelInput {
+  name: string
+  kind: ModelKind
+  /** Default 'training' (a job is about to write it). */
+  status?: ModelStatus
+  /** Checkpoint folder; stored relative to the workspace folder when inside it. */
+  path: string
+  parentId?: number | null
+  config?: ModelConfigSummary
+  entityTypes?: string[]
+  trainedOn?: string | null
+  devScores?: ModelInfo['devScores']
+  trainingSummary?: string | null
+  distillation?: { teacherId: number; mode: DistillMode } | null
+}
+
+export interface ModelUpdate {
+  status?: ModelStatus
+  kind?: ModelKind
+  config?: ModelConfigSummary
+  entityTypes?: string[]
+  trainedOn?: string | null
+  devScores?: ModelInfo['devScores']
+  trainingSummary?: string | null
+}
+
+export interface SuggestionInput {
+  start: number
+  end: number
+  type: string
+  /** In [0, 1]; clamped. */
+  confidence: number
+}
+
+export interface DocumentSuggestions {
+  documentId: number
+  suggestions: SuggestionInput[]
+  /** Per-document uncertainty for the review queue; null leaves the stored value alone. */
+  uncertainty: number | null
+}
+
+export interface LabelledQuery {
+  /** Documents with these review statuses… */
+  statuses: ReviewStatus[]
+  /** …and (when true) every document with at least one live gold annotation. */
+  includeGold: boolean
+}
+
+export type RunKind = 'train' | 'retrain' | 'distill' | 'tag' | 'compare' | 'import'
+
+export interface RunRecord {
+  id: number
+  kind: string
+  modelId: number | null
+  status: string
+  params: unknown
+  metrics: unknown
+}
