@@ -177,7 +177,7 @@ void app.whenReady().then(() => {
   registerIpc(ctx)
   app.on('before-quit', () => {
     // A job still running in the host is interrupted; its 'training' rows are cleaned up on the
-    // next start (src/main/models.ts). The process would be ended with the app anyway.
+    // next start (src/main/models/). The process would be ended with the app anyway.
     void modelHost.close({ final: true, timeoutMs: 1000 })
     workspace.close()
   })

@@ -1,0 +1,82 @@
+// The model registry channels: engine info, list, import a checkpoint folder, activate, delete.
+import { basename } from 'node:path'
+import type { ModelImportResult } from '@shared/ipc'
+import { buildLabelMap } from '../../core/nlp/bio'
+import { StoreError } from '../../core/store'
+import type { Handlers } from '../api'
+import { DEFAULTS, toInfo, type ModelRuntime } from './runtime'
+
+export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info' | 'models:list' | 'dialog:openModelFolder' | 'models:import' | 'models:setActive' | 'models:delete'> {
+  const { ctx, deps, host, workspace, removeFolder, releaseHostFiles, begin, isInUse, reserve, discard, finishRun } = rt
+  return {
+    async 'engine:info'() {
+      const ws = workspace()
+      return host().request('engineInfo', { modelDir: ws.activeModel()?.path ?? null })
+    },
+
+    async 'models:list'() {
+      return workspace().listModels().map(toInfo)
+    },
+
+    async 'dialog:openModelFolder'() {
+      if (!ctx.dialogs.openModelFolder) throw new Error('This shell has no model folder dialog')
+      const path = await ctx.dialogs.openModelFolder()
+      if (path) deps.grant([path])
+      return { path }
+    },
+
+    async 'models:import'(req): Promise<ModelImportResult> {
+      const source = deps.requireGranted(req.path, 'Importing a model')
+      const ws = workspace()
+      const name = req.name ?? ws.uniqueModelName(basename(source) || 'imported model')
+      const types = ws.entityTypes()
+      const rec = await reserve(ws, { name, kind: 'imported' })
+      const { job, end } = begin(null, 'none', `Importing ${name}`)
+      job.models.add(rec.id)
+      const runId = (job.runId = ws.startRun('import', rec.id, { source }))
+      try {
+        const r = await host().request('importModel', {
+          source,
+          dest: rec.path,
+          headLabels: types.length ? buildLabelMap(types).labels : null,
+          seed: DEFAULTS.seed,
+        })
+        const model = ws.updateModel(rec.id, {
+          status: 'ready',
+          kind: r.freshHead ? 'teacher' : 'imported',
+          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes },
+          entityTypes: r.summary.entityTypes,
+          trainedOn: null,
+          trainingSummary: r.freshHead
+            ? `Imported from ${source}: pre-trained encoder with a new, untrained head for ${r.summary.entityTypes.join(', ')}`
+            : `Imported from ${source}`,
+        })
+        finishRun(ws, runId, 'done', { notes: r.notes })
+        return { ...toInfo(model), notes: r.notes }
+      } catch (e) {
+        finishRun(ws, runId, 'failed', { error: (e as Error).message })
+        await discard(ws, rec)
+        throw e
+      } finally {
+        end()
+      }
+    },
+
+    async 'models:setActive'(req) {
+      return toInfo(workspace().setActiveModel(req.id))
+    },
+
+    async 'models:delete'(req) {
+      const ws = workspace()
+      const rec = ws.getModel(req.id)
+      if (isInUse(rec.id)) {
+        throw new StoreError('conflict', `Model "${rec.name}" is in use by a running job; wait for it to finish or cancel it first`)
+      }
+      if (rec.status === 'training') throw new StoreError('conflict', `Model "${rec.name}" is still being written`)
+      await releaseHostFiles(rec.path)
+      ws.deleteModel(rec.id)
+      await removeFolder(ws, rec.path)
+      return { id: rec.id }
+    },
+  }
+}

@@ -1,0 +1,223 @@
+// What every model-in-the-loop handler shares: the host, the workspace (after start-up recovery),
+// the job slots, progress events, and the reserve/discard life cycle of a model folder.
+//
+// Job rules: at most one training-like job (models:train, retrain:start, distill:start,
+// compare:run) and one tag:run at a time — they share one host process and its memory. A model a
+// job uses cannot be deleted meanwhile. Registry rows of a job are written 'training' first; an
+// interrupted job (app quit, crash) leaves such rows, and they and their folders are removed the
+// next time the workspace is used (the base of a retrain is only ever read, so it stays intact).
+import { existsSync } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { isAbsolute, join, relative, resolve } from 'node:path'
+import type { ModelInfo, Scores } from '@shared/ipc'
+import type { CorpusDocument } from '@shared/domain'
+import type { HandlerContext } from '../api'
+import { finishJob, startJob, throttle } from '../jobs'
+import { isStoreError, StoreError, type ModelRecord, type Workspace } from '../../core/store'
+import { mulberry32, shuffleInPlace } from '../../core/train/rng'
+import type { ModelHost } from '../../host/client'
+import type { JobProgress, ScoresWithTypes } from '../../host/protocol'
+
+export interface ModelHandlerDeps {
+  grant(paths: string[]): string[]
+  requireGranted(path: string, purpose: string): string
+}
+
+/** Documents per tag request: small enough for fine progress and a quick cancel. */
+export const TAG_CHUNK = 16
+export const DEFAULTS = { trainEpochs: 10, retrainEpochs: 3, distillEpochs: 3, heldOut: 0.2, devFraction: 0.1, seed: 42 } as const
+
+/** Jobs of one slot run one at a time; 'none' runs alongside anything. */
+type Slot = 'training' | 'tagging' | 'none'
+
+export interface RunningJob {
+  slot: Slot
+  what: string
+  models: Set<number>
+  runId: number | null
+}
+
+export const toInfo = (r: ModelRecord): ModelInfo => {
+  const { status: _status, ...info } = r
+  return info
+}
+
+export const pickScores = (s: { precision: number; recall: number; f1: number }): Scores => ({ precision: s.precision, recall: s.recall, f1: s.f1 })
+
+/** A folder name for a model: letters, digits, '.', '_', '-'; unique inside `dir`. */
+function folderFor(dir: string, name: string): string {
+  const slug =
+    name
+      .normalize('NFKD')
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '')
+      .slice(0, 60) || 'model'
+  let candidate = join(dir, slug)
+  for (let k = 2; existsSync(candidate); k++) candidate = join(dir, `${slug}-${k}`)
+  return candidate
+}
+
+/** Seeded split by document: `n` held out, the rest for training. */
+export function splitDocuments<T>(docs: readonly T[], heldOut: number, seed: number): { train: T[]; heldOut: T[] } {
+  const order = docs.map((_, i) => i)
+  shuffleInPlace(order, mulberry32(seed >>> 0))
+  const held = new Set(order.slice(0, heldOut))
+  return { train: docs.filter((_, i) => !held.has(i)), heldOut: docs.filter((_, i) => held.has(i)) }
+}
+
+export const mentionCount = (docs: readonly CorpusDocument[]) => docs.reduce((n, d) => n + d.mentions.length, 0)
+export const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
+
+export type ModelRuntime = ReturnType<typeof createModelRuntime>
+
+export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) {
+  const jobs = new Map<string, RunningJob>()
+  const recovered = new WeakSet<Workspace>()
+
+  const host = (): ModelHost => {
+    if (!ctx.modelHost) {
+      throw new Error('No model host is configured: the shell (or the test harness) must pass ctx.modelHost, e.g. createNodeModelHost()')
+    }
+    return ctx.modelHost
+  }
+
+  /** The workspace, after removing what interrupted jobs left behind (once per opened workspace). */
+  const workspace = (): Workspace => {
+    const ws = ctx.workspace()
+    // While an import holds the write lock the clean-up waits for a later call.
+    if (!recovered.has(ws) && !ws.importing) {
+      recovered.add(ws)
+      const keepModels = new Set<number>()
+      const keepRuns = new Set<number>()
+      for (const j of jobs.values()) {
+        for (const m of j.models) keepModels.add(m)
+        if (j.runId !== null) keepRuns.add(j.runId)
+      }
+      for (const m of ws.abandonInterruptedModels({ models: keepModels, runs: keepRuns })) void removeFolder(ws, m.path)
+    }
+    return ws
+  }
+
+  /** Waits while an import holds the workspace's write lock (a tag run writes between batches). */
+  async function writable(ws: Workspace, signal: AbortSignal): Promise<void> {
+    while (ws.importing && !signal.aborted) await new Promise((r) => setTimeout(r, 100))
+  }
+
+  /** Removes a model folder, but only one inside the workspace's models folder. */
+  async function removeFolder(ws: Workspace, path: string): Promise<void> {
+    const rel = relative(ws.modelsDir, resolve(path))
+    if (!rel || rel.startsWith('..') || isAbsolute(rel)) return
+    await rm(path, { recursive: true, force: true }).catch((e) => console.error(`[models] cannot remove ${path}: ${(e as Error).message}`))
+  }
+
+  async function releaseHostFiles(path: string): Promise<void> {
+    // Only a running host can hold the files open; never start one just to release nothing.
+    if (ctx.modelHost?.pid !== undefined) await ctx.modelHost.request('release', { dir: path }).catch(() => undefined)
+  }
+
+  function begin(jobId: string | null, slot: Slot, what: string): { signal: AbortSignal; job: RunningJob; end(): void } {
+    for (const j of jobs.values()) {
+      if (slot !== 'none' && j.slot === slot) {
+        throw new StoreError('conflict', `${j.what} is still running; wait for it to finish or cancel it first`)
+      }
+    }
+    const controller = jobId ? startJob(jobId) : new AbortController()
+    const key = jobId ?? `internal-${Math.random()}`
+    const job: RunningJob = { slot, what, models: new Set(), runId: null }
+    jobs.set(key, job)
+    return {
+      signal: controller.signal,
+      job,
+      end() {
+        jobs.delete(key)
+        if (jobId) finishJob(jobId)
+      },
+    }
+  }
+
+  const isInUse = (modelId: number) => [...jobs.values()].some((j) => j.models.has(modelId))
+
+  /** Maps host progress to train:progress / job:progress events. */
+  function progressEmitter(jobId: string, label: string) {
+    const jobProgress = throttle((p: { done: number; total: number; message: string; etaSeconds?: number }) =>
+      ctx.emit('job:progress', { jobId, ...p }),
+    )
+    const fn = (p: JobProgress) => {
+      if (p.kind === 'phase') {
+        jobProgress({ done: p.done ?? 0, total: p.total ?? 0, message: `${label}: ${p.message}` })
+        return
+      }
+      ctx.emit('train:progress', {
+        jobId,
+        label,
+        step: p.step,
+        totalSteps: p.totalSteps,
+        epoch: p.epoch,
+        loss: p.loss,
+        ...(p.devF1 !== undefined ? { devF1: p.devF1 } : {}),
+        tokensPerSecond: p.tokensPerSecond,
+        etaSeconds: p.etaSeconds,
+      })
+      jobProgress({
+        done: p.step,
+        total: p.totalSteps,
+        message: `${label}: epoch ${p.epoch} of ${p.epochs}, step ${p.step} of ${p.totalSteps}`,
+        etaSeconds: p.etaSeconds,
+      })
+    }
+    fn.flush = () => jobProgress.flush()
+    return fn
+  }
+
+  /** A new registry row in 'training' state and its (empty) folder. */
+  async function reserve(
+    ws: Workspace,
+    input: { name: string; kind: ModelInfo['kind']; parentId?: number | null; distillation?: ModelInfo['distillation'] },
+  ): Promise<ModelRecord> {
+    const path = folderFor(ws.modelsDir, input.name)
+    const rec = ws.createModel({ ...input, status: 'training', path })
+    await mkdir(path, { recursive: true })
+    return rec
+  }
+
+  async function discard(ws: Workspace, rec: ModelRecord): Promise<void> {
+    try {
+      if (ws.isOpen) ws.deleteModel(rec.id)
+    } catch (e) {
+      if (!(isStoreError(e) && e.code === 'not_found')) throw e
+    }
+    await releaseHostFiles(rec.path)
+    await removeFolder(ws, rec.path)
+  }
+
+  const finishRun = (ws: Workspace, runId: number, status: 'done' | 'failed' | 'cancelled', metrics: Record<string, unknown> | null, modelId?: number) => {
+    if (ws.isOpen) ws.finishRun(runId, status, metrics, modelId)
+  }
+
+  /** Labelled documents for training: reviewed (done, in progress) and gold-annotated ones. */
+  const trainingDocuments = (ws: Workspace) => ws.labelledDocuments({ statuses: ['done', 'in_progress'], includeGold: true })
+
+  const devSize = (n: number) => (n >= 5 ? Math.max(1, Math.round(n * DEFAULTS.devFraction)) : 0)
+
+  const withTypes = (s: ScoresWithTypes | null): ModelInfo['devScores'] =>
+    s ? { ...pickScores(s), types: Object.fromEntries(Object.entries(s.types).map(([t, v]) => [t, pickScores(v)])) } : null
+
+  return {
+    ctx,
+    deps,
+    host,
+    workspace,
+    writable,
+    removeFolder,
+    releaseHostFiles,
+    begin,
+    isInUse,
+    progressEmitter,
+    reserve,
+    discard,
+    finishRun,
+    trainingDocuments,
+    devSize,
+    withTypes,
+  }
+}

@@ -1,0 +1,75 @@
+// models:train: a new teacher from scratch on the labelled documents.
+import { MODEL_PRESETS } from '@shared/ipc'
+import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
+import type { Handlers } from '../api'
+import { DEFAULTS, mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+
+export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> {
+  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
+  return {
+    async 'models:train'(req) {
+      if (!MODEL_PRESETS.some((p) => p.name === req.preset)) {
+        throw new StoreError('invalid_request', `Unknown preset "${req.preset}"; choose ${MODEL_PRESETS.map((p) => p.name).join(', ')}`)
+      }
+      const ws = workspace()
+      const docs = trainingDocuments(ws)
+      if (mentionCount(docs) === 0) {
+        throw new StoreError('invalid_request', 'Nothing to learn yet: annotate some documents (or import annotated ones) first')
+      }
+      const seed = req.seed ?? DEFAULTS.seed
+      const epochs = req.epochs ?? DEFAULTS.trainEpochs
+      const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
+      const { signal, job, end } = begin(req.jobId, 'training', `Training ${req.name}`)
+      let rec: ModelRecord | null = null
+      let runId: number | null = null
+      const emit = progressEmitter(req.jobId, req.name)
+      try {
+        rec = await reserve(ws, { name: req.name, kind: 'teacher' })
+        job.models.add(rec.id)
+        runId = job.runId = ws.startRun('train', rec.id, { preset: req.preset, epochs, seed, documents: docs.length })
+        const r = await host().request(
+          'trainModel',
+          {
+            dir: rec.path,
+            preset: req.preset,
+            train,
+            dev,
+            epochs,
+            seed,
+            metadata: { workspace: ws.path, documents: docs.length },
+          },
+          { signal, onProgress: emit },
+        )
+        emit.flush()
+        if (!r.saved || !r.summary) {
+          await discard(ws, rec)
+          finishRun(ws, runId, r.cancelled ? 'cancelled' : 'failed', { steps: r.steps })
+          return { cancelled: r.cancelled, model: null }
+        }
+        const summary =
+          `${plural(train.length, 'document')} (${plural(mentionCount(train), 'mention')})` +
+          (dev.length ? `, ${dev.length} held out for devel` : ', none held out') +
+          `; ${req.preset} from scratch, ${r.epochs} of ${epochs} epochs` +
+          (r.bestEpoch !== null && dev.length ? `, best epoch ${r.bestEpoch}` : '') +
+          (r.cancelled ? '; stopped by the user (best checkpoint so far kept)' : '')
+        const model = ws.updateModel(rec.id, {
+          status: 'ready',
+          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes },
+          entityTypes: r.summary.entityTypes,
+          trainedOn: r.backend,
+          devScores: withTypes(r.devScores),
+          trainingSummary: summary,
+        })
+        finishRun(ws, runId, r.cancelled ? 'cancelled' : 'done', { devScores: r.devScores, steps: r.steps, seconds: r.seconds })
+        return { cancelled: r.cancelled, model: toInfo(model) }
+      } catch (e) {
+        if (runId !== null) finishRun(ws, runId, isStoreError(e) && e.code === 'cancelled' ? 'cancelled' : 'failed', { error: (e as Error).message })
+        if (rec) await discard(ws, rec)
+        if (isStoreError(e) && e.code === 'cancelled') return { cancelled: true, model: null }
+        throw e
+      } finally {
+        end()
+      }
+    },
+  }
+}
