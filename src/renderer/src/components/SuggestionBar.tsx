@@ -1,14 +1,12 @@
 // The document's model suggestions at a glance: how many, "accept all ≥ threshold" (one undoable
 // step), and moving between them. Drawn from the controller's snapshot only.
-import { useId, useState } from 'react'
 import type { EditorController, UiSnapshot } from '../editor/controller'
 import { notify } from '../toasts'
-import { storedThreshold, storeThreshold } from '../models/ModelsView'
+import { ThresholdSlider, useStoredThreshold } from './ThresholdSlider'
 import { confidenceLabel } from '../editor/schema'
 
 export function SuggestionBar({ controller, snap }: { controller: EditorController; snap: UiSnapshot }) {
-  const [threshold, setThreshold] = useState(storedThreshold)
-  const sliderId = useId()
+  const [threshold, setThreshold] = useStoredThreshold()
   const above = snap.confidences.filter((c) => c >= threshold - 1e-9).length
   const lowest = snap.confidences[snap.confidences.length - 1]
   const highest = snap.confidences[0]
@@ -29,24 +27,7 @@ export function SuggestionBar({ controller, snap }: { controller: EditorControll
         )}
       </span>
       <span className="threshold-row compact">
-        <label htmlFor={sliderId}>Accept all ≥</label>
-        <input
-          id={sliderId}
-          type="range"
-          min={0.5}
-          max={1}
-          step={0.01}
-          value={threshold}
-          onChange={(e) => {
-            setThreshold(Number(e.target.value))
-            storeThreshold(Number(e.target.value))
-          }}
-          data-testid="threshold"
-          aria-valuetext={threshold.toFixed(2)}
-        />
-        <output htmlFor={sliderId} className="threshold-value">
-          {threshold.toFixed(2)}
-        </output>
+        <ThresholdSlider label="Accept all ≥" value={threshold} onChange={setThreshold} testId="threshold" />
         <button
           type="button"
           className="btn small primary"

@@ -1,0 +1,117 @@
+// The comparison results as a table: accuracy, size, speed, and the reductions against the
+// reference beside FastBioNER's published figures for a student of the same depth.
+import type { ComparisonReport, ComparisonRow } from '@shared/ipc'
+import { PUBLISHED_FASTBIONER } from '@shared/published'
+import { DeviceBadge } from './EngineCard'
+import { formatBytes, formatCount, formatDate, pct } from './store'
+
+const publishedFor = (layers: number) => PUBLISHED_FASTBIONER.rows.find((r) => r.layers === layers)
+
+export function ComparisonTable({ report }: { report: ComparisonReport }) {
+  const rows = report.rows
+  const teacher = rows[0]
+  const engines = [...new Set(rows.map((r) => r.engine))]
+  return (
+    <section className="card" aria-labelledby="cmp-table-title" data-testid="comparison">
+      <div className="card-head">
+        <h3 id="cmp-table-title">Results</h3>
+        <span className="muted" data-testid="comparison-meta">
+          {report.documents} documents · {report.machine} · {formatDate(report.measuredAt)}
+        </span>
+      </div>
+      <div className="table-wrap">
+        <table className="data-table compare-table" data-testid="comparison-table">
+          <thead>
+            <tr>
+              <th scope="col">Model</th>
+              <th scope="col" className="num">
+                Layers
+              </th>
+              <th scope="col" className="num">
+                Params
+              </th>
+              <th scope="col" className="num">
+                Size
+              </th>
+              <th scope="col" className="num">
+                P
+              </th>
+              <th scope="col" className="num">
+                R
+              </th>
+              <th scope="col" className="num">
+                F1
+              </th>
+              <th scope="col" className="num">
+                ms / doc
+              </th>
+              <th scope="col" className="num">
+                Tokens / s
+              </th>
+              <th scope="col">Engine</th>
+              <th scope="col" className="num group-start">
+                F1 kept
+              </th>
+              <th scope="col" className="num">
+                Size −
+              </th>
+              <th scope="col" className="num">
+                Time −
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r, i) => (
+              <CompareRow key={r.modelId} row={r} isTeacher={i === 0} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="muted small-print">
+        P, R, F1 in %, entity level. “F1 kept”, “Size −” and “Time −” are relative to {teacher?.name ?? 'the first model'} (the reference); under each,{' '}
+        <span className="published-inline">grey</span>: FastBioNER's published figure for a student of that depth ({PUBLISHED_FASTBIONER.teacherLayers}-layer
+        BioBERT teacher). Measured with {engines.join(', ')}.
+      </p>
+    </section>
+  )
+}
+
+function CompareRow({ row: r, isTeacher }: { row: ComparisonRow; isTeacher: boolean }) {
+  const pub = isTeacher ? undefined : publishedFor(r.layers)
+  const rel = (ours: number, published: number | undefined, sign: '' | '−') => (
+    <>
+      <span className="ours">{isTeacher ? '—' : `${sign}${pct(ours)} %`}</span>
+      {pub && published !== undefined && (
+        <span className="published" title={`FastBioNER, ${r.layers} layers, as published`}>
+          pub. {sign}
+          {pct(published)} %
+        </span>
+      )}
+    </>
+  )
+  return (
+    <tr data-model-id={r.modelId} className={isTeacher ? 'is-reference' : ''}>
+      <th scope="row">
+        {r.name}
+        {isTeacher && <span className="badge">reference</span>}
+      </th>
+      <td className="num">{r.layers}</td>
+      <td className="num">{formatCount(r.parameters)}</td>
+      <td className="num">{formatBytes(r.bytes)}</td>
+      <td className="num">{pct(r.overall.precision)}</td>
+      <td className="num">{pct(r.overall.recall)}</td>
+      <td className="num strong">{pct(r.overall.f1)}</td>
+      <td className="num">{r.medianMsPerDocument.toFixed(1)}</td>
+      <td className="num">{Math.round(r.tokensPerSecond).toLocaleString('en-US')}</td>
+      <td title={r.engineReason}>
+        <span className="engine-cell">
+          <DeviceBadge name={r.engine} />
+          <code>{r.engine}</code>
+        </span>
+      </td>
+      <td className="num group-start rel">{rel(r.f1Retention, pub?.f1Retention, '')}</td>
+      <td className="num rel">{rel(r.sizeReduction, pub?.sizeReduction, '−')}</td>
+      <td className="num rel">{rel(r.timeReduction, pub?.timeReduction, '−')}</td>
+    </tr>
+  )
+}

@@ -1,0 +1,123 @@
+// "Train new model": a preset, a name and epochs for models:train, and the running job's curve.
+import { useId, useState } from 'react'
+import type { ModelInfo } from '@shared/ipc'
+import { api } from '../api'
+import { notify } from '../toasts'
+import { JobProgressBar, TrainingCurve } from './JobViews'
+import { pct, refreshModels, runModelJob, useModelJob } from './store'
+
+/**
+ * The presets models:train accepts. A copy of MODEL_PRESETS in @shared/ipc: importing a value from
+ * that module would bundle zod (and its eval-probing JIT) into the renderer. test/e2e/presets.test.ts
+ * keeps the two equal.
+ */
+export const RENDERER_PRESETS: ReadonlyArray<{ name: string; layers: number; hidden: number; description: string }> = [
+  { name: 'cpu-tiny', layers: 2, hidden: 128, description: 'quick experiments: trains in seconds per epoch' },
+  { name: 'cpu-small', layers: 4, hidden: 256, description: 'default: trains in minutes per epoch on a laptop' },
+  { name: 'cpu-medium', layers: 6, hidden: 384, description: 'best accuracy that still trains overnight on a laptop' },
+  { name: 'bert-base', layers: 12, hidden: 768, description: 'BERT-base shape: needs a GPU (tensorflow-gpu backend)' },
+]
+
+const PRESETS = RENDERER_PRESETS.map((p) => ({
+  name: p.name,
+  shape: `${p.layers} × ${p.hidden}`,
+  description: p.description.charAt(0).toUpperCase() + p.description.slice(1) + '.',
+}))
+export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; disabled: boolean; onDone: () => void }) {
+  const [preset, setPreset] = useState('cpu-small')
+  const [epochs, setEpochs] = useState(3)
+  const names = new Set(models.map((m) => m.name))
+  const suggestName = (p: string) => {
+    for (let i = 1; ; i++) if (!names.has(`${p}-${i}`)) return `${p}-${i}`
+  }
+  const [name, setName] = useState(() => suggestName('cpu-small'))
+  const [nameTouched, setNameTouched] = useState(false)
+  const nameId = useId()
+  const epochsId = useId()
+
+  const start = async () => {
+    const trimmed = name.trim()
+    if (!trimmed) return
+    onDone()
+    const r = await runModelJob('train', `Training ${trimmed}`, (jobId) => api.trainModel({ jobId, name: trimmed, preset, epochs }))
+    await refreshModels()
+    if (r?.model) {
+      const f1 = r.model.devScores ? ` Devel F1 ${pct(r.model.devScores.f1)}%.` : ''
+      notify('success', `Trained ${r.model.name}.${f1}${r.model.active ? ' It is the active model.' : ' Make it active to tag with it.'}`)
+    } else if (r?.cancelled) notify('warning', 'Training cancelled; no model was added.')
+  }
+
+  return (
+    <form
+      className="train-form"
+      data-testid="train-form"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void start()
+      }}
+    >
+      <fieldset className="presets">
+        <legend>Size (preset)</legend>
+        {PRESETS.map((p) => (
+          <label key={p.name} className={`preset${preset === p.name ? ' is-on' : ''}`}>
+            <input
+              type="radio"
+              name="preset"
+              value={p.name}
+              checked={preset === p.name}
+              onChange={() => {
+                setPreset(p.name)
+                if (!nameTouched) setName(suggestName(p.name))
+              }}
+            />
+            <span className="preset-name">{p.name}</span>
+            <span className="preset-shape">{p.shape} (layers × width)</span>
+            <span className="preset-desc">{p.description}</span>
+          </label>
+        ))}
+      </fieldset>
+      <div className="form-grid">
+        <div className="form-row">
+          <label htmlFor={nameId}>Name</label>
+          <input
+            id={nameId}
+            value={name}
+            maxLength={100}
+            onChange={(e) => {
+              setName(e.target.value)
+              setNameTouched(true)
+            }}
+            required
+          />
+        </div>
+        <div className="form-row">
+          <label htmlFor={epochsId}>Epochs</label>
+          <input id={epochsId} type="number" min={1} max={100} value={epochs} onChange={(e) => setEpochs(Math.max(1, Math.min(100, Number(e.target.value) || 1)))} />
+        </div>
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={onDone}>
+            Cancel
+          </button>
+          <button type="submit" className="btn primary" disabled={disabled || !name.trim()} data-testid="start-training">
+            Start training
+          </button>
+        </div>
+      </div>
+      <p className="muted small-print">
+        Trains from scratch on the accepted annotations of documents that are done or in progress, and on gold annotations; 10 % of those documents are
+        held out to measure devel F1 after each epoch, and the best epoch is kept.
+      </p>
+    </form>
+  )
+}
+
+export function TrainJobPanel() {
+  const { job } = useModelJob()
+  if (!job || job.kind !== 'train') return null
+  return (
+    <div className="job-panel" data-testid="train-job">
+      <JobProgressBar job={job} />
+      <TrainingCurve job={job} height={220} />
+    </div>
+  )
+}
