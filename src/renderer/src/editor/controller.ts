@@ -1,9 +1,9 @@
 // Owns one document's EditorView: builds it, runs the correction commands, persists every change
 // (sync.ts) and publishes a small UI snapshot that React subscribes to. React never re-renders the
 // text; it only draws the legend, menus and popovers from the snapshot.
-import { EditorState, TextSelection, type Transaction } from 'prosemirror-state'
+import { EditorState, type Transaction } from 'prosemirror-state'
 import { EditorView } from 'prosemirror-view'
-import { history, undo, redo, undoDepth, redoDepth, closeHistory } from 'prosemirror-history'
+import { history, undo, redo, undoDepth, redoDepth } from 'prosemirror-history'
 import { keymap } from 'prosemirror-keymap'
 import type { Annotation, DocumentDetail } from '@shared/domain'
 import { api, errorMessage, isApiError } from '../api'
@@ -20,61 +20,26 @@ import {
   suggestionsOf,
   type EntitySpan,
 } from './entities'
-import { confidenceLabel, entityMark, type EntityAttrs } from './schema'
-import { activeKey, activePlugin, bioPlugin, getActive, readOnlyPlugin, setShowTags, type ActiveEntity } from './plugins'
-import { SyncEngine, type DesiredEntity, type PersistedEntity, type SaveState } from './sync'
+import {
+  acceptEntities,
+  addEntity,
+  collapseSelection,
+  confirmedMark,
+  moveCursorInto,
+  moveEntity,
+  removeEntities,
+  selectRange,
+  setEntityMark,
+  type Command,
+} from './commands'
+import { editorKeymap } from './keymap'
+import { type EntityAttrs } from './schema'
+import { activePlugin, bioPlugin, getActive, readOnlyPlugin, setShowTags } from './plugins'
+import { initialSnapshot, sameNumbers, type ControllerCallbacks, type EntityInfo, type UiSnapshot } from './snapshot'
+import { SyncEngine, type DesiredEntity, type PersistedEntity } from './sync'
 import { handlesPlugin } from './handles'
 
-export type MessageKind = 'info' | 'success' | 'warning' | 'error'
-
-export interface ControllerCallbacks {
-  /** Types in legend order: key 1 is the first. */
-  legendTypes(): string[]
-  message(kind: MessageKind, text: string): void
-  /** A type was used that the legend may not list yet. */
-  typeUsed(type: string): void
-  /** A batch of edits reached the workspace (refresh counts, status). */
-  persisted(): void
-}
-
-export interface UiSnapshot {
-  /** Non-empty selection (ProseMirror positions). */
-  selection: { from: number; to: number } | null
-  active: ActiveEntity | null
-  /** Key of the entity whose popover is open. */
-  popover: string | null
-  /** Bumped when the keyboard asks to move focus into the type menu / the popover. */
-  focusMenu: number
-  focusPopover: number
-  /** Accepted entities per type, and their number (suggestions are counted apart). */
-  counts: Record<string, number>
-  total: number
-  /** Model suggestions waiting for a decision, and their confidences (highest first). */
-  suggestions: number
-  confidences: number[]
-  save: SaveState
-  pending: number
-  canUndo: boolean
-  canRedo: boolean
-  /** Overlapping workspace annotations that cannot be drawn inline. */
-  hidden: Annotation[]
-  pointerDown: boolean
-  showTags: boolean
-  /** Bumped on every entity or metadata change. */
-  revision: number
-}
-
-export interface EntityInfo {
-  key: string
-  from: number
-  to: number
-  start: number
-  end: number
-  text: string
-  attrs: EntityAttrs
-  /** The workspace's record (who/when); null until a new entity is saved. */
-  saved: Annotation | null
-}
+export type { ControllerCallbacks, EntityInfo, MessageKind, UiSnapshot } from './snapshot'
 
 let keyCounter = 0
 const newKey = (): string => `n${++keyCounter}`
@@ -103,25 +68,7 @@ export class EditorController {
     showTags: boolean,
   ) {
     this.documentId = detail.id
-    this.snapshot = {
-      selection: null,
-      active: null,
-      popover: null,
-      focusMenu: 0,
-      focusPopover: 0,
-      counts: {},
-      total: 0,
-      suggestions: 0,
-      confidences: [],
-      save: 'saved',
-      pending: 0,
-      canUndo: false,
-      canRedo: false,
-      hidden: [],
-      pointerDown: false,
-      showTags,
-      revision: 0,
-    }
+    this.snapshot = initialSnapshot(showTags)
     const state = this.prepare(detail, showTags)
     this.view = new EditorView(mount, {
       state,
@@ -219,7 +166,20 @@ export class EditorController {
     return EditorState.create({
       doc,
       plugins: [
-        keymap(this.keys()),
+        keymap(
+          editorKeymap({
+            keyboardUndo: () => {
+              this.lastKeyUndo = Date.now()
+            },
+            deleteAtSelection: () => this.deleteAtSelection(),
+            enter: () => this.enterKey(),
+            escape: () => this.escapeKey(),
+            adjustActive: (edge, dir) => this.adjustActive(edge, dir),
+            decideActive: (accept) => this.decideActive(accept),
+            gotoSuggestion: (dir) => void this.gotoSuggestion(dir),
+            typeKey: (n) => this.typeKey(n),
+          }),
+        ),
         readOnlyPlugin((kind) => {
           // Edit menu → Undo/Redo arrives as beforeinput; the keyboard shortcut already ran.
           if (Date.now() - this.lastKeyUndo < 500) return
@@ -234,63 +194,28 @@ export class EditorController {
     })
   }
 
-  private keys(): Record<string, (state: EditorState, dispatch?: (tr: Transaction) => void) => boolean> {
-    const k: Record<string, (state: EditorState, dispatch?: (tr: Transaction) => void) => boolean> = {
-      'Mod-z': (state, dispatch) => {
-        this.lastKeyUndo = Date.now()
-        undo(state, dispatch)
-        return true
-      },
-      'Mod-Shift-z': (state, dispatch) => {
-        this.lastKeyUndo = Date.now()
-        redo(state, dispatch)
-        return true
-      },
-      'Mod-y': (state, dispatch) => {
-        this.lastKeyUndo = Date.now()
-        redo(state, dispatch)
-        return true
-      },
-      Backspace: () => (this.deleteAtSelection(), true),
-      Delete: () => (this.deleteAtSelection(), true),
-      Enter: () => {
-        if (!this.view.state.selection.empty) this.patch({ focusMenu: this.snapshot.focusMenu + 1 })
-        else if (this.snapshot.active) {
-          this.patch({ popover: this.snapshot.active.key, focusPopover: this.snapshot.focusPopover + 1 })
-        } else this.cb.message('info', 'Select some words first (Shift+Arrow keys), or move the cursor into an entity.')
-        return true
-      },
-      Escape: () => {
-        if (this.snapshot.popover) {
-          this.patch({ popover: null })
-          return true
-        }
-        const sel = this.view.state.selection
-        if (!sel.empty) {
-          this.view.dispatch(this.view.state.tr.setSelection(TextSelection.create(this.view.state.doc, sel.head)))
-          return true
-        }
-        return false
-      },
-      'Alt-Shift-ArrowLeft': () => (this.adjustActive('start', 'extend'), true),
-      'Alt-Shift-ArrowRight': () => (this.adjustActive('end', 'extend'), true),
-      'Alt-Shift-ArrowDown': () => (this.adjustActive('start', 'shrink'), true),
-      'Alt-Shift-ArrowUp': () => (this.adjustActive('end', 'shrink'), true),
-      // Model suggestions: accept / reject the one under the cursor, move between them.
-      a: () => (this.decideActive(true), true),
-      r: () => (this.decideActive(false), true),
-      n: () => (this.gotoSuggestion('next'), true),
-      p: () => (this.gotoSuggestion('previous'), true),
+  /** Enter: the type menu for a selection, else the active entity's details. */
+  private enterKey(): void {
+    if (!this.view.state.selection.empty) this.patch({ focusMenu: this.snapshot.focusMenu + 1 })
+    else if (this.snapshot.active) {
+      this.patch({ popover: this.snapshot.active.key, focusPopover: this.snapshot.focusPopover + 1 })
+    } else this.cb.message('info', 'Select some words first (Shift+Arrow keys), or move the cursor into an entity.')
+  }
+
+  /** Escape: closes the details, else collapses the selection. */
+  private escapeKey(): boolean {
+    if (this.snapshot.popover) {
+      this.patch({ popover: null })
+      return true
     }
-    for (let n = 1; n <= 9; n++) {
-      k[String(n)] = () => {
-        const type = this.cb.legendTypes()[n - 1]
-        if (!type) this.cb.message('info', `No entity type is on key ${n}. Use Enter to pick or type one.`)
-        else this.assignType(type)
-        return true
-      }
-    }
-    return k
+    return this.run(collapseSelection)
+  }
+
+  /** 1–9: the legend's type on that key. */
+  private typeKey(n: number): void {
+    const type = this.cb.legendTypes()[n - 1]
+    if (!type) this.cb.message('info', `No entity type is on key ${n}. Use Enter to pick or type one.`)
+    else this.assignType(type)
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -359,11 +284,9 @@ export class EditorController {
     return out
   }
 
-  /** One undoable step: commands never merge with the previous one. */
-  private commit(tr: Transaction, focusKey?: string): void {
-    closeHistory(tr)
-    if (focusKey) tr.setMeta(activeKey, { key: focusKey })
-    this.view.dispatch(tr)
+  /** Runs a command (commands.ts) on the view. */
+  private run(command: Command): boolean {
+    return command(this.view.state, this.view.dispatch)
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -455,47 +378,30 @@ export class EditorController {
       this.cb.message('warning', `Not added: ${problem}`)
       return false
     }
-    const key = newKey()
-    const mark = entityMark.create({ id: key, type, origin: 'person', state: 'accepted', confidence: null } satisfies EntityAttrs)
-    const tr = this.view.state.tr
-    const replaced = this.replacing(tr, snapped.from, snapped.to)
-    tr.addMark(snapped.from, snapped.to, mark)
-    tr.setSelection(TextSelection.create(tr.doc, snapped.to))
+    const replaced = this.suggestionsIn(snapped.from, snapped.to).length
     this.cb.typeUsed(type)
-    this.commit(tr, key)
+    this.run(addEntity(snapped, newKey(), type, this.suggestionsIn(snapped.from, snapped.to)))
     if (replaced) this.cb.message('info', `Replaced ${replaced} overlapping model suggestion${replaced === 1 ? '' : 's'} (Ctrl+Z brings ${replaced === 1 ? 'it' : 'them'} back).`)
     return true
   }
 
-  /** Removes (rejects) the suggestions overlapping [from, to) in `tr`; returns how many. */
-  private replacing(tr: Transaction, from: number, to: number, except?: string): number {
-    const hit = overlappingEntities(this.entities, from, to, except).filter(isSuggested)
-    for (const e of hit) tr.removeMark(e.from, e.to, e.mark)
-    return hit.length
-  }
-
-  /** The mark an edited entity gets: a suggestion a person corrected is a suggestion accepted. */
-  private confirmed(e: EntitySpan, patch: Partial<EntityAttrs> = {}) {
-    const attrs = e.mark.attrs as EntityAttrs
-    if (attrs.state !== 'suggested' && Object.keys(patch).length === 0) return e.mark
-    return entityMark.create({ ...attrs, ...patch, state: 'accepted' } satisfies EntityAttrs)
+  /** The suggestions overlapping [from, to) (except `except`): a person's entity there replaces them. */
+  private suggestionsIn(from: number, to: number, except?: string): EntitySpan[] {
+    return overlappingEntities(this.entities, from, to, except).filter(isSuggested)
   }
 
   retype(key: string, rawType: string): boolean {
     const type = rawType.trim()
     const e = this.entities.get(key)
     if (!e || !type || e.type === type) return false
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, this.confirmed(e, { type }))
     this.cb.typeUsed(type)
-    this.commit(tr, key)
-    return true
+    return this.run(setEntityMark(e, confirmedMark(e, { type })))
   }
 
   remove(key: string): boolean {
     const e = this.entities.get(key)
     if (!e) return false
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark)
-    this.commit(tr)
+    this.run(removeEntities([e]))
     if (this.snapshot.popover === key) this.patch({ popover: null })
     return true
   }
@@ -513,9 +419,7 @@ export class EditorController {
       this.cb.message('info', 'The text is read-only. To delete an entity, put the cursor in it and press Delete.')
       return
     }
-    let tr = this.view.state.tr
-    for (const e of hit) tr = tr.removeMark(e.from, e.to, e.mark)
-    this.commit(tr)
+    this.run(removeEntities(hit))
     this.cb.message('info', `Deleted ${hit.length} entities.`)
   }
 
@@ -534,14 +438,8 @@ export class EditorController {
         return false
       }
     }
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark)
-    if (dir === 'extend') this.replacing(tr, next.from, next.to, key)
-    tr.addMark(next.from, next.to, this.confirmed(e))
     // Keep the cursor in the entity so the next key press acts on it again.
-    const sel = this.view.state.selection
-    if (sel.empty && (sel.from < next.from || sel.from > next.to)) tr.setSelection(TextSelection.create(tr.doc, next.to))
-    this.commit(tr, key)
-    return true
+    return this.run(moveEntity(e, next, dir === 'extend' ? this.suggestionsIn(next.from, next.to, key) : [], 'inside'))
   }
 
   /** New extent for an entity (drag handles); the range is already on token boundaries. */
@@ -553,11 +451,7 @@ export class EditorController {
       this.cb.message('warning', `Not changed: ${problem}`)
       return false
     }
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark)
-    this.replacing(tr, from, to, key)
-    tr.addMark(from, to, this.confirmed(e))
-    tr.setSelection(TextSelection.create(tr.doc, to))
-    this.commit(tr, key)
+    this.run(moveEntity(e, { from, to }, this.suggestionsIn(from, to, key), 'end'))
     this.view.focus()
     return true
   }
@@ -578,9 +472,7 @@ export class EditorController {
   accept(key: string): boolean {
     const e = this.entities.get(key)
     if (!e || !isSuggested(e)) return false
-    const tr = this.view.state.tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, this.confirmed(e))
-    this.commit(tr, key)
-    return true
+    return this.run(setEntityMark(e, confirmedMark(e)))
   }
 
   reject(key: string): boolean {
@@ -594,9 +486,7 @@ export class EditorController {
     // The same comparison as the count the suggestion bar shows (a float threshold from a slider).
     const hit = suggestionsOf(this.entities).filter((e) => ((e.mark.attrs['confidence'] as number | null) ?? 0) >= threshold - 1e-9)
     if (hit.length === 0) return 0
-    const tr = this.view.state.tr
-    for (const e of hit) tr.removeMark(e.from, e.to, e.mark).addMark(e.from, e.to, this.confirmed(e))
-    this.commit(tr)
+    this.run(acceptEntities(hit))
     return hit.length
   }
 
@@ -632,9 +522,7 @@ export class EditorController {
       dir === 'next'
         ? (list.find((e) => e.from > at) ?? list[0]!)
         : ([...list].reverse().find((e) => e.from < at) ?? list[list.length - 1]!)
-    const tr = this.view.state.tr.setSelection(TextSelection.create(this.view.state.doc, target.from)).scrollIntoView()
-    tr.setMeta(activeKey, { key: target.key })
-    this.view.dispatch(tr)
+    this.run(moveCursorInto(target))
     if (this.snapshot.popover) this.patch({ popover: target.key })
     return true
   }
@@ -666,8 +554,7 @@ export class EditorController {
 
   /** Selects an entity's text range (e.g. from the hidden list) and scrolls to it. */
   reveal(from: number, to: number): void {
-    const tr = this.view.state.tr.setSelection(TextSelection.create(this.view.state.doc, from, to)).scrollIntoView()
-    this.view.dispatch(tr)
+    this.run(selectRange({ from, to }))
     this.view.focus()
   }
 
@@ -745,10 +632,4 @@ export class EditorController {
     this.view.destroy()
     this.listeners.clear()
   }
-}
-
-function sameNumbers(a: number[], b: number[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
 }
