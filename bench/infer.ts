@@ -9,7 +9,9 @@
 //     [--rounds R]             (alternate ORT and PyTorch R times per shape; best round counts)
 //
 // ORT variants: pure (plain ONNX, the default export), fused (all com.microsoft contrib ops),
-// or a '+'-joined subset of attention, skipLayerNorm, biasGelu; a '/nospin' suffix stops ORT's
+// or a '+'-joined subset of attention, skipLayerNorm, biasGelu; int8 (the `fastbioner quantize`
+// graph: int8 Linear weights and word embeddings, DEFAULT_INT8_MATMUL) or int8@<op> with op one of
+// DynamicQuantizeMatMul, MatMulInteger, MatMulIntegerToFloat; a '/nospin' suffix stops ORT's
 // worker threads from spinning between operators (session.intra_op.allow_spinning = 0).
 // Shapes are LAYERSxHIDDEN; heads = hidden / 64, intermediate = 4 × hidden, vocab 28996,
 // 3 labels, as torch_bert_ref.py. Timings are medians of `iters` runs after `warmup` runs;
@@ -21,7 +23,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import * as ort from 'onnxruntime-node'
-import { exportOnnx, type FusedOps, type OnnxBertConfig, type WeightsMap } from '../src/core/onnx/export'
+import { DEFAULT_INT8_MATMUL, exportOnnx, INT8_MATMULS, type FusedOps, type Int8MatMul, type OnnxBertConfig, type WeightsMap } from '../src/core/onnx/export'
+import { quantizeWeights } from '../src/core/onnx/quantize'
 
 interface Args {
   shapes: Array<[number, number]>
@@ -81,7 +84,7 @@ function parseArgs(argv: string[]): Args {
 
 function variantFusion(variant: string): boolean | FusedOps {
   const v = variant.split('/')[0]
-  if (v === 'pure') return false
+  if (v === 'pure' || v.startsWith('int8')) return false
   if (v === 'fused') return true
   const f: FusedOps = {}
   for (const k of v.split('+')) {
@@ -229,7 +232,14 @@ function feeds(batch: number, seq: number): Record<string, ort.Tensor> {
 
 async function ortSession(w: WeightsMap, c: OnnxBertConfig, variant: string, threads: number): Promise<{ session: ort.InferenceSession; exportMs: number; mb: number }> {
   const t = performance.now()
-  const bytes = exportOnnx(w, c, { fused: variantFusion(variant) })
+  const v = variant.split('/')[0]
+  let int8MatMul: Int8MatMul | undefined
+  if (v.startsWith('int8')) {
+    int8MatMul = (v.split('@')[1] ?? DEFAULT_INT8_MATMUL) as Int8MatMul
+    if (!INT8_MATMULS.includes(int8MatMul)) throw new Error(`ORT variant ${v}: int8 op must be one of ${INT8_MATMULS.join(', ')}`)
+    w = quantizeWeights(w)
+  }
+  const bytes = exportOnnx(w, c, { fused: variantFusion(variant), int8MatMul })
   const exportMs = performance.now() - t
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['cpu'],
@@ -386,9 +396,9 @@ async function main(): Promise<void> {
 
   // Batch-1 latency for one abstract (~300 word pieces), as the tagger runs it.
   const latency: string[][] = []
-  for (const [layers, hidden] of a.abstract) {
+  for (const [layers, hidden] of a.abstract) for (const variant of a.ortVariants) {
     const c = configFor(layers, hidden)
-    const { session } = await ortSession(randomWeights(c, 7), c, a.ortVariants[0], a.threads)
+    const { session } = await ortSession(randomWeights(c, 7), c, variant, a.threads)
     const f = feeds(1, a.abstractTokens)
     let t: Timing | null = null
     let tt: Timing | null = null
@@ -408,8 +418,8 @@ async function main(): Promise<void> {
     }
     await session.release()
     if (!t) continue
-    latency.push([`${layers}×${hidden}`, t.medianMs.toFixed(1), fmtLoad(t), fmtMs(tt), t.medianMs < 50 ? 'yes' : 'no'])
-    rows.push({ abstract: true, layers, hidden, tokens: a.abstractTokens, ort: t, torch: tt })
+    latency.push([`${layers}×${hidden}`, variant, t.medianMs.toFixed(1), fmtLoad(t), fmtMs(tt), t.medianMs < 50 ? 'yes' : 'no'])
+    rows.push({ abstract: true, layers, hidden, variant, tokens: a.abstractTokens, ort: t, torch: tt })
   }
 
   const print = (head: string[], body: string[][]) => {
@@ -419,8 +429,8 @@ async function main(): Promise<void> {
   }
   console.log(`\n## batch ${a.batch}: median ms per batch and tokens/s (load = other processes' CPU cores while timing)\n`)
   print(header, table)
-  console.log(`\n## one abstract: batch 1 × ${a.abstractTokens} tokens, ORT ${a.ortVariants[0]} (goal < 50 ms)\n`)
-  print(['shape', 'ORT ms', 'load', 'torch ms', '< 50 ms'], latency)
+  console.log(`\n## one abstract: batch 1 × ${a.abstractTokens} tokens (goal < 50 ms)\n`)
+  print(['shape', 'ORT variant', 'ORT ms', 'load', 'torch ms', '< 50 ms'], latency)
   for (const note of [tfjsNote, torchNote]) if (note) console.log(`\nnote: ${note}`)
   if (a.json) writeFileSync(a.json, JSON.stringify(rows, null, 2))
 }

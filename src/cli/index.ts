@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   eval: { summary: 'entity-level precision/recall/F1 against gold', load: async () => require('./commands/eval') as CommandModule },
   distill: { summary: 'distil a teacher into a smaller student (FastBioNER KD, multi-teacher, multi-task)', load: async () => require('./commands/distill') as CommandModule },
   compare: { summary: 'compare models: size, F1 and speed side by side', load: async () => require('./commands/compare') as CommandModule },
+  quantize: { summary: 'write an int8 version of a model (smaller, faster on the CPU)', load: async () => require('./commands/quantize') as CommandModule },
 }
 
 function usage(): string {

@@ -1,7 +1,8 @@
 // Side-by-side comparison of token-classification models (a teacher first, then students):
 // size, accuracy and speed measured in one run on the same text.
 //
-// Per model: layers, parameters, bytes of the weights file on disk (model.safetensors), entity-
+// Per model: layers, parameters, weight precision (float32 or int8), bytes of the files the
+// inference engine loads (model.onnx for onnxruntime, the safetensors weights for tfjs), entity-
 // level P/R/F1 (overall and per type), median end-to-end tagging latency per document (an
 // abstract: tokenisation, windows, one engine call per document, decoding; warm-up excluded) and
 // pieces per second, all on the fastest engine that loads (onnxruntime, else tfjs; the engine
@@ -68,8 +69,11 @@ export interface ModelReport {
   hiddenSize: number
   heads: string[]
   parameters: number
-  /** model.safetensors size in bytes. */
+  /** Bytes of the model files the inference engine loaded (bytesFiles). */
   bytes: number
+  bytesFiles: string[]
+  /** 'int8' for a folder written by `fastbioner quantize`. */
+  weights: 'float32' | 'int8'
   engine: string
   engineReason: string
   precision: number
@@ -101,6 +105,8 @@ interface Loaded {
   hiddenSize: number
   parameters: number
   bytes: number
+  bytesFiles: string[]
+  weights: 'float32' | 'int8'
   tokenizer: WordPieceTokenizer
   heads: Array<{ name: string; labelMap: LabelMap }>
   maxLength: number
@@ -166,13 +172,18 @@ async function loadForCompare(dir: string, name: string, opts: CompareOptions): 
   const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
   const open = opts.openEngine ?? openInferenceEngine
   const engine = await open(dir, { prefer: opts.engine, logger: opts.logger })
+  // What the engine reads from disk is the size that matters to a user (an int8 folder also
+  // keeps its int8 safetensors for the tfjs fallback, which onnxruntime never opens).
+  const bytesFiles = engine.files ?? [join(dir, 'model.safetensors')]
   return {
     name,
     dir,
     layers: ck.config.numHiddenLayers,
     hiddenSize: ck.config.hiddenSize,
     parameters,
-    bytes: statSync(join(dir, 'model.safetensors')).size,
+    bytes: bytesFiles.reduce((a, f) => a + statSync(f).size, 0),
+    bytesFiles,
+    weights: ck.metadata && typeof ck.metadata.quantization === 'object' && ck.metadata.quantization !== null ? 'int8' : 'float32',
     tokenizer,
     heads,
     maxLength: opts.maxLength ?? training.maxLength ?? Math.min(128, ck.config.maxPositionEmbeddings),
@@ -229,6 +240,8 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
         heads: m.heads.map((h) => h.name),
         parameters: m.parameters,
         bytes: m.bytes,
+        bytesFiles: m.bytesFiles,
+        weights: m.weights,
         engine: m.engine.engine,
         engineReason: m.engine.reason,
         precision: ev.overall.precision,
@@ -261,10 +274,11 @@ const signedPct = (x: number | undefined) => (x === undefined || !Number.isFinit
 
 /** A plain-text table of the report (sizes and times as reductions against the first model). */
 export function formatCompareTable(r: CompareReport): string {
-  const head = ['model', 'layers', 'params', 'MB', 'P', 'R', 'F1', 'ms/doc', 'pieces/s', 'F1 ret %', 'size %', 'time %', 'engine']
+  const head = ['model', 'layers', 'weights', 'params', 'MB', 'P', 'R', 'F1', 'ms/doc', 'pieces/s', 'F1 ret %', 'size %', 'time %', 'engine']
   const rows = r.models.map((m) => [
     m.name,
     String(m.layers),
+    m.weights,
     `${(m.parameters / 1e6).toFixed(2)}M`,
     (m.bytes / 1e6).toFixed(1),
     pct(m.precision, 2),

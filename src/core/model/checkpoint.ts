@@ -18,6 +18,7 @@ import {
   validateConfig,
   type BertConfig,
 } from './bert'
+import { dequantizeRows, INT8_SCALE_SUFFIX } from './int8'
 import { SafetensorsReader, serializeSafetensors, type TensorToWrite } from './safetensors'
 
 export class CheckpointError extends Error {
@@ -312,6 +313,25 @@ export function transpose2d(data: Float32Array, rows: number, cols: number): Flo
   return out
 }
 
+/**
+ * A stored tensor as float32: F32/F16/BF16 as they are, an int8 tensor of an int8 model folder
+ * dequantized with its `<name>_scale` (core/model/int8.ts), so every engine and tool that loads
+ * float weights also loads a quantized folder (with the values the int8 graph computes with).
+ */
+function readFloatOrInt8(stored: Map<string, StoredRef>, t: StoredRef): Float32Array {
+  const v = t.reader.read(t.raw)
+  if (v.data instanceof Float32Array) return v.data
+  if (t.dtype === 'I8') {
+    const s = stored.get(t.raw + INT8_SCALE_SUFFIX)
+    const rows = t.shape[0] ?? 1
+    if (!s || s.dtype !== 'F32' || s.shape.length !== 1 || s.shape[0] !== rows) {
+      throw new CheckpointError(`${t.file}: int8 tensor ${t.raw} needs a float32 ${t.raw}${INT8_SCALE_SUFFIX} of shape [${rows}]${s ? `, found ${s.dtype}[${s.shape}]` : ''}`)
+    }
+    return dequantizeRows(v.data, s.reader.read(s.raw).data, rows, v.data.length / rows)
+  }
+  throw new CheckpointError(`${t.file}: tensor ${t.raw} has integer dtype ${t.dtype}, expected floating point`)
+}
+
 export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promise<LoadedCheckpoint> {
   const notes: string[] = []
   const configPath = join(dir, 'config.json')
@@ -330,6 +350,8 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
   const byName = new Map<string, StoredRef>()
   const ignored: string[] = []
   for (const [raw, t] of stored) {
+    // Per-row scales of int8 tensors are read with their tensor (see take()).
+    if (raw.endsWith(INT8_SCALE_SUFFIX) && stored.get(raw.slice(0, -INT8_SCALE_SUFFIX.length))?.dtype === 'I8') continue
     const n = normalizeName(raw)
     if (n == null) {
       ignored.push(raw)
@@ -352,9 +374,8 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
     if (!tf.util.arraysEqual(t.shape, want)) {
       throw new CheckpointError(`${t.file}: tensor ${t.raw} has shape [${t.shape}], expected [${want}] from config.json`)
     }
-    const stored = t.reader.read(t.raw)
-    if (!(stored.data instanceof Float32Array)) throw new CheckpointError(`${t.file}: tensor ${t.raw} has integer dtype ${t.dtype}, expected floating point`)
-    const data = linear ? transpose2d(stored.data, want[0], want[1]) : stored.data
+    const floats = readFloatOrInt8(stored, t)
+    const data = linear ? transpose2d(floats, want[0], want[1]) : floats
     byName.delete(name)
     return tf.tensor(data, expected, 'float32')
   }

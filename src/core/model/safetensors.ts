@@ -27,11 +27,11 @@ export interface SafetensorsContents {
   metadata: Record<string, string>
 }
 
-/** A tensor to write; Float32Array → F32 unless dtype says F16/BF16, Int32Array → I32 or I64. */
+/** A tensor to write; Float32Array → F32 unless dtype says F16/BF16, Int32Array → I32 or I64, Int8Array → I8. */
 export interface TensorToWrite {
   shape: number[]
-  data: Float32Array | Int32Array
-  dtype?: 'F32' | 'F16' | 'BF16' | 'I32' | 'I64'
+  data: Float32Array | Int32Array | Int8Array
+  dtype?: 'F32' | 'F16' | 'BF16' | 'I32' | 'I64' | 'I8'
 }
 
 export class SafetensorsError extends Error {
@@ -275,9 +275,14 @@ export function floatToHalf(f: number): number {
 }
 
 function encode(t: TensorToWrite): { dtype: SafetensorsDtype; bytes: Uint8Array } {
-  const dtype = t.dtype ?? (t.data instanceof Float32Array ? 'F32' : 'I32')
+  const dtype = t.dtype ?? (t.data instanceof Float32Array ? 'F32' : t.data instanceof Int8Array ? 'I8' : 'I32')
   const d = t.data
   switch (dtype) {
+    case 'I8': {
+      const b = Int8Array.from(d)
+      if (!(d instanceof Int8Array) && d.some((v, i) => v !== b[i])) throw new Error('safetensors: I8 tensor has values outside -128…127')
+      return { dtype, bytes: new Uint8Array(b.buffer) }
+    }
     case 'F32':
       return { dtype, bytes: new Uint8Array(Float32Array.from(d).buffer) }
     case 'I32':

@@ -7,6 +7,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { onnx } from 'onnx-proto'
+import { dequantizeRows, INT8_SCALE_SUFFIX } from '../model/int8'
 import { readSafetensors } from '../model/safetensors'
 import type { WeightsMap } from './export'
 
@@ -87,8 +88,21 @@ export function readCheckpointWeights(weightPaths: string[]): WeightsMap {
       throw new OnnxFileError(path, `cannot read the model weights (${errnoText(e)})`)
     }
     for (const [raw, t] of tensors) {
-      if (!(t.data instanceof Float32Array)) continue
+      if (raw.endsWith(INT8_SCALE_SUFFIX) && tensors.get(raw.slice(0, -INT8_SCALE_SUFFIX.length))?.dtype === 'I8') continue
       const name = raw.replace(/LayerNorm\.gamma$/, 'LayerNorm.weight').replace(/LayerNorm\.beta$/, 'LayerNorm.bias')
+      if (t.dtype === 'I8') {
+        // An int8 model folder: keep the int8 values for the quantized graph, and their float
+        // meaning for everything that wants floats.
+        const s = tensors.get(raw + INT8_SCALE_SUFFIX)
+        const rows = t.shape[0] ?? 1
+        if (!s || !(s.data instanceof Float32Array) || s.shape.length !== 1 || s.shape[0] !== rows) {
+          throw new OnnxFileError(path, `int8 tensor ${raw} needs a float32 ${raw}${INT8_SCALE_SUFFIX} of shape [${rows}]${s ? `, found ${s.dtype}[${s.shape}]` : ''}`)
+        }
+        const values = Int8Array.from(t.data)
+        out.set(name, { shape: t.shape, data: dequantizeRows(values, s.data, rows, values.length / rows), int8: { values, scale: s.data } })
+        continue
+      }
+      if (!(t.data instanceof Float32Array)) continue
       out.set(name, { shape: t.shape, data: t.data })
     }
   }

@@ -21,12 +21,15 @@ import { createReadStream, existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, readOnnxMetadata } from './checkpoint'
+import type { Int8Rows } from '../model/int8'
 import { GraphBuilder, attr } from './graph'
 
 /** A float32 parameter: shape + row-major data. */
 export interface WeightTensor {
   shape: number[]
   data: Float32Array
+  /** Set in an int8 model folder: the stored int8 rows (data is their dequantized value). */
+  int8?: Int8Rows
 }
 export type WeightsMap = Map<string, WeightTensor>
 
@@ -58,7 +61,25 @@ export interface ExportOptions {
   fused?: boolean | FusedOps
   /** Extra metadata_props entries (e.g. the checkpoint fingerprint). */
   metadata?: Record<string, string>
+  /**
+   * Operators for the int8 Linear weights of a quantized model (weights with `int8`); default
+   * DEFAULT_INT8_MATMUL. Ignored by float models.
+   */
+  int8MatMul?: Int8MatMul
 }
+
+/**
+ * How an int8 Linear runs, activations quantized per call (dynamic, asymmetric uint8) against
+ * per-output-channel int8 weights:
+ *  - DynamicQuantizeMatMul: one com.microsoft operator (quantize A, int8 GEMM, scale, bias);
+ *  - MatMulInteger: the standard-ONNX chain DynamicQuantizeLinear → MatMulInteger → Cast →
+ *    Mul(a_scale·b_scale) → Add(bias), which ORT's optimiser may fuse itself;
+ *  - MatMulIntegerToFloat: DynamicQuantizeLinear → com.microsoft.MatMulIntegerToFloat.
+ */
+export type Int8MatMul = 'DynamicQuantizeMatMul' | 'MatMulInteger' | 'MatMulIntegerToFloat'
+export const INT8_MATMULS: readonly Int8MatMul[] = ['DynamicQuantizeMatMul', 'MatMulInteger', 'MatMulIntegerToFloat']
+/** Measured fastest on the CPU provider with the same accuracy (bench/infer.ts --int8). */
+export const DEFAULT_INT8_MATMUL: Int8MatMul = 'DynamicQuantizeMatMul'
 
 /** onnxruntime contrib operators the export can write instead of their ONNX subgraphs. */
 export interface FusedOps {
@@ -101,6 +122,8 @@ export const META_EXPORTER = 'fastbioner.exporter_version'
 export const META_HIDDEN_STATES = 'fastbioner.hidden_states'
 export const META_FUSED = 'fastbioner.fused'
 export const META_SOURCE_STAT = 'fastbioner.source_stat'
+/** 'none' for a float graph, else the Int8MatMul the int8 Linears use. */
+export const META_INT8 = 'fastbioner.int8'
 
 /** torch.finfo(torch.float32).min, HF's additive mask value. */
 const FLOAT32_MIN = -3.4028234663852886e38
@@ -207,6 +230,11 @@ class Weights {
     return w
   }
 
+  /** True when the checkpoint stores this parameter as int8 rows. */
+  isInt8(name: string, encoder = true): boolean {
+    return !!this.map.get(encoder ? this.prefix + name : name)?.int8
+  }
+
   /** A Linear weight as [in, out] for MatMul, whatever the stored layout. */
   linear(name: string, inDim: number, outDim: number, encoder = true): Float32Array {
     if (this.layout === 'in_out') return this.get(name, [inDim, outDim], encoder).data
@@ -230,6 +258,11 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
   const eps = c.layerNormEps
   const fuse = resolveFusion(opts.fused)
   const anyFused = fuse.attention || fuse.skipLayerNorm || fuse.biasGelu
+  const int8 = [...weights.values()].some((w) => w.int8)
+  const int8Op = opts.int8MatMul ?? DEFAULT_INT8_MATMUL
+  if (int8 && anyFused) throw new OnnxExportError(`the fused operators (${fusionKey(fuse)}) are not written for an int8 model; export it unfused`)
+  if (int8 && layout !== 'out_in') throw new OnnxExportError("int8 weights are read in the checkpoint's [out, in] layout only")
+  if (!INT8_MATMULS.includes(int8Op)) throw new OnnxExportError(`int8 matmul '${int8Op}' is not one of ${INT8_MATMULS.join(', ')}`)
   const g = new GraphBuilder('fastbioner_bert_token_classifier')
 
   const inputIds = g.input('input_ids', 'int64', ['batch', 'sequence'])
@@ -239,20 +272,47 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
   const vec = (name: string, n: number) => g.initializer(name, { dims: [n], data: W.get(name, [n]).data })
   const MS = 'com.microsoft'
   const linear = (name: string, x: string, inDim: number, outDim: number, encoder = true): string => {
+    if (W.isInt8(`${name}.weight`, encoder)) return int8Linear(name, x, inDim, outDim, encoder)
     const w = g.initializer(`${name}.weight`, { dims: [inDim, outDim], data: W.linear(`${name}.weight`, inDim, outDim, encoder) })
     const b = g.initializer(`${name}.bias`, { dims: [outDim], data: W.get(`${name}.bias`, [outDim], encoder).data })
     return g.node('Add', [g.node('MatMul', [x, w], {}, { name: `${name}/MatMul` }), b], {}, { name: `${name}/Add` })
+  }
+  // x·W + b with int8 W [in, out] (per-output-channel scales [out]) and x quantized per call.
+  const int8Linear = (name: string, x: string, inDim: number, outDim: number, encoder: boolean): string => {
+    const rows = W.get(`${name}.weight`, [outDim, inDim], encoder).int8!
+    const wq = g.initializer(`${name}.weight_int8`, { dims: [inDim, outDim], data: transposeInt8(rows.values, outDim, inDim) })
+    const ws = g.initializer(`${name}.weight_scale`, { dims: [outDim], data: rows.scale })
+    const b = g.initializer(`${name}.bias`, { dims: [outDim], data: W.get(`${name}.bias`, [outDim], encoder).data })
+    if (int8Op === 'DynamicQuantizeMatMul') {
+      return g.node('DynamicQuantizeMatMul', [x, wq, ws, '', b], {}, { name: `${name}/DynamicQuantizeMatMul`, domain: MS })
+    }
+    const [xq, xs, xzp] = g.nodeOutputs('DynamicQuantizeLinear', [x], {}, { name: `${name}/DynamicQuantizeLinear`, outputs: 3 }) // uint8 [B, S, in], scalar, scalar
+    if (int8Op === 'MatMulIntegerToFloat') {
+      return g.node('MatMulIntegerToFloat', [xq, wq, xs, ws, xzp, '', b], {}, { name: `${name}/MatMulIntegerToFloat`, domain: MS })
+    }
+    const acc = g.node('MatMulInteger', [xq, wq, xzp], {}, { name: `${name}/MatMulInteger` }) // int32 [B, S, out]
+    const scale = g.node('Mul', [xs, ws], {}, { name: `${name}/scale` }) // [out]
+    const y = g.node('Mul', [g.node('Cast', [acc], { to: attr.int(1) }, { name: `${name}/Cast` }), scale], {}, { name: `${name}/dequantize` })
+    return g.node('Add', [y, b], {}, { name: `${name}/Add` })
   }
   const layerNorm = (name: string, x: string): string =>
     g.node('LayerNormalization', [x, vec(`${name}.weight`, H), vec(`${name}.bias`, H)], { axis: attr.int(-1), epsilon: attr.float(eps) }, { name })
 
   // ---- embeddings ------------------------------------------------------------------------
-  const table = (name: string, rows: number) => g.initializer(name, { dims: [rows, H], data: W.get(name, [rows, H]).data })
-  const words = g.node('Gather', [table('embeddings.word_embeddings.weight', c.vocabSize), inputIds], {}, { name: 'embeddings/word' }) // [B, S, H]
-  const types = g.node('Gather', [table('embeddings.token_type_embeddings.weight', c.typeVocabSize), tokenTypeIds], {}, { name: 'embeddings/token_type' }) // [B, S, H]
+  // An embedding lookup; an int8 table gathers int8 rows and their scales, then dequantizes
+  // the few rows it took: row·scale[id], so the sums and LayerNorm stay float32.
+  const embed = (name: string, rows: number, ids: string, what: string): string => {
+    const t = W.get(name, [rows, H])
+    if (!t.int8) return g.node('Gather', [g.initializer(name, { dims: [rows, H], data: t.data }), ids], {}, { name: `embeddings/${what}` })
+    const q = g.node('Gather', [g.initializer(`${name}_int8`, { dims: [rows, H], data: t.int8.values }), ids], {}, { name: `embeddings/${what}` }) // int8 [..., H]
+    const s = g.node('Gather', [g.initializer(`${name}_scale`, { dims: [rows, 1], data: t.int8.scale }), ids], {}, { name: `embeddings/${what}_scale` }) // [..., 1]
+    return g.node('Mul', [g.node('Cast', [q], { to: attr.int(1) }, { name: `embeddings/${what}_cast` }), s], {}, { name: `embeddings/${what}_dequantize` })
+  }
+  const words = embed('embeddings.word_embeddings.weight', c.vocabSize, inputIds, 'word') // [B, S, H]
+  const types = embed('embeddings.token_type_embeddings.weight', c.typeVocabSize, tokenTypeIds, 'token_type') // [B, S, H]
   const seqLen = g.node('Gather', [g.node('Shape', [inputIds], {}, { name: 'embeddings/shape' }), g.int64s([1], [])], { axis: attr.int(0) }, { name: 'embeddings/seq_len' }) // scalar
   const positionIds = g.node('Range', [g.int64s([0], []), seqLen, g.int64s([1], [])], {}, { name: 'embeddings/position_ids' }) // [S]
-  const positions = g.node('Gather', [table('embeddings.position_embeddings.weight', c.maxPositionEmbeddings), positionIds], {}, { name: 'embeddings/position' }) // [S, H]
+  const positions = embed('embeddings.position_embeddings.weight', c.maxPositionEmbeddings, positionIds, 'position') // [S, H]
   const embSum = g.node('Add', [g.node('Add', [words, types], {}, { name: 'embeddings/add_types' }), positions], {}, { name: 'embeddings/add_positions' })
   let x = layerNorm('embeddings.LayerNorm', embSum) // [B, S, H]
   const hidden: string[] = [x]
@@ -341,16 +401,24 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
     [META_HEADS]: JSON.stringify(heads),
     [META_HIDDEN_STATES]: String(!!opts.hiddenStates),
     [META_FUSED]: fusionKey(fuse),
+    [META_INT8]: int8 ? int8Op : 'none',
     ...opts.metadata,
   }
   return g.encode({
     opset: ONNX_OPSET,
-    extraOpsets: anyFused ? { 'com.microsoft': 1 } : undefined,
+    extraOpsets: anyFused || (int8 && int8Op !== 'MatMulInteger') ? { 'com.microsoft': 1 } : undefined,
     producerName: 'fastbioner',
     producerVersion: EXPORTER_VERSION,
-    docString: `BERT token classifier: ${c.numHiddenLayers} layers × ${H}, ${nH} heads; heads ${heads.map((h) => h.name).join(', ') || '(none)'}`,
+    docString: `BERT token classifier${int8 ? ` (int8 weights, ${int8Op})` : ''}: ${c.numHiddenLayers} layers × ${H}, ${nH} heads; heads ${heads.map((h) => h.name).join(', ') || '(none)'}`,
     metadata,
   })
+}
+
+/** Transposes a row-major [rows, cols] int8 matrix. */
+function transposeInt8(data: Int8Array, rows: number, cols: number): Int8Array {
+  const out = new Int8Array(rows * cols)
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c]
+  return out
 }
 
 /** com.microsoft.Attention with packed QKV weights [H, 3H], bias [3H] and the 2-D key mask. */
@@ -378,6 +446,8 @@ function fusedAttention(g: GraphBuilder, W: Weights, p: string, x: string, maskI
 export interface CheckpointExportOptions {
   hiddenStates?: boolean
   fused?: boolean | FusedOps
+  /** For an int8 model folder; default DEFAULT_INT8_MATMUL. */
+  int8MatMul?: Int8MatMul
 }
 
 export interface CheckpointExportResult {
@@ -448,6 +518,7 @@ export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExport
     model = exportOnnx(weights, files.config, {
       hiddenStates: opts.hiddenStates,
       fused: opts.fused,
+      int8MatMul: opts.int8MatMul,
       metadata: { [META_FINGERPRINT]: fingerprint, [META_SOURCE_STAT]: stat },
     })
   } catch (e) {
@@ -488,6 +559,12 @@ export async function ensureOnnx(dir: string, opts: CheckpointExportOptions = {}
   }
   if (meta[META_HIDDEN_STATES] !== String(!!opts.hiddenStates) || meta[META_FUSED] !== fusionKey(resolveFusion(opts.fused))) {
     return regenerate('regenerated', `${path} was exported with other options (hidden states ${meta[META_HIDDEN_STATES]}, fused ${meta[META_FUSED]})`)
+  }
+  // The int8 operators are not part of the fingerprint (float exports would all change), so an
+  // int8 graph written with other operators is caught here; int8 vs float follows the weights.
+  const int8Op = opts.int8MatMul ?? DEFAULT_INT8_MATMUL
+  if (meta[META_INT8] && meta[META_INT8] !== 'none' && meta[META_INT8] !== int8Op) {
+    return regenerate('regenerated', `${path} runs its int8 weights with ${meta[META_INT8]}, this build uses ${int8Op}`)
   }
   const files = readCheckpointFiles(dir)
   const stat = sourceStat([files.configPath, ...files.weightPaths])

@@ -7,18 +7,22 @@
 import { onnx } from 'onnx-proto'
 import { endianness } from 'node:os'
 
-export type ElemType = 'float32' | 'int64' | 'int32'
+export type ElemType = 'float32' | 'int64' | 'int32' | 'int8' | 'uint8'
 
 const DATA_TYPE: Record<ElemType, number> = {
   float32: onnx.TensorProto.DataType.FLOAT,
   int64: onnx.TensorProto.DataType.INT64,
   int32: onnx.TensorProto.DataType.INT32,
+  int8: onnx.TensorProto.DataType.INT8,
+  uint8: onnx.TensorProto.DataType.UINT8,
 }
 
-/** A dense tensor; float32 data is written as little-endian raw bytes without copying. */
+export type TensorData = Float32Array | BigInt64Array | Int32Array | Int8Array | Uint8Array
+
+/** A dense tensor; data is written as little-endian raw bytes without copying. */
 export interface TensorValue {
   dims: number[]
-  data: Float32Array | BigInt64Array | Int32Array
+  data: TensorData
 }
 
 /** Attribute values are tagged because an ONNX float attribute of 1.0 is not an int attribute. */
@@ -59,9 +63,11 @@ export interface ModelOptions {
   metadata?: Record<string, string>
 }
 
-function elemTypeOf(data: TensorValue['data']): ElemType {
+function elemTypeOf(data: TensorData): ElemType {
   if (data instanceof Float32Array) return 'float32'
   if (data instanceof BigInt64Array) return 'int64'
+  if (data instanceof Int8Array) return 'int8'
+  if (data instanceof Uint8Array) return 'uint8'
   return 'int32'
 }
 
@@ -136,7 +142,7 @@ export class GraphBuilder {
   }
 
   /** A small constant initializer, shared between nodes that use the same value. */
-  constant(data: Float32Array | BigInt64Array | Int32Array, dims: number[] = [data.length], hint = 'const'): string {
+  constant(data: TensorData, dims: number[] = [data.length], hint = 'const'): string {
     const key = `${elemTypeOf(data)}|${dims.join(',')}|${Array.from(data as ArrayLike<number | bigint>, String).join(',')}`
     const cached = this.constCache.get(key)
     if (cached) return cached

@@ -44,6 +44,8 @@ export interface InferenceEngine {
   reason: string
   /** Problems met on the way (fallbacks, re-exports), each naming the file. */
   warnings: string[]
+  /** The model files this engine read (model.onnx, or the weights for tfjs), for sizes. */
+  files?: string[]
   run(batch: InferenceBatch): Promise<InferenceResult>
   dispose(): Promise<void>
 }
@@ -176,6 +178,7 @@ export async function createOrtSession(
 
 class OrtEngine implements InferenceEngine {
   readonly warnings: string[]
+  readonly files: string[]
   private readonly heads: Array<{ head: string; output: string }>
   private readonly hiddenOutputs: string[]
 
@@ -188,6 +191,7 @@ class OrtEngine implements InferenceEngine {
     private readonly path: string,
   ) {
     this.warnings = warnings
+    this.files = [path]
     this.heads = session.outputNames
       .filter((o) => o === 'logits' || o.startsWith('logits_'))
       .map((o) => ({ head: o === 'logits' ? DEFAULT_HEAD : o.slice('logits_'.length), output: o }))
@@ -245,7 +249,7 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
     } catch (e) {
       throw new InferenceEngineError(`no inference engine for ${dir}: ${why}; the tfjs fallback failed too: ${errorText(e)}`)
     }
-    return { ...bind(t), reason: `${t.reason} (fallback: ${why})`, warnings: [...warnings, ...t.warnings] }
+    return { ...bind(t), reason: `${t.reason} (fallback: ${why})`, warnings: [...warnings, ...t.warnings], files: t.files }
   }
 
   if (prefer === 'tfjs') {
@@ -316,7 +320,7 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
 
 /** A plain-object copy of an engine whose methods stay bound to the original. */
 function bind(t: InferenceEngine): InferenceEngine {
-  return { engine: t.engine, reason: t.reason, warnings: t.warnings, run: (b) => t.run(b), dispose: () => t.dispose() }
+  return { engine: t.engine, reason: t.reason, warnings: t.warnings, files: t.files, run: (b) => t.run(b), dispose: () => t.dispose() }
 }
 
 

@@ -6,6 +6,7 @@ import * as tf from '@tensorflow/tfjs-core'
 import { initBackend } from '../model/backend'
 import type { BertTokenClassifier } from '../model/bert'
 import { loadCheckpoint } from '../model/checkpoint'
+import { readCheckpointFiles } from './checkpoint'
 import type { InferenceBatch, InferenceEngine, InferenceResult } from './session'
 
 function toInt32(a: Int32Array | BigInt64Array | undefined, n: number, what: string): Int32Array {
@@ -52,5 +53,6 @@ export function tfjsEngineFromModel(model: BertTokenClassifier, backend: string,
 export async function openTfjsEngine(dir: string): Promise<InferenceEngine> {
   const backend = await initBackend()
   const { model, notes } = await loadCheckpoint(dir, { trainable: false })
-  return tfjsEngineFromModel(model, backend.name, `tfjs ${backend.name} backend: ${backend.reason}`, notes)
+  const engine = tfjsEngineFromModel(model, backend.name, `tfjs ${backend.name} backend: ${backend.reason}`, notes)
+  return { ...engine, files: readCheckpointFiles(dir).weightPaths }
 }

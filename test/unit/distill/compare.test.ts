@@ -6,6 +6,7 @@ import { useBackend } from '@core/model/backend'
 import { saveCheckpoint } from '@core/model/checkpoint'
 import { compareModels, formatCompareTable, latencyStats, relativeFigures } from '@core/eval/compare'
 import { createStudent } from '@core/distill/student'
+import { quantizeModelFolder } from '@core/onnx/quantize'
 import { evaluate, train } from '@core/train/loop'
 import { expandModels } from '../../../src/cli/commands/compare'
 import { syntheticDocs, tinyModel, tokenizer } from './helpers'
@@ -47,14 +48,23 @@ describe('compareModels', () => {
     await saveCheckpoint(ds, student, tokenizer.vocab as string[], { lowercase: true, metadata: { training: { maxLength: 32, sentenceLevel: true } } })
     const f1Teacher = evaluate(teacher, tokenizer, gold, { maxLength: 32 }).overall.f1
     const f1Student = evaluate(student, tokenizer, gold, { maxLength: 32 }).overall.f1
-    const report = await compareModels([dt, ds], gold, { warmupDocs: 1, rounds: 2, logger: () => {} })
-    const [t, s] = report.models
+    // The teacher's int8 version is a model like the others.
+    const dq = join(tmp, 'teacher-int8')
+    await quantizeModelFolder(dt, dq)
+    const report = await compareModels([dt, ds, dq], gold, { warmupDocs: 1, rounds: 2, logger: () => {} })
+    const [t, s, q] = report.models
     expect(t.name).toBe('teacher')
     expect([t.layers, s.layers]).toEqual([2, 1])
     expect(t.f1).toBeGreaterThan(0.5)
     expect(t.parameters).toBe(teacher.numParameters())
     expect(s.parameters).toBe(student.numParameters())
-    expect(t.bytes).toBe(statSync(join(dt, 'model.safetensors')).size)
+    // bytes: the files the engine loaded (model.onnx on onnxruntime, the weights on tfjs).
+    expect(t.bytesFiles).toEqual([join(dt, t.engine.startsWith('onnxruntime') ? 'model.onnx' : 'model.safetensors')])
+    expect(t.bytes).toBe(statSync(t.bytesFiles[0]).size)
+    expect([t.weights, s.weights, q.weights]).toEqual(['float32', 'float32', 'int8'])
+    expect(q.layers).toBe(2)
+    expect(q.bytes).toBeLessThan(0.7 * t.bytes)
+    expect(Math.abs(q.f1 - t.f1)).toBeLessThan(0.1)
     // Same predictions as the tfjs tagger (whichever engine ran).
     expect(t.f1).toBeCloseTo(f1Teacher, 6)
     expect(s.f1).toBeCloseTo(f1Student, 6)
@@ -68,6 +78,7 @@ describe('compareModels', () => {
     expect(t.engine).toMatch(/^(onnxruntime-|tfjs-)/)
     expect(t.engine).toBe(s.engine)
     expect(formatCompareTable(report)).toContain('F1 ret %')
+    expect(formatCompareTable(report)).toMatch(/teacher-int8\s+2\s+int8/)
     teacher.dispose()
     student.dispose()
   })

@@ -1,0 +1,125 @@
+// `fastbioner quantize --model DIR --out DIR2 [--calibrate FILE]`
+import type { CorpusDocument } from '../../shared/domain'
+import { compareModels, type CompareReport } from '../../core/eval/compare'
+import { OnnxExportError } from '../../core/onnx/export'
+import { OnnxFileError } from '../../core/onnx/checkpoint'
+import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
+import { CliError, formatOpt, intOpt, numOpt, parse, readCorpus, runCommand, writeJsonLine } from './_ml'
+
+const USAGE = `usage: fastbioner quantize --model DIR --out DIR2 [--calibrate FILE] [options]
+
+Writes an int8 version of a float token-classification model to a new model folder: the
+encoder's Linear weights and the word-embedding table become int8 with one float32 scale per
+output channel (per token for the embeddings); activations are quantized per call at run time
+(dynamic), LayerNorm, softmax, GELU, biases, position embeddings and the classifier stay
+float32. The folder holds config.json, the tokenizer, model.safetensors (int8) and model.onnx
+(the int8 graph onnxruntime runs) and loads wherever a model folder loads (tag, eval, compare,
+the app); fastbioner.json records the parent model (path, sha256) and the settings. A summary
+goes to standard error, a JSON line to standard output.
+
+  --model DIR          the float model folder
+  --out DIR2           the new folder: must not exist or be empty (nothing is overwritten);
+                       written under a temporary name and moved into place when complete
+  --calibrate FILE     annotated corpus (any supported format): tag it with the float and the
+                       int8 model in one run and record F1, speed and size of both in the
+                       folder's metadata
+  --max-f1-drop P      with --calibrate: write nothing and exit 1 when the int8 F1 is more than
+                       P points (0-100 scale) below the float F1
+  --max-docs N         calibrate on the first N documents only
+  --format F           format of --calibrate when detection is not wanted
+  --bits 8|7           weight range: 8 = −127…127 (default); 7 = −63…63, for CPUs with AVX2
+                       but no VNNI, whose u8×s8 multiply-adds can saturate at 8 bits
+  --float-embeddings   keep the word-embedding table float32 (bigger folder, same speed)
+  -q, --quiet          no summary on standard error
+  -h, --help           this text
+
+exit codes: 0 done, 1 input/model problem or accuracy below --max-f1-drop, 2 usage error`
+
+/** The calibration summary stored in fastbioner.json (F1 on the 0-1 scale, as compare). */
+function calibrationSummary(path: string, r: CompareReport): Record<string, unknown> {
+  const [f, q] = r.models
+  return {
+    file: path,
+    documents: r.goldDocuments,
+    float: { f1: f.f1, precision: f.precision, recall: f.recall, tokensPerSecond: f.tokensPerSecond, medianMs: f.latency.medianMs, bytes: f.bytes, engine: f.engine },
+    int8: { f1: q.f1, precision: q.precision, recall: q.recall, tokensPerSecond: q.tokensPerSecond, medianMs: q.latency.medianMs, bytes: q.bytes, engine: q.engine },
+    f1DropPoints: (f.f1 - q.f1) * 100,
+    speedup: q.tokensPerSecond / f.tokensPerSecond,
+    bytesRatio: q.bytes / f.bytes,
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('quantize', USAGE, async () => {
+    const v = parse(argv, {
+      model: { type: 'string' },
+      out: { type: 'string' },
+      calibrate: { type: 'string' },
+      'max-f1-drop': { type: 'string' },
+      'max-docs': { type: 'string' },
+      format: { type: 'string' },
+      bits: { type: 'string' },
+      'float-embeddings': { type: 'boolean' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    if (!v.model) throw new CliError('--model is required', 2)
+    if (!v.out) throw new CliError('--out is required', 2)
+    if (v.bits !== undefined && v.bits !== '8' && v.bits !== '7') throw new CliError(`--bits must be 8 or 7, got '${v.bits}'`, 2)
+    const maxDrop = numOpt(v['max-f1-drop'], '--max-f1-drop', (n) => n >= 0, 'a number of F1 points >= 0')
+    if (maxDrop !== undefined && v.calibrate === undefined) throw new CliError('--max-f1-drop needs --calibrate', 2)
+    const maxDocs = intOpt(v['max-docs'], '--max-docs')
+    const quiet = v.quiet ?? false
+    const say = (line: string) => {
+      if (!quiet) process.stderr.write(line + '\n')
+    }
+
+    let calibration: CorpusDocument[] | undefined
+    if (v.calibrate !== undefined) {
+      calibration = (await readCorpus(v.calibrate, formatOpt(v.format, '--format'), quiet)).documents
+      if (maxDocs !== undefined) calibration = calibration.slice(0, maxDocs)
+      if (calibration.length === 0) throw new CliError(`${v.calibrate}: no documents to calibrate on`)
+    }
+
+    let result: QuantizeFolderResult
+    try {
+      result = await quantizeModelFolder(v.model, v.out, {
+        bits: v.bits === '7' ? 7 : 8,
+        embeddings: !v['float-embeddings'],
+        check: calibration
+          ? async (tmp) => {
+              say(`calibrating on ${calibration!.length} documents of ${v.calibrate} (float and int8, same run)…`)
+              const report = await compareModels([v.model!, tmp], calibration!, { names: ['float32', 'int8'], logger: quiet ? () => {} : say })
+              const summary = calibrationSummary(v.calibrate!, report)
+              const drop = summary.f1DropPoints as number
+              say(`calibration: F1 float ${(report.models[0].f1 * 100).toFixed(2)} → int8 ${(report.models[1].f1 * 100).toFixed(2)} (${drop >= 0 ? '−' : '+'}${Math.abs(drop).toFixed(2)} points), ${(summary.speedup as number).toFixed(2)}× tokens/s, ${(summary.bytesRatio as number).toFixed(2)}× bytes`)
+              if (maxDrop !== undefined && drop > maxDrop) {
+                throw new CliError(`int8 F1 is ${drop.toFixed(2)} points below float on ${v.calibrate} (allowed: ${maxDrop}); nothing written to ${v.out}`)
+              }
+              return summary
+            }
+          : undefined,
+      })
+    } catch (e) {
+      if (e instanceof QuantizeError || e instanceof OnnxFileError || e instanceof OnnxExportError) throw new CliError(e.message)
+      throw e
+    }
+    const ratio = result.floatOnnxBytes ? ` (float model.onnx ${(result.floatOnnxBytes / 2 ** 20).toFixed(1)} MB, ${(result.int8OnnxBytes / result.floatOnnxBytes).toFixed(2)}×)` : ''
+    say(`wrote ${result.dir}: ${result.info.int8Tensors.length} int8 tensors, model.onnx ${(result.int8OnnxBytes / 2 ** 20).toFixed(1)} MB${ratio}`)
+    writeJsonLine({
+      out: result.dir,
+      parent: result.info.parent,
+      bits: result.info.bits,
+      int8Tensors: result.info.int8Tensors.length,
+      onnxBytes: result.int8OnnxBytes,
+      weightsBytes: result.int8WeightsBytes,
+      floatOnnxBytes: result.floatOnnxBytes ?? null,
+      calibration: result.info.calibration ?? null,
+    })
+    return 0
+  })
+}

@@ -1,0 +1,219 @@
+// Int8 model folders: a float checkpoint's Linear weights (and, by default, its word-embedding
+// table) stored as per-row int8 + float32 scales (core/model/int8.ts) in model.safetensors, with
+// the rest copied. Everything that loads a model folder loads it: the ONNX exporter writes an
+// int8 graph from it (dynamic uint8 activations × int8 weights, see ExportOptions.int8MatMul),
+// ensureOnnx fingerprints it like any checkpoint (a stale or damaged model.onnx is exported
+// again; a damaged model.safetensors is refused naming the file), and the float readers
+// (tfjs engine, compare, the app's registry) dequantize it.
+//
+// What stays float32: LayerNorm, softmax, GELU and every activation between the int8 GEMMs;
+// biases; position and token-type embeddings (small) and the classifier heads (tiny, and the
+// logits come straight out of them).
+
+import { createHash } from 'node:crypto'
+import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { writeFileAtomic } from '../fs/atomic'
+import { INT8_SCALE_SUFFIX, quantizeRows } from '../model/int8'
+import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../model/safetensors'
+import { CONFIG_FILE, ONNX_FILE, OnnxFileError, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, readCheckpointFiles } from './checkpoint'
+import { DEFAULT_INT8_MATMUL, exportCheckpointToOnnx, type Int8MatMul, type WeightsMap } from './export'
+
+export const METADATA_FILE = 'fastbioner.json'
+/** Key in fastbioner.json (and in model.safetensors' __metadata__) describing the quantization. */
+export const QUANTIZATION_KEY = 'quantization'
+
+export interface QuantizeOptions {
+  /** 8 (default): int8 −127…127; 7: −63…63 for AVX2 CPUs without VNNI (no 16-bit saturation). */
+  bits?: 7 | 8
+  /** Also quantize the word-embedding table (default true; it is most of a small model's bytes). */
+  embeddings?: boolean
+  /** Operators of the int8 graph (default DEFAULT_INT8_MATMUL). */
+  int8MatMul?: Int8MatMul
+}
+
+/** Provenance written to the int8 folder's fastbioner.json under `quantization`. */
+export interface QuantizationInfo {
+  format: 'int8-per-row-symmetric'
+  activations: 'dynamic uint8 per call'
+  bits: 7 | 8
+  /** Names of the tensors stored as int8. */
+  int8Tensors: string[]
+  parent: { dir: string; name: string; sha256: string; bytes: number }
+  createdAt: string
+  tool: string
+  /** Filled by the CLI when --calibrate ran. */
+  calibration?: Record<string, unknown>
+}
+
+export class QuantizeError extends Error {
+  override name = 'QuantizeError'
+}
+
+/** Encoder Linear weights (HF names, with or without the 'bert.' prefix). */
+const LINEAR = /^(?:bert\.)?encoder\.layer\.\d+\.(?:attention\.self\.(?:query|key|value)|attention\.output\.dense|intermediate\.dense|output\.dense)\.weight$/
+const WORD_EMBEDDINGS = /^(?:bert\.)?embeddings\.word_embeddings\.weight$/
+
+/** Whether a parameter is stored as int8 under these options. */
+export function quantizedParameter(name: string, opts: QuantizeOptions = {}): boolean {
+  return LINEAR.test(name) || ((opts.embeddings ?? true) && WORD_EMBEDDINGS.test(name))
+}
+
+/**
+ * The weights map with the chosen parameters quantized (`int8` set, `data` = what the int8
+ * values stand for). Torch layout in and out: rows of a Linear weight are output channels.
+ */
+export function quantizeWeights(weights: WeightsMap, opts: QuantizeOptions = {}): WeightsMap {
+  const out: WeightsMap = new Map()
+  for (const [name, w] of weights) {
+    if (!quantizedParameter(name, opts) || w.shape.length !== 2) {
+      out.set(name, w)
+      continue
+    }
+    const [rows, cols] = w.shape
+    const q = quantizeRows(w.data, rows, cols, opts.bits ?? 8)
+    const data = new Float32Array(rows * cols)
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) data[r * cols + c] = q.values[r * cols + c] * q.scale[r]
+    out.set(name, { shape: w.shape, data, int8: q })
+  }
+  return out
+}
+
+/** True when the folder's model.safetensors holds int8 tensors (a quantized model folder). */
+export function isInt8Folder(dir: string): boolean {
+  const meta = readFolderMetadata(dir)
+  return !!meta && typeof meta[QUANTIZATION_KEY] === 'object' && meta[QUANTIZATION_KEY] !== null
+}
+
+/** fastbioner.json as an object, or undefined when absent or not an object. */
+export function readFolderMetadata(dir: string): Record<string, unknown> | undefined {
+  const path = join(dir, METADATA_FILE)
+  if (!existsSync(path)) return undefined
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8'))
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function sha256Files(paths: string[]): Promise<string> {
+  const h = createHash('sha256')
+  for (const path of paths) {
+    h.update(`${basename(path)}\n`)
+    await new Promise<void>((res, rej) => {
+      const s = createReadStream(path, { highWaterMark: 1 << 22 })
+      s.on('data', (chunk) => h.update(chunk))
+      s.on('error', (e) => rej(new OnnxFileError(path, `cannot read (${(e as NodeJS.ErrnoException).code ?? e.message})`)))
+      s.on('end', () => res())
+    })
+  }
+  return h.digest('hex')
+}
+
+export interface QuantizeFolderResult {
+  dir: string
+  info: QuantizationInfo
+  /** Bytes of the float and the int8 model.onnx (what the inference engine loads). */
+  floatOnnxBytes?: number
+  int8OnnxBytes: number
+  int8WeightsBytes: number
+}
+
+export interface QuantizeFolderOptions extends QuantizeOptions {
+  /**
+   * Runs on the finished folder (still under its temporary name) before it is moved into place;
+   * may add `calibration` to the returned info or throw to abandon the folder (e.g. when the
+   * accuracy does not hold). Nothing is left behind on a throw.
+   */
+  check?: (tmpDir: string, info: QuantizationInfo) => Promise<Record<string, unknown> | undefined>
+}
+
+/**
+ * Writes the int8 version of the float checkpoint `src` to `out`, which must not exist or be an
+ * empty directory (a user's files are never replaced). The folder is assembled under a
+ * temporary sibling name and renamed into place, so `out` is either complete or absent.
+ */
+export async function quantizeModelFolder(src: string, out: string, opts: QuantizeFolderOptions = {}): Promise<QuantizeFolderResult> {
+  const srcDir = resolve(src)
+  const outDir = resolve(out)
+  if (srcDir === outDir) throw new QuantizeError(`${outDir}: the int8 model needs its own folder (--out must differ from --model)`)
+  if (existsSync(outDir)) {
+    if (!statSync(outDir).isDirectory()) throw new QuantizeError(`${outDir}: exists and is not a directory`)
+    if (readdirSync(outDir).length) throw new QuantizeError(`${outDir}: exists and is not empty; choose a new folder (nothing is overwritten)`)
+  }
+  const files = readCheckpointFiles(srcDir)
+  const srcMeta = readFolderMetadata(srcDir) ?? {}
+  if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
+
+  const parentSha = await sha256Files([files.configPath, ...files.weightPaths])
+  const tensorsOut = new Map<string, TensorToWrite>()
+  const int8Tensors: string[] = []
+  for (const path of files.weightPaths) {
+    let contents
+    try {
+      contents = readSafetensors(path)
+    } catch (e) {
+      throw new OnnxFileError(path, (e as Error).message.replace(`${path}: `, ''))
+    }
+    for (const [name, t] of contents.tensors) {
+      if (t.dtype === 'I8' || name.endsWith(INT8_SCALE_SUFFIX)) throw new QuantizeError(`${path}: tensor ${name} is already int8; quantize the float model`)
+      if (t.data instanceof Float32Array && t.shape.length === 2 && quantizedParameter(name, opts)) {
+        const q = quantizeRows(t.data, t.shape[0], t.shape[1], opts.bits ?? 8)
+        tensorsOut.set(name, { shape: t.shape, data: q.values, dtype: 'I8' })
+        tensorsOut.set(name + INT8_SCALE_SUFFIX, { shape: [t.shape[0]], data: q.scale })
+        int8Tensors.push(name)
+      } else {
+        tensorsOut.set(name, { shape: t.shape, data: t.data, dtype: t.dtype === 'I64' ? 'I64' : t.data instanceof Float32Array ? 'F32' : 'I32' })
+      }
+    }
+  }
+  if (!int8Tensors.some((n) => LINEAR.test(n))) throw new QuantizeError(`${files.weightPaths.join(', ')}: no BERT encoder Linear weights to quantize`)
+
+  const info: QuantizationInfo = {
+    format: 'int8-per-row-symmetric',
+    activations: 'dynamic uint8 per call',
+    bits: opts.bits ?? 8,
+    int8Tensors: int8Tensors.sort(),
+    parent: { dir: srcDir, name: basename(srcDir), sha256: parentSha, bytes: files.weightPaths.reduce((a, p) => a + statSync(p).size, 0) },
+    createdAt: new Date().toISOString(),
+    tool: 'fastbioner quantize',
+  }
+
+  mkdirSync(dirname(outDir), { recursive: true })
+  const tmp = join(dirname(outDir), `.${basename(outDir)}.fastbioner-tmp-${process.pid}-${Date.now().toString(36)}`)
+  mkdirSync(tmp)
+  try {
+    // Tokenizer, config and any other small files travel as they are; weights and exports do not.
+    const skip = new Set([WEIGHTS_FILE, WEIGHTS_INDEX_FILE, ONNX_FILE, METADATA_FILE, ...files.weightPaths.map((p) => basename(p))])
+    for (const entry of readdirSync(srcDir, { withFileTypes: true })) {
+      if (!entry.isFile() || skip.has(entry.name) || entry.name.startsWith('.')) continue
+      copyFileSync(join(srcDir, entry.name), join(tmp, entry.name))
+    }
+    if (!existsSync(join(tmp, CONFIG_FILE))) throw new QuantizeError(`${files.configPath}: was not copied`)
+    const writeMeta = () => writeFileAtomic(join(tmp, METADATA_FILE), [JSON.stringify({ ...srcMeta, [QUANTIZATION_KEY]: info }, null, 2) + '\n'])
+    writeFileAtomic(join(tmp, WEIGHTS_FILE), serializeSafetensors(tensorsOut, { format: 'pt', 'fastbioner.quantization': info.format, 'fastbioner.parent_sha256': parentSha }))
+    writeMeta()
+    const exported = await exportCheckpointToOnnx(tmp, { int8MatMul: opts.int8MatMul ?? DEFAULT_INT8_MATMUL })
+    if (opts.check) {
+      const calibration = await opts.check(tmp, info)
+      if (calibration) {
+        info.calibration = calibration
+        writeMeta()
+      }
+    }
+    if (existsSync(outDir)) rmdirSync(outDir) // empty (checked above); fails rather than lose a file written since
+    renameSync(tmp, outDir)
+    const floatOnnx = join(srcDir, ONNX_FILE)
+    return {
+      dir: outDir,
+      info,
+      floatOnnxBytes: existsSync(floatOnnx) ? statSync(floatOnnx).size : undefined,
+      int8OnnxBytes: exported.bytes,
+      int8WeightsBytes: statSync(join(outDir, WEIGHTS_FILE)).size,
+    }
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw e
+  }
+}
