@@ -5,6 +5,10 @@ import { parseLayerPairs } from '../../core/distill/mapping'
 import { distillCheckpoints } from '../../core/distill/run'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { TRAIN_DEFAULTS } from '../../core/train/loop'
+import { compareModels } from '../../core/eval/compare'
+import { OnnxFileError } from '../../core/onnx/checkpoint'
+import { OnnxExportError } from '../../core/onnx/export'
+import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
 import { CliError, formatDuration, intOpt, numOpt, parse, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
 import { checkOutputPath } from './_output'
 
@@ -57,6 +61,10 @@ error, a JSON summary to standard output.
   --lr X                 peak learning rate (default ${DISTILL_CLI_DEFAULTS.lr})
   --warmup-ratio X, --weight-decay X, --max-length N, --max-steps N   as for 'fastbioner train'
   --seed N               default ${TRAIN_DEFAULTS.seed}
+  --quantize             last step: also write the student's int8 version (see 'fastbioner
+                         quantize') to --quantize-out (default <out>-int8), calibrated on the
+                         devel corpus when there is one (F1 of both in its metadata)
+  --quantize-out DIR     folder of the int8 student (must not exist or be empty)
   -q, --quiet            only errors on standard error
   -h, --help             this text
 
@@ -109,6 +117,8 @@ export async function run(argv: string[]): Promise<number> {
       'weight-decay': { type: 'string' },
       'max-length': { type: 'string' },
       'max-steps': { type: 'string' },
+      quantize: { type: 'boolean' },
+      'quantize-out': { type: 'string' },
       seed: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
@@ -123,6 +133,8 @@ export async function run(argv: string[]): Promise<number> {
     const layers = intOpt(v.layers, '--layers')
     if (layers === undefined) throw new CliError('--layers is required', 2)
     if (v.out === undefined || v.out === '') throw new CliError('--out is required', 2)
+    if (v['quantize-out'] !== undefined && !v.quantize) throw new CliError('--quantize-out needs --quantize', 2)
+    const int8Out = v.quantize ? (v['quantize-out'] ?? `${v.out.replace(/[\\/]+$/, '')}-int8`) : undefined
     const kd = (v.kd ?? DISTILL_DEFAULTS.kd) as KdMode
     if (!KD_MODES.includes(kd)) throw new CliError(`--kd must be one of ${KD_MODES.join(', ')}, got '${v.kd}'`, 2)
     const taskSpecs = (v.task ?? []).map(parseTaskSpec)
@@ -249,6 +261,28 @@ export async function run(argv: string[]): Promise<number> {
       process.off('SIGINT', onSigint)
     }
     const res = r.result
+    let int8: Record<string, unknown> | null = null
+    if (int8Out && !res.cancelled && res.checkpointDir) {
+      const student = res.checkpointDir
+      const devDocs = tasks.length === 1 ? tasks[0].dev : undefined
+      log(`quantizing the student to int8 → ${int8Out}${devDocs ? ` (calibrating on ${devDocs.length} devel documents)` : ''}`)
+      try {
+        const q = await quantizeModelFolder(student, int8Out, {
+          check: devDocs?.length
+            ? async (tmp) => {
+                const report = await compareModels([student, tmp], devDocs, { names: ['float32', 'int8'], logger: log })
+                const [f, i8] = report.models
+                log(`int8 student: devel F1 ${(f.f1 * 100).toFixed(2)} → ${(i8.f1 * 100).toFixed(2)}, ${(i8.tokensPerSecond / f.tokensPerSecond).toFixed(2)}× tokens/s, ${(i8.bytes / f.bytes).toFixed(2)}× bytes`)
+                return { file: sources[DEFAULT_HEAD]?.dev ?? null, documents: devDocs.length, floatF1: f.f1, int8F1: i8.f1, f1DropPoints: (f.f1 - i8.f1) * 100, speedup: i8.tokensPerSecond / f.tokensPerSecond, bytesRatio: i8.bytes / f.bytes }
+              }
+            : undefined,
+        })
+        int8 = { out: q.dir, onnx_bytes: q.int8OnnxBytes, calibration: q.info.calibration ?? null }
+      } catch (e) {
+        if (e instanceof QuantizeError || e instanceof OnnxFileError || e instanceof OnnxExportError) throw new CliError(`the student is saved in ${student}, but quantizing it failed: ${e.message}`)
+        throw e
+      }
+    }
     for (const t of res.teachers) log(`teacher ${t.name}: ${t.engine}${t.cached ? `, cached (${(t.cacheBytes / 1024 ** 2).toFixed(0)} MB in ${t.buildSeconds.toFixed(1)}s)` : ', online'} — ${t.reason}`)
     log(`done in ${formatDuration(res.wallSeconds)}; best epoch ${res.bestEpoch ?? '-'}${res.bestDevF1 !== null ? ` (devel F1 ${res.bestDevF1.toFixed(4)})` : ''}`)
     writeJsonLine({
@@ -273,6 +307,7 @@ export async function run(argv: string[]): Promise<number> {
       teacher_seconds: res.teacherSeconds,
       eval_seconds: res.evalSeconds,
       wall_seconds: res.wallSeconds,
+      int8,
     })
     return res.cancelled ? 130 : 0
   })

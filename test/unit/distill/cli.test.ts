@@ -31,7 +31,7 @@ describe('distill command', () => {
     expect(() => parseTaskSpec('t.tsv')).toThrow(/NAME=TRAIN/)
   })
 
-  it('writes a student checkpoint and a JSON summary', async () => {
+  it('writes a student checkpoint and a JSON summary, and with --quantize its int8 version', async () => {
     const teacherDir = join(tmp, 'teacher')
     const t = tinyModel(4, 2)
     await saveCheckpoint(teacherDir, t, tokenizer.vocab as string[], { lowercase: true })
@@ -44,7 +44,7 @@ describe('distill command', () => {
     })
     let code: number
     try {
-      code = await run(['--teacher', teacherDir, '--layers', '2', '--train', conll('train.conll', 12, 1), '--dev', conll('dev.conll', 4, 2), '--out', out, '--kd', 'fixed', '--epochs', '1', '--max-length', '32', '--teacher-engine', 'tfjs', '-q'])
+      code = await run(['--teacher', teacherDir, '--layers', '2', '--train', conll('train.conll', 12, 1), '--dev', conll('dev.conll', 4, 2), '--out', out, '--kd', 'fixed', '--epochs', '1', '--max-length', '32', '--teacher-engine', 'tfjs', '-q', '--quantize'])
     } finally {
       spy.mockRestore()
     }
@@ -57,6 +57,17 @@ describe('distill command', () => {
     expect(ck.config.numHiddenLayers).toBe(2)
     expect(JSON.parse(readFileSync(join(out, 'fastbioner.json'), 'utf8')).distillation.kd).toBe('fixed')
     ck.model.dispose()
+    // The int8 student, calibrated on --dev, beside it.
+    expect(summary.int8.out).toBe(`${out}-int8`)
+    const int8Meta = JSON.parse(readFileSync(join(out + '-int8', 'fastbioner.json'), 'utf8'))
+    expect(int8Meta.distillation.kd).toBe('fixed')
+    expect(int8Meta.quantization.parent.dir).toBe(out)
+    expect(int8Meta.quantization.calibration.documents).toBe(4)
+    expect(typeof int8Meta.quantization.calibration.int8F1).toBe('number')
+    expect(summary.int8.calibration.floatF1).toBe(int8Meta.quantization.calibration.floatF1)
+    const q = await loadCheckpoint(out + '-int8')
+    expect(q.config.numHiddenLayers).toBe(2)
+    q.model.dispose()
   })
 
   it('rejects a bad --kd and a student deeper than the teacher with usage/input errors', async () => {
