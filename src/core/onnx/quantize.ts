@@ -184,10 +184,11 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
   const tmp = join(dirname(outDir), `.${basename(outDir)}.fastbioner-tmp-${process.pid}-${Date.now().toString(36)}`)
   mkdirSync(tmp)
   try {
-    // Tokenizer, config and any other small files travel as they are; weights and exports do not.
+    // Tokenizer, config and other small files travel as they are; weights, exports and training
+    // state (optimizer.safetensors: float moments of the parent, useless for an int8 model) do not.
     const skip = new Set([WEIGHTS_FILE, WEIGHTS_INDEX_FILE, ONNX_FILE, METADATA_FILE, ...files.weightPaths.map((p) => basename(p))])
     for (const entry of readdirSync(srcDir, { withFileTypes: true })) {
-      if (!entry.isFile() || skip.has(entry.name) || entry.name.startsWith('.')) continue
+      if (!entry.isFile() || skip.has(entry.name) || entry.name.startsWith('.') || /\.(safetensors|onnx)$/.test(entry.name)) continue
       copyFileSync(join(srcDir, entry.name), join(tmp, entry.name))
     }
     if (!existsSync(join(tmp, CONFIG_FILE))) throw new QuantizeError(`${files.configPath}: was not copied`)

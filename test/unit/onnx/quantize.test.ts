@@ -171,6 +171,7 @@ describe('quantizeModelFolder', () => {
 
   it('writes a model folder that loads everywhere a model folder loads, with its provenance', async () => {
     const { dir, weights } = floatFolder(31)
+    writeFileSync(join(dir, 'optimizer.safetensors'), 'training state, not for the int8 folder')
     const out = join(root, 'int8-a')
     const r = await quantizeModelFolder(dir, out)
     expect(readdirSync(out).sort()).toEqual(['config.json', 'fastbioner.json', 'model.onnx', 'model.safetensors', 'vocab.txt'])
