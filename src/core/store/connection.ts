@@ -1,9 +1,9 @@
 // The workspace's SQLite connection: opening (WAL, synchronous FULL), the statement cache, the
 // write transaction and the open/closed and importing state every store module checks.
-// Synchronous better-sqlite3 calls on one connection, except imports, which run on a second
+// Synchronous SQLite calls (./sqlite: the binding) on one connection, except imports, which run on a second
 // connection (import.ts) so they can yield to the event loop (progress, cancellation) while holding
 // one transaction open; WAL lets the main connection keep reading the last committed state meanwhile.
-import Database from 'better-sqlite3'
+import Database from './sqlite'
 import { StoreError } from './errors'
 import type { DocRow } from './rows'
 

@@ -1,6 +1,6 @@
 // Schema migrations. PRAGMA user_version holds the applied version; `schema_migrations` records when
 // each step ran. Append new steps; never edit a shipped one.
-import type Database from 'better-sqlite3'
+import type Database from './sqlite'
 
 const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
   {

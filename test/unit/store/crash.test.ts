@@ -2,7 +2,7 @@
 // everything it reported as committed must be there after reopening, and nothing half-done.
 import { spawn } from 'node:child_process'
 import { join, resolve } from 'node:path'
-import Database from 'better-sqlite3'
+import Database from '@core/store/sqlite'
 import type { Revision } from '@shared/domain'
 import { Workspace } from '@core/store'
 import { tempDir } from './helpers'

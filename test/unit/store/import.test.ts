@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3'
+import Database from '@core/store/sqlite'
 import type { CorpusDocument } from '@shared/domain'
 import { StoreError, Workspace } from '@core/store'
 import { DOC_A, DOC_B, DOC_C, makeDoc, manyDocs, tempWorkspace } from './helpers'

@@ -1,6 +1,6 @@
 // The workspace's model registry, model suggestions and review queue (store level, no model).
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import Database from '@core/store/sqlite'
 import type { Revision } from '@shared/domain'
 import { SCHEMA_VERSION, StoreError, Workspace } from '@core/store'
 import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace } from './helpers'

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import Database from 'better-sqlite3'
+import Database from '@core/store/sqlite'
 import { SCHEMA_VERSION, StoreError, Workspace } from '@core/store'
 import { DOC_A, tempDir, tempWorkspace } from './helpers'
 
