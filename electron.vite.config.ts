@@ -10,7 +10,7 @@ const alias = {
 // Native and optional ML modules must stay outside the bundle: they are resolved at run time
 // from node_modules (asar-unpacked in the packaged app) and some may be absent altogether.
 const nodeExternals = [
-  'better-sqlite3',
+  'libsql',
   'onnxruntime-node',
   '@tensorflow/tfjs-node',
   '@tensorflow/tfjs-node-gpu',
@@ -36,6 +36,9 @@ export default defineConfig({
   preload: {
     resolve: { alias },
     build: {
+      // A sandboxed preload can require('electron') and a few Node built-ins, nothing from
+      // node_modules: bundle every dependency (zod, via @shared/ipc) into the one file.
+      externalizeDeps: false,
       rollupOptions: {
         output: { format: 'cjs' },
       },
