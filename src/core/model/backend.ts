@@ -20,6 +20,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as tf from '@tensorflow/tfjs-core'
+import { preferUnpacked } from '../fs/asar'
 import { ensureGradients } from './gradients'
 import { registerCpuKernels, registerWasmKernels } from './kernels'
 
@@ -102,15 +103,10 @@ export function cudaDriverPresent(): { ok: boolean; detail: string } {
 /** Directory holding the wasm binaries, with a trailing separator (setWasmPaths wants a prefix). */
 export function wasmBinaryDir(): string {
   const pkg = nodeRequire().resolve('@tensorflow/tfjs-backend-wasm/package.json')
-  let dist = join(dirname(pkg), 'dist')
-  // Packaged app: prefer the asar-unpacked copy (WebAssembly compile reads real files faster,
-  // and it keeps working if asar fs patching is unavailable, e.g. in a worker).
-  const marker = `${sep}app.asar${sep}`
-  if (dist.includes(marker)) {
-    const unpacked = dist.replace(marker, `${sep}app.asar.unpacked${sep}`)
-    if (existsSync(join(unpacked, 'tfjs-backend-wasm-simd.wasm'))) dist = unpacked
-  }
-  return dist + sep
+  const dist = join(dirname(pkg), 'dist')
+  // Packaged app: the asar-unpacked copy (WebAssembly compile reads real files faster, and it
+  // keeps working where asar fs patching is unavailable, e.g. in a worker).
+  return preferUnpacked(dist, join(dist, 'tfjs-backend-wasm-simd.wasm')) + sep
 }
 
 async function tryTensorflow(pkg: '@tensorflow/tfjs-node-gpu' | '@tensorflow/tfjs-node'): Promise<BackendInfo> {

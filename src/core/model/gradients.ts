@@ -21,6 +21,7 @@ import { createRequire, register } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as tf from '@tensorflow/tfjs-core'
+import { preferUnpacked } from '../fs/asar'
 
 const HOOKS = `
 const IN_CORE = /\\/@tensorflow\\/tfjs-core\\/dist\\//;
@@ -64,7 +65,10 @@ const shared = globalThis as unknown as { __fastbionerGradHook?: boolean }
 export function ensureGradients(): Promise<void> {
   if (gradientsRegistered()) return Promise.resolve()
   loading ??= (async () => {
-    const file = nodeRequire().resolve('@tensorflow/tfjs-core/dist/register_all_gradients.js')
+    // Packaged app: the unpacked copy. The resolve hook runs on Node's loader-hooks thread,
+    // where paths inside app.asar do not exist; the sources (and the packages they import,
+    // long and seedrandom) are asar-unpacked for this (electron-builder.config.cjs).
+    const file = preferUnpacked(nodeRequire().resolve('@tensorflow/tfjs-core/dist/register_all_gradients.js'))
     if (!shared.__fastbionerGradHook) {
       register(`data:text/javascript,${encodeURIComponent(HOOKS)}`)
       shared.__fastbionerGradHook = true
