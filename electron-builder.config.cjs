@@ -9,9 +9,12 @@
 // *.node files: the addons dlopen sibling libraries without that extension
 // (onnxruntime-node: libonnxruntime.so.1 / onnxruntime.dll; tfjs-node: deps/lib/libtensorflow*).
 // The tfjs-node packages are optional dependencies and may be absent; a glob that matches
-// nothing is harmless.
+// nothing is harmless. libsql's addon is in its per-platform package (@libsql/linux-x64-gnu,
+// @libsql/win32-x64-msvc, …); libsql itself is JavaScript.
+// All of them are N-API addons (test/unit/packaging/config.test.ts checks every *.node file):
+// the binaries npm installed load in Electron as they are.
 const NATIVE_PACKAGES = [
-  'better-sqlite3',
+  '@libsql/*',
   'onnxruntime-node',
   '@tensorflow/tfjs-node',
   '@tensorflow/tfjs-node-gpu',
@@ -78,9 +81,8 @@ const config = {
     // negation-only list as a second "copy everything" file set.)
     '!node_modules/onnxruntime-node/bin/napi-v*/!(${os}*|darwin){,/**/*}',
     '!node_modules/onnxruntime-node/bin/napi-v*/*/!(${arch}){,/**/*}',
-    // better-sqlite3's C sources (~10 MB) and build leftovers; only lib/ and the addon load.
-    '!node_modules/better-sqlite3/{deps,src}{,/**/*}',
-    '!node_modules/better-sqlite3/build/Release/{obj,test_extension.node}{,/**/*}',
+    // npm installs libsql's musl build beside the glibc one on Linux; Electron runs on glibc only.
+    '!node_modules/@libsql/*-musl*{,/**/*}',
   ],
 
   asar: true,
@@ -93,13 +95,16 @@ const config = {
     // native reader needs a real file on disk.
     '**/*.wasm',
     // tfjs-core's gradient sources are ES modules loaded at run time through a module.register
-    // resolve hook (src/core/model/gradients.ts), which reads real files, not asar entries.
+    // resolve hook (src/core/model/gradients.ts), which runs on Node's hooks thread and reads
+    // real files, not asar entries; so are the packages those sources import.
     'node_modules/@tensorflow/**/*',
+    'node_modules/{long,seedrandom}/**/*',
   ],
 
-  // Rebuild native modules (better-sqlite3) against Electron's ABI. N-API modules
-  // (onnxruntime-node, tfjs-node) are ABI-stable; absent optional packages are simply skipped.
-  npmRebuild: true,
+  // No rebuild: every native module is N-API (ABI-stable), so the binaries `npm ci` installed and
+  // the tests ran are the ones that ship. A rebuild would only add network access (prebuilt
+  // downloads, Electron headers) and, for tfjs-node's binding.gyp, a compile from source.
+  npmRebuild: false,
   buildDependenciesFromSource: false,
   nodeGypRebuild: false,
 

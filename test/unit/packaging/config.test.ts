@@ -3,8 +3,9 @@
 // File selection and asar unpacking are evaluated with electron-builder's own matchers
 // (app-builder-lib, reached through electron-builder so the versions always agree), against the
 // repository and the production node_modules actually installed.
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { join, posix, relative, resolve, sep } from 'node:path'
 import type { Configuration } from 'electron-builder'
 
@@ -283,13 +284,55 @@ describe('electron-builder configuration', () => {
     expect(pkg.scripts['dist']).toMatch(/^electron-vite build && electron-builder .*--config electron-builder\.config\.cjs/)
   })
 
-  it('rebuilds native modules for Electron and never publishes by itself', () => {
-    expect(config.npmRebuild).toBe(true)
+  it('ships the installed native modules as they are (no rebuild) and never publishes by itself', () => {
+    // Every addon is N-API (next test), so nothing needs rebuilding for Electron's ABI.
+    expect(config.npmRebuild).toBe(false)
     expect(config.buildDependenciesFromSource ?? false).toBe(false)
     expect(config.publish).toBeNull()
     // Optional native packages may be missing at build time: nothing may require their files.
     const copied = JSON.stringify([config.extraResources, config.extraFiles, config.win?.extraResources, config.linux?.extraResources])
     expect(copied).not.toMatch(/tfjs-node/)
+  })
+})
+
+describe('native modules', () => {
+  /**
+   * N-API addons export napi_register_module_v1 (or register through napi_module_register) and
+   * load in any Node ABI, Electron's included; V8-API addons (better-sqlite3 before) export
+   * node_register_module_v<ABI> and load only in the Node they were compiled for.
+   */
+  function addonKind(file: string): 'n-api' | 'v8' | 'unknown' {
+    const bytes = readFileSync(file).toString('latin1')
+    if (bytes.includes('node_register_module_v') || bytes.includes('node_module_register')) return 'v8'
+    if (bytes.includes('napi_register_module_v1') || bytes.includes('napi_module_register')) return 'n-api'
+    return 'unknown'
+  }
+
+  it('has only N-API addons in the production dependencies, so one install serves Node and Electron', () => {
+    const addons = [...filesByPackage.values()].flat().filter((f) => f.endsWith('.node'))
+    // The SQLite binding and onnxruntime must be among them, or the scan proves nothing.
+    expect(addons.some((f) => f.startsWith('node_modules/@libsql/'))).toBe(true)
+    expect(addons.some((f) => f.startsWith('node_modules/onnxruntime-node/'))).toBe(true)
+    for (const f of addons) expect(addonKind(abs(f)), f).toBe('n-api')
+    // Packages compiled on install (binding.gyp) must declare N-API builds (tfjs-node: napi_versions).
+    for (const p of nativePackages.filter((x) => existsSync(join(x.dir, 'binding.gyp')))) {
+      const meta = JSON.parse(readFileSync(join(p.dir, 'package.json'), 'utf8')) as { binary?: { napi_versions?: number[] } }
+      expect(meta.binary?.napi_versions?.length, `${p.name} builds N-API binaries`).toBeGreaterThan(0)
+    }
+  })
+
+  it('recognises a V8-API addon', () => {
+    const { dir, file } = (() => {
+      const d = mkdtempSync(join(tmpdir(), 'fastbioner-addon-'))
+      const f = join(d, 'v8.node')
+      writeFileSync(f, Buffer.from('\x7fELF....node_register_module_v145\0', 'latin1'))
+      return { dir: d, file: f }
+    })()
+    try {
+      expect(addonKind(file)).toBe('v8')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
@@ -458,11 +501,13 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
 
   it(`ships the target's native binaries and the wasm backend, not other OSes' binaries`, () => {
     const ships = nodeModuleFilter(key)
-    expect(ships('node_modules/better-sqlite3/build/Release/better_sqlite3.node')).toBe(true)
-    expect(ships('node_modules/better-sqlite3/lib/index.js')).toBe(true)
-    expect(ships('node_modules/better-sqlite3/package.json')).toBe(true)
-    expect(ships('node_modules/better-sqlite3/deps/sqlite3/sqlite3.c')).toBe(false)
-    expect(ships('node_modules/better-sqlite3/build/Release/test_extension.node')).toBe(false)
+    expect(ships('node_modules/libsql/index.js')).toBe(true)
+    expect(ships('node_modules/libsql/package.json')).toBe(true)
+    const libsqlAddon = key === 'linux' ? '@libsql/linux-x64-gnu' : '@libsql/win32-x64-msvc'
+    expect(ships(`node_modules/${libsqlAddon}/index.node`)).toBe(true)
+    expect(ships(`node_modules/${libsqlAddon}/package.json`)).toBe(true)
+    // Electron runs on glibc only.
+    expect(ships('node_modules/@libsql/linux-x64-musl/index.node')).toBe(false)
     expect(ships(`node_modules/onnxruntime-node/bin/napi-v6/${os}/x64/onnxruntime_binding.node`)).toBe(true)
     expect(ships(`node_modules/onnxruntime-node/dist/binding.js`)).toBe(true)
     for (const other of foreign.filter((o) => o !== 'darwin')) {
@@ -492,7 +537,10 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
     const unpacked = unpackFilter(key)
     const ships = nodeModuleFilter(key)
     // The scan must find what we know is installed, or it proves nothing.
-    expect(nativePackages.map((p) => p.name)).toEqual(expect.arrayContaining(['better-sqlite3', 'onnxruntime-node']))
+    expect(nativePackages.map((p) => p.name)).toEqual(expect.arrayContaining(['onnxruntime-node']))
+    expect(nativePackages.some((p) => p.name.startsWith('@libsql/'))).toBe(true)
+    expect(unpacked('node_modules/@libsql/win32-x64-msvc/index.node')).toBe(true)
+    expect(unpacked('node_modules/@libsql/linux-x64-gnu/index.node')).toBe(true)
     for (const p of nativePackages) {
       // Whole package: addons dlopen sibling libraries (libonnxruntime.so.1, libtensorflow) that
       // have no .node extension, and a rebuild writes new addons under build/Release.
@@ -526,6 +574,22 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
     }
     expect(unpacked('node_modules/@tensorflow/tfjs-core/dist/register_all_gradients.js')).toBe(true)
     expect(unpacked('node_modules/@tensorflow/tfjs-core/dist/gradients/Abs_grad.js')).toBe(true)
+    // Every package those ES-module sources import resolves to an unpacked copy too (the hook
+    // thread resolves them from the unpacked folder).
+    const core = production.find((p) => p.name === '@tensorflow/tfjs-core')!
+    const bare = new Set<string>()
+    for (const f of filesByPackage.get(core)!) {
+      // The ES-module sources: not the CommonJS bundles (tf-core*.js) or the repo's dev scripts.
+      if (!/\/dist\/.*\.js$/.test(f) || /\/dist\/(tf-core[^/]*\.js|scripts\/)/.test(f)) continue
+      for (const m of readFileSync(abs(f), 'utf8').matchAll(/^(?:import|export)\b[^;]*?\bfrom '([^.'][^']*)'/gm)) bare.add(m[1]!)
+    }
+    expect([...bare]).toEqual(expect.arrayContaining(['long', 'seedrandom']))
+    for (const name of bare) {
+      if (['fs', 'path'].includes(name) || name.startsWith('node:')) continue // built-ins
+      const dep = production.find((p) => p.name === name)
+      expect(dep, `${name} (imported by tfjs-core's sources) is a production package`).toBeDefined()
+      expect(unpacked(`${dep!.rel}/package.json`), `${name} must be asar-unpacked`).toBe(true)
+    }
     expect(unpacked('node_modules/zod/package.json')).toBe(false)
     expect(unpacked('out/main/index.js')).toBe(false)
     expect(unpacked('package.json')).toBe(false)
@@ -545,9 +609,9 @@ describe('onnxruntime binary pruning', () => {
 describe('production tree scan', () => {
   it('follows dependencies and skips devDependencies', () => {
     const names = new Set(production.map((p) => p.name))
-    expect(names.has('better-sqlite3')).toBe(true)
+    expect(names.has('libsql')).toBe(true)
     expect(names.has('@tensorflow/tfjs-backend-wasm')).toBe(true)
-    expect(names.has('bindings')).toBe(true) // transitive, via better-sqlite3
+    expect(names.has('@neon-rs/load')).toBe(true) // transitive, via libsql
     expect(names.has('vitest')).toBe(false)
     expect(names.has('electron')).toBe(false)
     for (const p of production) expect(lstatSync(p.dir).isDirectory() || lstatSync(p.dir).isSymbolicLink()).toBe(true)
