@@ -295,6 +295,23 @@ describe('electron-builder configuration', () => {
   })
 })
 
+describe('release workflow', () => {
+  const release = readFileSync(join(root, '.github/workflows/release.yml'), 'utf8')
+
+  it('smoke-tests the unpacked app electron-builder produced, at the paths this configuration gives it, before uploading', () => {
+    // electron-builder writes <output>/linux-unpacked/<executableName> and <output>/win-unpacked/<productName>.exe.
+    const out = config.directories?.output ?? 'dist'
+    const linuxExe = `${out}/linux-unpacked/${config.linux?.executableName ?? pkg.name}`
+    const winExe = `${out}/win-unpacked/${config.productName ?? pkg.productName}.exe`
+    expect(release).toContain(`unpacked: ${linuxExe}\n`)
+    expect(release).toContain(`unpacked: ${winExe}\n`)
+    const smoke = release.indexOf('npm run start:smoke -- --app "${{ matrix.unpacked }}"')
+    expect(smoke).toBeGreaterThan(release.indexOf('npm run ${{ matrix.dist }}'))
+    expect(smoke).toBeLessThan(release.indexOf('actions/upload-artifact'))
+    expect(pkg.scripts['start:smoke']).toMatch(/scripts\/start-smoke\.ts/)
+  })
+})
+
 describe('native modules', () => {
   /**
    * N-API addons export napi_register_module_v1 (or register through napi_module_register) and
