@@ -17,38 +17,9 @@ import type * as Ort from 'onnxruntime-node'
 import { ONNX_FILE } from './checkpoint'
 import { DEFAULT_HEAD, ensureOnnx, exportCheckpointToOnnx } from './export'
 
-export type OrtEngineName = 'onnxruntime-cpu' | 'onnxruntime-cuda' | 'onnxruntime-dml'
-export type EngineName = OrtEngineName | `tfjs-${string}`
-export type ExecutionProvider = 'cuda' | 'dml' | 'cpu'
+import type { EngineName, ExecutionProvider, InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 
-/** One padded batch; ids may be int32 or int64, row-major [batch, seq]. */
-export interface InferenceBatch {
-  inputIds: Int32Array | BigInt64Array
-  attentionMask: Int32Array | BigInt64Array
-  /** Zeros when absent. */
-  tokenTypeIds?: Int32Array | BigInt64Array
-  batch: number
-  seq: number
-}
-
-export interface InferenceResult {
-  /** Per head ('default' for classifier.*): [batch * seq * numLabels], row-major. */
-  logits: Record<string, Float32Array>
-  /** Only from a model exported with hidden states: numLayers + 1 arrays [batch * seq * hidden]. */
-  hiddenStates?: Float32Array[]
-}
-
-export interface InferenceEngine {
-  engine: EngineName
-  /** Why this engine: shown to the user. */
-  reason: string
-  /** Problems met on the way (fallbacks, re-exports), each naming the file. */
-  warnings: string[]
-  /** The model files this engine read (model.onnx, or the weights for tfjs), for sizes. */
-  files?: string[]
-  run(batch: InferenceBatch): Promise<InferenceResult>
-  dispose(): Promise<void>
-}
+export type { EngineName, ExecutionProvider, InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 
 export interface OpenEngineOptions {
   /** Default 'onnx'; FASTBIONER_INFERENCE overrides the default. */

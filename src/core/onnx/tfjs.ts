@@ -7,7 +7,7 @@ import { initBackend } from '../model/backend'
 import type { BertTokenClassifier } from '../model/bert'
 import { loadCheckpoint } from '../model/checkpoint'
 import { readCheckpointFiles } from './checkpoint'
-import type { InferenceBatch, InferenceEngine, InferenceResult } from './session'
+import type { InferenceBatch, InferenceEngine, InferenceResult } from './engine'
 
 function toInt32(a: Int32Array | BigInt64Array | undefined, n: number, what: string): Int32Array {
   if (a == null) return new Int32Array(n)
@@ -16,8 +16,12 @@ function toInt32(a: Int32Array | BigInt64Array | undefined, n: number, what: str
   return Int32Array.from(a, (v) => Number(v))
 }
 
-/** Wraps a tfjs model as an InferenceEngine (disposes the model with the engine). */
-export function tfjsEngineFromModel(model: BertTokenClassifier, backend: string, reason: string, warnings: string[] = []): InferenceEngine {
+/**
+ * Wraps a tfjs model as an InferenceEngine. The engine disposes the model with itself unless
+ * `ownsModel` is false (a model still being trained, tagged between epochs).
+ */
+export function tfjsEngineFromModel(model: BertTokenClassifier, backend: string, reason: string, warnings: string[] = [], opts: { ownsModel?: boolean } = {}): InferenceEngine {
+  const ownsModel = opts.ownsModel ?? true
   return {
     engine: `tfjs-${backend}`,
     reason,
@@ -44,7 +48,7 @@ export function tfjsEngineFromModel(model: BertTokenClassifier, backend: string,
       return { logits }
     },
     async dispose() {
-      model.dispose()
+      if (ownsModel) model.dispose()
     },
   }
 }

@@ -1,0 +1,313 @@
+// The one reader of an HF-layout checkpoint folder's small files, without decoding weights and
+// without tfjs (the ONNX exporter, the tagger and the model host use it as well as
+// loadCheckpoint):
+//   config.json (BertConfig + id2label/label2id + our `fastbioner_heads`), vocab.txt (or
+//   tokenizer.json's WordPiece vocabulary), tokenizer_config.json / tokenizer.json (casing),
+//   fastbioner.json (our training metadata), and where the weights are: model.safetensors or the
+//   shards listed in model.safetensors.index.json.
+
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { DEFAULT_HEAD, validateConfig, type BertConfig } from './config'
+
+export class CheckpointError extends Error {
+  override name = 'CheckpointError'
+}
+
+export const CONFIG_FILE = 'config.json'
+export const VOCAB_FILE = 'vocab.txt'
+export const WEIGHTS_FILE = 'model.safetensors'
+export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json'
+/** Our key in config.json: every head's labels in id order. HF ignores unknown keys. */
+export const HEADS_KEY = 'fastbioner_heads'
+export const METADATA_FILE = 'fastbioner.json'
+
+/** What the training loop records in fastbioner.json; tagging reads maxLength etc. back from it. */
+export interface TrainingMetadata {
+  head: string
+  labels: string[]
+  maxLength: number
+  stride: number | null
+  sentenceLevel: boolean
+  epoch: number
+  step: number
+  seed: number
+  batchSize: number
+  lr: number
+  dev: { precision: number; recall: number; f1: number } | null
+}
+
+type Json = Record<string, unknown>
+
+export function readJsonObject(path: string): Json {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (e) {
+    throw new CheckpointError(`${path}: cannot read (${(e as Error).message})`)
+  }
+  try {
+    const v = JSON.parse(text)
+    if (v == null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object')
+    return v as Json
+  } catch (e) {
+    throw new CheckpointError(`${path}: invalid JSON (${(e as Error).message})`)
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// config.json
+
+/** HF BertConfig JSON → BertConfig, with HF's defaults for absent keys. */
+export function bertConfigFromHf(j: Json, file = CONFIG_FILE): BertConfig {
+  const modelType = j.model_type ?? 'bert'
+  if (modelType !== 'bert') throw new CheckpointError(`${file}: model_type '${String(modelType)}' is not supported (only 'bert')`)
+  const act = j.hidden_act ?? 'gelu'
+  if (act !== 'gelu') {
+    throw new CheckpointError(`${file}: hidden_act '${String(act)}' is not supported (only 'gelu', the exact erf GELU)`)
+  }
+  const pet = j.position_embedding_type ?? 'absolute'
+  if (pet !== 'absolute') throw new CheckpointError(`${file}: position_embedding_type '${String(pet)}' is not supported (only 'absolute')`)
+  const num = (key: string, def: number): number => {
+    const v = j[key]
+    if (v === undefined || v === null) return def
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw new CheckpointError(`${file}: ${key} must be a number, got ${JSON.stringify(v)}`)
+    return v
+  }
+  const cd = j.classifier_dropout
+  const config: BertConfig = {
+    vocabSize: num('vocab_size', 30522),
+    hiddenSize: num('hidden_size', 768),
+    numHiddenLayers: num('num_hidden_layers', 12),
+    numAttentionHeads: num('num_attention_heads', 12),
+    intermediateSize: num('intermediate_size', 3072),
+    hiddenAct: 'gelu',
+    hiddenDropoutProb: num('hidden_dropout_prob', 0.1),
+    attentionProbsDropoutProb: num('attention_probs_dropout_prob', 0.1),
+    maxPositionEmbeddings: num('max_position_embeddings', 512),
+    typeVocabSize: num('type_vocab_size', 2),
+    initializerRange: num('initializer_range', 0.02),
+    layerNormEps: num('layer_norm_eps', 1e-12),
+    padTokenId: num('pad_token_id', 0),
+    classifierDropout: typeof cd === 'number' ? cd : null,
+  }
+  try {
+    validateConfig(config)
+  } catch (e) {
+    throw new CheckpointError(`${file}: ${(e as Error).message}`)
+  }
+  return config
+}
+
+/** Labels of the default head from id2label, in id order; null when absent. */
+function labelsFromId2Label(j: Json, file: string): string[] | null {
+  const m = j.id2label
+  if (m == null) return null
+  if (typeof m !== 'object' || Array.isArray(m)) throw new CheckpointError(`${file}: id2label is not an object`)
+  const entries = Object.entries(m as Record<string, unknown>).map(([k, v]) => [Number(k), String(v)] as const)
+  entries.sort((a, b) => a[0] - b[0])
+  entries.forEach(([id], i) => {
+    if (id !== i) throw new CheckpointError(`${file}: id2label ids must be 0..${entries.length - 1}, found ${id}`)
+  })
+  return entries.map(([, v]) => v)
+}
+
+function headsFromConfig(j: Json, file: string): Record<string, string[]> | null {
+  const h = j[HEADS_KEY]
+  if (h == null) return null
+  if (typeof h !== 'object' || Array.isArray(h)) throw new CheckpointError(`${file}: ${HEADS_KEY} is not an object`)
+  const out: Record<string, string[]> = {}
+  for (const [name, labels] of Object.entries(h as Record<string, unknown>)) {
+    if (!Array.isArray(labels) || !labels.every((l) => typeof l === 'string')) {
+      throw new CheckpointError(`${file}: ${HEADS_KEY}.${name} must be a list of label strings`)
+    }
+    out[name] = labels as string[]
+  }
+  return out
+}
+
+export function bertConfigToHf(c: BertConfig, heads: Map<string, { labels: string[] }>): Json {
+  const first = heads.get(DEFAULT_HEAD) ?? heads.values().next().value
+  const labels = first?.labels ?? []
+  return {
+    architectures: ['BertForTokenClassification'],
+    model_type: 'bert',
+    vocab_size: c.vocabSize,
+    hidden_size: c.hiddenSize,
+    num_hidden_layers: c.numHiddenLayers,
+    num_attention_heads: c.numAttentionHeads,
+    intermediate_size: c.intermediateSize,
+    hidden_act: c.hiddenAct,
+    hidden_dropout_prob: c.hiddenDropoutProb,
+    attention_probs_dropout_prob: c.attentionProbsDropoutProb,
+    max_position_embeddings: c.maxPositionEmbeddings,
+    type_vocab_size: c.typeVocabSize,
+    initializer_range: c.initializerRange,
+    layer_norm_eps: c.layerNormEps,
+    pad_token_id: c.padTokenId,
+    position_embedding_type: 'absolute',
+    classifier_dropout: c.classifierDropout,
+    id2label: Object.fromEntries(labels.map((l, i) => [String(i), l])),
+    label2id: Object.fromEntries(labels.map((l, i) => [l, i])),
+    [HEADS_KEY]: Object.fromEntries([...heads].map(([name, h]) => [name, h.labels])),
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// vocab / tokenizer settings
+
+function readVocab(dir: string, notes: string[]): string[] {
+  const vocabPath = join(dir, VOCAB_FILE)
+  if (existsSync(vocabPath)) {
+    const lines = readFileSync(vocabPath, 'utf8').split('\n')
+    if (lines.length && lines[lines.length - 1] === '') lines.pop()
+    return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+  }
+  const tokJson = join(dir, 'tokenizer.json')
+  if (existsSync(tokJson)) {
+    const model = (readJsonObject(tokJson).model ?? {}) as { type?: string; vocab?: Record<string, number> }
+    if (model.type === 'WordPiece' && model.vocab) {
+      const vocab: string[] = []
+      for (const [tok, id] of Object.entries(model.vocab)) vocab[id] = tok
+      if (vocab.some((t) => t === undefined)) throw new CheckpointError(`${tokJson}: WordPiece vocab ids have gaps`)
+      notes.push('vocab.txt absent: vocabulary taken from tokenizer.json')
+      return vocab
+    }
+  }
+  throw new CheckpointError(`${vocabPath}: missing (the WordPiece vocabulary is needed to tokenize)`)
+}
+
+/** do_lower_case as a checkpoint folder states it (tokenizer_config.json, else tokenizer.json), if it does. */
+export function declaredLowercase(dir: string): boolean | undefined {
+  const tc = join(dir, 'tokenizer_config.json')
+  if (existsSync(tc)) {
+    const v = readJsonObject(tc).do_lower_case
+    if (typeof v === 'boolean') return v
+  }
+  const tj = join(dir, 'tokenizer.json')
+  if (existsSync(tj)) {
+    const n = readJsonObject(tj).normalizer as { type?: string; lowercase?: boolean } | null
+    if (n && n.type === 'BertNormalizer' && typeof n.lowercase === 'boolean') return n.lowercase
+  }
+  return undefined
+}
+
+/**
+ * do_lower_case from tokenizer_config.json, else tokenizer.json's BertNormalizer, else inferred
+ * from the vocabulary: a vocabulary with capitalised pieces is cased. (HF's BertTokenizer
+ * defaults to lowercasing when nothing says otherwise, which silently breaks cased models such
+ * as BioBERT-cased whose downloads lack tokenizer_config.json.)
+ */
+function readLowercase(dir: string, vocab: string[], notes: string[]): boolean {
+  const declared = declaredLowercase(dir)
+  if (declared !== undefined) return declared
+  const cased = vocab.some((t) => !/^\[[A-Za-z0-9_]+\]$/.test(t) && /[A-Z]/.test(t))
+  notes.push(`do_lower_case not given: vocabulary looks ${cased ? 'cased' : 'uncased'}, lowercase=${!cased}`)
+  return !cased
+}
+
+// ------------------------------------------------------------------------------------------
+// weights
+
+function convertHint(dir: string): string {
+  let cls = 'AutoModel'
+  try {
+    const arch = readJsonObject(join(dir, CONFIG_FILE)).architectures
+    if (Array.isArray(arch) && arch.includes('BertForTokenClassification')) cls = 'AutoModelForTokenClassification'
+  } catch {
+    // no usable config: keep AutoModel
+  }
+  return `python -c "from transformers import ${cls} as M; d=r'${dir.replace(/'/g, "\\'")}'; M.from_pretrained(d).save_pretrained(d, safe_serialization=True)"`
+}
+
+/**
+ * The safetensors files holding the weights: model.safetensors, or every shard listed in
+ * model.safetensors.index.json (sorted). A folder with only pickled or other framework weights
+ * gets the one-line conversion command.
+ */
+export function findWeightFiles(dir: string): string[] {
+  const single = join(dir, WEIGHTS_FILE)
+  const index = join(dir, WEIGHTS_INDEX_FILE)
+  if (existsSync(single)) return [single]
+  if (existsSync(index)) {
+    const map = readJsonObject(index).weight_map as Record<string, string> | undefined
+    if (!map || typeof map !== 'object') throw new CheckpointError(`${index}: weight_map missing`)
+    const files = [...new Set(Object.values(map))].sort().map((shard) => join(dir, shard))
+    for (const p of files) if (!existsSync(p)) throw new CheckpointError(`${p}: shard listed in ${index} is missing`)
+    return files
+  }
+  for (const bin of ['pytorch_model.bin', 'tf_model.h5', 'flax_model.msgpack', 'model.ckpt.index']) {
+    if (existsSync(join(dir, bin))) {
+      throw new CheckpointError(
+        `${join(dir, bin)}: FastBioNER reads weights only from model.safetensors (pickled/other formats can run code or need their framework). ` +
+          `Convert once with Python and transformers installed: ${convertHint(dir)}`,
+      )
+    }
+  }
+  throw new CheckpointError(`${single}: missing (no model weights in ${dir})`)
+}
+
+/** torch [out, in] → ours [in, out] (and back: the transpose is its own inverse given shapes). */
+export function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length)
+  // Blocked so both sides stay in cache for BERT-base sized matrices.
+  const B = 32
+  for (let i0 = 0; i0 < rows; i0 += B) {
+    const i1 = Math.min(i0 + B, rows)
+    for (let j0 = 0; j0 < cols; j0 += B) {
+      const j1 = Math.min(j0 + B, cols)
+      for (let i = i0; i < i1; i++) for (let j = j0; j < j1; j++) out[j * rows + i] = data[i * cols + j]
+    }
+  }
+  return out
+}
+
+// ------------------------------------------------------------------------------------------
+// everything but the weights
+
+export interface CheckpointInfo {
+  dir: string
+  configPath: string
+  /** config.json as stored. */
+  hf: Json
+  config: BertConfig
+  vocab: string[]
+  lowercase: boolean
+  /** fastbioner_heads from config.json; null when absent (a plain HF checkpoint). */
+  configHeads: Record<string, string[]> | null
+  /** The default head's labels from id2label; null when absent. */
+  id2label: string[] | null
+  /** Contents of fastbioner.json, if present. */
+  metadata?: Json
+  /** metadata.training (empty when the checkpoint was not trained here). */
+  training: Partial<TrainingMetadata>
+  /** Things inferred (casing, vocabulary source), for the log/UI. */
+  notes: string[]
+}
+
+/** Reads and checks config.json, the vocabulary, casing and fastbioner.json of a checkpoint folder. */
+export function readCheckpointInfo(dir: string): CheckpointInfo {
+  const notes: string[] = []
+  const configPath = join(dir, CONFIG_FILE)
+  if (!existsSync(configPath)) throw new CheckpointError(`${configPath}: missing (not a HuggingFace model directory)`)
+  const hf = readJsonObject(configPath)
+  const config = bertConfigFromHf(hf, configPath)
+  const vocab = readVocab(dir, notes)
+  if (vocab.length > config.vocabSize) {
+    throw new CheckpointError(`${join(dir, VOCAB_FILE)}: ${vocab.length} tokens but config.json vocab_size is ${config.vocabSize}`)
+  }
+  const lowercase = readLowercase(dir, vocab, notes)
+  const metaPath = join(dir, METADATA_FILE)
+  const metadata = existsSync(metaPath) ? readJsonObject(metaPath) : undefined
+  const training = ((metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
+  return { dir, configPath, hf, config, vocab, lowercase, configHeads: headsFromConfig(hf, configPath), id2label: labelsFromId2Label(hf, configPath), metadata, training, notes }
+}
+
+/**
+ * Labels of every head config.json names: fastbioner_heads, else id2label as the default head
+ * (['O'] when config.json has neither).
+ */
+export function headLabelsOf(info: Pick<CheckpointInfo, 'configHeads' | 'id2label'>): Record<string, string[]> {
+  if (info.configHeads && Object.keys(info.configHeads).length) return info.configHeads
+  return { [DEFAULT_HEAD]: info.id2label?.length ? info.id2label : ['O'] }
+}
