@@ -27,7 +27,8 @@ import { buildLabelMap } from '../src/core/nlp/bio'
 import { documentsToExamples } from '../src/core/nlp/examples'
 import { WordPieceTokenizer } from '../src/core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../src/core/nlp/vocab-trainer'
-import { evaluate, train } from '../src/core/train/loop'
+import { evaluate } from '../src/core/eval/evaluate'
+import { train } from '../src/core/train/loop'
 
 const { values: a } = parseArgs({
   options: {
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
   const best = await loadCheckpoint(out)
   const testTokens = documentsToExamples(testDocs, tokenizer, labelMap, { maxLength, sentenceLevel }).reduce((s, e) => s + e.inputIds.length, 0)
   const ti = performance.now()
-  const test = evaluate(best.model, tokenizer, testDocs, { maxLength, sentenceLevel, batchSize: 32 })
+  const test = await evaluate(best.model, tokenizer, testDocs, { maxLength, sentenceLevel, batchSize: 32 })
   const inferSeconds = (performance.now() - ti) / 1000
   best.model.dispose()
   if (!a.out) rmSync(out, { recursive: true, force: true })

@@ -26,6 +26,7 @@ const USER_ERRORS = new Set([
   'SafetensorsError',
   'VocabError',
   'DistillError',
+  'TaggingError',
   'BackendError',
   'InferenceEngineError',
   'OnnxFileError',

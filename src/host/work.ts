@@ -3,29 +3,28 @@
 // on the process that serves IPC. The host writes checkpoint folders the main process chose; it
 // never touches the workspace database (documents come in the request, results go back in the
 // reply and main writes them in its own transactions).
-import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
+import { rmSync, statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { EngineInfo } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
 import { readCorpusFile } from '../core/corpus'
 import { distillCheckpoints } from '../core/distill/run'
-import { mergeHeadMentions } from '../core/distill/merge'
 import { compareModels } from '../core/eval/compare'
+import { evaluate } from '../core/eval/evaluate'
 import type { EvalResult } from '../core/eval/metrics'
 import { initBackend, type BackendInfo } from '../core/model/backend'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../core/model/bert'
-import { HEADS_KEY, loadCheckpoint, METADATA_FILE, saveCheckpoint } from '../core/model/checkpoint'
+import { loadCheckpoint, saveCheckpoint } from '../core/model/checkpoint'
+import { findWeightFiles, headLabelsOf, readCheckpointInfo, type TrainingMetadata } from '../core/model/checkpoint-files'
 import { PRESET_NAMES, presetConfig, type PresetName } from '../core/model/presets'
-import { buildLabelMap, labelMapFromLabels, type LabelMap } from '../core/nlp/bio'
-import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../core/nlp/examples'
+import { readSafetensorsNames } from '../core/model/safetensors'
+import { buildLabelMap } from '../core/nlp/bio'
 import { WordPieceTokenizer } from '../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../core/nlp/vocab-trainer'
-import { mergeWindowPredictions } from '../core/nlp/windows'
-import { openInferenceEngine, type InferenceEngine } from '../core/onnx/session'
-import { collate, planBatches } from '../core/train/batching'
-import { evaluate, train, TRAIN_DEFAULTS, type TrainingMetadata, type TrainProgress } from '../core/train/loop'
-import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TaggedDocument, TrainedCheckpoint } from './protocol'
+import { openTagger, windowSettingsOf, type CheckpointTagger } from '../core/tag/open'
+import { train, TRAIN_DEFAULTS, type TrainProgress } from '../core/train/loop'
+import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from './protocol'
 import type { JobContext } from './server'
 
 /** A problem with the request the user can act on (reported as 'invalid_request'). */
@@ -110,7 +109,7 @@ async function scoreSaved(dir: string, docs: readonly CorpusDocument[]): Promise
     const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
     const t = trainingMeta(ck.metadata)
     const devScores = docs.length
-      ? scores(evaluate(ck.model, tokenizer, docs, { maxLength: t.maxLength, sentenceLevel: t.sentenceLevel, stride: t.stride ?? undefined }))
+      ? scores(await evaluate(ck.model, tokenizer, docs, { maxLength: t.maxLength, sentenceLevel: t.sentenceLevel, stride: t.stride ?? undefined }))
       : null
     return { summary: summarize(dir, ck.model), devScores }
   } finally {
@@ -123,20 +122,14 @@ function typesOf(docs: readonly CorpusDocument[]): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tagging engines, cached per folder (a tag:run sends many small requests)
+// Taggers, cached per folder (a tag:run sends many small requests)
 
-interface TaggingModel {
-  dir: string
+interface CachedTagger {
   stamp: string
-  engine: InferenceEngine
-  tokenizer: WordPieceTokenizer
-  heads: Array<{ name: string; labelMap: LabelMap }>
-  maxLength: number
-  sentenceLevel: boolean
-  stride: number | undefined
+  tagger: CheckpointTagger
 }
 
-const engines = new Map<string, Promise<TaggingModel>>()
+const taggers = new Map<string, Promise<CachedTagger>>()
 
 function stampOf(dir: string): string {
   const s = (f: string) => {
@@ -149,146 +142,39 @@ function stampOf(dir: string): string {
   return `${s('config.json')}:${s('model.safetensors')}`
 }
 
-function readJson(path: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>
-}
-
-/** What tagging needs besides the engine, from the small files (no weights decoded). */
-function readTaggingMeta(dir: string): Omit<TaggingModel, 'engine' | 'dir' | 'stamp'> {
-  const cfg = readJson(join(dir, 'config.json'))
-  let heads: Array<{ name: string; labels: string[] }>
-  const stored = cfg[HEADS_KEY] as Record<string, string[]> | undefined
-  if (stored && typeof stored === 'object' && Object.keys(stored).length) heads = Object.entries(stored).map(([name, labels]) => ({ name, labels }))
-  else {
-    const id2label = (cfg.id2label ?? {}) as Record<string, string>
-    const labels = Object.entries(id2label).sort((a, b) => Number(a[0]) - Number(b[0])).map(([, l]) => l)
-    heads = [{ name: DEFAULT_HEAD, labels: labels.length ? labels : ['O'] }]
-  }
-  const vocab = readFileSync(join(dir, 'vocab.txt'), 'utf8').split('\n')
-  if (vocab.at(-1) === '') vocab.pop()
-  let lowercase = true
-  const tc = join(dir, 'tokenizer_config.json')
-  if (existsSync(tc)) {
-    const v = readJson(tc).do_lower_case
-    if (typeof v === 'boolean') lowercase = v
-  } else lowercase = !vocab.some((t) => !/^\[[A-Za-z0-9_]+\]$/.test(t) && /[A-Z]/.test(t))
-  const meta = existsSync(join(dir, METADATA_FILE)) ? readJson(join(dir, METADATA_FILE)) : undefined
-  const t = trainingMeta(meta)
-  const maxPos = typeof cfg.max_position_embeddings === 'number' ? cfg.max_position_embeddings : 512
-  return {
-    tokenizer: new WordPieceTokenizer(vocab.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)), { lowercase, source: join(dir, 'vocab.txt') }),
-    heads: heads.map((h) => ({ name: h.name, labelMap: labelMapFromLabels(h.labels) })),
-    maxLength: t.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, maxPos),
-    sentenceLevel: t.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel,
-    stride: t.stride ?? undefined,
-  }
-}
-
-async function taggingModel(dir: string): Promise<TaggingModel> {
+async function cachedTagger(dir: string): Promise<CheckpointTagger> {
   const stamp = stampOf(dir)
-  const cached = engines.get(dir)
+  const cached = taggers.get(dir)
   if (cached) {
     const m = await cached.catch(() => null)
-    if (m && m.stamp === stamp) return m
-    engines.delete(dir)
-    if (m) await m.engine.dispose().catch(() => undefined)
+    if (m && m.stamp === stamp) return m.tagger
+    taggers.delete(dir)
+    if (m) await m.tagger.dispose().catch(() => undefined)
   }
   // One model at a time: a second one would double the memory for nothing.
-  await releaseEngines(null)
-  const opening = (async (): Promise<TaggingModel> => {
-    const meta = readTaggingMeta(dir)
+  await releaseTaggers(null)
+  const opening = (async (): Promise<CachedTagger> => {
     // tfjs is the fallback engine and needs its backend.
     await ensureBackend()
-    const engine = await openInferenceEngine(dir, { threads: inferenceThreads(), spin: false, logger: log })
-    return { dir, stamp, engine, ...meta }
+    return { stamp, tagger: await openTagger(dir, { threads: inferenceThreads(), spin: false, logger: log }) }
   })()
-  engines.set(dir, opening)
-  opening.catch(() => engines.delete(dir))
-  return opening
+  taggers.set(dir, opening)
+  opening.catch(() => taggers.delete(dir))
+  return (await opening).tagger
 }
 
-async function releaseEngines(dir: string | null): Promise<number> {
+async function releaseTaggers(dir: string | null): Promise<number> {
   let n = 0
-  for (const [d, p] of [...engines]) {
+  for (const [d, p] of [...taggers]) {
     if (dir !== null && d !== dir) continue
-    engines.delete(d)
+    taggers.delete(d)
     const m = await p.catch(() => null)
     if (m) {
-      await m.engine.dispose().catch(() => undefined)
+      await m.tagger.dispose().catch(() => undefined)
       n++
     }
   }
   return n
-}
-
-function softmaxRows(logits: Float32Array, rows: number, C: number): Float32Array {
-  const out = new Float32Array(rows * C)
-  for (let r = 0; r < rows; r++) {
-    const o = r * C
-    let max = -Infinity
-    for (let j = 0; j < C; j++) max = Math.max(max, logits[o + j])
-    let z = 0
-    for (let j = 0; j < C; j++) z += out[o + j] = Math.exp(logits[o + j] - max)
-    for (let j = 0; j < C; j++) out[o + j] /= z
-  }
-  return out
-}
-
-/**
- * Mentions and uncertainty of each document. Uncertainty = 1 − mean over the document's words
- * (each word's first piece, overlapping windows merged as for the mentions) of the top label
- * probability, averaged over heads: least-confidence sampling, cheap and bounded in [0, 1).
- */
-async function tagDocuments(m: TaggingModel, docs: readonly CorpusDocument[], signal: AbortSignal): Promise<TaggedDocument[]> {
-  const exOpts = { maxLength: m.maxLength, sentenceLevel: m.sentenceLevel, stride: m.stride }
-  const plans: TaggingPlan[] = docs.map((d) => planTagging(d, m.tokenizer, m.heads[0].labelMap, exOpts))
-  const flat: Array<{ plan: number; ex: number }> = []
-  plans.forEach((p, i) => p.examples.forEach((_, k) => flat.push({ plan: i, ex: k })))
-  const exs = flat.map((f) => plans[f.plan].examples[f.ex])
-  // probs[head][plan][example]: [len, labels] row-major
-  const probs = m.heads.map(() => plans.map((p) => new Array<Float32Array>(p.examples.length)))
-  const batches = planBatches(exs.map((e) => e.inputIds.length), { batchSize: 32, shuffle: false })
-  for (const idx of batches) {
-    if (signal.aborted) throw new DOMException('tagging cancelled', 'AbortError')
-    const h = collate(exs, idx, { padTokenId: m.tokenizer.padId })
-    const out = await m.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen })
-    m.heads.forEach((head, k) => {
-      const logits = out.logits[head.name]
-      if (!logits) throw new Error(`the engine gave no logits for head '${head.name}'`)
-      const C = head.labelMap.labels.length
-      idx.forEach((e, r) => {
-        const len = exs[e].inputIds.length
-        const f = flat[e]
-        probs[k][f.plan][f.ex] = softmaxRows(logits.subarray(r * h.seqLen * C, (r * h.seqLen + len) * C), len, C)
-      })
-    })
-  }
-  return docs.map((doc, i) => {
-    const plan = plans[i]
-    const perHead: ScoredMention[][] = m.heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k][i]))
-    const mentions = m.heads.length === 1 ? perHead[0] : mergeHeadMentions(m.heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
-    let sum = 0
-    let n = 0
-    if (plan.examples.length) {
-      const numWords = plan.encoding.wordOffsets.length
-      m.heads.forEach((head, k) => {
-        const C = head.labelMap.labels.length
-        const merged = mergeWindowPredictions(plan.windows, probs[k][i], plan.encoding.wordIndex, numWords, C)
-        for (let w = 0; w < numWords; w++) {
-          if (!merged.covered[w]) continue
-          let best = 0
-          for (let j = 0; j < C; j++) best = Math.max(best, merged.scores[w * C + j])
-          sum += best
-          n++
-        }
-      })
-    }
-    return {
-      id: doc.id,
-      mentions: mentions.map((x) => ({ start: x.start, end: x.end, type: x.type, confidence: x.confidence })),
-      uncertainty: n > 0 ? Math.min(1, Math.max(0, 1 - sum / n)) : null,
-    }
-  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,9 +187,9 @@ const engineInfo: Job<'engineInfo'> = async ({ modelDir }) => {
   const out: EngineInfo = { trainingBackend: b.name, trainingBackendReason: b.reason, inferenceEngine: '', inferenceEngineReason: '' }
   if (modelDir) {
     try {
-      const m = await taggingModel(modelDir)
-      out.inferenceEngine = m.engine.engine
-      out.inferenceEngineReason = m.engine.reason
+      const t = await cachedTagger(modelDir)
+      out.inferenceEngine = t.engine.engine
+      out.inferenceEngineReason = t.engine.reason
       return out
     } catch (e) {
       out.inferenceEngineReason = `cannot open the active model (${(e as Error).message}); `
@@ -328,29 +214,7 @@ const engineInfo: Job<'engineInfo'> = async ({ modelDir }) => {
 }
 
 function hasClassifier(dir: string): boolean {
-  const files = [join(dir, 'model.safetensors')]
-  if (!existsSync(files[0])) {
-    const index = join(dir, 'model.safetensors.index.json')
-    if (!existsSync(index)) return false
-    files.splice(0, 1, ...new Set(Object.values((readJson(index).weight_map ?? {}) as Record<string, string>).map((f) => join(dir, f))))
-  }
-  return files.some((f) => safetensorsNames(f).some((n) => /^(classifier|classifiers\.[^.]+)\.weight$/.test(n)))
-}
-
-/** Tensor names from a safetensors header alone (8-byte length + JSON), without reading the weights. */
-function safetensorsNames(path: string): string[] {
-  const fd = openSync(path, 'r')
-  try {
-    const len = Buffer.alloc(8)
-    readSync(fd, len, 0, 8, 0)
-    const n = Number(len.readBigUInt64LE(0))
-    if (!(n > 0 && n < 100 * 1024 * 1024)) return []
-    const header = Buffer.alloc(n)
-    readSync(fd, header, 0, n, 8)
-    return Object.keys(JSON.parse(header.toString('utf8')) as Record<string, unknown>).filter((k) => k !== '__metadata__')
-  } finally {
-    closeSync(fd)
-  }
+  return findWeightFiles(dir).some((f) => readSafetensorsNames(f).some((n) => /^(classifier|classifiers\.[^.]+)\.weight$/.test(n)))
 }
 
 const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed }, ctx) => {
@@ -475,7 +339,7 @@ const retrain: Job<'retrain'> = async (p, ctx) => {
   let before: ScoresWithTypes
   try {
     const baseForEval = baseHead && base.model.heads.has(DEFAULT_HEAD) ? DEFAULT_HEAD : [...base.model.heads.keys()][0]
-    before = scores(evaluate(base.model, tokenizer, p.heldOut, { ...evalOpts, head: baseForEval }))
+    before = scores(await evaluate(base.model, tokenizer, p.heldOut, { ...evalOpts, head: baseForEval }))
   } finally {
     base.model.dispose()
   }
@@ -503,7 +367,7 @@ const retrain: Job<'retrain'> = async (p, ctx) => {
     notes.push(`trainer: ${result.trainer} (${result.trainerReason})`)
     // The last epoch is the candidate (no selection on the held-out documents: "after" stays an
     // honest estimate; the curve shows every epoch).
-    const after = scores(evaluate(ck.model, tokenizer, p.heldOut, evalOpts))
+    const after = scores(await evaluate(ck.model, tokenizer, p.heldOut, evalOpts))
     phase(ctx, 'Saving the candidate')
     const training: TrainingMetadata = {
       head: DEFAULT_HEAD,
@@ -579,17 +443,18 @@ function cancelledRetrain(
 const distill: Job<'distill'> = async (p, ctx) => {
   const b = await ensureBackend()
   const t0 = performance.now()
-  const meta = readTaggingMeta(p.teacherDir)
-  const teacherCfg = readJson(join(p.teacherDir, 'config.json'))
-  const teacherLayers = Number(teacherCfg.num_hidden_layers)
+  const teacher = readCheckpointInfo(p.teacherDir)
+  const windows = windowSettingsOf(teacher)
+  const teacherLayers = teacher.config.numHiddenLayers
   if (!(p.layers >= 1 && p.layers <= teacherLayers)) {
     throw new HostInputError(`a ${p.layers}-layer student cannot be distilled from a ${teacherLayers}-layer teacher (1..${teacherLayers} layers)`)
   }
   const curve: TrainedCheckpoint['curve'] = []
   const report = stepReporter(ctx, curve)
-  const task = meta.heads.find((h) => h.name === DEFAULT_HEAD)?.name ?? meta.heads[0]?.name ?? DEFAULT_HEAD
-  const teacherLr = trainingMeta(existsSync(join(p.teacherDir, METADATA_FILE)) ? readJson(join(p.teacherDir, METADATA_FILE)) : undefined).lr
-  const lr = p.lr ?? (teacherLr ? teacherLr * 0.5 : Number(teacherCfg.hidden_size) >= 512 ? FINETUNE.lr : 5e-4)
+  const headNames = Object.keys(headLabelsOf(teacher))
+  const task = headNames.includes(DEFAULT_HEAD) ? DEFAULT_HEAD : headNames[0]
+  const teacherLr = teacher.training.lr
+  const lr = p.lr ?? (teacherLr ? teacherLr * 0.5 : teacher.config.hiddenSize >= 512 ? FINETUNE.lr : 5e-4)
   phase(ctx, `Distilling a ${p.layers}-layer student`)
   const run = await distillCheckpoints({
     teacherDirs: [p.teacherDir],
@@ -600,8 +465,8 @@ const distill: Job<'distill'> = async (p, ctx) => {
     epochs: p.epochs,
     seed: p.seed,
     lr,
-    maxLength: meta.maxLength,
-    sentenceLevel: meta.sentenceLevel,
+    maxLength: windows.maxLength,
+    sentenceLevel: windows.sentenceLevel,
     signal: ctx.signal,
     log,
     onProgress: (e) => {
@@ -634,18 +499,23 @@ const distill: Job<'distill'> = async (p, ctx) => {
 const compare: Job<'compare'> = async (p, ctx) => {
   await ensureBackend()
   // The engines compare opens are its own: free ours first so both never sit in memory.
-  await releaseEngines(null)
+  await releaseTaggers(null)
   phase(ctx, `Measuring ${p.dirs.length} models on ${p.gold.length} documents`)
   return compareModels(p.dirs, p.gold, { names: p.names, logger: log })
 }
 
 const tag: Job<'tag'> = async (p, ctx) => {
-  const m = await taggingModel(p.modelDir)
-  const docs = await tagDocuments(m, p.docs, ctx.signal)
-  return { engine: m.engine.engine, engineReason: m.engine.reason, docs }
+  const tagger = await cachedTagger(p.modelDir)
+  const tagged = await tagger.tag(p.docs, { signal: ctx.signal })
+  const docs = p.docs.map((d, i) => ({
+    id: d.id,
+    mentions: tagged[i].mentions.map((x) => ({ start: x.start, end: x.end, type: x.type, confidence: x.confidence })),
+    uncertainty: tagged[i].uncertainty,
+  }))
+  return { engine: tagger.engine.engine, engineReason: tagger.engine.reason, docs }
 }
 
-const release: Job<'release'> = async ({ dir }) => ({ released: await releaseEngines(dir) })
+const release: Job<'release'> = async ({ dir }) => ({ released: await releaseTaggers(dir) })
 
 export const JOBS: { [M in keyof HostMethods]?: Job<M> } = {
   engineInfo,

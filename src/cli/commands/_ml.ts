@@ -12,6 +12,10 @@ import type { BertTokenClassifier } from '../../core/model/bert'
 import { bertConfigFromHf, CheckpointError, loadCheckpoint, METADATA_FILE } from '../../core/model/checkpoint'
 import { SafetensorsError } from '../../core/model/safetensors'
 import { VocabError, WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-files'
+import { InferenceEngineError } from '../../core/onnx/session'
+import { openTagger, type CheckpointTagger } from '../../core/tag/open'
+import { TaggingError } from '../../core/tag/tagger'
 import { TRAIN_DEFAULTS, type TrainingMetadata } from '../../core/train/loop'
 
 /** An error whose message is meant for the user as is; `code` is the exit status. */
@@ -123,6 +127,37 @@ export function checkWindowOptions(modelDir: string, maxLength: number | undefin
   if (stride !== undefined && stride >= length - 2) throw new CliError(`--stride ${stride} must be below ${length - 2} (--max-length ${length} minus [CLS] and [SEP])`, 2)
 }
 
+/**
+ * Checks --head against the heads config.json names, before anything heavy is loaded. A missing
+ * or unreadable checkpoint is left for the loader to report.
+ */
+export function checkHeadOption(modelDir: string, head: string | undefined): void {
+  if (head === undefined) return
+  let heads: string[]
+  try {
+    heads = Object.keys(headLabelsOf(readCheckpointInfo(modelDir)))
+  } catch {
+    return
+  }
+  if (!heads.includes(head)) throw new CliError(`--head ${head}: ${modelDir} has no such head (heads: ${heads.join(', ')})`, 2)
+}
+
+export interface ModelTaggerOptions {
+  /** Window settings; default: as the checkpoint was trained. */
+  maxLength?: number
+  stride?: number
+}
+
+/**
+ * A tagger for a checkpoint on tfjs (the CLI writes nothing into the model folder, so no ONNX
+ * export). Its load notes go to standard error unless quiet.
+ */
+export async function openModelTagger(dir: string, opts: ModelTaggerOptions, quiet: boolean): Promise<CheckpointTagger> {
+  const tagger = await openTagger(dir, { engine: 'tfjs', maxLength: opts.maxLength, stride: opts.stride, logger: quiet ? () => {} : undefined })
+  if (!quiet) for (const n of tagger.engine.warnings) process.stderr.write(`note: ${n}\n`)
+  return tagger
+}
+
 /** Runs a command body: known errors → "fastbioner CMD: message" on stderr and their exit code. */
 export async function runCommand(cmd: string, usage: string, body: () => Promise<number>): Promise<number> {
   try {
@@ -133,7 +168,15 @@ export async function runCommand(cmd: string, usage: string, body: () => Promise
       if (e.code === 2) process.stderr.write(`\n${usage}\n`)
       return e.code
     }
-    if (e instanceof CheckpointError || e instanceof VocabError || e instanceof SafetensorsError || e instanceof BackendError || e instanceof CorpusError) {
+    if (
+      e instanceof CheckpointError ||
+      e instanceof VocabError ||
+      e instanceof SafetensorsError ||
+      e instanceof BackendError ||
+      e instanceof CorpusError ||
+      e instanceof TaggingError ||
+      e instanceof InferenceEngineError
+    ) {
       process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
       return 1
     }

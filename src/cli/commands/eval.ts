@@ -1,9 +1,9 @@
 // `fastbioner eval --gold FILE (--pred FILE | --model DIR)`
 import { conllTokenLines } from '../../core/corpus'
-import { evaluateSpans, type EvalResult, type Prf } from '../../core/eval/metrics'
+import { evaluateTagger } from '../../core/eval/evaluate'
+import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
-import { predict } from '../../core/train/loop'
-import { checkWindowOptions, CliError, formatOpt, intOpt, loadModel, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner eval --gold FILE (--pred FILE | --model DIR) [options]
 
@@ -20,7 +20,8 @@ against gold annotations. Prints one JSON object on standard output:
   --model DIR          tag the gold documents with this checkpoint instead of --pred
   --gold-format F, --pred-format F
                        formats when detection is not wanted
-  --batch-size N, --max-length N   as for 'fastbioner tag' (with --model)
+  --batch-size N, --max-length N, --head NAME
+                       as for 'fastbioner tag' (with --model; default: every head merged)
   -q, --quiet          no warnings or backend line on standard error
   -h, --help           this text
 
@@ -36,6 +37,7 @@ export async function run(argv: string[]): Promise<number> {
       'pred-format': { type: 'string' },
       'batch-size': { type: 'string' },
       'max-length': { type: 'string' },
+      head: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -48,7 +50,10 @@ export async function run(argv: string[]): Promise<number> {
     const quiet = v.quiet ?? false
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
-    if (v.model !== undefined) checkWindowOptions(v.model, maxLength, undefined)
+    if (v.model !== undefined) {
+      checkWindowOptions(v.model, maxLength, undefined)
+      checkHeadOption(v.model, v.head)
+    }
     const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)
     const gold = goldCorpus.documents
 
@@ -58,18 +63,12 @@ export async function run(argv: string[]): Promise<number> {
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)
-      const { model, tokenizer, training } = await loadModel(v.model!)
-      const mentions = predict(model, tokenizer, gold, {
-        batchSize,
-        maxLength: maxLength ?? training.maxLength,
-        stride: training.stride ?? undefined,
-        sentenceLevel: training.sentenceLevel,
-      })
-      model.dispose()
-      result = evaluateSpans(
-        gold.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens })),
-        mentions.map((m, i) => ({ id: String(i), mentions: m })),
-      )
+      const tagger = await openModelTagger(v.model!, { maxLength }, true)
+      try {
+        result = await evaluateTagger(tagger, gold, { batchSize, head: v.head })
+      } finally {
+        await tagger.dispose()
+      }
     }
     writeJsonLine({ overall: prf(result.overall), types: Object.fromEntries(Object.entries(result.types).map(([t, p]) => [t, prf(p)])), token_accuracy: result.token_accuracy, documents: gold.length })
     return 0

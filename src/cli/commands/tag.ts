@@ -1,8 +1,7 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
-import { predict } from '../../core/train/loop'
-import { checkWindowOptions, CliError, formatOpt, intOpt, loadModel, MAX_WARNINGS_SHOWN, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, MAX_WARNINGS_SHOWN, numOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc] [options]
@@ -21,6 +20,8 @@ documents with the predicted mentions (gold mentions in the input are replaced).
   --batch-size N     windows per forward pass (default 32)
   --max-length N     pieces per window incl. [CLS]/[SEP] (default: as trained, else 128)
   --stride N         overlap of consecutive windows in pieces
+  --head NAME        tag with this head of a multi-task model only (default: every head,
+                     their mentions merged; overlaps go to the more confident head)
   --min-confidence X drop mentions whose confidence is below X (0..1)
   -q, --quiet        no progress or summary on standard error
   -h, --help         this text
@@ -39,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       'max-length': { type: 'string' },
       stride: { type: 'string' },
       'min-confidence': { type: 'string' },
+      head: { type: 'string' },
       force: { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
@@ -64,6 +66,7 @@ export async function run(argv: string[]): Promise<number> {
       checkOutputPath(outPath, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [inPath], replace: v.force, replaceFlag: '--force' })
     }
     checkWindowOptions(modelDir, maxLengthOpt, stride)
+    checkHeadOption(modelDir, v.head)
     if (outFormat) checkOutput(outFormat)
 
     const corpus = await readCorpus(inPath, inFormat, quiet)
@@ -73,15 +76,12 @@ export async function run(argv: string[]): Promise<number> {
     }
 
     await startBackend(quiet)
-    const { model, tokenizer, training, notes } = await loadModel(modelDir)
-    if (!quiet) for (const n of notes) process.stderr.write(`note: ${n}\n`)
+    const tagger = await openModelTagger(modelDir, { maxLength: maxLengthOpt, stride }, quiet)
     const started = performance.now()
     let lastReport = 0
-    const predicted = predict(model, tokenizer, corpus.documents, {
+    const tagged = await tagger.tag(corpus.documents, {
       batchSize,
-      maxLength: maxLengthOpt ?? training.maxLength,
-      stride: stride ?? training.stride ?? undefined,
-      sentenceLevel: training.sentenceLevel,
+      head: v.head,
       onProgress: (done, total) => {
         const now = performance.now()
         if (!quiet && (now - lastReport > 2000 || done === total)) {
@@ -90,7 +90,8 @@ export async function run(argv: string[]): Promise<number> {
         }
       },
     })
-    model.dispose()
+    await tagger.dispose()
+    const predicted = tagged.map((t) => t.mentions)
     let kept = 0
     let confSum = 0
     const docs: CorpusDocument[] = corpus.documents.map((d, i) => {

@@ -26,7 +26,8 @@ import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { collate, toTensors, disposeBatch, type HostBatch } from '../train/batching'
 import { maskedCrossEntropy } from '../train/loss'
-import { evaluate, TRAIN_DEFAULTS, type TrainingMetadata } from '../train/loop'
+import { evaluate } from '../eval/evaluate'
+import { TRAIN_DEFAULTS, type TrainingMetadata } from '../train/loop'
 import { AdamW, linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
 import { deriveSeed } from '../train/rng'
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from './losses'
@@ -593,7 +594,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
         let r = 0
         let f = 0
         for (const t of devTasks) {
-          const ev = evaluate(student, tokenizer, t.dev!, { batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize, maxLength, sentenceLevel, head: t.name })
+          const ev = await evaluate(student, tokenizer, t.dev!, { batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize, maxLength, sentenceLevel, head: t.name })
           perTask[t.name] = ev.overall.f1
           p += ev.overall.precision
           r += ev.overall.recall

@@ -8,8 +8,7 @@ export {
   attentionFromLayerInput, cachedProvider, estimateCacheBytes, onlineProvider, openTeacherRunner, ortRunner, tfjsRunner,
   type TeacherEngine, type TeacherExample, type TeacherNeeds, type TeacherProvider, type TeacherRunner, type TeacherTargets,
 } from './teacher'
-export { mergeHeadMentions, type HeadMention } from './merge'
-export { planTaskBatches, predictMerged, type MixOptions, type TaskBatch, type TaskMix } from './multitask'
+export { planTaskBatches, type MixOptions, type TaskBatch, type TaskMix } from './multitask'
 export {
   buildDistillExamples, defaultTeacherHead, distill, DISTILL_DEFAULTS, DistillError, FeatureProjections, KD_MODES, lossWeights,
   type DistillExamples, type DistillOptions, type DistillProgress, type DistillResult, type DistillTask, type FixedWeights, type KdMode, type StepRecord, type TeacherSpec,

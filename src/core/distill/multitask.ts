@@ -10,20 +10,10 @@
 //    corpus has been seen once, smaller ones start over (with a new shuffle) when exhausted, so
 //    each corpus gets the same number of steps.
 //
-// Tagging merges the heads' mentions into one document (mergeHeadMentions): a mention found by
-// several heads with the same span and type is kept once (highest confidence); overlapping
-// mentions conflict and the higher-confidence one wins (ties: the longer span, then the head
-// listed first); mentions that do not overlap are all kept.
+// Tagging runs every head and merges their mentions into one document (core/tag).
 
-import type { CorpusDocument } from '../../shared/domain'
-import type { BertTokenClassifier } from '../model/bert'
-import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { planBatches } from '../train/batching'
-import { predict, type PredictOptions } from '../train/loop'
 import { deriveSeed, mulberry32, shuffleInPlace } from '../train/rng'
-import { mergeHeadMentions, type HeadMention } from './merge'
-
-export { mergeHeadMentions, type HeadMention }
 
 export type TaskMix = 'proportional' | 'round-robin'
 
@@ -75,11 +65,4 @@ export function planTaskBatches(lengths: ReadonlyArray<readonly number[]>, opts:
     }
   }
   return out
-}
-
-/** Tags with every head (or `heads`) and merges their mentions per document. */
-export function predictMerged(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, docs: readonly CorpusDocument[], opts: Omit<PredictOptions, 'head'> & { heads?: string[] } = {}): HeadMention[][] {
-  const heads = opts.heads ?? [...model.heads.keys()]
-  const per = heads.map((head) => predict(model, tokenizer, docs, { ...opts, head }))
-  return docs.map((_, i) => mergeHeadMentions(heads.map((head, k) => ({ head, mentions: per[k][i] }))))
 }

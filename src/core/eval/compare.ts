@@ -15,17 +15,17 @@
 
 import { statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
-import { basename, join } from 'node:path'
+import { basename } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
 import { initBackend } from '../model/backend'
-import { loadCheckpoint } from '../model/checkpoint'
-import { mergeHeadMentions } from '../distill/merge'
-import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
-import { planTagging, predictionsToMentions, type ScoredMention } from '../nlp/examples'
-import { WordPieceTokenizer } from '../nlp/tokenizer'
-import { openInferenceEngine, type InferenceEngine, type OpenEngineOptions } from '../onnx/session'
-import { collate } from '../train/batching'
-import { evaluateSpans, type Prf } from './metrics'
+import { findWeightFiles } from '../model/checkpoint-files'
+import { countParameters } from '../model/config'
+import type { InferenceEngine } from '../onnx/engine'
+import type { OpenEngineOptions } from '../onnx/session'
+import { openTagger, type CheckpointTagger } from '../tag/open'
+import type { TaggedMention, TagResult } from '../tag/tagger'
+import { scoreByPosition } from './evaluate'
+import type { Prf } from './metrics'
 
 export interface CompareOptions {
   /** Documents to time (default: the gold documents, whose predictions then also give the F1). */
@@ -101,17 +101,11 @@ export interface CompareReport {
 interface Loaded {
   name: string
   dir: string
-  layers: number
-  hiddenSize: number
   parameters: number
   bytes: number
   bytesFiles: string[]
   weights: 'float32' | 'int8'
-  tokenizer: WordPieceTokenizer
-  heads: Array<{ name: string; labelMap: LabelMap }>
-  maxLength: number
-  sentenceLevel: boolean
-  engine: InferenceEngine
+  tagger: CheckpointTagger
 }
 
 /** Relative figures of `m` against `base` (pure; exported for tests). */
@@ -137,59 +131,26 @@ export function latencyStats(ms: readonly number[]): LatencyStats {
   return { medianMs: q(0.5), meanMs: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length), p90Ms: q(0.9), documents: s.length }
 }
 
-/** Tags one document with an engine; returns merged mentions and the pieces run. */
-export async function tagDocument(m: Pick<Loaded, 'engine' | 'tokenizer' | 'heads' | 'maxLength' | 'sentenceLevel'>, doc: CorpusDocument, batchSize = 64): Promise<{ mentions: ScoredMention[]; pieces: number }> {
-  const exOpts = { maxLength: m.maxLength, sentenceLevel: m.sentenceLevel }
-  const plan = planTagging(doc, m.tokenizer, m.heads[0].labelMap, exOpts)
-  const exs = plan.examples
-  const perHead: Float32Array[][] = m.heads.map(() => new Array<Float32Array>(exs.length))
-  let pieces = 0
-  for (let s = 0; s < exs.length; s += batchSize) {
-    const idx = exs.slice(s, s + batchSize).map((_, k) => s + k)
-    const h = collate(exs, idx, { padTokenId: m.tokenizer.padId })
-    const out = await m.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen })
-    pieces += h.numTokens
-    m.heads.forEach((head, k) => {
-      const logits = out.logits[head.name]
-      if (!logits) throw new Error(`engine gave no logits for head '${head.name}'`)
-      const C = head.labelMap.labels.length
-      idx.forEach((e, r) => {
-        perHead[k][e] = logits.subarray(r * h.seqLen * C, (r * h.seqLen + exs[e].inputIds.length) * C)
-      })
-    })
-  }
-  const mentionsPerHead = m.heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, perHead[k], { logits: true }))
-  const mentions = m.heads.length === 1 ? mentionsPerHead[0] : mergeHeadMentions(m.heads.map((h, k) => ({ head: h.name, mentions: mentionsPerHead[k] })))
-  return { mentions, pieces }
-}
-
 async function loadForCompare(dir: string, name: string, opts: CompareOptions): Promise<Loaded> {
-  const ck = await loadCheckpoint(dir, { trainable: false })
-  const parameters = ck.model.numParameters()
-  const heads = [...ck.model.heads].map(([h, info]) => ({ name: h, labelMap: labelMapFromLabels(info.labels) }))
-  ck.model.dispose()
-  const training = ((ck.metadata as { training?: { maxLength?: number; sentenceLevel?: boolean } } | undefined)?.training ?? {})
-  const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
-  const open = opts.openEngine ?? openInferenceEngine
-  const engine = await open(dir, { prefer: opts.engine, logger: opts.logger })
+  const tagger = await openTagger(dir, { engine: opts.engine, maxLength: opts.maxLength, logger: opts.logger, openEngine: opts.openEngine })
+  const { config, metadata } = tagger.checkpoint
   // What the engine reads from disk is the size that matters to a user (an int8 folder also
   // keeps its int8 safetensors for the tfjs fallback, which onnxruntime never opens).
-  const bytesFiles = engine.files ?? [join(dir, 'model.safetensors')]
+  const bytesFiles = tagger.engine.files ?? findWeightFiles(dir)
   return {
     name,
     dir,
-    layers: ck.config.numHiddenLayers,
-    hiddenSize: ck.config.hiddenSize,
-    parameters,
+    parameters: countParameters(config, tagger.heads.map((h) => h.labelMap.labels.length)),
     bytes: bytesFiles.reduce((a, f) => a + statSync(f).size, 0),
     bytesFiles,
-    weights: ck.metadata && typeof ck.metadata.quantization === 'object' && ck.metadata.quantization !== null ? 'int8' : 'float32',
-    tokenizer,
-    heads,
-    maxLength: opts.maxLength ?? training.maxLength ?? Math.min(128, ck.config.maxPositionEmbeddings),
-    sentenceLevel: training.sentenceLevel ?? true,
-    engine,
+    weights: metadata && typeof metadata.quantization === 'object' && metadata.quantization !== null ? 'int8' : 'float32',
+    tagger,
   }
+}
+
+/** One document through a model: its mentions and the pieces run. */
+async function tagOne(m: Loaded, doc: CorpusDocument, batchSize: number): Promise<TagResult> {
+  return (await m.tagger.tag([doc], { batchSize }))[0]
 }
 
 export async function compareModels(modelDirs: readonly string[], goldDocs: readonly CorpusDocument[], opts: CompareOptions = {}): Promise<CompareReport> {
@@ -204,18 +165,18 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
     const batchSize = opts.batchSize ?? 64
     const rounds = Math.max(1, opts.rounds ?? 1)
     const warm = Math.min(timing.length, opts.warmupDocs ?? 3)
-    for (const m of models) for (let d = 0; d < warm; d++) await tagDocument(m, timing[d], batchSize)
+    for (const m of models) for (let d = 0; d < warm; d++) await tagOne(m, timing[d], batchSize)
 
     const times = models.map(() => timing.map(() => [] as number[]))
     const pieces = models.map(() => 0)
     const predFromTiming = opts.timingDocs === undefined
-    const preds: ScoredMention[][][] = models.map(() => new Array(goldDocs.length))
+    const preds: TaggedMention[][][] = models.map(() => new Array(goldDocs.length))
     for (let r = 0; r < rounds; r++) {
       for (let d = 0; d < timing.length; d++) {
         for (let k = 0; k < models.length; k++) {
           const i = (d + k) % models.length
           const t0 = performance.now()
-          const out = await tagDocument(models[i], timing[d], batchSize)
+          const out = await tagOne(models[i], timing[d], batchSize)
           times[i][d].push(performance.now() - t0)
           if (r === 0) {
             pieces[i] += out.pieces
@@ -225,25 +186,24 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
       }
     }
     if (!predFromTiming) {
-      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagDocument(m, doc, batchSize)).mentions
+      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagOne(m, doc, batchSize)).mentions
     }
-    const gold = goldDocs.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens }))
     const reports: ModelReport[] = models.map((m, i) => {
-      const ev = evaluateSpans(gold, preds[i].map((mentions, d) => ({ id: String(d), mentions })))
+      const ev = scoreByPosition(goldDocs, preds[i])
       const perDoc = times[i].map((ts) => latencyStats(ts).medianMs)
       const round0 = times[i].reduce((a, ts) => a + ts[0], 0) / 1000
       return {
         name: m.name,
         dir: m.dir,
-        layers: m.layers,
-        hiddenSize: m.hiddenSize,
-        heads: m.heads.map((h) => h.name),
+        layers: m.tagger.checkpoint.config.numHiddenLayers,
+        hiddenSize: m.tagger.checkpoint.config.hiddenSize,
+        heads: m.tagger.headNames,
         parameters: m.parameters,
         bytes: m.bytes,
         bytesFiles: m.bytesFiles,
         weights: m.weights,
-        engine: m.engine.engine,
-        engineReason: m.engine.reason,
+        engine: m.tagger.engine.engine,
+        engineReason: m.tagger.engine.reason,
         precision: ev.overall.precision,
         recall: ev.overall.recall,
         f1: ev.overall.f1,
@@ -265,7 +225,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
       models: reports,
     }
   } finally {
-    for (const m of models) await m.engine.dispose()
+    for (const m of models) await m.tagger.dispose()
   }
 }
 

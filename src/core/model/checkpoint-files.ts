@@ -35,6 +35,10 @@ export interface TrainingMetadata {
   batchSize: number
   lr: number
   dev: { precision: number; recall: number; f1: number } | null
+  /** Engine that trained and why; real tokens per second of training time. */
+  trainer?: string
+  trainerReason?: string
+  tokensPerSecond?: number
 }
 
 type Json = Record<string, unknown>

@@ -7,7 +7,7 @@
 // (@huggingface/hub only parses headers of files on the Hub, over HTTP), and the format is a
 // page of spec. Half floats are converted here too (F16 and BF16, which float16 packages lack).
 
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
 import { writeFileAtomic } from '../fs/atomic'
 
@@ -124,6 +124,29 @@ export function parseSafetensorsHeader(
   }
   if (pos !== dataLen) throw new SafetensorsError(file, `data buffer is ${dataLen} bytes but the tensors cover ${pos} (corrupt or truncated file)`)
   return { entries, metadata, dataStart }
+}
+
+/** Tensor names from a file's header alone (8-byte length + JSON), without reading the weights. */
+export function readSafetensorsNames(path: string): string[] {
+  const fd = openSync(path, 'r')
+  try {
+    const lead = Buffer.alloc(8)
+    if (readSync(fd, lead, 0, 8, 0) < 8) throw new SafetensorsError(path, 'not a safetensors file: shorter than the 8-byte header length')
+    const n = lead.readBigUInt64LE(0)
+    if (n > BigInt(MAX_HEADER)) throw new SafetensorsError(path, `header length ${n} is implausible (corrupt file?)`)
+    const header = Buffer.alloc(Number(n))
+    if (readSync(fd, header, 0, header.length, 8) < header.length) throw new SafetensorsError(path, `header length ${n} runs past the end of the file (truncated or corrupt)`)
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(header.toString('utf8'))
+    } catch (e) {
+      throw new SafetensorsError(path, `header is not valid JSON (${(e as Error).message})`)
+    }
+    if (parsed == null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new SafetensorsError(path, 'header is not a JSON object')
+    return Object.keys(parsed).filter((k) => k !== '__metadata__')
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /**

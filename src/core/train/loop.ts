@@ -1,5 +1,5 @@
-// Fine-tuning for token classification on the training runner (core/train/runner.ts), and
-// batched prediction for tagging/evaluation.
+// Fine-tuning for token classification on the training runner (core/train/runner.ts); devel
+// evaluation tags through core/tag.
 //
 // One step: batch (padded to its own longest sequence) → the trainer engine (onnxruntime training
 // graph, or tfjs autodiff as the fallback) computes the masked cross-entropy and its gradients
@@ -7,16 +7,16 @@
 // randomness derives from `seed`, so the same seed, engine and thread count replay the same
 // losses.
 
-import * as tf from '@tensorflow/tfjs-core'
 import type { CorpusDocument } from '../../shared/domain'
-import { evaluateSpans, type EvalResult } from '../eval/metrics'
+import { evaluate } from '../eval/evaluate'
 import { DEFAULT_HEAD, type BertTokenClassifier } from '../model/bert'
-import { saveCheckpoint } from '../model/checkpoint'
+import { saveCheckpoint, type TrainingMetadata } from '../model/checkpoint'
 import { ensureGradients } from '../model/gradients'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
-import { documentsToExamples, planTagging, predictionsToMentions, type Example, type ScoredMention, type TaggingPlan } from '../nlp/examples'
+import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
-import { collate, disposeBatch, planBatches, toTensors, type BatchableExample } from './batching'
+import { checkMaxLength } from '../tag/tagger'
+import type { BatchableExample } from './batching'
 import { openTrainer, type TrainerPreference } from './engine'
 import { linearScheduleWithWarmup, warmupStepsFromRatio } from './optimizer'
 import {
@@ -119,24 +119,7 @@ export interface TrainResult {
   resumedAfterEpoch: number | null
 }
 
-/** What the loop records in fastbioner.json; `tag`/`eval` read maxLength etc. back from it. */
-export interface TrainingMetadata {
-  head: string
-  labels: string[]
-  maxLength: number
-  stride: number | null
-  sentenceLevel: boolean
-  epoch: number
-  step: number
-  seed: number
-  batchSize: number
-  lr: number
-  dev: { precision: number; recall: number; f1: number } | null
-  /** Engine that trained and why; real tokens per second of training time. */
-  trainer?: string
-  trainerReason?: string
-  tokensPerSecond?: number
-}
+export type { TrainingMetadata } from '../model/checkpoint-files'
 
 export const TRAIN_DEFAULTS = {
   epochs: 3,
@@ -157,13 +140,6 @@ export function headLabelMap(model: BertTokenClassifier, head = DEFAULT_HEAD): L
   return labelMapFromLabels(info.labels)
 }
 
-function checkLength(model: BertTokenClassifier, maxLength: number): void {
-  if (!Number.isInteger(maxLength) || maxLength < 3) throw new Error(`max length must be an integer >= 3, got ${maxLength}`)
-  if (maxLength > model.config.maxPositionEmbeddings) {
-    throw new Error(`max length ${maxLength} exceeds the model's max_position_embeddings ${model.config.maxPositionEmbeddings}`)
-  }
-}
-
 export async function train(opts: TrainOptions): Promise<TrainResult> {
   const t0 = performance.now()
   const { model, tokenizer } = opts
@@ -175,7 +151,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const seed = opts.seed ?? TRAIN_DEFAULTS.seed
   const maxLength = opts.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, model.config.maxPositionEmbeddings)
   const sentenceLevel = opts.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel
-  checkLength(model, maxLength)
+  checkMaxLength(maxLength, model.config.maxPositionEmbeddings)
   if (!(Number.isInteger(epochs) && epochs >= 1)) throw new Error(`epochs must be a positive integer, got ${epochs}`)
   if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new Error(`batch size must be a positive integer, got ${batchSize}`)
   if (!(peakLr > 0)) throw new Error(`learning rate must be > 0, got ${peakLr}`)
@@ -232,14 +208,16 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
       },
       evaluate:
         opts.dev && opts.dev.length > 0
-          ? () =>
-              evaluate(model, tokenizer, opts.dev!, {
-                batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
-                maxLength,
-                stride: opts.stride,
-                sentenceLevel,
-                head,
-              }).overall
+          ? async () =>
+              (
+                await evaluate(model, tokenizer, opts.dev!, {
+                  batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
+                  maxLength,
+                  stride: opts.stride,
+                  sentenceLevel,
+                  head,
+                })
+              ).overall
           : undefined,
       save: opts.outDir
         ? async (point) => {
@@ -283,73 +261,4 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     trainerReason: engine.reason,
     resumedAfterEpoch: resume ? resume.epoch : null,
   }
-}
-
-export interface PredictOptions {
-  batchSize?: number
-  maxLength?: number
-  stride?: number
-  /** Must match how the model was trained; default true. */
-  sentenceLevel?: boolean
-  head?: string
-  /** Documents planned and run together; bounds the memory held for window outputs. */
-  docsPerChunk?: number
-  onProgress?: (docsDone: number, docsTotal: number) => void
-  signal?: AbortSignal
-}
-
-/**
- * Mentions (with confidences) for each document, in input order. Long documents and long
- * sentences are cut into overlapping windows and merged (core/nlp/windows).
- */
-export function predict(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, docs: readonly CorpusDocument[], opts: PredictOptions = {}): ScoredMention[][] {
-  const head = opts.head ?? DEFAULT_HEAD
-  const labelMap = headLabelMap(model, head)
-  const maxLength = opts.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, model.config.maxPositionEmbeddings)
-  checkLength(model, maxLength)
-  const batchSize = opts.batchSize ?? TRAIN_DEFAULTS.evalBatchSize
-  const exOpts = { maxLength, stride: opts.stride, sentenceLevel: opts.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel }
-  const chunk = Math.max(1, opts.docsPerChunk ?? 64)
-  const numLabels = labelMap.labels.length
-  const out: ScoredMention[][] = []
-  for (let d0 = 0; d0 < docs.length; d0 += chunk) {
-    if (opts.signal?.aborted) throw new DOMException('prediction cancelled', 'AbortError')
-    const part = docs.slice(d0, d0 + chunk)
-    const plans: TaggingPlan[] = part.map((doc) => planTagging(doc, tokenizer, labelMap, exOpts))
-    const flat: Array<{ plan: number; ex: number }> = []
-    plans.forEach((p, i) => p.examples.forEach((_, k) => flat.push({ plan: i, ex: k })))
-    const exs = flat.map((f) => plans[f.plan].examples[f.ex])
-    const probs: Float32Array[][] = plans.map((p) => new Array<Float32Array>(p.examples.length))
-    // Sorted by length: inference batches waste nothing on padding; outputs go back by index.
-    const batches = planBatches(exs.map((e) => e.inputIds.length), { batchSize, shuffle: false })
-    for (const idx of batches) {
-      const h = collate(exs, idx, { padTokenId: tokenizer.padId })
-      const b = toTensors(h)
-      const p = tf.tidy(() => {
-        const logits = model.forward({ inputIds: b.inputIds, attentionMask: b.attentionMask, tokenTypeIds: b.tokenTypeIds }, { training: false, heads: [head] }).logits[head]
-        return tf.softmax(logits) // [batch, seq, labels]
-      })
-      disposeBatch(b)
-      const data = p.dataSync() as Float32Array
-      p.dispose()
-      idx.forEach((e, r) => {
-        const len = exs[e].inputIds.length
-        const f = flat[e]
-        probs[f.plan][f.ex] = data.slice(r * h.seqLen * numLabels, (r * h.seqLen + len) * numLabels)
-      })
-    }
-    plans.forEach((plan, i) => out.push(predictionsToMentions(part[i], plan, probs[i])))
-    opts.onProgress?.(Math.min(docs.length, d0 + chunk), docs.length)
-  }
-  return out
-}
-
-/** Entity-level exact-span P/R/F1 (and token accuracy) of the model on gold documents. */
-export function evaluate(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, gold: readonly CorpusDocument[], opts: PredictOptions = {}): EvalResult {
-  const pred = predict(model, tokenizer, gold, opts)
-  // By position, not by id: a corpus may repeat an id (NCBI train has PMID 8528200 twice).
-  return evaluateSpans(
-    gold.map((g, i) => ({ id: String(i), text: g.text, mentions: g.mentions, tokens: g.tokens })),
-    pred.map((mentions, i) => ({ id: String(i), mentions })),
-  )
 }

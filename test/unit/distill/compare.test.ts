@@ -7,7 +7,8 @@ import { saveCheckpoint } from '@core/model/checkpoint'
 import { compareModels, formatCompareTable, latencyStats, relativeFigures } from '@core/eval/compare'
 import { createStudent } from '@core/distill/student'
 import { quantizeModelFolder } from '@core/onnx/quantize'
-import { evaluate, train } from '@core/train/loop'
+import { evaluate } from '@core/eval/evaluate'
+import { train } from '@core/train/loop'
 import { expandModels } from '../../../src/cli/commands/compare'
 import { syntheticDocs, tinyModel, tokenizer } from './helpers'
 
@@ -46,8 +47,8 @@ describe('compareModels', () => {
     const ds = join(tmp, 'student')
     await saveCheckpoint(dt, teacher, tokenizer.vocab as string[], { lowercase: true, metadata: { training: { maxLength: 32, sentenceLevel: true } } })
     await saveCheckpoint(ds, student, tokenizer.vocab as string[], { lowercase: true, metadata: { training: { maxLength: 32, sentenceLevel: true } } })
-    const f1Teacher = evaluate(teacher, tokenizer, gold, { maxLength: 32 }).overall.f1
-    const f1Student = evaluate(student, tokenizer, gold, { maxLength: 32 }).overall.f1
+    const f1Teacher = (await evaluate(teacher, tokenizer, gold, { maxLength: 32 })).overall.f1
+    const f1Student = (await evaluate(student, tokenizer, gold, { maxLength: 32 })).overall.f1
     // The teacher's int8 version is a model like the others.
     const dq = join(tmp, 'teacher-int8')
     await quantizeModelFolder(dt, dq)

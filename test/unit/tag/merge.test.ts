@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mergeHeadMentions } from '@core/distill/merge'
+import { mergeHeadMentions } from '@core/tag/merge'
 
 const m = (start: number, end: number, type: string, confidence: number) => ({ start, end, text: 'x'.repeat(end - start), type, confidence })
 

@@ -8,7 +8,9 @@ import { BertTokenClassifier, makeBertConfig } from '@core/model/bert'
 import { loadCheckpoint } from '@core/model/checkpoint'
 import { buildLabelMap } from '@core/nlp/bio'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
-import { evaluate, predict, train, type TrainProgress } from '@core/train/loop'
+import { evaluate } from '@core/eval/evaluate'
+import { taggerForModel } from '@core/tag/open'
+import { train, type TrainProgress } from '@core/train/loop'
 import { syntheticDocs, syntheticVocab } from './synthetic'
 
 const vocab = syntheticVocab()
@@ -38,7 +40,7 @@ describe('training loop', () => {
 
   it('measurably learns a synthetic entity class (devel F1 ~0 → > 0.9) and keeps the best checkpoint', async () => {
     const model = tinyModel()
-    const before = evaluate(model, tokenizer, devDocs, { maxLength: 32 }).overall.f1
+    const before = (await evaluate(model, tokenizer, devDocs, { maxLength: 32 })).overall.f1
     const events: TrainProgress[] = []
     const out = join(tmp, 'best')
     const res = await train({ model, tokenizer, train: trainDocs, dev: devDocs, outDir: out, epochs: 4, ...fast, onProgress: (e) => events.push(e) })
@@ -59,10 +61,10 @@ describe('training loop', () => {
     expect(meta.training.epoch).toBe(res.bestEpoch)
     expect(meta.training.trainer).toBe(res.trainer)
     expect(meta.training.tokensPerSecond).toBeGreaterThan(0)
-    const f1 = evaluate(loaded.model, tokenizer, devDocs, { maxLength: meta.training.maxLength }).overall.f1
+    const f1 = (await evaluate(loaded.model, tokenizer, devDocs, { maxLength: meta.training.maxLength })).overall.f1
     expect(f1).toBeCloseTo(res.bestDevF1!, 6)
 
-    const mentions = predict(loaded.model, tokenizer, devDocs.slice(0, 2), { maxLength: 32 })
+    const mentions = (await taggerForModel(loaded.model, tokenizer, { maxLength: 32 }).tag(devDocs.slice(0, 2))).map((t) => t.mentions)
     expect(mentions[0].length).toBeGreaterThan(0)
     for (const m of mentions[0]) {
       expect(m.text).toBe(devDocs[0].text.slice(m.start, m.end))
@@ -96,7 +98,7 @@ describe('training loop', () => {
     expect(counts.length).toBe(8)
     expect(new Set(counts).size).toBe(1) // optimizer moments exist from step 1; nothing else stays
     expect(tf.memory().numTensors).toBe(before) // moments are freed at the end
-    predict(model, tokenizer, devDocs, { maxLength: 32, batchSize: 5 })
+    await taggerForModel(model, tokenizer, { maxLength: 32 }).tag(devDocs, { batchSize: 5 })
     expect(tf.memory().numTensors).toBe(before)
     model.dispose()
   })

@@ -1,0 +1,8 @@
+// Tagging: one path from documents to mentions for the CLI, the model host, comparison and
+// evaluation. Open a tagger for a checkpoint folder (onnxruntime or tfjs) or a model in memory.
+export { mergeHeadMentions, type HeadMention } from './merge'
+export { openTagger, taggerForModel, windowSettingsOf, type CheckpointTagger, type OpenTaggerOptions } from './open'
+export {
+  checkMaxLength, TAGGING_DEFAULTS, Tagger, TaggingError,
+  type TaggedMention, type TaggerHead, type TagOptions, type TagResult, type WindowSettings,
+} from './tagger'

@@ -1,0 +1,100 @@
+// The one tagging path: heads merged or picked, cancel and progress, and a checkpoint folder
+// opened with what its small files say (window settings, tokenizer.json vocabulary).
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as tf from '@tensorflow/tfjs-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useBackend } from '@core/model/backend'
+import { saveCheckpoint } from '@core/model/checkpoint'
+import { buildLabelMap } from '@core/nlp/bio'
+import { mergeHeadMentions } from '@core/tag/merge'
+import { openTagger, taggerForModel } from '@core/tag/open'
+import { TaggingError } from '@core/tag/tagger'
+import { syntheticDocs, tinyModel, tokenizer, vocab } from '../distill/helpers'
+
+const heads = { disease: buildLabelMap(['Disease']).labels, chem: buildLabelMap(['Chemical']).labels }
+const docs = syntheticDocs(5, 3, 3, 't')
+let tmp: string
+
+beforeAll(async () => {
+  await useBackend('wasm')
+  tmp = mkdtempSync(join(tmpdir(), 'fastbioner-tag-'))
+})
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+describe('tagger', () => {
+  it('merges every head by default and tags with one head by name', async () => {
+    // Untrained heads: near-uniform logits, so both heads find (overlapping) mentions.
+    const model = tinyModel(1, 5, 32, heads)
+    const tagger = taggerForModel(model, tokenizer, { maxLength: 32 })
+    const merged = await tagger.tag(docs)
+    const disease = await tagger.tag(docs, { head: 'disease' })
+    const chem = await tagger.tag(docs, { head: 'chem' })
+    expect(disease.flatMap((d) => d.mentions).length).toBeGreaterThan(0)
+    expect(chem.flatMap((d) => d.mentions).length).toBeGreaterThan(0)
+    expect(new Set(disease.flatMap((d) => d.mentions.map((m) => m.type)))).toEqual(new Set(['Disease']))
+    expect(new Set(chem.flatMap((d) => d.mentions.map((m) => m.type)))).toEqual(new Set(['Chemical']))
+    docs.forEach((doc, i) => {
+      const want = mergeHeadMentions([
+        { head: 'disease', mentions: disease[i].mentions },
+        { head: 'chem', mentions: chem[i].mentions },
+      ])
+      expect(merged[i].mentions).toEqual(want)
+      for (const m of merged[i].mentions) expect(m.text).toBe(doc.text.slice(m.start, m.end))
+      expect(merged[i].uncertainty).toBeGreaterThan(0)
+      expect(merged[i].uncertainty).toBeLessThan(1)
+      expect(merged[i].pieces).toBe(disease[i].pieces)
+    })
+    // Pieces: every word piece of the document plus [CLS]/[SEP] per sentence window (3 sentences).
+    expect(merged[0].pieces).toBe(tokenizer.tokenize(docs[0].text).ids.length + 2 * 3)
+    await expect(tagger.tag(docs, { head: 'gene' })).rejects.toThrow(/no head 'gene' \(heads: disease, chem\)/)
+    await tagger.dispose()
+    // The model in memory outlives its tagger.
+    expect((await taggerForModel(model, tokenizer, { maxLength: 32 }).tag(docs.slice(0, 1)))[0].mentions).toEqual(merged[0].mentions)
+    model.dispose()
+  })
+
+  it('reports progress per chunk, stops on abort and leaks no tensors', async () => {
+    const model = tinyModel(1, 5)
+    const tagger = taggerForModel(model, tokenizer, { maxLength: 32 })
+    const before = tf.memory().numTensors
+    const seen: Array<[number, number]> = []
+    await tagger.tag(docs, { docsPerChunk: 2, batchSize: 3, onProgress: (d, t) => seen.push([d, t]) })
+    expect(seen).toEqual([[2, 5], [4, 5], [5, 5]])
+    expect(tf.memory().numTensors).toBe(before)
+    const ac = new AbortController()
+    const run = tagger.tag(docs, { docsPerChunk: 1, signal: ac.signal, onProgress: () => ac.abort() })
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' })
+    expect(() => taggerForModel(model, tokenizer, { maxLength: 65 })).toThrow(TaggingError)
+    model.dispose()
+  })
+
+  it('opens a checkpoint folder with its training window settings and a tokenizer.json vocabulary', async () => {
+    const model = tinyModel(1, 5, 32, heads)
+    const dir = join(tmp, 'folder')
+    await saveCheckpoint(dir, model, [...vocab], { lowercase: true, metadata: { training: { maxLength: 24, sentenceLevel: false } } })
+    const inMemory = await taggerForModel(model, tokenizer, { maxLength: 24, sentenceLevel: false }).tag(docs)
+    // A folder as some hubs ship it: tokenizer.json instead of vocab.txt.
+    const tokens = readFileSync(join(dir, 'vocab.txt'), 'utf8').trimEnd().split('\n')
+    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ model: { type: 'WordPiece', vocab: Object.fromEntries(tokens.map((t, i) => [t, i])) } }))
+    unlinkSync(join(dir, 'vocab.txt'))
+    const tagger = await openTagger(dir, { engine: 'tfjs', logger: () => {} })
+    expect(tagger.windows).toEqual({ maxLength: 24, sentenceLevel: false, stride: undefined })
+    expect(tagger.headNames.sort()).toEqual(['chem', 'disease'])
+    expect(tagger.checkpoint.notes).toContain('vocab.txt absent: vocabulary taken from tokenizer.json')
+    const fromFolder = await tagger.tag(docs)
+    expect(fromFolder.map((d) => d.mentions.map((m) => [m.start, m.end, m.type]))).toEqual(inMemory.map((d) => d.mentions.map((m) => [m.start, m.end, m.type])))
+    await tagger.dispose()
+
+    // A window longer than the model allows is refused before any engine is opened.
+    let opened = false
+    const open = () => {
+      opened = true
+      return Promise.reject(new Error('not reached'))
+    }
+    await expect(openTagger(dir, { maxLength: 65, openEngine: open })).rejects.toThrow(/exceeds the model's max_position_embeddings 64/)
+    expect(opened).toBe(false)
+    model.dispose()
+  })
+})
