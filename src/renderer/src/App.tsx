@@ -113,8 +113,12 @@ export function App() {
     setLegend(next)
   }, [])
 
+  const openIdRef = useRef(currentId)
+  openIdRef.current = currentId
   const openDocument = useCallback((id: number) => {
-    setCurrentId(id)
+    // Enter on the open document's row goes back into its text (a new one takes the focus itself).
+    if (id === openIdRef.current) controllerRef.current?.focus()
+    else setCurrentId(id)
   }, [])
 
   const afterImport = useCallback(async () => {

@@ -9,6 +9,7 @@ import { SelectionMenu } from './SelectionMenu'
 import { EntityPopover } from './EntityPopover'
 import { HiddenAnnotations } from './HiddenAnnotations'
 import { SuggestionBar } from './SuggestionBar'
+import { CursorEntity } from './CursorEntity'
 
 export interface CurrentDocument {
   id: number
@@ -212,6 +213,7 @@ export function DocumentPane(props: Props) {
             controller.focus()
           }}
           onAddType={(t) => props.onTypeUsed(t)}
+          status={<CursorEntity controller={controller} snap={snap} legend={props.legend} />}
         />
       )}
       {controller && snap && snap.suggestions > 0 && <SuggestionBar controller={controller} snap={snap} />}

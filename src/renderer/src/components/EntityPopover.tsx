@@ -15,7 +15,8 @@ interface Props {
 
 const WIDTH = 380
 
-function originText(origin: string, confidence: number | null, state: string): string {
+/** Who or what made the entity, in words (the popover and the cursor line say it the same way). */
+export function originText(origin: string, confidence: number | null, state: string): string {
   if (state === 'suggested') return `Model suggestion, not yet accepted · ${confidenceLabel(confidence)}`
   const base = origin === 'gold' ? 'Imported annotation (gold)' : origin === 'model' ? 'Model prediction' : 'Added by a person'
   const conf = confidence !== null ? ` · ${origin === 'person' ? 'accepted from ' : ''}${confidenceLabel(confidence)}` : ''
@@ -36,7 +37,8 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
 
   useEffect(() => {
     if (snap.focusPopover === 0) return
-    ref.current?.querySelector<HTMLButtonElement>('button[data-type]')?.focus()
+    // A suggestion's first question is accept or reject: its Accept comes first in the popover.
+    ref.current?.querySelector<HTMLButtonElement>('button[data-action="accept"], button[data-type]')?.focus()
   }, [snap.focusPopover])
 
   // A popover near the bottom of the window is scrolled into view, never left cut off.

@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { useState, type ReactNode } from 'react'
 import { colourClass } from '../palette'
 
 interface Props {
@@ -9,6 +9,8 @@ interface Props {
   canAssign: boolean
   onAssign: (type: string) => void
   onAddType: (type: string) => void
+  /** Drawn at the end of the row (what the cursor is on). */
+  status?: ReactNode
 }
 
 export function Legend(props: Props) {
@@ -83,6 +85,7 @@ export function Legend(props: Props) {
           )}
         </li>
       </ul>
+      {props.status}
     </div>
   )
 }

@@ -69,7 +69,7 @@ export function SuggestionBar({ controller, snap }: { controller: EditorControll
           <span className="visually-hidden">Next suggestion</span> <kbd>n</kbd> <span aria-hidden="true">›</span>
         </button>
       </span>
-      <span className={`suggestion-at${atSuggestion ? ' is-on' : ''}`} data-testid="suggestion-at" aria-live="polite">
+      <span className={`suggestion-at${atSuggestion ? ' is-on' : ''}`} data-testid="suggestion-at">
         {atSuggestion ? (
           <>
             <strong>
