@@ -169,4 +169,85 @@ describe('Accessibility (real handlers, real workspace)', () => {
     expect(await mouseEvents(page)).toEqual([])
     expect(h.errors).toEqual([])
   })
+
+  it('keeps entity types apart in forced colours (high contrast): a line pattern per type, also in the legend', async () => {
+    const { page } = h
+    await page.getByTestId('search').fill('90000002')
+    await page.locator('.doc-row[data-external-id="90000002"]').click()
+    await page.locator('[data-testid="doc-external-id"]', { hasText: '90000002' }).waitFor()
+    await page.getByTestId('search').fill('')
+    await page.emulateMedia({ forcedColors: 'active' })
+    try {
+      const look = await page.evaluate(() => {
+        const line = (el: Element | null, pseudo?: string) => {
+          const cs = getComputedStyle(el!, pseudo)
+          return `${cs.textDecorationLine} ${cs.textDecorationStyle}`
+        }
+        const tok = (type: string) => document.querySelector(`.doc-text .entity[data-type="${type}"] .tok`)
+        const swatch = (type: string) => document.querySelector(`.legend-item[data-type="${type}"] .swatch`)
+        const suggested = document.querySelector<HTMLElement>('.doc-text .entity.is-suggested')!
+        return {
+          forced: matchMedia('(forced-colors: active)').matches,
+          text: ['Disease', 'Chemical', 'Species'].map((t) => line(tok(t))),
+          legend: ['Disease', 'Chemical', 'Species'].map((t) => line(swatch(t), '::before')),
+          suggestion: getComputedStyle(suggested).outlineStyle,
+        }
+      })
+      expect(look.forced).toBe(true)
+      // Disease, Chemical and Species hold palette slots 0, 1 and 3 (palette.ts).
+      expect(look.text).toEqual(['underline solid', 'underline dashed', 'underline double'])
+      // The legend shows each type's pattern beside its name.
+      expect(look.legend).toEqual(look.text)
+      expect(look.suggestion).toBe('dashed')
+      await page.locator('.doc-text').focus()
+      await page.keyboard.press('Control+Home')
+      await page.keyboard.press('n')
+      await h.screenshot('21-forced-colours')
+      await expectAccessible(page, 'forced colours')
+    } finally {
+      await page.emulateMedia({ forcedColors: 'none' })
+    }
+  })
+
+  it('keeps every control reachable at 200 % zoom (half the CSS pixels)', async () => {
+    const { page } = h
+    const size = page.viewportSize()!
+    await page.setViewportSize({ width: Math.round(size.width / 2), height: Math.round(size.height / 2) })
+    // Messages come and go; the controls under them are what must be reachable.
+    await page.locator('.toast-close').evaluateAll((els) => els.forEach((e) => (e as HTMLElement).click()))
+    try {
+      // Every enabled control of the view: scrolled into view, it is the element at its own centre.
+      const unreachable = () =>
+        page.evaluate(() => {
+          const out: string[] = []
+          const controls = document.querySelectorAll<HTMLElement>('button, input, select, textarea, a[href], [tabindex="0"]')
+          for (const el of controls) {
+            if (el.closest('[hidden], [aria-hidden="true"]') || el.getClientRects().length === 0) continue
+            el.scrollIntoView({ block: 'center', inline: 'center' })
+            const r = el.getBoundingClientRect()
+            const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1)
+            const y = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1)
+            const hit = document.elementFromPoint(x, y)
+            const inside = r.right > 0 && r.bottom > 0 && r.left < innerWidth && r.top < innerHeight
+            if (!inside || !hit || !(el === hit || el.contains(hit) || hit.contains(el) || (el as HTMLInputElement).labels?.[0]?.contains(hit))) {
+              out.push(`${el.tagName.toLowerCase()} "${el.getAttribute('aria-label') ?? el.textContent?.trim().slice(0, 30) ?? ''}" (hit ${hit?.tagName.toLowerCase()}.${hit?.className})`)
+            }
+          }
+          return out
+        })
+      await h.screenshot('22-zoom-200-documents')
+      expect(await unreachable(), 'documents view').toEqual([])
+      for (const view of ['models', 'retrain', 'compression'] as const) {
+        await page.locator(`.view-tab[data-view="${view}"]`).click()
+        await page.getByTestId(`${view}-view`).waitFor()
+        expect(await unreachable(), `${view} view`).toEqual([])
+      }
+      await page.locator('.view-tab[data-view="models"]').click()
+      await page.locator('.view-host').evaluate((e) => (e.scrollTop = 0))
+      await h.screenshot('23-zoom-200-models')
+      await page.locator('.view-tab[data-view="documents"]').click()
+    } finally {
+      await page.setViewportSize(size)
+    }
+  })
 })
