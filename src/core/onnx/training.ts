@@ -188,6 +188,8 @@ export interface EncoderTape {
   attentions: string[]
   /** [B, S] shape tensor, int64 [2] (for reshapes). */
   batchSeqShape: string
+  /** float [B, S]: 1 on real tokens. */
+  realMask: string
   /** int64 [B, S] inputs. */
   inputIds: string
   /** Word-embedding table parameter name (for tied MLM decoders). */
@@ -295,6 +297,7 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
     hidden,
     attentions,
     batchSeqShape: bs,
+    realMask: maskF,
     inputIds,
     wordEmbeddings: wordName,
     backward(dTop, dHidden, dAttention) {
@@ -455,5 +458,148 @@ export function maskedLmTrainGraph(opts: MaskedLmGraphOptions): TrainGraph {
     lossTerms: ['loss.mlm'],
     dropoutInputs: t.dropoutInputs,
     extraInputs: [{ name: labels, dims: ['batch', 'sequence'], type: 'int64' }],
+  }
+}
+
+/** A student hidden state matched to a teacher's (MSE through an optional projection W). */
+export interface HiddenPair {
+  /** Student hidden-state index: 0 = embeddings output, l = output of layer l. */
+  student: number
+  teacherWidth: number
+  /** Parameter name of W [Hs, Ht]; null when the widths are equal (identity). */
+  projection: string | null
+}
+
+/** A student attention map matched to a teacher's (per-head MSE, head-averaged when counts differ). */
+export interface AttentionPair {
+  /** Student layer (0-based). */
+  student: number
+  teacherHeads: number
+}
+
+export interface DistillGraphOptions {
+  config: OnnxBertConfig
+  /** The head trained by this graph (its soft and gold losses). */
+  head: CeHead
+  hiddenPairs?: HiddenPair[]
+  attentionPairs?: AttentionPair[]
+  /** Multiply the soft loss by T² (default true). */
+  scaleT2?: boolean
+  dropout?: DropoutSites
+}
+
+/**
+ * Knowledge distillation (core/distill/losses.ts semantics):
+ *   L = w_soft·T²·CE(p̄, softmax(z/T)) + w_hard·CE(z, y) + w_feature·(Σ hidden MSE + Σ attention MSE)
+ * Inputs besides the batch: `temperature`, `weight.soft`, `weight.hard`, `weight.feature` (float
+ * scalars, so schedules need no new graph), `soft_targets` [B, S, C] (the teachers' mixed
+ * softened distribution), `soft_mask` [B, S] (positions of the soft loss), `labels.<head>`,
+ * `teacher_hidden.<k>` [B, S, Ht] and `teacher_attention.<k>` [B, h_t, S, S]. Hidden and
+ * attention losses average over real tokens (pairs of real tokens for attention).
+ */
+export function distillTrainGraph(opts: DistillGraphOptions): TrainGraph {
+  const c = opts.config
+  const drop = opts.dropout ?? NO_DROPOUT
+  const t = new GradGraph('fastbioner_distill_train')
+  const enc = encoder(t, c, drop)
+  const g = t.g
+  const H = c.hiddenSize
+  const C = opts.head.numLabels
+  const scalar = (name: string) => g.input(name, 'float32', [])
+  const T = scalar('temperature')
+  const wSoft = scalar('weight.soft')
+  const wHard = scalar('weight.hard')
+  const wFeature = scalar('weight.feature')
+  const extraInputs: TrainGraph['extraInputs'] = ['temperature', 'weight.soft', 'weight.hard', 'weight.feature'].map((name) => ({ name, dims: [], type: 'float32' as const }))
+  const floatInput = (name: string, dims: (number | string)[]) => {
+    extraInputs.push({ name, dims, type: 'float32' })
+    return g.input(name, 'float32', dims)
+  }
+  const labels = g.input(`labels.${opts.head.name}`, 'int64', ['batch', 'sequence'])
+  extraInputs.push({ name: labels, dims: ['batch', 'sequence'], type: 'int64' })
+  const targets = t.reshape(floatInput('soft_targets', ['batch', 'sequence', C]), g.int64s([-1, C])) // [N, C]
+  const softMask = t.reshape(floatInput('soft_mask', ['batch', 'sequence']), g.int64s([-1])) // [N]
+  const lossTerms: string[] = []
+  const terms: string[] = [] // weighted
+  const term = (name: string, value: string, weight: string) => {
+    g.output(name, value, 'float32', [])
+    lossTerms.push(name)
+    terms.push(t.mul(value, weight))
+  }
+
+  // ---- head: soft and gold cross-entropy -------------------------------------------------
+  const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H])
+  const head = t.linear(headPrefix(opts.head.name), top.y, H, C)
+  const logits = head.y // [N, C]
+  const hard = crossEntropy(t, logits, labels, C)
+  term('loss.hard', hard.loss, wHard)
+  const logq = g.node('LogSoftmax', [g.node('Div', [logits, T])], { axis: attr.int(-1) }) // [N, C]
+  const count = g.node('Max', [t.reduceSum(softMask, [0], false), g.float(1)])
+  const per = g.node('Neg', [t.reduceSum(t.mul(targets, logq), [1], false)]) // [N]
+  const scale = opts.scaleT2 === false ? g.float(1) : t.mul(T, T)
+  const soft = t.mul(g.node('Div', [t.reduceSum(t.mul(per, softMask), [0], false), count]), scale)
+  term('loss.soft', soft, wSoft)
+  // d soft / d logits = scale/T · (q − p̄) · m / count
+  const softCoef = g.node('Div', [g.node('Div', [scale, T]), count]) // []
+  const dSoft = t.mul(t.sub(g.node('Exp', [logq]), targets), g.node('Unsqueeze', [t.mul(softMask, softCoef), g.int64s([1])]))
+  const dLogits = t.add(t.mul(hard.dLogits, wHard), t.mul(dSoft, wSoft))
+  const dTop = top.backward(head.backward(dLogits))
+
+  // ---- features ------------------------------------------------------------------------------
+  const bs = enc.batchSeqShape
+  const real = t.reshape(enc.realMask, g.int64s([-1])) // [N]
+  const realCount = g.node('Max', [t.reduceSum(real, [0], false), g.float(1)])
+  const dHidden = new Map<number, string>()
+  const addTo = (m: Map<number, string>, k: number, v: string) => m.set(k, m.has(k) ? t.add(m.get(k)!, v) : v)
+  ;(opts.hiddenPairs ?? []).forEach((p, k) => {
+    const Ht = p.teacherWidth
+    const target = t.reshape(floatInput(`teacher_hidden.${k}`, ['batch', 'sequence', Ht]), g.int64s([-1, Ht])) // [N, Ht]
+    const hs = enc.hidden[p.student]
+    if (!hs) throw new Error(`distillation graph: the student has no hidden state ${p.student}`)
+    if (!p.projection && Ht !== H) throw new Error(`distillation graph: student width ${H} ≠ teacher width ${Ht} and no projection`)
+    const w = p.projection ? t.param(p.projection, [H, Ht]) : null
+    const proj = w ? g.node('MatMul', [hs, w]) : hs
+    const diff = t.sub(proj, target) // [N, Ht]
+    const denom = t.mul(realCount, g.float(Ht))
+    const loss = g.node('Div', [t.reduceSum(t.mul(t.reduceSum(t.mul(diff, diff), [1], false), real), [0], false), denom])
+    term(`loss.hidden.${k}`, loss, wFeature)
+    // d/dproj = 2·diff·m / (count·Ht), times w_feature
+    const dProj = t.mul(diff, g.node('Unsqueeze', [t.mul(real, g.node('Div', [t.mul(g.float(2), wFeature), denom])), g.int64s([1])]))
+    if (w) t.addGrad(p.projection!, g.node('Gemm', [hs, dProj], { transA: attr.int(1) }))
+    addTo(dHidden, p.student, w ? g.node('Gemm', [dProj, w], { transB: attr.int(1) }) : dProj)
+  })
+  const dAttention = new Map<number, string>()
+  const nH = c.numAttentionHeads
+  ;(opts.attentionPairs ?? []).forEach((p, k) => {
+    const ht = p.teacherHeads
+    const target = floatInput(`teacher_attention.${k}`, ['batch', ht, 'sequence', 'sequence'])
+    const as = enc.attentions[p.student]
+    if (!as) throw new Error(`distillation graph: the student has no layer ${p.student}`)
+    const averaged = ht !== nH
+    const a = averaged ? g.node('ReduceMean', [as], { axes: attr.ints([1]), keepdims: attr.int(1) }) : as
+    const b = averaged ? g.node('ReduceMean', [target], { axes: attr.ints([1]), keepdims: attr.int(1) }) : target
+    const h = averaged ? 1 : nH
+    const m4 = g.node('Reshape', [enc.realMask, g.node('Concat', [bs, g.int64s([1, 1])], { axis: attr.int(0) })]) // [B, S, 1, 1]
+    const rows = t.transpose(m4, [0, 2, 1, 3]) // [B, 1, S, 1]
+    const cols = t.transpose(m4, [0, 2, 3, 1]) // [B, 1, 1, S]
+    const pair = t.mul(rows, cols) // [B, 1, S, S]
+    const denom = t.mul(g.node('Max', [t.reduceSum(pair, [0, 1, 2, 3], false), g.float(1)]), g.float(h))
+    const diff = t.sub(a, b)
+    const loss = g.node('Div', [t.reduceSum(t.mul(t.mul(diff, diff), pair), [0, 1, 2, 3], false), denom])
+    term(`loss.attention.${k}`, loss, wFeature)
+    let dA = t.mul(t.mul(diff, pair), g.node('Div', [t.mul(g.float(2), wFeature), denom])) // [B, h|1, S, S]
+    if (averaged) dA = t.mul(t.add(dA, g.node('ConstantOfShape', [g.node('Shape', [as])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })), g.float(1 / nH))
+    addTo(dAttention, p.student, dA)
+  })
+
+  enc.backward(dTop, dHidden, dAttention)
+  g.output('loss', t.sum(terms), 'float32', [])
+  t.finishGradients()
+  return {
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `distillation training graph (head ${opts.head.name})` }),
+    params: t.params,
+    lossTerms,
+    dropoutInputs: t.dropoutInputs,
+    extraInputs,
   }
 }

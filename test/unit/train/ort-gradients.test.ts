@@ -1,14 +1,15 @@
 // The onnxruntime training graph against tfjs autodiff (itself checked against a float64
 // reference in test/unit/model/hf_equivalence.test.ts): every parameter's gradient, with padding,
 // token types, two heads, ignored labels and dropout with identical masks; token classification
-// and masked LM.
+// masked LM and the distillation losses.
 
 import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useBackend } from '@core/model/backend'
 import { BertTokenClassifier, gelu, layerNorm, makeBertConfig, type BertConfig } from '@core/model/bert'
 import { loadOnnxRuntime } from '@core/onnx/session'
-import { MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/training'
+import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/training'
+import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from '@core/distill/losses'
 import { Rng } from '@core/model/rng'
 import { collate, type HostBatch } from '@core/train/batching'
 import { maskedCrossEntropy } from '@core/train/loss'
@@ -187,5 +188,91 @@ describe('onnxruntime training graph: masked LM with the decoder tied to the wor
     }
     model.dispose()
     for (const v of head.values()) v.dispose()
+  })
+})
+
+describe('onnxruntime training graph: distillation losses', () => {
+  it('soft CE at T with T², gold CE, hidden MSE through W_h and attention MSE (pair mask, fewer heads) equal tfjs autodiff', async () => {
+    const c = tinyConfig(0.1, { classifierDropout: 0.2 })
+    const labelsList = ['O', 'B-X', 'I-X']
+    const model = randomModel(c, { default: labelsList }, 21)
+    const { batch, labels } = tinyBatch(c, [3], 23)
+    const B = batch.batchSize
+    const S = batch.seqLen
+    const H = c.hiddenSize
+    const Ht = 24 // a wider teacher
+    const hT = 2 // with fewer heads
+    const rng = new Rng(31)
+    // Teacher targets: a two-teacher mixture at T, hidden states and attention maps.
+    const T = 2.5
+    const teacherLogits = [0, 1].map(() => tf.tensor(rng.normalArray(B * S * 3, 2), [B, S, 3]))
+    const pbar = softTargets(teacherLogits, T, [0.7, 0.3])
+    const th0 = tf.tensor(rng.normalArray(B * S * Ht, 1), [B, S, Ht])
+    const th2 = tf.tensor(rng.normalArray(B * S * Ht, 1), [B, S, Ht])
+    const ta1 = tf.softmax(tf.tensor(rng.normalArray(B * hT * S * S, 1), [B, hT, S, S])) as tf.Tensor4D
+    const W0 = tf.variable(tf.tensor(rng.normalArray(H * Ht, 0.3), [H, Ht]))
+    const W2 = tf.variable(tf.tensor(rng.normalArray(H * Ht, 0.3), [H, Ht]))
+    const w = { soft: 0.6, hard: 0.4, feature: 0.8 }
+    const shape: [number, number] = [B, S]
+    const seed = 99
+    const vars = new Map([...model.variables(), ['distill.W_e', W0], ['distill.W_h.2', W2]] as Array<[string, tf.Variable]>)
+    const mask = tf.tensor2d(batch.attentionMask, shape, 'int32')
+    const ref = tf.variableGrads(() => {
+      const out = model.forward(
+        { inputIds: tf.tensor2d(batch.inputIds, shape, 'int32'), attentionMask: mask, tokenTypeIds: tf.tensor2d(batch.tokenTypeIds, shape, 'int32') },
+        { training: true, seed, outputHiddenStates: true, outputAttentions: true },
+      )
+      const gold = tf.tensor2d(labels[0], shape, 'int32')
+      const real = realMask(mask)
+      const soft = softCrossEntropy(out.logits.default, pbar, labeledMask(gold), T)
+      const hard = maskedCrossEntropy(out.logits.default, gold)
+      const feat = tf.addN([hiddenMse(out.hiddenStates![0], th0, real, W0), hiddenMse(out.hiddenStates![2], th2, real, W2), attentionMse(out.attentions![1], ta1, real)])
+      return tf.addN([tf.mul(soft, w.soft), tf.mul(hard, w.hard), tf.mul(feat, w.feature)]) as tf.Scalar
+    }, [...vars.values()])
+    const byVar = new Map([...vars].map(([n, v]) => [v.name, n]))
+    const refGrads = new Map(Object.entries(ref.grads).map(([k, g]) => [byVar.get(k)!, g.dataSync() as Float32Array]))
+
+    const ort = await loadOnnxRuntime()
+    const graph = distillTrainGraph({
+      config: onnxConfigOf(c),
+      head: { name: 'default', numLabels: 3 },
+      hiddenPairs: [
+        { student: 0, teacherWidth: Ht, projection: 'distill.W_e' },
+        { student: 2, teacherWidth: Ht, projection: 'distill.W_h.2' },
+      ],
+      attentionPairs: [{ student: 1, teacherHeads: hT }],
+      dropout: dropoutSitesOf(dropoutProbabilities(c)),
+    })
+    const runner = await OrtGraphRunner.open(graph, { threads: 1, ort })
+    const params = new Map([...vars].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
+    const f32 = (t: tf.Tensor) => new ort.Tensor('float32', Float32Array.from(t.dataSync() as Float32Array), t.shape)
+    const softMask = Float32Array.from(labels[0], (l) => (l === -100 ? 0 : 1))
+    const got = await runner.run(params, {
+      ...batchFeeds(ort, batch, { default: labels[0] }),
+      ...maskFeeds(ort, graph, c, B, S, seed),
+      temperature: new ort.Tensor('float32', new Float32Array([T]), []),
+      'weight.soft': new ort.Tensor('float32', new Float32Array([w.soft]), []),
+      'weight.hard': new ort.Tensor('float32', new Float32Array([w.hard]), []),
+      'weight.feature': new ort.Tensor('float32', new Float32Array([w.feature]), []),
+      soft_targets: f32(pbar),
+      soft_mask: new ort.Tensor('float32', softMask, shape),
+      'teacher_hidden.0': f32(th0),
+      'teacher_hidden.1': f32(th2),
+      'teacher_attention.0': f32(ta1),
+    })
+    await runner.dispose()
+    expect(got.loss).toBeCloseTo(ref.value.dataSync()[0], 4)
+    expect(Object.keys(got.terms).sort()).toEqual(['loss.attention.0', 'loss.hard', 'loss.hidden.0', 'loss.hidden.1', 'loss.soft'])
+    let maxAbs = 0
+    for (const g of refGrads.values()) for (const x of g) maxAbs = Math.max(maxAbs, Math.abs(x))
+    expect([...got.grads.keys()].sort()).toEqual([...refGrads.keys()].sort())
+    for (const [name, g] of refGrads) {
+      const o = got.grads.get(name)!
+      let err = 0
+      for (let i = 0; i < g.length; i++) err = Math.max(err, Math.abs(g[i] - o[i]))
+      expect(err / maxAbs, name).toBeLessThanOrEqual(1e-4)
+    }
+    model.dispose()
+    tf.dispose([...teacherLogits, pbar, th0, th2, ta1, W0, W2, mask])
   })
 })
