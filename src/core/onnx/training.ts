@@ -64,6 +64,8 @@ export interface TrainGraph {
 }
 
 export const gradName = (param: string): string => `grad.${param}`
+/** Output: Σ over parameters of ‖gradient‖². */
+export const GRAD_NORM_SQ = 'grad_norm_sq'
 
 function headPrefix(head: string): string {
   return head === 'default' ? 'classifier' : `classifiers.${head}`
@@ -168,13 +170,24 @@ export class GradGraph {
     return { y: this.mul(x, m), backward: (dy) => this.mul(dy, m) }
   }
 
-  /** Declares `grad.<p>` for every parameter (zeros for one the loss does not reach). */
+  /**
+   * Declares `grad.<p>` for every parameter (zeros for one the loss does not reach) and
+   * `grad_norm_sq` = Σ‖grad‖² (for global-norm clipping, computed while the gradients are hot).
+   */
   finishGradients(): void {
+    const squares: string[] = []
     for (const p of this.params) {
       const list = this.grads.get(p.name)
-      const value = list?.length ? this.sum(list) : this.g.node('ConstantOfShape', [this.g.int64s(p.shape)], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+      if (!list?.length) {
+        const zeros = this.g.node('ConstantOfShape', [this.g.int64s(p.shape)], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+        this.g.output(gradName(p.name), zeros, 'float32', p.shape)
+        continue
+      }
+      const value = this.sum(list)
+      squares.push(this.g.node('ReduceSumSquare', [value], { keepdims: attr.int(0) }))
       this.g.output(gradName(p.name), value, 'float32', p.shape)
     }
+    this.g.output(GRAD_NORM_SQ, squares.length ? this.sum(squares) : this.g.float(0), 'float32', [])
   }
 }
 

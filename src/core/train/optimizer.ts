@@ -266,13 +266,16 @@ export class HostAdamW {
     return this.schedule(this.stepCount)
   }
 
-  /** One update; every parameter must have a gradient of its own size. */
-  applyGradients(grads: Map<string, Float32Array>): StepInfo {
-    let sq = 0
+  /**
+   * One update; every parameter must have a gradient of its own size. `gradNormSq` (Σ‖g‖², e.g.
+   * computed by the training graph) saves a pass over the gradients.
+   */
+  applyGradients(grads: Map<string, Float32Array>, gradNormSq?: number): StepInfo {
+    let sq = gradNormSq ?? 0
     for (const [name, p] of this.params) {
       const g = grads.get(name)
       if (!g || g.length !== p.length) throw new Error(`AdamW: gradient of ${name} is ${g ? `${g.length} values, expected ${p.length}` : 'missing'}`)
-      for (let i = 0; i < g.length; i++) sq += g[i] * g[i]
+      if (gradNormSq === undefined) for (let i = 0; i < g.length; i++) sq += g[i] * g[i]
     }
     const gradNorm = Math.sqrt(sq)
     const coef = this.maxGradNorm === null ? 1 : Math.min(1, this.maxGradNorm / (gradNorm + 1e-6))
@@ -283,6 +286,9 @@ export class HostAdamW {
     const bc2Sqrt = Math.sqrt(1 - Math.pow(b2, t))
     const stepSize = lr / (1 - Math.pow(b1, t))
     const eps = this.epsilon
+    const c1 = 1 - b1
+    const c2 = 1 - b2
+    const invBc2 = 1 / bc2Sqrt
     for (const [name, p] of this.params) {
       const g = grads.get(name)!
       const m = this.m.get(name)!
@@ -290,11 +296,11 @@ export class HostAdamW {
       const decay = this.decayMask.get(name) && this.weightDecay !== 0 ? 1 - lr * this.weightDecay : 1
       for (let i = 0; i < p.length; i++) {
         const gi = g[i] * coef
-        const mi = b1 * m[i] + (1 - b1) * gi
-        const vi = b2 * v[i] + (1 - b2) * gi * gi
+        const mi = b1 * m[i] + c1 * gi
+        const vi = b2 * v[i] + c2 * gi * gi
         m[i] = mi
         v[i] = vi
-        p[i] = p[i] * decay - (stepSize * mi) / (Math.sqrt(vi) / bc2Sqrt + eps)
+        p[i] = p[i] * decay - (stepSize * mi) / (Math.sqrt(vi) * invBc2 + eps)
       }
     }
     this.stepCount = t

@@ -8,7 +8,7 @@ import type { BertConfig } from '../model/bert'
 import { dropoutMask } from '../model/dropout'
 import { Rng } from '../model/rng'
 import { createOrtSession, defaultExecutionProviders, loadOnnxRuntime, parseProviders, type ExecutionProvider } from '../onnx/session'
-import { gradName, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
+import { GRAD_NORM_SQ, gradName, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
 import { normalizeBertConfig, type OnnxBertConfig } from '../onnx/export'
 import type { HostBatch } from './batching'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
@@ -56,6 +56,8 @@ export interface GraphRunResult {
   /** Each `loss.<term>` output. */
   terms: Record<string, number>
   grads: Map<string, Float32Array>
+  /** Σ‖grad‖² as the graph computed it. */
+  gradNormSq: number
 }
 
 /** A training graph loaded in onnxruntime; parameters are fed from `params` on every run. */
@@ -92,7 +94,7 @@ export class OrtGraphRunner {
     for (const p of this.graph.params) grads.set(p.name, out[gradName(p.name)].data as Float32Array)
     const terms: Record<string, number> = {}
     for (const t of this.graph.lossTerms) terms[t] = (out[t].data as Float32Array)[0]
-    return { loss: (out.loss.data as Float32Array)[0], terms, grads }
+    return { loss: (out.loss.data as Float32Array)[0], terms, grads, gradNormSq: (out[GRAD_NORM_SQ].data as Float32Array)[0] }
   }
 
   async dispose(): Promise<void> {
@@ -194,7 +196,7 @@ export class OrtTokenClassifierTrainer {
   async step(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<TrainStepResult> {
     const r = await this.gradients(b, labels, seed)
     if (!Number.isFinite(r.loss)) return { loss: r.loss, lr: this.optimizer.currentLr(), gradNorm: NaN }
-    const info = this.optimizer.applyGradients(r.grads)
+    const info = this.optimizer.applyGradients(r.grads, r.gradNormSq)
     return { loss: r.loss, ...info }
   }
 
