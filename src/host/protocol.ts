@@ -40,6 +40,8 @@ export interface ModelSummary {
   parameters: number
   /** Bytes of model.safetensors. */
   bytes: number
+  /** 'int8' for a folder written by `fastbioner quantize`. */
+  weights: 'float32' | 'int8'
   /** The default head's labels (IOB2). */
   labels: string[]
   /** Entity types of those labels, sorted. */

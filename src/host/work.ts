@@ -3,12 +3,13 @@
 // on the process that serves IPC. The host writes checkpoint folders the main process chose; it
 // never touches the workspace database (documents come in the request, results go back in the
 // reply and main writes them in its own transactions).
-import { rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { EngineInfo } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
 import { readCorpusFile } from '../core/corpus'
+import { writeFileAtomic } from '../core/fs/atomic'
 import { distillCheckpoints } from '../core/distill/run'
 import { compareModels } from '../core/eval/compare'
 import { evaluate } from '../core/eval/evaluate'
@@ -16,12 +17,13 @@ import type { EvalResult } from '../core/eval/metrics'
 import { initBackend, type BackendInfo } from '../core/model/backend'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../core/model/checkpoint'
-import { findWeightFiles, headLabelsOf, readCheckpointInfo, type TrainingMetadata } from '../core/model/checkpoint-files'
+import { findWeightFiles, headLabelsOf, METADATA_FILE, readCheckpointInfo, type TrainingMetadata } from '../core/model/checkpoint-files'
 import { PRESET_NAMES, presetConfig, type PresetName } from '../core/model/presets'
 import { readSafetensorsNames } from '../core/model/safetensors'
 import { buildLabelMap } from '../core/nlp/bio'
 import { WordPieceTokenizer } from '../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../core/nlp/vocab-trainer'
+import { isInt8Folder } from '../core/onnx/quantize'
 import { openTagger, windowSettingsOf, type CheckpointTagger } from '../core/tag/open'
 import { train, TRAIN_DEFAULTS, type TrainProgress } from '../core/train/loop'
 import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from './protocol'
@@ -93,6 +95,7 @@ function summarize(dir: string, model: BertTokenClassifier): ModelSummary {
     heads: model.config.numAttentionHeads,
     parameters: model.numParameters(),
     bytes: statSync(join(dir, 'model.safetensors')).size,
+    weights: isInt8Folder(dir) ? 'int8' : 'float32',
     labels,
     entityTypes: typesOfLabels(labels),
   }
@@ -226,6 +229,8 @@ const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed 
   try {
     const notes = [...ck.notes]
     const freshHead = !hasClassifier(source)
+    const int8 = isInt8Folder(source)
+    if (freshHead && int8) throw new HostInputError(`${source} is an int8 model without a token-classification head: quantize a model that has one`)
     if (freshHead) {
       if (!headLabels || headLabels.length < 3) {
         throw new HostInputError(
@@ -244,10 +249,16 @@ const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed 
     }
     if (ctx.signal.aborted) throw new DOMException('import cancelled', 'AbortError')
     phase(ctx, `Writing ${dest}`)
-    await saveCheckpoint(dest, ck.model, ck.vocab, {
-      lowercase: ck.lowercase,
-      metadata: { ...ck.metadata, imported: { from: source, at: new Date().toISOString(), freshHead } },
-    })
+    const metadata = { ...ck.metadata, imported: { from: source, at: new Date().toISOString(), freshHead } }
+    if (int8) {
+      // The loaded model holds the dequantized weights: saving it would write float32. Keep the
+      // int8 files as they are (model.onnx is exported again beside them when first tagged).
+      mkdirSync(dest, { recursive: true })
+      for (const f of ['config.json', 'vocab.txt', 'tokenizer_config.json', 'model.safetensors']) if (existsSync(join(source, f))) copyFileSync(join(source, f), join(dest, f))
+      writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify(metadata, null, 2) + '\n'])
+    } else {
+      await saveCheckpoint(dest, ck.model, ck.vocab, { lowercase: ck.lowercase, metadata })
+    }
     return { summary: summarize(dest, ck.model), notes, freshHead, backend: b.name }
   } finally {
     ck.model.dispose()

@@ -93,6 +93,8 @@ export interface ModelInfo {
   heads: number
   parameters: number
   bytes: number
+  /** 'int8': a folder written by `fastbioner quantize` (int8 weights, same layers). */
+  weights: 'float32' | 'int8'
   entityTypes: string[]
   createdAt: string
   active: boolean
@@ -177,7 +179,9 @@ export interface ComparisonRow {
   modelId: number
   name: string
   layers: number
+  weights: 'float32' | 'int8'
   parameters: number
+  /** Bytes of the files the inference engine loaded (model.onnx on onnxruntime). */
   bytes: number
   overall: Scores
   types: Record<string, Scores>

@@ -19,6 +19,7 @@ import { bertConfigToHf, exportHfTensors, HEADS_KEY, saveCheckpoint } from '../.
 import { PRESET_NAMES } from '../../src/core/model/presets'
 import { writeSafetensors } from '../../src/core/model/safetensors'
 import { buildLabelMap } from '../../src/core/nlp/bio'
+import { quantizeModelFolder } from '../../src/core/onnx/quantize'
 import type { ModelHost } from '../../src/host/client'
 import { createNodeModelHost } from '../../src/host/node'
 import { splitDocuments } from '../../src/main/models'
@@ -198,6 +199,25 @@ describe('model registry', () => {
     await call('models:delete', { id: c.id })
     expect((await call('models:list', {})).find((x) => x.active)!.id).toBe(a!.id)
     expect((await fail('models:delete', { id: 9999 })).code).toBe('not_found')
+  })
+
+  it('imports an int8 folder (fastbioner quantize) as int8: weights kept int8, labelled in the registry', async () => {
+    const float = join(dir, 'src-float-for-int8')
+    const m = tinyModel(buildLabelMap(['Disease']).labels)
+    await saveCheckpoint(float, m, syntheticVocab(), { lowercase: true })
+    m.dispose()
+    const int8 = join(dir, 'src-int8')
+    await quantizeModelFolder(float, int8)
+    const before = await call('models:list', {})
+    const q = await call('models:import', { path: int8, name: 'tiny int8' })
+    expect(q).toMatchObject({ name: 'tiny int8', kind: 'imported', layers: 2, hidden: 32, weights: 'int8', entityTypes: ['Disease'] })
+    expect(before.every((x) => x.weights === 'float32')).toBe(true)
+    // The registered copy still holds int8 weights (not the dequantized floats) and its provenance.
+    const st = readFileSync(join(q.path, 'model.safetensors'))
+    expect(st.subarray(8, 8 + Number(st.readBigUInt64LE(0))).toString()).toContain('"dtype":"I8"')
+    expect(JSON.parse(readFileSync(join(q.path, 'fastbioner.json'), 'utf8')).quantization.parent.dir).toBe(float)
+    expect((await call('models:list', {})).find((x) => x.id === q.id)!.weights).toBe('int8')
+    await call('models:delete', { id: q.id })
   })
 
   it('reports the training backend and the inference engine', async () => {

@@ -212,6 +212,7 @@ function toModel(c: Connection, r: ModelRow): ModelRecord {
     heads: cfg.heads ?? 0,
     parameters: cfg.parameters ?? 0,
     bytes: cfg.bytes ?? 0,
+    weights: cfg.weights ?? 'float32',
     entityTypes: JSON.parse(r.entity_types) as string[],
     createdAt: r.created_at,
     active: r.active === 1,

@@ -74,6 +74,8 @@ export interface ModelConfigSummary {
   parameters: number
   /** Bytes of the weights file (model.safetensors) on disk. */
   bytes: number
+  /** Absent in older rows: float32. */
+  weights?: 'float32' | 'int8'
 }
 
 export interface NewModelInput {

@@ -31,6 +31,7 @@ export function compareHandlers(rt: ModelRuntime): Pick<Handlers, 'compare:run'>
           modelId: models[i].id,
           name: models[i].name,
           layers: m.layers,
+          weights: m.weights,
           parameters: m.parameters,
           bytes: m.bytes,
           overall: { precision: m.precision, recall: m.recall, f1: m.f1 },

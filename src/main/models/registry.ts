@@ -44,7 +44,7 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
         const model = ws.updateModel(rec.id, {
           status: 'ready',
           kind: r.freshHead ? 'teacher' : 'imported',
-          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes },
+          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes, weights: r.summary.weights },
           entityTypes: r.summary.entityTypes,
           trainedOn: null,
           trainingSummary: r.freshHead

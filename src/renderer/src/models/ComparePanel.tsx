@@ -59,7 +59,7 @@ export function ComparePanel({ preset }: { preset: number[] | null }) {
               <select id={refSel} value={referenceId ?? ''} onChange={(e) => setReferenceId(Number(e.target.value))} data-testid="compare-reference">
                 {usable.map((m) => (
                   <option key={m.id} value={m.id}>
-                    {m.name} — {m.layers} layers
+                    {m.name} — {m.layers} layers{m.weights === 'int8' ? ' · int8' : ''}
                   </option>
                 ))}
               </select>
@@ -84,7 +84,7 @@ export function ComparePanel({ preset }: { preset: number[] | null }) {
                         }
                         data-model-id={m.id}
                       />
-                      {m.name} <span className="muted">({m.layers} × {m.hidden})</span>
+                      {m.name} <span className="muted">({m.layers} × {m.hidden}{m.weights === 'int8' ? ' · int8' : ''})</span>
                     </label>
                   ))}
               </div>

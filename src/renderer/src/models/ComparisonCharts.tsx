@@ -193,7 +193,7 @@ function PerTypeChart({ rows, types }: { rows: ComparisonRow[]; types: string[] 
       data: {
         labels: types,
         datasets: rows.map((r, i) => ({
-          label: `${r.name} (${r.layers} layers)`,
+          label: `${r.name} (${r.layers} layers${r.weights === 'int8' ? ' · int8' : ''})`,
           data: types.map((t) => (r.types[t] ? r.types[t]!.f1 * 100 : 0)),
           backgroundColor: SERIES[i % SERIES.length],
           borderRadius: 3,

@@ -95,7 +95,10 @@ function CompareRow({ row: r, isTeacher }: { row: ComparisonRow; isTeacher: bool
         {r.name}
         {isTeacher && <span className="badge">reference</span>}
       </th>
-      <td className="num">{r.layers}</td>
+      <td className="num">
+        {r.layers}
+        {r.weights === 'int8' && ' · int8'}
+      </td>
       <td className="num">{formatCount(r.parameters)}</td>
       <td className="num">{formatBytes(r.bytes)}</td>
       <td className="num">{pct(r.overall.precision)}</td>

@@ -68,6 +68,7 @@ export function ModelTable(props: {
                   </td>
                   <td className="num">
                     {m.layers} × {m.hidden}
+                    {m.weights === 'int8' && ' · int8'}
                   </td>
                   <td className="num">{formatCount(m.parameters)}</td>
                   <td className="num">{formatBytes(m.bytes)}</td>
