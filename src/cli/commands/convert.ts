@@ -1,6 +1,10 @@
 // `fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH`
 import { CORPUS_FORMATS, type CorpusIssue } from '../../shared/domain'
-import { CorpusError, formatIssue, readCorpusFile, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import type { CorpusDocument } from '../../shared/domain'
+import { corpusChunks, CorpusError, formatIssue, openCorpusStream, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
+import { writeFileAtomicStream } from '../../core/fs/atomic'
 import { CliError, formatOpt, parse, runCommand } from './_ml'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
@@ -57,28 +61,57 @@ export async function run(argv: string[]): Promise<number> {
     checkOutputPath(values.out, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [values.in], replace: values.force, replaceFlag: '--force' })
     const quiet = values.quiet ?? false
 
-    let result
+    const warnings: CorpusIssue[] = []
+    let documentCount = 0
+    let mentionCount = 0
+    let written = 1
+    let inFormat
     try {
-      result = await readCorpusFile(values.in, from, {
+      // Documents stream from reader to writer one at a time (memory flat in the file size);
+      // brat and text outputs are folders, written once all documents are read.
+      const stream = await openCorpusStream(values.in, from, {
         ...(perDocument !== undefined ? { sentencesPerDocument: perDocument } : {}),
         ...(maxSize !== undefined ? { maxBytes: Math.floor(maxSize * 1024 * 1024) } : {}),
       })
+      inFormat = stream.format
+      const counted = async function* (): AsyncGenerator<CorpusDocument> {
+        for await (const d of stream.documents) {
+          documentCount++
+          mentionCount += d.mentions.length
+          yield d
+        }
+      }
+      const baseName = stemOf(values.in)
+      const onIssue = (issue: CorpusIssue): void => {
+        warnings.push(issue)
+      }
+      if (multiFile) {
+        const docs: CorpusDocument[] = []
+        for await (const d of counted()) docs.push(d)
+        written = writeCorpusOutput(docs, to, values.out, { baseName, onIssue })
+      } else if (values.out === '-') {
+        for await (const chunk of corpusChunks(counted(), to, { onIssue })) {
+          if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r))
+        }
+      } else {
+        mkdirSync(dirname(resolve(values.out)), { recursive: true })
+        await writeFileAtomicStream(values.out, corpusChunks(counted(), to, { onIssue }))
+      }
+      warnings.unshift(...stream.issues)
     } catch (error) {
       if (error instanceof CorpusError) {
         for (const issue of error.issues.filter((i) => i.severity === 'error')) process.stderr.write(`error: ${formatIssue(issue)}\n`)
         return 1
       }
-      throw error
+      if (error instanceof CliError) throw error
+      throw new CliError(`${values.out}: cannot write the output: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
     }
-    const warnings: CorpusIssue[] = [...result.issues]
-    const written = writeCorpusOutput(result.documents, to, values.out, { baseName: stemOf(values.in), onIssue: (issue) => warnings.push(issue) })
 
     if (!quiet) {
       for (const w of warnings.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
       if (warnings.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${warnings.length - MAX_WARNINGS_SHOWN} more\n`)
-      const mentions = result.documents.reduce((n, d) => n + d.mentions.length, 0)
       const where = values.out === '-' ? 'standard output' : multiFile ? `${written} files in ${values.out}` : values.out
-      process.stderr.write(`converted ${result.documents.length} documents, ${mentions} mentions: ${values.in} (${result.format}) → ${where} (${to})\n`)
+      process.stderr.write(`converted ${documentCount} documents, ${mentionCount} mentions: ${values.in} (${inFormat}) → ${where} (${to})\n`)
     }
     return 0
   })

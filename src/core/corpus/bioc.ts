@@ -2,7 +2,7 @@ import { XMLBuilder } from 'fast-xml-parser'
 import type { CorpusDocument, CorpusIssue, Mention, Passage } from '@shared/domain'
 import { CorpusError, IssueLog } from './errors'
 import { checkedMention, LineIndex, parseOffset, q, stem, type ReadOptions, type ReadResult } from './util'
-import { attr, element, elements, parseXml, tagOf, textContent, type XmlNode } from './xml'
+import { attr, element, elements, parseXml, tagOf, textContent, type ParsedXml, type XmlNode } from './xml'
 
 // Both BioC flavours are first turned into these plain records, then into CorpusDocuments by one
 // function, so XML and JSON follow exactly the same rules.
@@ -53,11 +53,28 @@ function firstInfon(infons: Record<string, string>, keys: string[]): string | un
  * the outer span (first start to last end), with a warning.
  */
 function buildDocuments(raws: RawDocument[], fileName: string, log: IssueLog, options: ReadOptions): CorpusDocument[] {
+  const builder = new BiocDocumentBuilder(fileName, log)
   const documents: CorpusDocument[] = []
-  const firstLineOf = new Map<string, number | undefined>()
-  let missingTypeWarned = false
   raws.forEach((raw, index) => {
     if (options.onProgress && index % 1000 === 0 && index > 0) options.onProgress(index, raws.length)
+    const doc = builder.add(raw, index)
+    if (doc) documents.push(doc)
+  })
+  return documents
+}
+
+/** buildDocuments one document at a time (for streaming); remembers ids to report duplicates. */
+export class BiocDocumentBuilder {
+  private readonly firstLineOf = new Map<string, number | undefined>()
+  private missingTypeWarned = false
+
+  constructor(
+    private readonly fileName: string,
+    private readonly log: IssueLog,
+  ) {}
+
+  add(raw: RawDocument, index: number): CorpusDocument | undefined {
+    const { log, fileName, firstLineOf } = this
     let id = raw.id?.trim()
     if (!id) {
       id = `${stem(fileName)}-${index + 1}`
@@ -65,7 +82,7 @@ function buildDocuments(raws: RawDocument[], fileName: string, log: IssueLog, op
     }
     if (firstLineOf.has(id)) {
       log.warn(raw.line, `duplicate document ${id} (lines ${firstLineOf.get(id) ?? '?'} and ${raw.line ?? '?'}); keeping the first`)
-      return
+      return undefined
     }
     firstLineOf.set(id, raw.line)
 
@@ -75,7 +92,7 @@ function buildDocuments(raws: RawDocument[], fileName: string, log: IssueLog, op
     for (const p of ordered) {
       if (p.offset < text.length) {
         log.error(p.line ?? raw.line, `document ${id}: passage at offset ${p.offset} overlaps the previous passage, which ends at ${text.length}`)
-        return
+        return undefined
       }
       text += ' '.repeat(p.offset - text.length) + p.text
       passages.push({ type: firstInfon(p.infons, PASSAGE_TYPE_KEYS) ?? 'passage', offset: p.offset, length: p.text.length })
@@ -98,8 +115,8 @@ function buildDocuments(raws: RawDocument[], fileName: string, log: IssueLog, op
         }
         let type = firstInfon(a.infons, TYPE_KEYS)
         if (type === undefined) {
-          if (!missingTypeWarned) log.warn(line, `document ${id}: ${label} has no type infon; using type 'Entity'`)
-          missingTypeWarned = true
+          if (!this.missingTypeWarned) log.warn(line, `document ${id}: ${label} has no type infon; using type 'Entity'`)
+          this.missingTypeWarned = true
           type = 'Entity'
         }
         const expected = a.locations.length === 1 ? a.text : undefined
@@ -107,21 +124,15 @@ function buildDocuments(raws: RawDocument[], fileName: string, log: IssueLog, op
         if (m) mentions.push(m)
       }
     }
-    documents.push({ id, text, passages, mentions })
-  })
-  return documents
+    return { id, text, passages, mentions }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // BioC XML
 
-export function readBiocXml(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
-  const log: IssueLog = new IssueLog(fileName)
-  const xml = parseXml(content, fileName)
-  const root = xml.roots[0]
-  if (!root || tagOf(root) !== 'collection') {
-    log.fatal(root ? xml.lineOf(root) : 1, `expected a BioC <collection> root element, found ${root ? `<${tagOf(root)}>` : 'no element'}`)
-  }
+/** A <document> element as a raw record (errors go to the log). */
+function rawXmlDocument(d: XmlNode, xml: ParsedXml, log: IssueLog): RawDocument {
   const number = (node: XmlNode | undefined, what: string, line: number | undefined, value: string | undefined): number | undefined => {
     const parsed = value === undefined ? undefined : parseOffset(value.trim())
     if (parsed === undefined) log.error(line ?? (node ? xml.lineOf(node) : undefined), `${what} ${value === undefined ? 'is missing' : `${q(value)} is not a non-negative integer`}`)
@@ -148,7 +159,6 @@ export function readBiocXml(content: string, fileName: string, options: ReadOpti
       return { id: attr(a, 'id'), infons: infons(a), locations, text: textNode ? textContent(textNode) : undefined, line }
     })
 
-  const raws: RawDocument[] = elements(root, 'document').map((d) => {
     const idNode = element(d, 'id')
     const passages: RawPassage[] = []
     for (const p of elements(d, 'passage')) {
@@ -173,7 +183,45 @@ export function readBiocXml(content: string, fileName: string, options: ReadOpti
       passages.push({ infons: infons(p), offset, text, annotations: anns, line })
     }
     return { id: idNode ? textContent(idNode) : undefined, passages, line: xml.lineOf(d) }
-  })
+}
+
+/**
+ * For streaming: reads BioC XML one <document> element at a time (its text and the line it
+ * starts on), with one log and one duplicate-id memory for the whole file.
+ */
+export class BiocXmlDocumentReader {
+  readonly log: IssueLog
+  private readonly builder: BiocDocumentBuilder
+  private index = 0
+
+  constructor(private readonly fileName: string) {
+    this.log = new IssueLog(fileName)
+    this.builder = new BiocDocumentBuilder(fileName, this.log)
+  }
+
+  /** `documentXml` must be well-formed (the streaming reader's sax parser has checked it). */
+  read(documentXml: string, firstLine: number): CorpusDocument | undefined {
+    const xml = parseXml(documentXml, this.fileName, firstLine, true)
+    const root = xml.roots[0]
+    if (!root) return undefined
+    const raw = rawXmlDocument(root, xml, this.log)
+    const doc = this.builder.add(raw, this.index++)
+    return this.log.hasErrors ? undefined : doc
+  }
+
+  get count(): number {
+    return this.index
+  }
+}
+
+export function readBiocXml(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
+  const log: IssueLog = new IssueLog(fileName)
+  const xml = parseXml(content, fileName)
+  const root = xml.roots[0]
+  if (!root || tagOf(root) !== 'collection') {
+    log.fatal(root ? xml.lineOf(root) : 1, `expected a BioC <collection> root element, found ${root ? `<${tagOf(root)}>` : 'no element'}`)
+  }
+  const raws: RawDocument[] = elements(root, 'document').map((d) => rawXmlDocument(d, xml, log))
   if (log.hasErrors) throw log.failure()
   const documents = buildDocuments(raws, fileName, log, options)
   if (raws.length === 0) log.error(xml.lineOf(root), 'no <document> elements in the collection')
@@ -402,35 +450,45 @@ function annotationInfons(m: Mention): Record<string, string> {
   return m.conceptId !== undefined && m.conceptId !== '' ? { type: m.type, identifier: m.conceptId } : { type: m.type }
 }
 
-export function writeBiocJson(docs: CorpusDocument[], options: BiocWriteOptions = {}): string {
-  const collection = {
-    source: options.source ?? 'FastBioNER',
-    date: options.date ?? today(),
-    key: options.key ?? 'BioC.key',
+/**
+ * BioC JSON in three parts (head, one piece per document, tail), so a streaming writer emits the
+ * same bytes as writeBiocJson: JSON.stringify(collection, null, 2).
+ */
+export function biocJsonHead(options: BiocWriteOptions = {}, empty = false): string {
+  const head = JSON.stringify({ source: options.source ?? 'FastBioNER', date: options.date ?? today(), key: options.key ?? 'BioC.key', infons: {} }, null, 2)
+  return head.slice(0, -2) + (empty ? ',\n  "documents": []\n}\n' : ',\n  "documents": [\n')
+}
+
+/** One document of the "documents" array, indented; `first` says whether a comma goes before it. */
+export function biocJsonDocument(doc: CorpusDocument, first: boolean): string {
+  let n = 0
+  const value = {
+    id: doc.id,
     infons: {},
-    documents: docs.map((doc) => {
-      let n = 0
-      return {
-        id: doc.id,
-        infons: {},
-        passages: layout(doc).map((p) => ({
-          infons: { type: p.type },
-          offset: p.offset,
-          text: p.text,
-          sentences: [],
-          annotations: p.mentions.map((m) => ({
-            id: String(++n),
-            infons: annotationInfons(m),
-            text: doc.text.slice(m.start, m.end),
-            locations: [{ offset: m.start, length: m.end - m.start }],
-          })),
-          relations: [],
-        })),
-        relations: [],
-      }
-    }),
+    passages: layout(doc).map((p) => ({
+      infons: { type: p.type },
+      offset: p.offset,
+      text: p.text,
+      sentences: [],
+      annotations: p.mentions.map((m) => ({
+        id: String(++n),
+        infons: annotationInfons(m),
+        text: doc.text.slice(m.start, m.end),
+        locations: [{ offset: m.start, length: m.end - m.start }],
+      })),
+      relations: [],
+    })),
+    relations: [],
   }
-  return JSON.stringify(collection, null, 2) + '\n'
+  // JSON.stringify escapes line breaks inside strings: every "\n" here is layout.
+  return (first ? '' : ',\n') + JSON.stringify(value, null, 2).replace(/^/gm, '    ')
+}
+
+export const BIOC_JSON_TAIL = '\n  ]\n}\n'
+
+export function writeBiocJson(docs: CorpusDocument[], options: BiocWriteOptions = {}): string {
+  if (docs.length === 0) return biocJsonHead(options, true)
+  return biocJsonHead(options) + docs.map((d, i) => biocJsonDocument(d, i === 0)).join('') + BIOC_JSON_TAIL
 }
 
 /**
@@ -465,32 +523,39 @@ function xmlSafe(doc: CorpusDocument, onIssue: BiocWriteOptions['onIssue']): Cor
   return safe
 }
 
-export function writeBiocXml(docs: CorpusDocument[], options: BiocWriteOptions = {}): string {
+const xmlBuilder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, indentBy: '  ', suppressEmptyNode: false })
+
+/** BioC XML head: declaration, doctype and the collection's source, date and key. */
+export function biocXmlHead(options: BiocWriteOptions = {}): string {
+  const meta = xmlBuilder.build({ source: options.source ?? 'FastBioNER', date: options.date ?? today(), key: options.key ?? 'BioC.key' }) as string
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE collection SYSTEM "BioC.dtd">\n<collection>\n${meta}`
+}
+
+/** One <document> element (characters XML forbids written as spaces, told through onIssue). */
+export function biocXmlDocument(original: CorpusDocument, options: BiocWriteOptions = {}): string {
   const infonList = (infons: Record<string, string>): Array<Record<string, string>> =>
     Object.entries(infons).map(([key, value]) => ({ '@_key': key, '#text': value }))
-  const collection = {
-    source: options.source ?? 'FastBioNER',
-    date: options.date ?? today(),
-    key: options.key ?? 'BioC.key',
-    document: docs.map((original) => {
-      const doc = xmlSafe(original, options.onIssue)
-      let n = 0
-      return {
-        id: doc.id,
-        passage: layout(doc).map((p) => ({
-          infon: infonList({ type: p.type }),
-          offset: p.offset,
-          text: p.text,
-          annotation: p.mentions.map((m) => ({
-            '@_id': String(++n),
-            infon: infonList(annotationInfons(m)),
-            location: { '@_offset': m.start, '@_length': m.end - m.start },
-            text: doc.text.slice(m.start, m.end),
-          })),
-        })),
-      }
-    }),
+  const doc = xmlSafe(original, options.onIssue)
+  let n = 0
+  const document = {
+    id: doc.id,
+    passage: layout(doc).map((p) => ({
+      infon: infonList({ type: p.type }),
+      offset: p.offset,
+      text: p.text,
+      annotation: p.mentions.map((m) => ({
+        '@_id': String(++n),
+        infon: infonList(annotationInfons(m)),
+        location: { '@_offset': m.start, '@_length': m.end - m.start },
+        text: doc.text.slice(m.start, m.end),
+      })),
+    })),
   }
-  const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, indentBy: '  ', suppressEmptyNode: false })
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE collection SYSTEM "BioC.dtd">\n${builder.build({ collection })}`
+  return xmlBuilder.build({ document }) as string
+}
+
+export const BIOC_XML_TAIL = '</collection>\n'
+
+export function writeBiocXml(docs: CorpusDocument[], options: BiocWriteOptions = {}): string {
+  return biocXmlHead(options) + docs.map((d) => biocXmlDocument(d, options)).join('') + BIOC_XML_TAIL
 }

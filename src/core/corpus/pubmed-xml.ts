@@ -1,6 +1,6 @@
 import type { CorpusDocument, Passage } from '@shared/domain'
 import { IssueLog } from './errors'
-import { attr, childrenOf, element, elements, parseXml, tagOf, textContent, type XmlNode } from './xml'
+import { attr, childrenOf, element, elements, parseXml, tagOf, textContent, type ParsedXml, type XmlNode } from './xml'
 import type { ReadOptions, ReadResult } from './util'
 
 /** XML layout whitespace (newlines, indentation) inside a title or abstract is not content. */
@@ -32,41 +32,8 @@ export function readPubmedXml(content: string, fileName: string, options: ReadOp
   const firstLineOf = new Map<string, number | undefined>()
   articles.forEach((article, index) => {
     if (options.onProgress && index % 1000 === 0 && index > 0) options.onProgress(index, articles.length)
-    const line = xml.lineOf(article)
-    const book = tagOf(article) === 'PubmedBookArticle'
-    const citation = book ? element(article, 'BookDocument') : element(article, 'MedlineCitation')
-    const pmidNode = citation && element(citation, 'PMID')
-    const pmid = pmidNode ? clean(textContent(pmidNode)) : ''
-    if (!citation || pmid === '') {
-      log.error(line, `article ${index + 1} has no PMID (expected ${book ? 'BookDocument' : 'MedlineCitation'}/PMID)`)
-      return
-    }
-    const articleNode = book ? citation : element(citation, 'Article')
-    const titleNode = articleNode && (element(articleNode, 'ArticleTitle') ?? (book ? bookTitle(citation) : undefined))
-    const title = titleNode ? clean(textContent(titleNode)) : ''
-    const abstractNode = articleNode && element(articleNode, 'Abstract')
-    const parts = (abstractNode ? elements(abstractNode, 'AbstractText') : [])
-      .map((node) => ({ label: attr(node, 'Label'), text: clean(textContent(node)) }))
-      .filter((p) => p.text !== '')
-
-    if (firstLineOf.has(pmid)) {
-      log.warn(line, `duplicate document ${pmid} (lines ${firstLineOf.get(pmid) ?? '?'} and ${line ?? '?'}); keeping the first`)
-      return
-    }
-    firstLineOf.set(pmid, line)
-    if (title === '' && parts.length === 0) {
-      log.warn(line, `article ${pmid} has neither a title nor an abstract; skipped`)
-      return
-    }
-
-    const passages: Passage[] = [{ type: 'title', offset: 0, length: title.length }]
-    let text = title
-    for (const part of parts) {
-      text += ' '
-      passages.push({ type: part.label && part.label.trim() !== '' ? part.label.trim() : 'abstract', offset: text.length, length: part.text.length })
-      text += part.text
-    }
-    documents.push({ id: pmid, text, passages, mentions: [] })
+    const doc = articleDocument(article, index, xml, log, firstLineOf)
+    if (doc) documents.push(doc)
   })
 
   if (articles.length === 0) log.error(root ? xml.lineOf(root) : 1, 'no PubmedArticle elements found')
@@ -78,4 +45,66 @@ export function readPubmedXml(content: string, fileName: string, options: ReadOp
 function bookTitle(bookDocument: XmlNode): XmlNode | undefined {
   const book = element(bookDocument, 'Book')
   return book ? element(book, 'BookTitle') : undefined
+}
+
+function articleDocument(article: XmlNode, index: number, xml: ParsedXml, log: IssueLog, firstLineOf: Map<string, number | undefined>): CorpusDocument | undefined {
+    const line = xml.lineOf(article)
+    const book = tagOf(article) === 'PubmedBookArticle'
+    const citation = book ? element(article, 'BookDocument') : element(article, 'MedlineCitation')
+    const pmidNode = citation && element(citation, 'PMID')
+    const pmid = pmidNode ? clean(textContent(pmidNode)) : ''
+    if (!citation || pmid === '') {
+      log.error(line, `article ${index + 1} has no PMID (expected ${book ? 'BookDocument' : 'MedlineCitation'}/PMID)`)
+      return undefined
+    }
+    const articleNode = book ? citation : element(citation, 'Article')
+    const titleNode = articleNode && (element(articleNode, 'ArticleTitle') ?? (book ? bookTitle(citation) : undefined))
+    const title = titleNode ? clean(textContent(titleNode)) : ''
+    const abstractNode = articleNode && element(articleNode, 'Abstract')
+    const parts = (abstractNode ? elements(abstractNode, 'AbstractText') : [])
+      .map((node) => ({ label: attr(node, 'Label'), text: clean(textContent(node)) }))
+      .filter((p) => p.text !== '')
+
+    if (firstLineOf.has(pmid)) {
+      log.warn(line, `duplicate document ${pmid} (lines ${firstLineOf.get(pmid) ?? '?'} and ${line ?? '?'}); keeping the first`)
+      return undefined
+    }
+    firstLineOf.set(pmid, line)
+    if (title === '' && parts.length === 0) {
+      log.warn(line, `article ${pmid} has neither a title nor an abstract; skipped`)
+      return undefined
+    }
+
+    const passages: Passage[] = [{ type: 'title', offset: 0, length: title.length }]
+    let text = title
+    for (const part of parts) {
+      text += ' '
+      passages.push({ type: part.label && part.label.trim() !== '' ? part.label.trim() : 'abstract', offset: text.length, length: part.text.length })
+      text += part.text
+    }
+    return { id: pmid, text, passages, mentions: [] }
+}
+
+/** For streaming: reads PubMed XML one <PubmedArticle>/<PubmedBookArticle> element at a time. */
+export class PubmedArticleReader {
+  readonly log: IssueLog
+  private readonly firstLineOf = new Map<string, number | undefined>()
+  private index = 0
+
+  constructor(private readonly fileName: string) {
+    this.log = new IssueLog(fileName)
+  }
+
+  /** `articleXml` must be well-formed (the streaming reader's sax parser has checked it). */
+  read(articleXml: string, firstLine: number): CorpusDocument | undefined {
+    const xml = parseXml(articleXml, this.fileName, firstLine, true)
+    const root = xml.roots[0]
+    if (!root) return undefined
+    const doc = articleDocument(root, this.index++, xml, this.log, this.firstLineOf)
+    return this.log.hasErrors ? undefined : doc
+  }
+
+  get count(): number {
+    return this.index
+  }
 }

@@ -1,4 +1,4 @@
-import type { CorpusDocument, Mention, Passage } from '@shared/domain'
+import type { CorpusDocument, CorpusIssue, Mention, Passage } from '@shared/domain'
 import { IssueLog } from './errors'
 import { checkedMention, flattenWhitespace, parseOffset, PROGRESS_EVERY, q, splitLines, type ReadOptions, type ReadResult } from './util'
 
@@ -28,35 +28,49 @@ const RELATION_KIND = /^[A-Za-z][\w:.-]*$/
  * PubTator: `ID|t|title`, `ID|a|abstract`, then `ID<TAB>start<TAB>end<TAB>text<TAB>type[<TAB>concept]`;
  * a blank line ends a document. text = title + " " + abstract (just the title when there is no
  * abstract line). Relation lines (`ID<TAB>CID<TAB>D1<TAB>D2`) are skipped.
+ *
+ * Fed line by line; each document is handed out as soon as it is complete (a streaming reader
+ * holds one at a time, plus the ids seen, to report duplicates). readPubtator feeds a string.
  */
-export function readPubtator(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
-  const log: IssueLog = new IssueLog(fileName)
-  const lines = splitLines(content)
-  const documents: CorpusDocument[] = []
-  const firstLineOf = new Map<string, number>()
-  let missingTypeWarned = false
-  let current: OpenDocument | undefined
+export class PubtatorParser {
+  readonly log: IssueLog
+  private readonly firstLineOf = new Map<string, number>()
+  private missingTypeWarned = false
+  private current: OpenDocument | undefined
+  private emitted = 0
 
-  const close = (): void => {
-    if (!current) return
-    const doc = buildDocument(current, log)
-    const seen = firstLineOf.get(current.id)
-    if (seen !== undefined) {
-      log.warn(current.titleLine, `duplicate document ${current.id} (lines ${seen} and ${current.titleLine}); keeping the first`)
-    } else {
-      firstLineOf.set(current.id, current.titleLine)
-      if (doc) documents.push(doc)
-    }
-    current = undefined
+  constructor(
+    fileName: string,
+    private readonly emit: (document: CorpusDocument) => void,
+  ) {
+    this.log = new IssueLog(fileName)
   }
 
-  for (let i = 0; i < lines.length; i++) {
-    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
-    const line = lines[i]!
-    const lineNo = i + 1
+  private close(): void {
+    const current = this.current
+    if (!current) return
+    const doc = buildDocument(current, this.log)
+    const seen = this.firstLineOf.get(current.id)
+    if (seen !== undefined) {
+      this.log.warn(current.titleLine, `duplicate document ${current.id} (lines ${seen} and ${current.titleLine}); keeping the first`)
+    } else {
+      this.firstLineOf.set(current.id, current.titleLine)
+      // Once the file has an error it is rejected at end(): nothing more is handed out.
+      if (doc && !this.log.hasErrors) {
+        this.emitted++
+        this.emit(doc)
+      }
+    }
+    this.current = undefined
+  }
+
+  /** One line without its line end; `lineNo` is 1-based. */
+  line(line: string, lineNo: number): void {
+    const log = this.log
+    if (line.endsWith('\r')) line = line.slice(0, -1)
     if (line.trim() === '') {
-      close()
-      continue
+      this.close()
+      return
     }
 
     const section = SECTION.exec(line)
@@ -64,9 +78,10 @@ export function readPubtator(content: string, fileName: string, options: ReadOpt
       const id = section[1]!
       const kind = section[2]!
       const body = line.slice(section[0].length)
+      const current = this.current
       if (kind === 't') {
-        close() // tolerate a missing blank line between documents
-        current = { id, titleLine: lineNo, title: body, abstract: undefined, abstractLine: 0, mentions: [] }
+        this.close() // tolerate a missing blank line between documents
+        this.current = { id, titleLine: lineNo, title: body, abstract: undefined, abstractLine: 0, mentions: [] }
       } else if (kind === 'a') {
         if (!current) {
           log.error(lineNo, `abstract line for ${id} comes before its title line (ID|t|title)`)
@@ -81,13 +96,13 @@ export function readPubtator(content: string, fileName: string, options: ReadOpt
       } else {
         log.warn(lineNo, `ignoring unknown PubTator section '${kind}' (only 't' and 'a' are read)`)
       }
-      continue
+      return
     }
 
     if (!line.includes('\t')) {
       if (TRUNCATED_SECTION.test(line)) log.error(lineNo, `truncated line ${q(line)}: expected ID|t|title or ID|a|abstract`)
       else log.error(lineNo, `unrecognised line ${q(line)}: expected ID|t|title, ID|a|abstract or a tab-separated mention`)
-      continue
+      return
     }
 
     const cols = line.split('\t')
@@ -95,47 +110,62 @@ export function readPubtator(content: string, fileName: string, options: ReadOpt
     const start = parseOffset(startText)
     if (start === undefined) {
       // Relation lines name a relation kind where a mention has its start offset.
-      if (cols.length >= 3 && RELATION_KIND.test(startText) && parseOffset(cols[2]!) === undefined) continue
+      if (cols.length >= 3 && RELATION_KIND.test(startText) && parseOffset(cols[2]!) === undefined) return
       if (cols.length < 4) log.error(lineNo, `truncated line ${q(line)}: expected ID<TAB>start<TAB>end<TAB>text<TAB>type[<TAB>concept]`)
       else log.error(lineNo, `mention start offset ${q(startText)} is not a non-negative integer`)
-      continue
+      return
     }
     if (cols.length < 4) {
       log.error(lineNo, `truncated mention line: ${cols.length} columns, expected ID<TAB>start<TAB>end<TAB>text<TAB>type[<TAB>concept]`)
-      continue
+      return
     }
     const end = parseOffset(cols[2]!)
     if (end === undefined) {
       log.error(lineNo, `mention end offset ${q(cols[2]!)} is not a non-negative integer`)
-      continue
+      return
     }
     const id = cols[0]!
+    const current = this.current
     if (!current) {
       log.error(lineNo, `mention for ${id} is outside any document (no title line since the last blank line)`)
-      continue
+      return
     }
     if (id !== current.id) {
       log.error(lineNo, `mention for ${id} inside document ${current.id} (title on line ${current.titleLine})`)
-      continue
+      return
     }
     let type = cols[4]
     if (type === undefined || type.trim() === '') {
       if (type !== undefined) {
         log.error(lineNo, 'mention has an empty entity type')
-        continue
+        return
       }
-      if (!missingTypeWarned) log.warn(lineNo, "mention lines without a type column; using type 'Entity'")
-      missingTypeWarned = true
+      if (!this.missingTypeWarned) log.warn(lineNo, "mention lines without a type column; using type 'Entity'")
+      this.missingTypeWarned = true
       type = 'Entity'
     }
     // Surrounding whitespace in an id is never meaningful (NCBI Disease has " D008661").
     const concept = cols[5]?.trim()
     current.mentions.push({ line: lineNo, start, end, text: cols[3]!, type, conceptId: concept === '' ? undefined : concept })
   }
-  close()
 
-  if (documents.length === 0 && !log.hasErrors && firstLineOf.size === 0) log.error(1, 'no PubTator documents found (expected ID|t|title lines)')
-  const issues = log.finish()
+  /** After the last line: hands out the last document; throws the collected errors, else returns the warnings. */
+  end(): CorpusIssue[] {
+    this.close()
+    if (this.emitted === 0 && !this.log.hasErrors && this.firstLineOf.size === 0) this.log.error(1, 'no PubTator documents found (expected ID|t|title lines)')
+    return this.log.finish()
+  }
+}
+
+export function readPubtator(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
+  const documents: CorpusDocument[] = []
+  const parser = new PubtatorParser(fileName, (doc) => documents.push(doc))
+  const lines = splitLines(content)
+  for (let i = 0; i < lines.length; i++) {
+    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
+    parser.line(lines[i]!, i + 1)
+  }
+  const issues = parser.end()
   options.onProgress?.(lines.length, lines.length)
   return { documents, issues }
 }

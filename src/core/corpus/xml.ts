@@ -35,10 +35,18 @@ export interface ParsedXml {
   lineOf(node: XmlNode): number | undefined
 }
 
-/** Validates and parses XML; any problem becomes a CorpusError naming the line. */
-export function parseXml(content: string, fileName: string): ParsedXml {
-  const valid = XMLValidator.validate(content)
-  if (valid !== true) throw xmlError(content, fileName, valid.err)
+/**
+ * Validates and parses XML; any problem becomes a CorpusError naming the line. `firstLine` is
+ * the file line `content` starts on, when it is one element cut out of a larger file;
+ * `alreadyChecked` skips validation when a streaming parser has checked that text already.
+ */
+export function parseXml(content: string, fileName: string, firstLine = 1, alreadyChecked = false): ParsedXml {
+  const valid = alreadyChecked || XMLValidator.validate(content)
+  if (valid !== true) {
+    const error = xmlError(content, fileName, valid.err)
+    if (firstLine === 1) throw error
+    throw CorpusError.at(fileName, (error.line ?? 1) + firstLine - 1, error.issues[0]!.message)
+  }
   let parsed: XmlNode[]
   try {
     // A fresh parser per file: DOCTYPE entities of one file must not leak into the next.
@@ -51,7 +59,7 @@ export function parseXml(content: string, fileName: string): ParsedXml {
     roots: parsed.filter((n) => tagOf(n) !== undefined),
     lineOf(node) {
       const meta = (node as Record<symbol, { startIndex?: number } | undefined>)[META]
-      return meta?.startIndex !== undefined ? lines.lineOf(meta.startIndex) : undefined
+      return meta?.startIndex !== undefined ? lines.lineOf(meta.startIndex) + firstLine - 1 : undefined
     },
   }
 }

@@ -1,0 +1,294 @@
+// Streaming corpus IO: documents one at a time, so memory stays flat in the size of the file.
+//
+// openCorpusStream reads PubTator and CoNLL line by line and PubMed/BioC XML one record element
+// (<PubmedArticle>, <document>) at a time; every other format is read whole and handed out the
+// same way, so callers have one API. The rules are the whole-file readers' own (the same parser
+// classes): a file with an error is rejected as a whole — the error is thrown when iteration
+// reaches the end (or at once, for XML that is not well-formed), and a document is never handed
+// out once an error has been seen. A consumer that must not leave half an output behind writes
+// to a temporary file (writeFileAtomicStream) and lets the error discard it.
+//
+// corpusChunks serialises a document stream in the single-file formats, the same bytes as
+// writeCorpus.
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { SAXParser } from 'sax'
+import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
+import { BIOC_JSON_TAIL, BIOC_XML_TAIL, biocJsonDocument, biocJsonHead, biocXmlDocument, biocXmlHead, BiocXmlDocumentReader } from './bioc'
+import { ConllParser } from './conll'
+import { detectFormat } from './detect'
+import { CorpusError, type IssueLog } from './errors'
+import { readCorpusFile, type CorpusReadOptions, type WriteCorpusOptions } from './index'
+import { PubmedArticleReader } from './pubmed-xml'
+import { PubtatorParser, writePubtator } from './pubtator'
+import { writeConll } from './conll'
+import { extension } from './util'
+
+/** Formats read record by record; the others are read whole. */
+export const STREAMED_FORMATS: readonly CorpusFormat[] = ['pubtator', 'conll', 'pubmed-xml', 'bioc-xml']
+
+export interface StreamOptions extends CorpusReadOptions {
+  /** Bytes read at a time (default 1 MiB); small values exercise chunk boundaries in tests. */
+  chunkBytes?: number
+}
+
+export interface CorpusStream {
+  format: CorpusFormat
+  /** The documents in file order; throws CorpusError when the file turns out to be bad. */
+  documents: AsyncIterable<CorpusDocument>
+  /** Warnings; complete once `documents` has been iterated to the end. */
+  issues: CorpusIssue[]
+}
+
+const CHUNK_BYTES = 1 << 20
+const HEAD_CHARS = 65536
+
+/**
+ * Opens a corpus file as a stream of documents. The format is detected from the name and the
+ * first 64 KiB when not given. `maxBytes` applies only to formats read whole (a streamed file
+ * is never held in memory), unless given explicitly.
+ */
+export async function openCorpusStream(path: string, format?: CorpusFormat, options: StreamOptions = {}): Promise<CorpusStream> {
+  let chosen = format
+  if (!chosen) {
+    const ext = extension(path)
+    // A brat pair is read whole by readCorpusFile, which finds the other half.
+    const bratPair = ext === '.ann' || (ext === '.txt' && (await isFile(path.slice(0, -4) + '.ann')))
+    if (!bratPair) chosen = detectFormat(path, await readHead(path))
+  }
+  if (!chosen || !STREAMED_FORMATS.includes(chosen)) {
+    const whole = await readCorpusFile(path, chosen, options)
+    return { format: whole.format, documents: fromArray(whole.documents), issues: whole.issues }
+  }
+  if (options.maxBytes !== undefined) {
+    const size = (await stat(path)).size
+    if (size > options.maxBytes) throw CorpusError.at(path, undefined, `the file is ${size} bytes, over the ${options.maxBytes}-byte limit`)
+  }
+  const issues: CorpusIssue[] = []
+  const documents =
+    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes)
+  return { format: chosen, documents, issues }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile()
+  } catch {
+    return false
+  }
+}
+
+async function* fromArray(docs: CorpusDocument[]): AsyncGenerator<CorpusDocument> {
+  yield* docs
+}
+
+async function readHead(path: string): Promise<string> {
+  let head = ''
+  for await (const text of textChunks(path)) {
+    head += text
+    if (head.length >= HEAD_CHARS) break
+  }
+  if (head.trim() === '') throw CorpusError.at(path, 1, 'the file is empty')
+  return head.slice(0, HEAD_CHARS)
+}
+
+/**
+ * The file as decoded text chunks: strict UTF-8 (a bad byte or a NUL is an error naming the
+ * line), BOM dropped. Lines are counted only to name them in those errors.
+ */
+async function* textChunks(path: string, chunkBytes = CHUNK_BYTES): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let line = 1
+  let first = true
+  let stream
+  try {
+    stream = createReadStream(path, { highWaterMark: chunkBytes })
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const nul = chunk.indexOf(0)
+      if (nul !== -1) throw CorpusError.at(path, line + countNewlines(chunk, nul), `the file contains a NUL byte: it looks binary (or UTF-16), not a text corpus`)
+      let text: string
+      try {
+        text = decoder.decode(chunk, { stream: true })
+      } catch {
+        throw CorpusError.at(path, line, `invalid UTF-8 on this line or within the next ${CHUNK_BYTES >> 20} MiB; save the file as UTF-8`)
+      }
+      line += countNewlines(chunk, chunk.length)
+      if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+      first = false
+      if (text !== '') yield text
+    }
+    const rest = decoder.decode()
+    if (rest !== '') yield rest
+  } catch (error) {
+    if (error instanceof CorpusError) throw error
+    if (error instanceof TypeError) throw CorpusError.at(path, line, 'invalid UTF-8 at the end of the file; save the file as UTF-8')
+    throw CorpusError.at(path, undefined, `cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+  } finally {
+    stream?.destroy()
+  }
+}
+
+function countNewlines(bytes: Uint8Array, end: number): number {
+  let n = 0
+  for (let i = bytes.indexOf(0x0a); i !== -1 && i < end; i = bytes.indexOf(0x0a, i + 1)) n++
+  return n
+}
+
+async function* lineDocuments(path: string, format: 'pubtator' | 'conll', options: StreamOptions, issues: CorpusIssue[]): AsyncGenerator<CorpusDocument> {
+  const ready: CorpusDocument[] = []
+  const parser: { line(line: string, lineNo: number): void; end(): CorpusIssue[]; log: IssueLog } =
+    format === 'pubtator'
+      ? new PubtatorParser(path, (d) => ready.push(d))
+      : new ConllParser(path, { sentencesPerDocument: options.sentencesPerDocument }, (p) => ready.push(p.document))
+  let rest = ''
+  let lineNo = 0
+  let any = false
+  for await (const text of textChunks(path, options.chunkBytes)) {
+    any ||= text.trim() !== ''
+    const lines = (rest + text).split('\n')
+    rest = lines.pop()!
+    for (const line of lines) parser.line(line, ++lineNo)
+    // Hand out what is complete; keep the array from growing.
+    for (const d of ready) yield d
+    ready.length = 0
+  }
+  if (!any && rest.trim() === '') throw CorpusError.at(path, 1, 'the file is empty')
+  parser.line(rest, ++lineNo)
+  issues.push(...parser.end())
+  yield* ready
+}
+
+/**
+ * PubMed or BioC XML, one record element at a time. sax checks that the whole file is
+ * well-formed and gives each record's extent; the record's text is then read by the same code
+ * as the whole-file reader.
+ */
+async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', issues: CorpusIssue[], chunkBytes?: number): AsyncGenerator<CorpusDocument> {
+  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path) : new PubmedArticleReader(path)
+  const isRecord = format === 'bioc-xml' ? (name: string) => name === 'document' : (name: string) => name === 'PubmedArticle' || name === 'PubmedBookArticle'
+  const parser = new SAXParser(true, { position: true })
+  const open: string[] = []
+  // The text not yet consumed: buffer[0] is at file position bufferStart.
+  let buffer = ''
+  let bufferStart = 0
+  let recordStart = -1
+  let recordLine = 0
+  let rootSeen = false
+  const records: Array<{ xml: string; line: number }> = []
+  let failure: CorpusError | undefined
+
+  // Lines are counted forwards from the last record's start: each character is scanned once.
+  let countedTo = 0
+  let countedLine = 1
+  const lineAt = (position: number): number => {
+    for (let i = buffer.indexOf('\n', countedTo - bufferStart); i !== -1 && i < position - bufferStart; i = buffer.indexOf('\n', i + 1)) countedLine++
+    countedTo = position
+    return countedLine
+  }
+  parser.onopentag = (tag) => {
+    open.push(tag.name)
+    if (open.length === 1) {
+      rootSeen = true
+      const ok = format === 'bioc-xml' ? tag.name === 'collection' : tag.name === 'PubmedArticleSet' || tag.name === 'PubmedBookArticleSet' || isRecord(tag.name)
+      if (!ok) {
+        failure ??= CorpusError.at(path, parser.line + 1, `expected a ${format === 'bioc-xml' ? 'BioC <collection>' : '<PubmedArticleSet>'} root element, found <${tag.name}>`)
+        return
+      }
+    }
+    const depth = format === 'pubmed-xml' && open.length === 1 && isRecord(tag.name) ? 2 : open.length
+    if (depth === 2 && isRecord(tag.name) && recordStart < 0) {
+      recordStart = parser.startTagPosition - 1
+      recordLine = lineAt(recordStart)
+    }
+  }
+  parser.onclosetag = () => {
+    const name = open.pop()!
+    const depth = format === 'pubmed-xml' && open.length === 0 && isRecord(name) ? 2 : open.length + 1
+    if (depth === 2 && recordStart >= 0 && isRecord(name)) {
+      if (recordStart < bufferStart) throw new Error(`internal: record at ${recordStart} no longer buffered (from ${bufferStart})`)
+      records.push({ xml: buffer.slice(recordStart - bufferStart, parser.position - bufferStart), line: recordLine })
+      recordStart = -1
+    }
+  }
+  parser.onerror = (error) => {
+    const message = error.message.split('\n')[0]!
+    if (/^Unclosed root tag|^Unexpected end/.test(message) && open.length > 0) {
+      failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): the file ends inside <${open.at(-1)}> (unclosed: ${open.map((n) => `<${n}>`).join(', ')}); it looks truncated`)
+    } else {
+      failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): ${message}`)
+    }
+    throw failure
+  }
+
+  const drainRecords = function* (): Generator<CorpusDocument> {
+    for (const r of records) {
+      const doc = reader.read(r.xml, r.line)
+      if (doc) yield doc
+    }
+    records.length = 0
+  }
+  const write = (text: string): void => {
+    try {
+      if (text === '') parser.close()
+      else parser.write(text)
+    } catch (error) {
+      if (error instanceof CorpusError) throw error
+      throw failure ?? CorpusError.at(path, parser.line + 1, `malformed XML: ${(error as Error).message.split('\n')[0]}`)
+    }
+    if (failure) throw failure
+  }
+
+  let any = false
+  for await (const text of textChunks(path, chunkBytes)) {
+    any ||= text.trim() !== ''
+    buffer += text
+    write(text)
+    yield* drainRecords()
+    // Keep an unfinished record, or else a start tag that may be cut off at the chunk's end.
+    const lastTag = buffer.lastIndexOf('<')
+    const keepFrom = recordStart >= 0 ? recordStart : lastTag >= 0 ? bufferStart + lastTag : parser.position
+    const drop = keepFrom - bufferStart
+    if (drop > 0) {
+      if (countedTo < keepFrom) lineAt(keepFrom)
+      buffer = buffer.slice(drop)
+      bufferStart = keepFrom
+    }
+  }
+  if (!any) throw CorpusError.at(path, 1, 'the file is empty')
+  write('')
+  yield* drainRecords()
+  if (!rootSeen) reader.log.error(1, 'no XML element found')
+  else if (reader.count === 0) reader.log.error(1, format === 'bioc-xml' ? 'no <document> elements in the collection' : 'no PubmedArticle elements found')
+  issues.push(...reader.log.finish())
+}
+
+/**
+ * Serialises a document stream as one file of `format` (pubtator, conll, bioc-json, bioc-xml):
+ * the same bytes as writeCorpus, produced a document at a time.
+ */
+export async function* corpusChunks(docs: AsyncIterable<CorpusDocument>, format: CorpusFormat, options: WriteCorpusOptions = {}): AsyncGenerator<string> {
+  switch (format) {
+    case 'pubtator':
+      for await (const d of docs) yield writePubtator([d])
+      return
+    case 'conll':
+      for await (const d of docs) yield writeConll([d], options)
+      return
+    case 'bioc-xml':
+      yield biocXmlHead(options)
+      for await (const d of docs) yield biocXmlDocument(d, options)
+      yield BIOC_XML_TAIL
+      return
+    case 'bioc-json': {
+      let first = true
+      for await (const d of docs) {
+        yield first ? biocJsonHead(options) + biocJsonDocument(d, true) : biocJsonDocument(d, false)
+        first = false
+      }
+      yield first ? biocJsonHead(options, true) : BIOC_JSON_TAIL
+      return
+    }
+    default:
+      throw new RangeError(`${format} is not a single-file format; use writeCorpus`)
+  }
+}
