@@ -12,11 +12,9 @@ export interface HostTransport {
   exit(code: number): void
 }
 
-/** What a job gets besides its params. */
-export interface JobContext {
-  signal: AbortSignal
-  progress(data: unknown): void
-}
+import type { JobContext } from './job'
+
+export type { JobContext } from './job'
 
 type Impl = (params: never, ctx: JobContext) => Promise<unknown>
 

@@ -27,7 +27,7 @@ import { isInt8Folder } from '../core/onnx/quantize'
 import { openTagger, windowSettingsOf, type CheckpointTagger } from '../core/tag/open'
 import { train, TRAIN_DEFAULTS, type TrainProgress } from '../core/train/loop'
 import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from './protocol'
-import type { JobContext } from './server'
+import type { JobContext } from './job'
 
 /** A problem with the request the user can act on (reported as 'invalid_request'). */
 export class HostInputError extends Error {

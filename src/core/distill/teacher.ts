@@ -21,7 +21,7 @@ import { MASK_VALUE, dense, type BertTokenClassifier } from '../model/bert'
 import { bertConfigToHf, exportHfTensors } from '../model/checkpoint'
 import { exportOnnx, type WeightsMap } from '../onnx/export'
 import { collate, planBatches, type BatchableExample, type HostBatch } from '../train/batching'
-import { decodeHalfInto, encodeHalf } from './f16'
+import { decodeHalfInto, encodeHalf } from '../model/f16'
 
 /** What a loss needs from one teacher for one batch. */
 export interface TeacherNeeds {

@@ -5,11 +5,12 @@
 //
 // Written by hand: npm has no maintained package that reads and writes local safetensors files
 // (@huggingface/hub only parses headers of files on the Hub, over HTTP), and the format is a
-// page of spec. Half floats are converted here too (F16 and BF16, which float16 packages lack).
+// page of spec. Half floats: F16 through ./f16, BF16 here (float16 packages lack it).
 
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
 import { writeFileAtomic } from '../fs/atomic'
+import { fromHalf, toHalf } from './f16'
 
 export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL'
 
@@ -222,7 +223,7 @@ function decode(dtype: SafetensorsDtype, bytes: Uint8Array): Float32Array | Int3
     case 'F16': {
       const h = new Uint16Array(aligned(bytes))
       const out = new Float32Array(n)
-      for (let i = 0; i < n; i++) out[i] = halfToFloat(h[i])
+      for (let i = 0; i < n; i++) out[i] = fromHalf(h[i])
       return out
     }
     case 'BF16': {
@@ -254,49 +255,6 @@ function decode(dtype: SafetensorsDtype, bytes: Uint8Array): Float32Array | Int3
   }
 }
 
-/** IEEE 754 binary16 → number (subnormals, infinities and NaN included). */
-export function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1
-  const exp = (h >> 10) & 0x1f
-  const frac = h & 0x3ff
-  if (exp === 0) return sign * frac * 2 ** -24
-  if (exp === 0x1f) return frac ? NaN : sign * Infinity
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15)
-}
-
-/** number → IEEE 754 binary16, round to nearest even. */
-export function floatToHalf(f: number): number {
-  const f32 = new Float32Array([f])
-  const x = new Uint32Array(f32.buffer)[0]
-  const sign = (x >>> 16) & 0x8000
-  const exp = (x >>> 23) & 0xff
-  let mant = x & 0x7fffff
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0)
-  let e = exp - 127 + 15
-  if (e >= 0x1f) return sign | 0x7c00
-  if (e <= 0) {
-    if (e < -10) return sign
-    mant |= 0x800000
-    const shift = 14 - e
-    const half = 1 << (shift - 1)
-    let r = mant >>> shift
-    const rem = mant & ((1 << shift) - 1)
-    if (rem > half || (rem === half && r & 1)) r++
-    return sign | r
-  }
-  let r = mant >>> 13
-  const rem = mant & 0x1fff
-  if (rem > 0x1000 || (rem === 0x1000 && r & 1)) {
-    r++
-    if (r === 0x400) {
-      r = 0
-      e++
-      if (e >= 0x1f) return sign | 0x7c00
-    }
-  }
-  return sign | (e << 10) | r
-}
-
 function encode(t: TensorToWrite): { dtype: SafetensorsDtype; bytes: Uint8Array } {
   const dtype = t.dtype ?? (t.data instanceof Float32Array ? 'F32' : t.data instanceof Int8Array ? 'I8' : 'I32')
   const d = t.data
@@ -317,7 +275,7 @@ function encode(t: TensorToWrite): { dtype: SafetensorsDtype; bytes: Uint8Array 
     }
     case 'F16': {
       const h = new Uint16Array(d.length)
-      for (let i = 0; i < d.length; i++) h[i] = floatToHalf(d[i])
+      for (let i = 0; i < d.length; i++) h[i] = toHalf(d[i])
       return { dtype, bytes: new Uint8Array(h.buffer) }
     }
     case 'BF16': {

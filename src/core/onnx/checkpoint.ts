@@ -4,16 +4,14 @@
 // Safetensors decoding is core/model's (it imports no tfjs); the exporter itself stays
 // independent of the tfjs model.
 
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { onnx } from 'onnx-proto'
 import { dequantizeRows, INT8_SCALE_SUFFIX } from '../model/int8'
+import { CONFIG_FILE, findWeightFiles } from '../model/checkpoint-files'
 import { readSafetensors } from '../model/safetensors'
-import type { WeightsMap } from './export'
+import type { WeightsMap } from './weights'
 
-export const CONFIG_FILE = 'config.json'
-export const WEIGHTS_FILE = 'model.safetensors'
-export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json'
 export const ONNX_FILE = 'model.onnx'
 
 /** A problem with a file on disk; the message names the file. */
@@ -55,20 +53,7 @@ export function readCheckpointFiles(dir: string): CheckpointFiles {
   } catch (e) {
     throw new OnnxFileError(configPath, `is not valid JSON (${(e as Error).message})`)
   }
-  const single = join(dir, WEIGHTS_FILE)
-  const index = join(dir, WEIGHTS_INDEX_FILE)
-  let weightPaths: string[]
-  if (existsSync(single)) weightPaths = [single]
-  else if (existsSync(index)) {
-    let map: Record<string, string> | undefined
-    try {
-      map = JSON.parse(readFileSync(index, 'utf8')).weight_map
-    } catch (e) {
-      throw new OnnxFileError(index, `cannot read the shard index (${(e as Error).message})`)
-    }
-    if (!map || typeof map !== 'object') throw new OnnxFileError(index, 'weight_map is missing')
-    weightPaths = [...new Set(Object.values(map))].sort().map((f) => join(dir, f))
-  } else throw new OnnxFileError(single, 'missing (no model weights to export)')
+  const weightPaths = findWeightFiles(dir)
   return { dir, configPath, weightPaths, configBytes, config }
 }
 

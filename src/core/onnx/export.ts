@@ -20,18 +20,13 @@ import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
+import { transpose2d } from '../model/checkpoint-files'
+import { DEFAULT_HEAD } from '../model/config'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, readOnnxMetadata } from './checkpoint'
-import type { Int8Rows } from '../model/int8'
 import { GraphBuilder, attr } from './graph'
+import type { WeightsMap, WeightTensor } from './weights'
 
-/** A float32 parameter: shape + row-major data. */
-export interface WeightTensor {
-  shape: number[]
-  data: Float32Array
-  /** Set in an int8 model folder: the stored int8 rows (data is their dequantized value). */
-  int8?: Int8Rows
-}
-export type WeightsMap = Map<string, WeightTensor>
+export type { WeightsMap, WeightTensor } from './weights'
 
 /** The BERT hyper-parameters the graph needs (camelCase; see normalizeBertConfig). */
 export interface OnnxBertConfig {
@@ -112,7 +107,6 @@ export interface OnnxHead {
   numLabels: number
 }
 
-export const DEFAULT_HEAD = 'default'
 export const ONNX_OPSET = 17
 /** Bump when the graph changes, so exports by an older build are regenerated. */
 export const EXPORTER_VERSION = '1'
@@ -188,24 +182,6 @@ export function findHeads(weights: WeightsMap, hiddenSize: number, layout: 'out_
     add(n, `classifiers.${n}`)
   }
   return heads
-}
-
-/** Transposes a row-major [rows, cols] matrix. */
-function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
-  const out = new Float32Array(rows * cols)
-  // Blocked so both sides stay in cache for BERT-base sized matrices.
-  const B = 32
-  for (let r0 = 0; r0 < rows; r0 += B) {
-    const r1 = Math.min(rows, r0 + B)
-    for (let c0 = 0; c0 < cols; c0 += B) {
-      const c1 = Math.min(cols, c0 + B)
-      for (let r = r0; r < r1; r++) {
-        const base = r * cols
-        for (let c = c0; c < c1; c++) out[c * rows + r] = data[base + c]
-      }
-    }
-  }
-  return out
 }
 
 class Weights {

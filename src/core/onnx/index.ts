@@ -9,7 +9,6 @@ export {
   normalizeBertConfig,
   resolveFusion,
   OnnxExportError,
-  DEFAULT_HEAD,
   ONNX_OPSET,
   type WeightsMap,
   type WeightTensor,

@@ -15,7 +15,8 @@ import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type * as Ort from 'onnxruntime-node'
 import { ONNX_FILE } from './checkpoint'
-import { DEFAULT_HEAD, ensureOnnx, exportCheckpointToOnnx } from './export'
+import { DEFAULT_HEAD } from '../model/config'
+import { ensureOnnx, exportCheckpointToOnnx } from './export'
 
 import type { EngineName, ExecutionProvider, InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 

@@ -6,7 +6,7 @@ import { useBackend } from '@core/model/backend'
 import { labelMapFromLabels } from '@core/nlp/bio'
 import { documentsToExamples } from '@core/nlp/examples'
 import { collate } from '@core/train/batching'
-import { decodeHalfInto, encodeHalf, fromHalf, toHalf } from '@core/distill/f16'
+import { decodeHalfInto, encodeHalf, fromHalf, toHalf } from '@core/model/f16'
 import { cachedProvider, estimateCacheBytes, onlineProvider, ortRunner, tfjsRunner, type TeacherNeeds } from '@core/distill/teacher'
 import { labels, syntheticDocs, tinyModel, tokenizer } from './helpers'
 

@@ -8,7 +8,8 @@ import { removeStaleTempFiles, TEMP_PREFIX, writeFileAtomic } from '@core/fs/ato
 import { useBackend } from '@core/model/backend'
 import { BertTokenClassifier, makeBertConfig } from '@core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
-import { floatToHalf, halfToFloat, parseSafetensors, readSafetensors, serializeSafetensors, type TensorToWrite } from '@core/model/safetensors'
+import { fromHalf, toHalf } from '@core/model/f16'
+import { parseSafetensors, readSafetensors, serializeSafetensors, type TensorToWrite } from '@core/model/safetensors'
 
 const root = mkdtempSync(join(tmpdir(), 'fastbioner-ckpt-'))
 let n = 0
@@ -98,7 +99,7 @@ describe('round trip', () => {
     const loaded = await loadCheckpoint(dir)
     const w = loaded.model.variables().get('bert.embeddings.word_embeddings.weight')!.dataSync()
     const orig = model.variables().get('bert.embeddings.word_embeddings.weight')!.dataSync()
-    expect(Array.from(w)).toEqual(Array.from(orig, (v) => halfToFloat(floatToHalf(v))))
+    expect(Array.from(w)).toEqual(Array.from(orig, (v) => fromHalf(toHalf(v))))
     model.dispose()
     loaded.model.dispose()
   })

@@ -1,6 +1,6 @@
-// IEEE half precision for the teacher cache: hidden states and attention maps stored at 2 bytes
-// a value (relative error ≤ 2⁻¹¹, far below what the MSE losses can notice). Written by hand
-// because Node 20 has no Float16Array.
+// IEEE half precision: safetensors F16 tensors, and the distillation teacher cache (hidden states
+// and attention maps at 2 bytes a value, relative error ≤ 2⁻¹¹, far below what the MSE losses can
+// notice). Written by hand because Node 20 has no Float16Array.
 
 const f32 = new Float32Array(1)
 const u32 = new Uint32Array(f32.buffer)
