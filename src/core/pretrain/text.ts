@@ -1,0 +1,110 @@
+// Unlabelled text for language-model pretraining, read as a stream of documents.
+//
+// Plain text (`.txt`, `.txt.gz`) is the common case and can be far larger than memory
+// (PubMed-scale dumps), so it is read line by line; a blank line ends a document. Every other
+// corpus format the importers understand is read through core/corpus and contributes its
+// passages' text (mentions are ignored).
+
+import { createReadStream } from 'node:fs'
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { finished } from 'node:stream/promises'
+import { createGunzip } from 'node:zlib'
+import { readCorpusFile } from '../corpus'
+import { CorpusError } from '../corpus/errors'
+
+/** One document: its lines (sentences or paragraphs) in order, and where it came from. */
+export interface TextDocument {
+  file: string
+  /** 1-based line of the document's first line (plain text) or 0 for corpus formats. */
+  line: number
+  lines: string[]
+}
+
+/** A line longer than this is refused: it is almost always a binary or minified file, and one
+ * such line would otherwise be held whole in memory. */
+export const MAX_LINE_CHARS = 1_000_000
+
+const PLAIN_TEXT = /\.txt(\.gz)?$/i
+const CORPUS_FILE = /\.(pubtator|tsv|conll|iob|iob2|bioc|xml|xml\.gz|json|ann)$/i
+
+/** Expands files and folders (recursively, sorted) into the readable files they contain. */
+export async function listTextFiles(paths: readonly string[]): Promise<string[]> {
+  const out: string[] = []
+  for (const p of paths) {
+    let info
+    try {
+      info = await stat(p)
+    } catch (err) {
+      throw CorpusError.at(p, undefined, `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    }
+    if (info.isDirectory()) {
+      const names = (await readdir(p)).sort()
+      const inner = await listTextFiles(names.filter((n) => !n.startsWith('.')).map((n) => join(p, n)))
+      out.push(...inner.filter((f) => PLAIN_TEXT.test(f) || CORPUS_FILE.test(f)))
+    } else {
+      out.push(p)
+    }
+  }
+  return out
+}
+
+/** Streams the documents of every file, in order. Errors name the file and line. */
+export async function* readTextDocuments(paths: readonly string[]): AsyncGenerator<TextDocument> {
+  const files = await listTextFiles(paths)
+  if (files.length === 0) throw CorpusError.at(paths.join(', '), undefined, 'no text files found')
+  for (const file of files) {
+    if (PLAIN_TEXT.test(file) || !CORPUS_FILE.test(file)) yield* readPlainText(file)
+    else yield* readCorpusText(file)
+  }
+}
+
+async function* readPlainText(file: string): AsyncGenerator<TextDocument> {
+  const raw = createReadStream(file)
+  const input = /\.gz$/i.test(file) ? raw.pipe(createGunzip()) : raw
+  const lines = createInterface({ input, crlfDelay: Infinity })
+  let lineNo = 0
+  let current: TextDocument | null = null
+  let nonEmpty = 0
+  try {
+    for await (let line of lines) {
+      lineNo++
+      if (lineNo === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1)
+      if (line.length > MAX_LINE_CHARS) {
+        throw CorpusError.at(file, lineNo, `line is ${line.length} characters long (at most ${MAX_LINE_CHARS}); is this a text file?`)
+      }
+      if (line.includes('\u0000')) throw CorpusError.at(file, lineNo, 'binary data (NUL byte): not a text file')
+      const text = line.trim()
+      if (text === '') {
+        if (current) yield current
+        current = null
+        continue
+      }
+      nonEmpty++
+      current ??= { file, line: lineNo, lines: [] }
+      current.lines.push(text)
+    }
+  } catch (err) {
+    if (err instanceof CorpusError) throw err
+    throw CorpusError.at(file, lineNo + 1, `cannot read: ${(err as Error).message}`)
+  }
+  // readline ends quietly when its input fails (a truncated .gz): ask the stream itself.
+  try {
+    await finished(input)
+  } catch (err) {
+    throw CorpusError.at(file, lineNo + 1, `cannot read: ${(err as Error).message}`)
+  }
+  if (current) yield current
+  if (nonEmpty === 0) throw CorpusError.at(file, undefined, 'the text is empty')
+}
+
+async function* readCorpusText(file: string): AsyncGenerator<TextDocument> {
+  const { documents } = await readCorpusFile(file)
+  for (const doc of documents) {
+    const lines = doc.passages
+      .map((p) => doc.text.slice(p.offset, p.offset + p.length).replace(/\s+/g, ' ').trim())
+      .filter((l) => l !== '')
+    if (lines.length > 0) yield { file, line: 0, lines }
+  }
+}
