@@ -1,0 +1,43 @@
+// Where batch tagging writes the result of each input: one output per input file, same base
+// name, the extension of the output format, `.gz` kept when the input was gzipped (PubMed
+// baseline files are `pubmed25n0001.xml.gz` → `pubmed25n0001.pubtator.gz`).
+
+import { basename, join } from 'node:path'
+import type { CorpusFormat } from '@shared/domain'
+
+const EXTENSION: Partial<Record<CorpusFormat, string>> = {
+  pubtator: '.pubtator',
+  conll: '.conll',
+  'bioc-json': '.bioc.json',
+  'bioc-xml': '.bioc.xml',
+}
+
+/** Formats that write a single file per input (brat and text write folders). */
+export const BATCH_FORMATS = Object.keys(EXTENSION) as CorpusFormat[]
+
+export function outputNameFor(input: string, format: CorpusFormat): string {
+  const ext = EXTENSION[format]
+  if (!ext) throw new RangeError(`batch tagging writes one file per input: ${format} is not one of ${BATCH_FORMATS.join(', ')}`)
+  let name = basename(input)
+  const gz = /\.gz$/i.test(name)
+  if (gz) name = name.slice(0, -3)
+  name = name.replace(/\.(bioc\.json|bioc\.xml|[^.]+)$/i, '') || 'corpus'
+  return name + ext + (gz ? '.gz' : '')
+}
+
+/**
+ * Output paths for all inputs (the whole input set, not one shard, so that every task detects
+ * the same collision): two inputs that would write the same output are an error naming both.
+ */
+export function planOutputs(inputs: readonly string[], outDir: string, format: CorpusFormat): Map<string, string> {
+  const byOutput = new Map<string, string>()
+  const plan = new Map<string, string>()
+  for (const input of inputs) {
+    const out = join(outDir, outputNameFor(input, format))
+    const other = byOutput.get(out)
+    if (other !== undefined && other !== input) throw new RangeError(`${input} and ${other} would both be written to ${out}; rename one or tag them into different --out-dir folders`)
+    byOutput.set(out, input)
+    plan.set(input, out)
+  }
+  return plan
+}
