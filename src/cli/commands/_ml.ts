@@ -2,6 +2,7 @@
 // corpus reading with readable errors, model loading, and mapping known errors to exit codes.
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
+import { PretrainError } from '../../core/pretrain/run'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
@@ -175,7 +176,8 @@ export async function runCommand(cmd: string, usage: string, body: () => Promise
       e instanceof BackendError ||
       e instanceof CorpusError ||
       e instanceof TaggingError ||
-      e instanceof InferenceEngineError
+      e instanceof InferenceEngineError ||
+      e instanceof PretrainError
     ) {
       process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
       return 1

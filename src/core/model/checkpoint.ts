@@ -65,6 +65,10 @@ export interface SaveOptions {
   lowercase?: boolean
   /** Written to fastbioner.json (training metadata). */
   metadata?: Record<string, unknown>
+  /** Tensors of heads the tfjs model does not hold (the masked-LM head), already in HF layout. */
+  extraTensors?: Map<string, TensorToWrite>
+  /** config.json `architectures`; default BertForTokenClassification. */
+  architectures?: string[]
 }
 
 // ------------------------------------------------------------------------------------------
@@ -187,7 +191,8 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
         wanted[head] = labels
       }
     } else {
-      wanted = { [DEFAULT_HEAD]: id2label ?? ['O'] }
+      // A pretraining checkpoint (BertForMaskedLM) stores an empty id2label: one 'O' label then.
+      wanted = { [DEFAULT_HEAD]: id2label?.length ? id2label : ['O'] }
     }
     const fresh: string[] = []
     for (const [head, labels] of Object.entries(wanted)) {
@@ -254,12 +259,16 @@ export async function saveCheckpoint(dir: string, model: BertTokenClassifier, vo
   if (bad >= 0) throw new CheckpointError(`${dir}: vocabulary entry ${bad + 1} contains a line break`)
   mkdirSync(dir, { recursive: true })
   removeStaleTempFiles(dir)
-  writeFileAtomic(join(dir, 'model.safetensors'), serializeSafetensors(exportHfTensors(model), { format: 'pt' }))
+  const tensors = exportHfTensors(model)
+  for (const [name, t] of opts.extraTensors ?? []) tensors.set(name, t)
+  writeFileAtomic(join(dir, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }))
   writeFileAtomic(join(dir, 'vocab.txt'), [vocab.join('\n') + '\n'])
   if (opts.lowercase !== undefined) {
     const tc = { tokenizer_class: 'BertTokenizer', do_lower_case: opts.lowercase, model_max_length: model.config.maxPositionEmbeddings }
     writeFileAtomic(join(dir, 'tokenizer_config.json'), [JSON.stringify(tc, null, 2) + '\n'])
   }
-  writeFileAtomic(join(dir, 'config.json'), [JSON.stringify(bertConfigToHf(model.config, model.heads), null, 2) + '\n'])
+  const hfConfig = bertConfigToHf(model.config, model.heads)
+  if (opts.architectures) hfConfig.architectures = opts.architectures
+  writeFileAtomic(join(dir, 'config.json'), [JSON.stringify(hfConfig, null, 2) + '\n'])
   if (opts.metadata) writeFileAtomic(join(dir, METADATA_FILE), [JSON.stringify(opts.metadata, null, 2) + '\n'])
 }

@@ -57,6 +57,8 @@ export interface TrainGraph {
   params: ParamSpec[]
   /** Loss-term outputs besides `loss`. */
   lossTerms: string[]
+  /** Scalar outputs that are not losses (counts for metrics), reported with the terms. */
+  metricOutputs?: string[]
   /** Mask inputs in the order dropoutMasks fills them. */
   dropoutInputs: string[]
   /** Other float inputs the loss needs (teacher targets), name → dims. */
@@ -418,6 +420,9 @@ export interface MaskedLmGraphOptions {
 }
 
 /** HF BertForMaskedLM head parameter names (the decoder weight is the word-embedding table). */
+/** Output of the masked-LM graph: how many labelled positions the model predicts right. */
+export const MLM_CORRECT_OUTPUT = 'mlm.correct'
+
 export const MLM_PARAMS = {
   dense: 'cls.predictions.transform.dense',
   layerNorm: 'cls.predictions.transform.LayerNorm',
@@ -464,11 +469,15 @@ export function maskedLmTrainGraph(opts: MaskedLmGraphOptions): TrainGraph {
   enc.backward(dTop)
   g.output('loss.mlm', ce.loss, 'float32', [])
   g.output('loss', ce.loss, 'float32', [])
+  // Held-out masked-token accuracy needs only the count of arg-max hits; [M, V] logits never leave the graph.
+  const hits = g.node('Cast', [g.node('Equal', [g.node('ArgMax', [logits], { axis: attr.int(1), keepdims: attr.int(0) }), pickedLabels])], { to: attr.int(1) }) // [M]
+  g.output(MLM_CORRECT_OUTPUT, t.reduceSum(hits, [0], false), 'float32', [])
   t.finishGradients()
   return {
     model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'masked-LM training graph (decoder tied to the word embeddings)' }),
     params: t.params,
     lossTerms: ['loss.mlm'],
+    metricOutputs: [MLM_CORRECT_OUTPUT],
     dropoutInputs: t.dropoutInputs,
     extraInputs: [{ name: labels, dims: ['batch', 'sequence'], type: 'int64' }],
   }

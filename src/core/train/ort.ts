@@ -94,6 +94,7 @@ export class OrtGraphRunner {
     for (const p of this.graph.params) grads.set(p.name, out[gradName(p.name)].data as Float32Array)
     const terms: Record<string, number> = {}
     for (const t of this.graph.lossTerms) terms[t] = (out[t].data as Float32Array)[0]
+    for (const name of this.graph.metricOutputs ?? []) terms[name] = (out[name].data as Float32Array)[0]
     return { loss: (out.loss.data as Float32Array)[0], terms, grads, gradNormSq: (out[GRAD_NORM_SQ].data as Float32Array)[0] }
   }
 

@@ -54,6 +54,8 @@ export interface SavePoint {
   /** Optimizer steps done. */
   step: number
   dev: DevScores | null
+  /** Batches of epoch `epoch + 1` already trained when the save was made within an epoch. */
+  batchesIntoEpoch?: number
 }
 
 export interface ResumePoint extends SavePoint {
@@ -64,6 +66,17 @@ export interface ResumePoint extends SavePoint {
 
 export interface RunnerOptions {
   examples: readonly BatchableExample[]
+  /**
+   * The examples of one epoch, when they change from epoch to epoch (masked-LM draws new masks):
+   * same count and lengths as `examples`, which still decides the batch plan.
+   */
+  examplesOfEpoch?: (epoch: number) => readonly BatchableExample[]
+  /**
+   * Also save within an epoch once this many seconds have passed since the last save (long
+   * pretraining epochs); a resumed run continues after the last batch saved. Such saves are
+   * made without evaluation, so use them only where every save replaces the previous one.
+   */
+  saveEverySeconds?: number
   engine: TrainerEngine
   /** Loss targets of a batch, per head. */
   labels: (b: HostBatch) => Record<string, Int32Array>
@@ -134,7 +147,9 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
     tokensPerSecond: 0,
   }
   let firstEpoch = 1
+  let skipBatches = 0
   if (o.resume) {
+    skipBatches = o.resume.batchesIntoEpoch ?? 0
     o.engine.loadOptimizerState(o.resume.optimizer)
     r.steps = o.resume.step
     r.bestEpoch = o.resume.bestEpoch
@@ -155,20 +170,26 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
   }
   const evalEta = (laterSteps: number) => (evals > 0 ? (evalMs / evals) * Math.ceil(laterSteps / stepsPerEpoch) : 0)
 
+  let lastSave = performance.now()
   outer: for (let epoch = firstEpoch; epoch <= o.epochs; epoch++) {
     if (r.steps >= plannedSteps) break
     const epochStart = performance.now()
     const plan = planBatches(lengths, { batchSize: o.batchSize, seed: o.seed, epoch, shuffle: true })
+    const examples = o.examplesOfEpoch ? o.examplesOfEpoch(epoch) : o.examples
+    if (examples.length !== o.examples.length) throw new Error(`examplesOfEpoch(${epoch}) gave ${examples.length} examples, expected ${o.examples.length}`)
     let lossSum = 0
     let epochSteps = 0
-    for (const idx of plan) {
+    const skip = skipBatches
+    skipBatches = 0
+    for (const [batchIndex, idx] of plan.entries()) {
+      if (batchIndex < skip) continue
       if (o.signal?.aborted) {
         r.cancelled = true
         break outer
       }
       if (r.steps >= plannedSteps) break
       const t0 = performance.now()
-      const batch = collate(o.examples, idx, { padTokenId: o.padTokenId })
+      const batch = collate(examples, idx, { padTokenId: o.padTokenId })
       const info = await o.engine.step(batch, o.labels(batch), deriveSeed(o.seed, 0x5eed, r.steps))
       if (!Number.isFinite(info.loss) || !Number.isFinite(info.gradNorm)) {
         throw new DivergenceError(
@@ -194,6 +215,10 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
         tokensPerSecond: r.trainTokens / (trainMs / 1000),
         etaSeconds: ((plannedSteps - r.steps) * (trainMs / stepsThisRun) + (o.evaluate && evals > 0 ? (evalMs / evals) * (1 + Math.ceil(laterSteps / stepsPerEpoch)) : 0)) / 1000,
       })
+      if (o.saveEverySeconds !== undefined && performance.now() - lastSave >= o.saveEverySeconds * 1000 && batchIndex < plan.length - 1) {
+        await save({ epoch: epoch - 1, step: r.steps, dev: null, batchesIntoEpoch: batchIndex + 1 })
+        lastSave = performance.now()
+      }
       await yieldToEventLoop()
     }
     if (epochSteps === 0) break
@@ -229,6 +254,7 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
       r.bestEpoch = epoch
       record.saved = await save({ epoch, step: r.steps, dev: null })
     }
+    lastSave = performance.now()
     record.seconds = (performance.now() - epochStart) / 1000
     r.epochs.push(record)
     if (sinceBest >= patience) {

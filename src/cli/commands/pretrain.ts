@@ -1,0 +1,144 @@
+// `fastbioner pretrain --text FILE|DIR... --out DIR [--preset NAME | --init DIR] [options]`
+import { PRESET_NAMES, type PresetName } from '../../core/model/presets'
+import { PRETRAIN_DEFAULTS, pretrain } from '../../core/pretrain/run'
+import { CliError, formatDuration, intOpt, numOpt, parse, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkOutputPath } from './_output'
+
+const USAGE = `usage: fastbioner pretrain --text FILE|DIR [--text ...] --out DIR [--preset NAME | --init DIR] [options]
+
+Masked-language-model pretraining (BERT whole-word masking) on unlabelled in-domain text. The
+result is a HuggingFace BertForMaskedLM folder; fine-tune it with 'fastbioner train --init DIR'.
+
+  --text PATH        plain text (.txt, .txt.gz: a sentence or paragraph a line, a blank line
+                     between documents), any corpus file the importers read, or a folder of them;
+                     repeat for several
+  --out DIR          new (or empty) folder for the checkpoint
+  --preset NAME      model shape when starting from scratch: ${PRESET_NAMES.join(', ')} (default ${PRETRAIN_DEFAULTS.preset})
+  --init DIR         continue pretraining this checkpoint with its vocabulary (domain adaptation)
+  --vocab-size N     WordPiece pieces learnt from the text, from scratch (default ${PRETRAIN_DEFAULTS.vocabSize})
+  --cased            keep case (default: lower-cased vocabulary) when learning the vocabulary
+  --max-length N     pieces per packed sequence incl. [CLS]/[SEP] (default ${PRETRAIN_DEFAULTS.maxLength})
+  --epochs N         passes over the text (default ${PRETRAIN_DEFAULTS.epochs})
+  --max-steps N      stop after N optimizer steps
+  --batch-size N     sequences per step (default ${PRETRAIN_DEFAULTS.batchSize})
+  --lr X             peak learning rate (default ${PRETRAIN_DEFAULTS.lr} from scratch, ${PRETRAIN_DEFAULTS.initLr} with --init)
+  --seed N           masks, order and initialisation (default ${PRETRAIN_DEFAULTS.seed})
+  --save-every S     save at least every S seconds within an epoch (default ${PRETRAIN_DEFAULTS.saveEverySeconds})
+  --threads N        onnxruntime intra-op threads (default: all cores)
+  --resume           continue the interrupted run in --out with its own settings
+  -q, --quiet        no progress on standard error
+  -h, --help         this text
+
+Prints a JSON summary on standard output. Ctrl-C stops and keeps the last checkpoint.
+exit codes: 0 done, 1 input/training problem, 2 usage error, 130 interrupted`
+
+export async function run(argv: string[]): Promise<number> {
+  return runCommand('pretrain', USAGE, async () => {
+    const v = parse(argv, {
+      text: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      preset: { type: 'string' },
+      init: { type: 'string' },
+      'vocab-size': { type: 'string' },
+      cased: { type: 'boolean' },
+      'max-length': { type: 'string' },
+      epochs: { type: 'string' },
+      'max-steps': { type: 'string' },
+      'batch-size': { type: 'string' },
+      lr: { type: 'string' },
+      seed: { type: 'string' },
+      'save-every': { type: 'string' },
+      threads: { type: 'string' },
+      resume: { type: 'boolean' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    })
+    if (v.help) {
+      process.stdout.write(USAGE + '\n')
+      return 0
+    }
+    const outDir = v.out
+    if (!outDir) throw new CliError('--out DIR is required', 2)
+    const resume = v.resume ?? false
+    const text = (v.text as string[] | undefined) ?? []
+    if (!resume && text.length === 0) throw new CliError('--text FILE|DIR is required', 2)
+    if (resume && (text.length > 0 || v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out with its own text and model: give no --text, --init or --preset', 2)
+    if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init DIR or --preset NAME, not both', 2)
+    if (v.preset !== undefined && !(PRESET_NAMES as string[]).includes(v.preset)) throw new CliError(`unknown --preset '${v.preset}' (one of ${PRESET_NAMES.join(', ')})`, 2)
+    const maxLength = intOpt(v['max-length'], '--max-length', 8)
+    const epochs = intOpt(v.epochs, '--epochs')
+    const maxSteps = intOpt(v['max-steps'], '--max-steps')
+    const batchSize = intOpt(v['batch-size'], '--batch-size')
+    const lr = numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)')
+    const seed = intOpt(v.seed, '--seed', 0)
+    const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100)
+    const saveEvery = intOpt(v['save-every'], '--save-every')
+    const threads = intOpt(v.threads, '--threads')
+    const quiet = v.quiet ?? false
+    const log = (line: string) => {
+      if (!quiet) process.stderr.write(line + '\n')
+    }
+    if (!resume) checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: [...text, v.init] })
+
+    await startBackend(true)
+    const controller = new AbortController()
+    const onSigint = () => {
+      log('stopping: the last checkpoint is kept (--resume continues)')
+      controller.abort()
+    }
+    process.once('SIGINT', onSigint)
+    let lastReport = 0
+    try {
+      const r = await pretrain({
+        text,
+        outDir,
+        preset: v.preset as PresetName | undefined,
+        init: v.init,
+        maxLength,
+        epochs,
+        maxSteps,
+        batchSize,
+        lr,
+        seed,
+        vocabSize,
+        lowercase: !(v.cased ?? false),
+        resume,
+        saveEverySeconds: saveEvery,
+        threads,
+        signal: controller.signal,
+        log,
+        onProgress: (p) => {
+          const now = performance.now()
+          if (p.kind === 'step' && (now - lastReport > 10_000 || p.step === p.totalSteps)) {
+            lastReport = now
+            log(`step ${p.step}/${p.totalSteps} epoch ${p.epoch}/${p.epochs} loss ${p.loss.toFixed(4)} lr ${p.lr.toExponential(2)} ${Math.round(p.tokensPerSecond)} tokens/s ETA ${formatDuration(p.etaSeconds)}`)
+          }
+        },
+        onHeldOut: (epoch, s) => log(`epoch ${epoch}: held-out masked-token accuracy ${s.accuracy.toFixed(4)}, loss ${s.loss.toFixed(4)} (${s.predicted} masked pieces)`),
+      })
+      const last = r.heldOut[r.heldOut.length - 1]
+      writeJsonLine({
+        out: r.outDir,
+        trainer: r.trainer,
+        trainer_reason: r.trainerReason,
+        first_loss: r.firstLoss,
+        last_loss: r.lastLoss,
+        held_out_accuracy: last?.accuracy ?? null,
+        held_out_loss: last?.loss ?? null,
+        held_out: r.heldOut,
+        steps: r.steps,
+        planned_steps: r.plannedSteps,
+        sequences: r.sequences,
+        held_out_sequences: r.heldOutSequences,
+        tokens_per_second: Math.round(r.tokensPerSecond),
+        train_seconds: Number(r.trainSeconds.toFixed(1)),
+        wall_seconds: Number(r.wallSeconds.toFixed(1)),
+        resumed_at_step: r.resumedAtStep,
+        cancelled: r.cancelled,
+      })
+      return r.cancelled ? 130 : 0
+    } finally {
+      process.off('SIGINT', onSigint)
+    }
+  })
+}

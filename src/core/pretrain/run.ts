@@ -1,0 +1,292 @@
+// Masked-LM pretraining on unlabelled text (BERT recipe, whole-word masking), on the one training
+// runner. The result is a HuggingFace BertForMaskedLM folder that `train --init` fine-tunes and
+// transformers can load.
+//
+// All text is read (and the vocabulary learnt) before anything is written, so bad input never
+// leaves a half-made folder; after that, checkpoints with optimizer state are written at every
+// epoch end and at least every `saveEverySeconds`, and `resume` continues from the last one.
+
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { BertTokenClassifier, type BertConfig } from '../model/bert'
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint'
+import { presetConfig, type PresetName } from '../model/presets'
+import { readSafetensors } from '../model/safetensors'
+import { WordPieceTokenizer } from '../nlp/tokenizer'
+import { countWords, trainFromWordCounts } from '../nlp/vocab-trainer'
+import { collate, type BatchableExample, type HostBatch } from '../train/batching'
+import { linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
+import { loadOptimizerState, plannedStepsOf, runTraining, saveOptimizerState, type RunProgress, type SavePoint } from '../train/runner'
+import { initLmHead, lmHeadFromTensors, lmHeadTensors, MaskedLmTrainer, type HeldOutScores } from './engine'
+import { isHeldOut, maskRng, packDocuments, wholeWordMask, type MaskOptions, type PackedSequence } from './mlm-data'
+import { readTextDocuments, type TextDocument } from './text'
+
+export const PRETRAIN_DEFAULTS = {
+  preset: 'cpu-small' as PresetName,
+  maxLength: 128,
+  epochs: 1,
+  batchSize: 32,
+  /** From scratch; continuing from --init uses initLr. */
+  lr: 5e-4,
+  initLr: 5e-5,
+  warmupRatio: 0.06,
+  weightDecay: 0.01,
+  seed: 42,
+  vocabSize: 8000,
+  lowercase: true,
+  saveEverySeconds: 600,
+}
+
+export interface PretrainOptions {
+  text: readonly string[]
+  outDir: string
+  preset?: PresetName
+  /** Continue pretraining this checkpoint (its vocabulary and encoder; its LM head when present). */
+  init?: string
+  maxLength?: number
+  epochs?: number
+  maxSteps?: number
+  batchSize?: number
+  lr?: number
+  seed?: number
+  vocabSize?: number
+  lowercase?: boolean
+  /** Continue the run saved in outDir with its own settings. */
+  resume?: boolean
+  saveEverySeconds?: number
+  threads?: number
+  signal?: AbortSignal
+  onProgress?: (p: RunProgress) => void
+  onHeldOut?: (epoch: number, s: HeldOutScores) => void
+  log?: (line: string) => void
+}
+
+/** Settings of a run, saved in the checkpoint so that `resume` continues with the same ones. */
+export interface PretrainSettings {
+  maxLength: number
+  epochs: number
+  maxSteps: number | null
+  batchSize: number
+  lr: number
+  seed: number
+  text: string[]
+}
+
+export interface PretrainResult {
+  outDir: string
+  firstLoss: number | null
+  lastLoss: number | null
+  heldOut: Array<{ epoch: number } & HeldOutScores>
+  steps: number
+  plannedSteps: number
+  sequences: number
+  heldOutSequences: number
+  trainTokens: number
+  tokensPerSecond: number
+  trainSeconds: number
+  wallSeconds: number
+  trainer: string
+  trainerReason: string
+  cancelled: boolean
+  resumedAtStep: number | null
+}
+
+export class PretrainError extends Error {
+  override name = 'PretrainError'
+}
+
+async function collectDocuments(paths: readonly string[]): Promise<TextDocument[]> {
+  const docs: TextDocument[] = []
+  for await (const d of readTextDocuments(paths)) docs.push(d)
+  return docs
+}
+
+export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
+  const t0 = performance.now()
+  const log = o.log ?? (() => {})
+  let settings: PretrainSettings
+  let model: BertTokenClassifier
+  let vocab: string[]
+  let lowercase: boolean
+  let head: Map<string, Float32Array> | null = null
+  let resumePoint: (SavePoint & { optimizer: ReturnType<typeof loadOptimizerState> }) | null = null
+  let history: PretrainResult['heldOut'] = []
+
+  if (o.resume) {
+    const saved = loadOptimizerState(o.outDir)
+    if (!saved) throw new PretrainError(`${o.outDir}: no optimizer state, so there is no pretraining run to resume`)
+    const ck = await loadCheckpoint(o.outDir, { heads: {} })
+    const meta = (ck.metadata?.pretraining ?? null) as (PretrainSettings & { step: number; heldOut?: PretrainResult['heldOut'] }) | null
+    if (!meta) throw new PretrainError(`${o.outDir}: not a pretraining checkpoint (no pretraining record in fastbioner.json)`)
+    if (meta.step !== saved.point.step) throw new PretrainError(`${o.outDir}: weights (step ${meta.step}) and optimizer state (step ${saved.point.step}) disagree; the last save was interrupted — start a new run`)
+    settings = { maxLength: meta.maxLength, epochs: o.epochs ?? meta.epochs, maxSteps: o.maxSteps ?? meta.maxSteps, batchSize: meta.batchSize, lr: meta.lr, seed: meta.seed, text: meta.text }
+    model = ck.model
+    vocab = ck.vocab
+    lowercase = ck.lowercase
+    head = lmHeadFromTensors(readSafetensors(join(o.outDir, 'model.safetensors'), (n) => n.startsWith('cls.')).tensors as never, model.config.hiddenSize)
+    if (!head) throw new PretrainError(`${o.outDir}: the checkpoint has no masked-LM head to resume`)
+    resumePoint = { ...saved.point, optimizer: saved }
+    history = meta.heldOut ?? []
+    log(`resuming ${o.outDir} after step ${saved.point.step}`)
+  } else {
+    if (existsSync(o.outDir) && readdirSync(o.outDir).length > 0) {
+      throw new PretrainError(`${o.outDir} is not empty; choose a new folder, or --resume to continue the run in it`)
+    }
+    settings = {
+      maxLength: o.maxLength ?? PRETRAIN_DEFAULTS.maxLength,
+      epochs: o.epochs ?? PRETRAIN_DEFAULTS.epochs,
+      maxSteps: o.maxSteps ?? null,
+      batchSize: o.batchSize ?? PRETRAIN_DEFAULTS.batchSize,
+      lr: o.lr ?? (o.init ? PRETRAIN_DEFAULTS.initLr : PRETRAIN_DEFAULTS.lr),
+      seed: o.seed ?? PRETRAIN_DEFAULTS.seed,
+      text: [...o.text],
+    }
+  }
+
+  log(`reading ${settings.text.join(', ')}`)
+  const docs = await collectDocuments(settings.text)
+  if (!o.resume) {
+    if (o.init) {
+      const ck = await loadCheckpoint(o.init, { heads: {} })
+      model = ck.model
+      vocab = ck.vocab
+      lowercase = ck.lowercase
+      const tensors = readSafetensorsIfAny(o.init)
+      head = tensors ? lmHeadFromTensors(tensors, model.config.hiddenSize) : null
+      log(`continuing pretraining of ${o.init} (${vocab.length} pieces${head ? ', with its LM head' : ', new LM head'})`)
+    } else {
+      lowercase = o.lowercase ?? PRETRAIN_DEFAULTS.lowercase
+      const counts = countWords(
+        (function* () {
+          for (const d of docs) yield* d.lines
+        })(),
+        { lowercase },
+      )
+      vocab = trainFromWordCounts(counts, { vocabSize: o.vocabSize ?? PRETRAIN_DEFAULTS.vocabSize, lowercase }).tokens
+      const config: BertConfig = presetConfig(o.preset ?? PRETRAIN_DEFAULTS.preset, { vocabSize: vocab.length, maxPositionEmbeddings: Math.max(512, settings.maxLength) })
+      model = BertTokenClassifier.random(config, settings.seed, {})
+      log(`learnt a ${vocab.length}-piece WordPiece vocabulary from ${counts.size} word types`)
+    }
+  }
+  model = model!
+  vocab = vocab!
+  lowercase = lowercase!
+  if (settings.maxLength > model.config.maxPositionEmbeddings) {
+    throw new PretrainError(`--max-length ${settings.maxLength} exceeds the model's ${model.config.maxPositionEmbeddings} positions`)
+  }
+  head ??= initLmHead(model.config.hiddenSize, model.config.vocabSize, model.config.initializerRange, settings.seed)
+
+  const tokenizer = WordPieceTokenizer.fromVocab(vocab, { lowercase })
+  const train: PackedSequence[] = []
+  const held: PackedSequence[] = []
+  let index = 0
+  for (const seq of packDocuments(docs, tokenizer, { maxLength: settings.maxLength })) (isHeldOut(index++) ? held : train).push(seq)
+  docs.length = 0
+  if (train.length === 0) throw new PretrainError(`${settings.text.join(', ')}: no text to pretrain on`)
+  log(`${train.length} training sequences, ${held.length} held out (max ${settings.maxLength} pieces)`)
+
+  const maskOpts: MaskOptions = {
+    maskId: tokenizer.maskId,
+    vocabSize: model.config.vocabSize,
+    specialIds: [tokenizer.padId, tokenizer.unkId, tokenizer.clsId, tokenizer.sepId, tokenizer.maskId],
+  }
+  const masked = (seqs: readonly PackedSequence[], epoch: number, offset: number): BatchableExample[] =>
+    seqs.map((s, i) => {
+      const m = wholeWordMask(s, maskRng(settings.seed, epoch, offset + i), maskOpts)
+      return { inputIds: m.inputIds, labels: m.labels }
+    })
+  let epochCache: { epoch: number; examples: BatchableExample[] } | null = null
+  const examplesOfEpoch = (epoch: number): BatchableExample[] => {
+    if (epochCache?.epoch !== epoch) epochCache = { epoch, examples: masked(train, epoch, 0) }
+    return epochCache.examples
+  }
+  // Held-out masks are drawn once (epoch 0 never trains), so epochs are scored on the same task.
+  const heldExamples = masked(held, 0, train.length)
+  const heldBatches = (): Array<{ batch: HostBatch; labels: Int32Array }> => {
+    const out: Array<{ batch: HostBatch; labels: Int32Array }> = []
+    for (let i = 0; i < heldExamples.length; i += settings.batchSize) {
+      const idx = Array.from({ length: Math.min(settings.batchSize, heldExamples.length - i) }, (_, k) => i + k)
+      const batch = collate(heldExamples, idx, { padTokenId: tokenizer.padId })
+      out.push({ batch, labels: batch.labels })
+    }
+    return out
+  }
+
+  const { plannedSteps } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
+  const engine = await MaskedLmTrainer.open(
+    model,
+    head,
+    {
+      lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
+      weightDecay: PRETRAIN_DEFAULTS.weightDecay,
+    },
+    { threads: o.threads },
+  )
+  log(`trainer: ${engine.trainer} — ${engine.reason}`)
+  let tokensPerSecond = 0
+  try {
+    const run = await runTraining({
+      examples: examplesOfEpoch(1),
+      examplesOfEpoch,
+      engine,
+      labels: (b) => ({ mlm: b.labels }),
+      padTokenId: tokenizer.padId,
+      epochs: settings.epochs,
+      batchSize: settings.batchSize,
+      seed: settings.seed,
+      plannedSteps,
+      peakLr: settings.lr,
+      resume: resumePoint ? { epoch: resumePoint.epoch, step: resumePoint.step, dev: null, batchesIntoEpoch: resumePoint.batchesIntoEpoch, bestEpoch: null, bestDevF1: null, optimizer: resumePoint.optimizer!.state } : undefined,
+      saveEverySeconds: o.saveEverySeconds ?? PRETRAIN_DEFAULTS.saveEverySeconds,
+      signal: o.signal,
+      onProgress: (p) => {
+        tokensPerSecond = p.tokensPerSecond
+        o.onProgress?.(p)
+      },
+      save: async (point) => {
+        const epochEnd = point.batchesIntoEpoch === undefined
+        if (epochEnd && heldExamples.length > 0) {
+          const s = await engine.score(heldBatches())
+          history.push({ epoch: point.epoch, ...s })
+          o.onHeldOut?.(point.epoch, s)
+        }
+        await saveCheckpoint(o.outDir, model, vocab, {
+          lowercase,
+          architectures: ['BertForMaskedLM'],
+          extraTensors: lmHeadTensors(engine.head(), model.config.hiddenSize),
+          metadata: {
+            pretraining: { ...settings, epoch: point.epoch, step: point.step, batchesIntoEpoch: point.batchesIntoEpoch ?? null, heldOut: history, trainer: engine.trainer, trainerReason: engine.reason, tokensPerSecond },
+          },
+        })
+        saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer })
+        return o.outDir
+      },
+    })
+    return {
+      outDir: o.outDir,
+      firstLoss: run.losses[0] ?? null,
+      lastLoss: run.losses[run.losses.length - 1] ?? null,
+      heldOut: history,
+      steps: run.steps,
+      plannedSteps,
+      sequences: train.length,
+      heldOutSequences: held.length,
+      trainTokens: run.trainTokens,
+      tokensPerSecond: run.tokensPerSecond,
+      trainSeconds: run.trainSeconds,
+      wallSeconds: (performance.now() - t0) / 1000,
+      trainer: engine.trainer,
+      trainerReason: engine.reason,
+      cancelled: run.cancelled,
+      resumedAtStep: resumePoint ? resumePoint.step : null,
+    }
+  } finally {
+    await engine.dispose()
+  }
+}
+
+function readSafetensorsIfAny(dir: string): Map<string, { shape: number[]; data: Float32Array }> | null {
+  const path = join(dir, 'model.safetensors')
+  if (!existsSync(path)) return null
+  return readSafetensors(path, (n) => n.startsWith('cls.')).tensors as never
+}

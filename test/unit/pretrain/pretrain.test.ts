@@ -1,0 +1,98 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { initBackend } from '@core/model/backend'
+import { loadCheckpoint } from '@core/model/checkpoint'
+import { readSafetensors } from '@core/model/safetensors'
+import { pretrain } from '@core/pretrain/run'
+import { mulberry32 } from '@core/train/rng'
+
+// Made-up "biomedical" text with a learnable pattern: the word after "gene" is always a code.
+const WORDS = ['the', 'patient', 'showed', 'hyperkalemia', 'after', 'treatment', 'and', 'renal', 'failure', 'was', 'seen', 'in', 'mice', 'with', 'tumours']
+function corpus(lines: number, seed: number): string {
+  const rng = mulberry32(seed)
+  const out: string[] = []
+  for (let i = 0; i < lines; i++) {
+    const n = 6 + Math.floor(rng() * 10)
+    const words = Array.from({ length: n }, () => WORDS[Math.floor(rng() * WORDS.length)])
+    words.splice(Math.floor(rng() * n), 0, 'gene', `brca${1 + Math.floor(rng() * 2)}`)
+    out.push(words.join(' ') + ' .')
+    if (i % 7 === 6) out.push('')
+  }
+  return out.join('\n') + '\n'
+}
+
+const tiny = { preset: 'cpu-tiny' as const, vocabSize: 120, maxLength: 32, batchSize: 8, seed: 3 }
+
+describe('pretrain (masked LM on onnxruntime)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fastbioner-pretrain-run-'))
+  const text = join(dir, 'text.txt')
+  writeFileSync(text, corpus(400, 1))
+
+  beforeAll(async () => {
+    await initBackend()
+  })
+
+  it('writes a BertForMaskedLM checkpoint with a tied decoder that loads back and fine-tunes', async () => {
+    const out = join(dir, 'run')
+    const r = await pretrain({ ...tiny, text: [text], outDir: out, epochs: 2 })
+    expect(r.trainer).toMatch(/^onnxruntime/)
+    expect(r.steps).toBe(r.plannedSteps)
+    expect(r.lastLoss!).toBeLessThan(r.firstLoss!)
+    expect(r.heldOut).toHaveLength(2)
+    expect(r.heldOut[1].accuracy).toBeGreaterThan(0)
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'))
+    expect(config.architectures).toEqual(['BertForMaskedLM'])
+    const names = [...readSafetensors(join(out, 'model.safetensors')).tensors.keys()]
+    expect(names).toEqual(expect.arrayContaining(['cls.predictions.transform.dense.weight', 'cls.predictions.transform.LayerNorm.weight', 'cls.predictions.bias', 'bert.embeddings.word_embeddings.weight']))
+    // Tied: the decoder is the word-embedding table, so no separate decoder weight is stored.
+    expect(names.some((n) => n.startsWith('cls.predictions.decoder'))).toBe(false)
+    // Fine-tuning loads the encoder, drops the LM head and makes a classifier.
+    const ck = await loadCheckpoint(out, { heads: { default: ['O', 'B-Gene', 'I-Gene'] } })
+    expect(ck.model.heads.get('default')?.labels).toEqual(['O', 'B-Gene', 'I-Gene'])
+    expect(ck.notes.join(' ')).toMatch(/cls/)
+    ck.model.dispose()
+  })
+
+  it('resumes an interrupted run on the same loss curve', async () => {
+    const whole = await pretrain({ ...tiny, text: [text], outDir: join(dir, 'whole'), epochs: 2 })
+    const out = join(dir, 'interrupted')
+    const stopAt = Math.floor(whole.plannedSteps * 0.6)
+    const controller = new AbortController()
+    const losses: number[] = []
+    const first = await pretrain({
+      ...tiny,
+      text: [text],
+      outDir: out,
+      epochs: 2,
+      saveEverySeconds: 0,
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.kind !== 'step') return
+        losses.push(p.loss)
+        if (p.step === stopAt) controller.abort()
+      },
+    })
+    expect(first.cancelled).toBe(true)
+    expect(first.steps).toBe(stopAt)
+    const rest: number[] = []
+    const second = await pretrain({ text: [], outDir: out, resume: true, onProgress: (p) => p.kind === 'step' && rest.push(p.loss) })
+    expect(second.resumedAtStep).toBe(stopAt)
+    expect(second.steps).toBe(whole.plannedSteps)
+    const curve = [...losses, ...rest]
+    expect(curve).toHaveLength(whole.plannedSteps)
+    // The same seed, engine and threads replay the same computation; allow float noise only.
+    const wholeCurve: number[] = []
+    await pretrain({ ...tiny, text: [text], outDir: join(dir, 'whole2'), epochs: 2, onProgress: (p) => p.kind === 'step' && wholeCurve.push(p.loss) })
+    for (let i = 0; i < curve.length; i++) expect(curve[i]).toBeCloseTo(wholeCurve[i], 4)
+  })
+
+  it('refuses bad text and a used folder before writing anything', async () => {
+    const empty = join(dir, 'empty.txt')
+    writeFileSync(empty, '\n\n')
+    const out = join(dir, 'never')
+    await expect(pretrain({ ...tiny, text: [empty], outDir: out })).rejects.toThrow(/empty\.txt.*empty/)
+    expect(existsSync(out)).toBe(false)
+    await expect(pretrain({ ...tiny, text: [text], outDir: join(dir, 'run') })).rejects.toThrow(/not empty/)
+  })
+})
