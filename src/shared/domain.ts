@@ -69,7 +69,11 @@ export interface DocumentSummary {
   externalId: string
   title: string
   status: ReviewStatus
+  /** Live accepted annotations: what the document's legend counts. */
   annotationCount: number
+  /** Live model suggestions waiting for a decision (not in annotationCount). */
+  suggestionCount: number
+  /** Types of the accepted annotations, sorted. */
   types: string[]
   sourceFile: string | null
   importedAt: string

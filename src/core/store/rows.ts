@@ -27,6 +27,7 @@ export interface SummaryRow {
   source_file: string | null
   imported_at: string
   annotation_count: number
+  suggestion_count: number
   types: string | null
 }
 
@@ -75,8 +76,10 @@ export interface ModelRow {
 
 export const SUMMARY_COLUMNS = `
   d.id, d.external_id, d.title, d.status, d.source_file, d.imported_at,
-  (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0) AS annotation_count,
-  (SELECT json_group_array(DISTINCT a.type) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0) AS types`
+  (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'accepted') AS annotation_count,
+  (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'suggested') AS suggestion_count,
+  (SELECT json_group_array(DISTINCT a.type) FROM annotations a
+   WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'accepted') AS types`
 
 export const now = (): string => new Date().toISOString()
 
@@ -123,6 +126,7 @@ export function toSummary(r: SummaryRow): DocumentSummary {
     title: r.title,
     status: r.status,
     annotationCount: r.annotation_count,
+    suggestionCount: r.suggestion_count,
     types,
     sourceFile: r.source_file,
     importedAt: r.imported_at,

@@ -65,6 +65,22 @@ describe('Workspace listing, search and navigation', () => {
     expect(() => t.ws.setStatus(424242, 'done')).toThrow(expect.objectContaining({ code: 'not_found' }))
   })
 
+  it('counts accepted annotations apart from model suggestions, as the legend does', () => {
+    const c = ids['1003']!
+    // "No entities here. A plain …": two suggestions, one of them accepted afterwards.
+    t.ws.replaceSuggestions(
+      [{ documentId: c, suggestions: [{ start: 3, end: 11, type: 'Gene', confidence: 0.9 }, { start: 20, end: 25, type: 'Disease', confidence: 0.6 }], uncertainty: 0.4 }],
+      { modelId: null, by: 'model:m' },
+    )
+    const summary = () => t.ws.listDocuments({ query: '1003' }).documents[0]!
+    expect(summary()).toMatchObject({ annotationCount: 0, suggestionCount: 2, types: [] })
+    const gene = t.ws.getDocument(c).annotations.find((a) => a.type === 'Gene')!
+    t.ws.acceptSuggestions([gene.id])
+    expect(summary()).toMatchObject({ annotationCount: 1, suggestionCount: 1, types: ['Gene'] })
+    const accepted = t.ws.getDocument(c).annotations.filter((a) => a.state === 'accepted').length
+    expect(summary().annotationCount).toBe(accepted)
+  })
+
   it('finds neighbours by id, optionally skipping reviewed documents', () => {
     const [d1, d2, d3, d4, d5] = ['1001', '1002', '1003', '20001', 'PMC_2'].map((k) => ids[k]!)
     expect(t.ws.neighbor(d1!, 'next', false)).toBe(d2)

@@ -400,9 +400,14 @@ export function DocumentList(props: Props) {
                 <div className="doc-row-top">
                   <span className="pmid">{row.externalId}</span>
                   <StatusPill status={row.status} />
-                  <span className="doc-row-count" title={`${row.annotationCount} entities: ${row.types.join(', ') || 'none'}`}>
+                  <span className="doc-row-count" title={`${row.annotationCount} entities: ${row.types.join(', ') || 'none'}`} data-testid="row-count">
                     {row.annotationCount} <span className="muted">entities</span>
                   </span>
+                  {row.suggestionCount > 0 && (
+                    <span className="doc-row-count" title="Model suggestions waiting for accept or reject" data-testid="row-suggestions">
+                      {row.suggestionCount} <span className="muted">suggested</span>
+                    </span>
+                  )}
                 </div>
                 <div className="doc-row-title">{row.title || <span className="muted">(no title)</span>}</div>
               </div>
