@@ -10,6 +10,7 @@ import { EntityPopover } from './EntityPopover'
 import { HiddenAnnotations } from './HiddenAnnotations'
 import { SuggestionBar } from './SuggestionBar'
 import { CursorEntity } from './CursorEntity'
+import { HistoryDialog } from './HistoryDialog'
 
 export interface CurrentDocument {
   id: number
@@ -50,6 +51,7 @@ export function DocumentPane(props: Props) {
   const propsRef = useRef(props)
   propsRef.current = props
   const [, setLayoutTick] = useState(0)
+  const [historyOpen, setHistoryOpen] = useState(false)
 
   useEffect(() => {
     let alive = true
@@ -164,6 +166,19 @@ export function DocumentPane(props: Props) {
           >
             ↷ Redo
           </button>
+          <button
+            type="button"
+            className="btn small"
+            onClick={() => {
+              // The trail must include the edits still being saved.
+              void (controller?.flush() ?? Promise.resolve()).finally(() => setHistoryOpen(true))
+            }}
+            disabled={!detail}
+            title="Every change to this document's annotations: who, when, before and after"
+            data-testid="history-button"
+          >
+            History…
+          </button>
           <label className="switch" title="Show the B/I/O tag of every token">
             <input type="checkbox" checked={props.showTags} onChange={props.onToggleTags} data-testid="bio-toggle" />
             <span>Show BIO tags</span>
@@ -230,6 +245,9 @@ export function DocumentPane(props: Props) {
           )}
         </div>
       </div>
+      {historyOpen && detail && (
+        <HistoryDialog documentId={detail.id} externalId={detail.externalId} text={detail.text} onClose={() => setHistoryOpen(false)} />
+      )}
     </section>
   )
 }

@@ -1,0 +1,113 @@
+// A document's revision trail (documents:history), newest first: when, who (a person, or a model
+// when its tagging run made the change), what happened, and the annotation before and after.
+import { useEffect, useState } from 'react'
+import type { Revision } from '@shared/domain'
+import { api, errorMessage } from '../api'
+import { formatDate } from '../models/store'
+import { Modal } from './Modal'
+
+type Snapshot = NonNullable<Revision['before']>
+
+/** Tagging runs record their changes as `model:<model name>` (src/main/models/tag.ts). */
+const MODEL_PREFIX = 'model:'
+
+export function describeAuthor(by: string): { kind: 'model' | 'person'; name: string } {
+  return by.startsWith(MODEL_PREFIX) ? { kind: 'model', name: by.slice(MODEL_PREFIX.length) } : { kind: 'person', name: by }
+}
+
+/** What a revision did, in the words the app uses elsewhere (suggest, accept, reject). */
+export function describeChange(r: Revision): string {
+  const { before, after } = r
+  if (r.action === 'create') {
+    if (after?.origin === 'gold') return 'Imported'
+    return after?.state === 'suggested' ? 'Suggested' : 'Added'
+  }
+  if (r.action === 'delete') {
+    if (before?.state !== 'suggested') return 'Deleted'
+    return describeAuthor(r.by).kind === 'model' ? 'Replaced by a new tagging' : 'Rejected'
+  }
+  if (before?.state === 'suggested' && after?.state === 'accepted') {
+    const edited = before.type !== after.type || before.start !== after.start || before.end !== after.end
+    return edited ? 'Corrected and accepted' : 'Accepted'
+  }
+  if (before?.state === 'accepted' && after?.state === 'suggested') return 'Accept undone'
+  return 'Changed'
+}
+
+function SnapshotCell({ s, text }: { s: Snapshot | null; text: string }) {
+  if (!s) return <span className="muted">–</span>
+  const quote = text.slice(s.start, s.end).replace(/\s+/g, ' ')
+  return (
+    <span className="history-snapshot">
+      <strong>{s.type}</strong> “{quote.length > 60 ? `${quote.slice(0, 59)}…` : quote}”{' '}
+      <span className="muted">
+        {s.start}–{s.end}
+        {s.state === 'suggested' ? ` · suggested${s.confidence !== null ? ` ${s.confidence.toFixed(2)}` : ''}` : ''}
+        {s.conceptId ? ` · ${s.conceptId}` : ''}
+      </span>
+    </span>
+  )
+}
+
+export function HistoryDialog(props: { documentId: number; externalId: string; text: string; onClose: () => void }) {
+  const [revisions, setRevisions] = useState<Revision[] | null>(null)
+  const [failed, setFailed] = useState<string | null>(null)
+  useEffect(() => {
+    let alive = true
+    api
+      .history(props.documentId)
+      .then((r) => alive && setRevisions([...r].reverse()))
+      .catch((e) => alive && setFailed(errorMessage(e)))
+    return () => {
+      alive = false
+    }
+  }, [props.documentId])
+  return (
+    <Modal title={`History of ${props.externalId}`} onClose={props.onClose} className="history-dialog" testId="history-dialog">
+      {failed ? (
+        <p className="form-error" role="alert">
+          Cannot read the history: {failed}
+        </p>
+      ) : !revisions ? (
+        <p className="muted">Reading the history…</p>
+      ) : revisions.length === 0 ? (
+        <p className="muted">No annotation of this document has changed yet.</p>
+      ) : (
+        <div className="table-wrap history-wrap" tabIndex={0} role="region" aria-label="Revisions">
+          <table className="data-table history-table" data-testid="history-table">
+            <caption className="visually-hidden">Every change to this document's annotations, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Who</th>
+                <th scope="col">Change</th>
+                <th scope="col">Before</th>
+                <th scope="col">After</th>
+              </tr>
+            </thead>
+            <tbody>
+              {revisions.map((r) => {
+                const who = describeAuthor(r.by)
+                return (
+                  <tr key={r.id} data-revision-id={r.id} data-action={r.action} data-author-kind={who.kind}>
+                    <td className="nowrap">{formatDate(r.at)}</td>
+                    <td>
+                      <span className={`author author-${who.kind}`}>{who.kind === 'model' ? 'Model' : 'Person'}</span> {who.name}
+                    </td>
+                    <td>{describeChange(r)}</td>
+                    <td>
+                      <SnapshotCell s={r.before} text={props.text} />
+                    </td>
+                    <td>
+                      <SnapshotCell s={r.after} text={props.text} />
+                    </td>
+                  </tr>
+                )
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Modal>
+  )
+}
