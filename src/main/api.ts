@@ -1,5 +1,6 @@
 // The handler table: one async function per contract channel, built from core/. Electron registers it
 // with ipcMain.handle; the e2e harness binds the same table into Chromium. Never imports 'electron'.
+import { existsSync } from 'node:fs'
 import { mkdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path'
 import { z } from 'zod'
@@ -18,7 +19,7 @@ import {
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
 import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '../core/corpus'
 import { CorpusError } from '../core/corpus/errors'
-import { cancelJob, finishJob, startJob, throttle } from './jobs'
+import { cancelJob, finishJob, runningJobs, startJob, throttle } from './jobs'
 import { writeFileAtomic } from '../core/fs/atomic'
 import { isStoreError, StoreError, type Workspace } from '../core/store'
 import type { ModelHost } from '../host/client'
@@ -33,6 +34,8 @@ export interface HandlerContext {
   dialogs: {
     openCorpusFiles(): Promise<string[]>
     saveExport(format: CorpusFormat): Promise<string | null>
+    /** Chooses a workspace file, an existing one or a new one (dialog:chooseWorkspace); null when cancelled. */
+    chooseWorkspace?(purpose: 'open' | 'create'): Promise<string | null>
     /** Chooses an HF checkpoint folder (dialog:openModelFolder); null when cancelled. */
     openModelFolder?(): Promise<string | null>
   }
@@ -171,7 +174,25 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       return info(ctx.workspace())
     },
     async 'workspace:open'(req) {
-      return info(ctx.openWorkspace(req.path === undefined ? undefined : requireGranted(req.path, 'Opening a workspace')))
+      const path = req.path === undefined ? undefined : requireGranted(req.path, 'Opening a workspace')
+      // Closing the workspace under a running job would cancel an import or lose a model's results.
+      const running = runningJobs()
+      if (running.length || ctx.workspace().importing) {
+        throw new StoreError('conflict', 'A job is still running (import, training, tagging…); wait for it to finish or cancel it first')
+      }
+      if (path !== undefined && req.create && existsSync(path)) {
+        throw new StoreError('conflict', `${path} already exists: open it with "Open workspace…" or choose a new name`)
+      }
+      if (path !== undefined && req.create === false && !existsSync(path)) {
+        throw new StoreError('not_found', `${path} does not exist: create it with "New workspace…"`)
+      }
+      return info(ctx.openWorkspace(path))
+    },
+    async 'dialog:chooseWorkspace'(req) {
+      if (!ctx.dialogs.chooseWorkspace) throw new Error('This shell has no workspace dialog')
+      const path = await ctx.dialogs.chooseWorkspace(req.purpose)
+      if (path) grant([path])
+      return { path }
     },
 
     async 'documents:list'(req) {

@@ -165,6 +165,22 @@ void app.whenReady().then(() => {
         })
         return result.canceled || !result.filePath ? null : result.filePath
       },
+      async chooseWorkspace(purpose) {
+        if (purpose === 'create') {
+          const result = await dialog.showSaveDialog(mainWindow!, {
+            title: 'New workspace',
+            defaultPath: 'workspace.sqlite',
+            filters: [{ name: 'FastBioNER workspace', extensions: ['sqlite'] }],
+          })
+          return result.canceled || !result.filePath ? null : result.filePath
+        }
+        const result = await dialog.showOpenDialog(mainWindow!, {
+          title: 'Open workspace',
+          properties: ['openFile'],
+          filters: [{ name: 'FastBioNER workspace', extensions: ['sqlite'] }],
+        })
+        return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+      },
       async openModelFolder() {
         const result = await dialog.showOpenDialog(mainWindow!, {
           title: 'Import a model (HuggingFace folder with config.json, vocab.txt, model.safetensors)',

@@ -209,7 +209,15 @@ export interface ComparisonReport {
 
 export const contract = {
   'workspace:info': { request: z.object({}).strict() },
-  'workspace:open': { request: z.object({ path: z.string().min(1).optional() }).strict() },
+  /**
+   * Opens another workspace (closing this one). The path must come from dialog:chooseWorkspace.
+   * `create: true` makes a new workspace and refuses a path that exists; `create: false` refuses a
+   * path that does not exist; without it the workspace is opened or created. Refused while an
+   * import or model job runs.
+   */
+  'workspace:open': { request: z.object({ path: z.string().min(1).optional(), create: z.boolean().optional() }).strict() },
+  /** The OS dialog for a workspace file: an existing one ('open') or a new one ('create'); null when cancelled. */
+  'dialog:chooseWorkspace': { request: z.object({ purpose: z.enum(['open', 'create']) }).strict() },
 
   'documents:list': {
     request: z
@@ -400,6 +408,7 @@ export interface ContractResponses {
   'annotations:update': Annotation
   'annotations:delete': { id: number }
   'dialog:openCorpusFiles': { paths: string[] }
+  'dialog:chooseWorkspace': { path: string | null }
   'dialog:saveExport': { path: string | null }
   'import:files': ImportResult
   'import:text': ImportResult

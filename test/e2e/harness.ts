@@ -134,6 +134,8 @@ export interface Harness {
   queueOpenFiles(paths: string[]): void
   /** The folder the next "Import HF folder…" dialog will return. */
   queueModelFolder(path: string | null): void
+  /** The file the next "Open workspace…" / "New workspace…" dialog will return. */
+  queueWorkspaceFile(path: string | null): void
   modelHost: ModelHost
   /** Every path the save dialog handed out, in order. */
   exportPaths: string[]
@@ -160,6 +162,7 @@ export async function startHarness(
   let workspace = Workspace.open(workspacePath, { user })
   const openQueue: string[][] = []
   const folderQueue: Array<string | null> = []
+  const workspaceQueue: Array<string | null> = []
   // Single-threaded tfjs (wasm) unless a test asks otherwise: the suite runs on two cores.
   const modelHost = createNodeModelHost({ env: { FASTBIONER_BACKEND: 'wasm', ...opts.hostEnv } })
   const exportPaths: string[] = []
@@ -193,6 +196,9 @@ export async function startHarness(
       },
       async openModelFolder() {
         return folderQueue.shift() ?? null
+      },
+      async chooseWorkspace() {
+        return workspaceQueue.shift() ?? null
       },
       async saveExport(format: CorpusFormat) {
         const ext = format === 'bioc-json' ? 'json' : format === 'conll' ? 'tsv' : format === 'brat' ? '' : format
@@ -232,6 +238,7 @@ export async function startHarness(
     workspace: () => workspace,
     queueOpenFiles: (paths) => void openQueue.push(paths),
     queueModelFolder: (path) => void folderQueue.push(path),
+    queueWorkspaceFile: (path) => void workspaceQueue.push(path),
     modelHost,
     exportPaths,
     errors,

@@ -108,6 +108,7 @@ beforeEach(() => {
     dialogs: {
       openCorpusFiles: async () => [join(dir, 'picked.pubtator')],
       saveExport: async () => saveExportAnswer,
+      chooseWorkspace: async () => join(dir, 'chosen.sqlite'),
     },
   }
   handlers = createHandlers(ctx)
@@ -198,6 +199,16 @@ describe('paths restricted to dialogs (the Electron shell)', () => {
     })
     expect(await fail('workspace:open', { path: join(dir, 'x.sqlite') })).toMatchObject({ code: 'invalid_request' })
     expect((await call('workspace:info', {})).documentCount).toBe(0)
+
+    // Switching workspaces from the UI: the path comes from the shell's dialog; create / open are checked.
+    const chosen = join(dir, 'chosen.sqlite')
+    expect(await call('dialog:chooseWorkspace', { purpose: 'create' })).toEqual({ path: chosen })
+    expect(await fail('workspace:open', { path: chosen, create: false })).toMatchObject({ code: 'not_found' })
+    expect(existsSync(chosen)).toBe(false)
+    expect(await call('workspace:open', { path: chosen, create: true })).toMatchObject({ path: chosen, documentCount: 0 })
+    expect(await fail('workspace:open', { path: chosen, create: true })).toMatchObject({ code: 'conflict' })
+    expect(await fail('dialog:chooseWorkspace', { purpose: 'elsewhere' })).toMatchObject({ code: 'invalid_request' })
+    expect(await call('workspace:open', {})).toMatchObject({ path: join(dir, 'default.sqlite') })
 
     expect(await call('dialog:openCorpusFiles', {})).toEqual({ paths: [picked] })
     const imported = await call('import:files', { jobId: 'r2', paths: [picked] })

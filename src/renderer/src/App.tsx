@@ -28,7 +28,8 @@ function isTypingTarget(el: Element | null): boolean {
 
 const lastDocKey = (path: string) => `fastbioner:lastDocument:${path}`
 
-export function App() {
+/** `onWorkspaceSwitched`: another workspace is open now; the root remounts the app for it. */
+export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }) {
   const [info, setInfo] = useState<WorkspaceInfo | null>(null)
   const [legend, setLegend] = useState<string[]>([])
   const [filters, setFilters] = useState<ListFilters>({ query: '', status: null, type: null })
@@ -120,6 +121,24 @@ export function App() {
     if (id === openIdRef.current) controllerRef.current?.focus()
     else setCurrentId(id)
   }, [])
+
+  const switchWorkspace = useCallback(
+    async (purpose: 'open' | 'create') => {
+      const verb = purpose === 'create' ? 'create' : 'open'
+      try {
+        const { path } = await api.chooseWorkspace(purpose)
+        if (!path) return
+        // Edits still being saved belong to the workspace being left.
+        await controllerRef.current?.flush()
+        const next = await api.openWorkspace(path, purpose === 'create')
+        notify('success', `${purpose === 'create' ? 'Created' : 'Opened'} the workspace ${next.path} (${next.documentCount} document${next.documentCount === 1 ? '' : 's'}).`)
+        onWorkspaceSwitched()
+      } catch (e) {
+        notify('error', `Could not ${verb} the workspace: ${errorMessage(e)}`)
+      }
+    },
+    [onWorkspaceSwitched],
+  )
 
   const afterImport = useCallback(async () => {
     await refreshInfo()
@@ -355,6 +374,7 @@ export function App() {
         onExport={exportCorpus}
         onCancelJob={importer.cancel}
         onHelp={() => setHelpOpen(true)}
+        onSwitchWorkspace={(purpose) => void switchWorkspace(purpose)}
         view={view}
         onView={setView}
       />

@@ -69,6 +69,8 @@ export function onEvent<E extends EventName>(event: E, listener: (payload: Event
 
 export const api = {
   workspaceInfo: () => call('workspace:info', {}),
+  chooseWorkspace: (purpose: 'open' | 'create') => call('dialog:chooseWorkspace', { purpose }),
+  openWorkspace: (path: string, create: boolean) => call('workspace:open', { path, create }),
   listDocuments: (req: RequestOf<'documents:list'>) => call('documents:list', req),
   getDocument: (id: number) => call('documents:get', { id }),
   setStatus: (id: number, status: RequestOf<'documents:setStatus'>['status']) => call('documents:setStatus', { id, status }),

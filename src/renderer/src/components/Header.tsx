@@ -31,6 +31,8 @@ interface Props {
   onExport: (format: ExportFormat, label: string) => void
   onCancelJob: () => void
   onHelp: () => void
+  /** Opens ('open') or creates ('create') another workspace; disabled while a job runs. */
+  onSwitchWorkspace: (purpose: 'open' | 'create') => void
   view: View
   onView: (v: View) => void
 }
@@ -65,6 +67,7 @@ export function Header(props: Props) {
         {modelJob && !modelJob.finished && <JobProgressBar job={modelJob} compact testId="header-model-job" />}
       </div>
       <nav className="header-actions" aria-label="Workspace actions">
+        <WorkspaceMenu onSwitch={props.onSwitchWorkspace} disabled={!!job || (!!modelJob && !modelJob.finished)} />
         <button type="button" className="btn primary" onClick={props.onImport} disabled={!!job}>
           Import…
         </button>
@@ -131,7 +134,17 @@ function JobProgress({ job, onCancel }: { job: JobView; onCancel: () => void }) 
   )
 }
 
-function ExportMenu({ onExport, disabled }: { onExport: Props['onExport']; disabled: boolean }) {
+interface MenuItem {
+  key: string
+  label: string
+  hint: string
+  /** data-* attributes of the item, for tests. */
+  data?: Record<string, string>
+  onSelect: () => void
+}
+
+/** A button that opens a menu: focus moves in, arrow keys move, Esc closes, a click outside closes. */
+function MenuButton(props: { label: string; title: string; items: MenuItem[]; disabled: boolean; testId?: string }) {
   const [open, setOpen] = useState(false)
   const ref = useRef<HTMLDivElement | null>(null)
   const buttonRef = useRef<HTMLButtonElement | null>(null)
@@ -170,34 +183,68 @@ function ExportMenu({ onExport, disabled }: { onExport: Props['onExport']; disab
         ref={buttonRef}
         aria-haspopup="menu"
         aria-expanded={open}
-        disabled={disabled}
+        disabled={props.disabled}
         onClick={() => setOpen((v) => !v)}
+        data-testid={props.testId}
       >
-        Export… <span aria-hidden="true">▾</span>
+        {props.label} <span aria-hidden="true">▾</span>
       </button>
       {open && (
-        <div className="menu" role="menu" aria-label="Export format">
-          <p className="menu-title">Export all documents as</p>
-          {EXPORT_FORMATS.map((f) => (
+        <div className="menu" role="menu" aria-label={props.title}>
+          <p className="menu-title">{props.title}</p>
+          {props.items.map((item) => (
             <button
               type="button"
               role="menuitem"
-              key={f.format}
+              key={item.key}
               className="menu-item"
-              data-format={f.format}
+              {...Object.fromEntries(Object.entries(item.data ?? {}).map(([k, v]) => [`data-${k}`, v]))}
               onClick={() => {
                 setOpen(false)
                 buttonRef.current?.focus()
-                onExport(f.format, f.label)
+                item.onSelect()
               }}
             >
-              <span className="menu-item-label">{f.label}</span>
-              <span className="menu-item-hint">{f.hint}</span>
+              <span className="menu-item-label">{item.label}</span>
+              <span className="menu-item-hint">{item.hint}</span>
             </button>
           ))}
         </div>
       )}
     </div>
+  )
+}
+
+function ExportMenu({ onExport, disabled }: { onExport: Props['onExport']; disabled: boolean }) {
+  return (
+    <MenuButton
+      label="Export…"
+      title="Export all documents as"
+      disabled={disabled}
+      items={EXPORT_FORMATS.map((f) => ({
+        key: f.format,
+        label: f.label,
+        hint: f.hint,
+        data: { format: f.format },
+        onSelect: () => onExport(f.format, f.label),
+      }))}
+    />
+  )
+}
+
+/** Open another workspace file or create a new one (the shell's own file dialogs choose the path). */
+function WorkspaceMenu({ onSwitch, disabled }: { onSwitch: Props['onSwitchWorkspace']; disabled: boolean }) {
+  return (
+    <MenuButton
+      label="Workspace"
+      title="Workspace"
+      disabled={disabled}
+      testId="workspace-menu"
+      items={[
+        { key: 'open', label: 'Open workspace…', hint: 'another .sqlite workspace file', data: { action: 'open-workspace' }, onSelect: () => onSwitch('open') },
+        { key: 'create', label: 'New workspace…', hint: 'an empty workspace in a new file', data: { action: 'new-workspace' }, onSelect: () => onSwitch('create') },
+      ]}
+    />
   )
 }
 

@@ -1,0 +1,115 @@
+// The document list's counts against the legend, a document's revision history, and switching /
+// creating workspaces from the UI — through the real UI, handler table and SQLite workspaces.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import type { CorpusDocument } from '@shared/domain'
+import { startHarness, type Harness } from './harness'
+import { expectToast, openFromList } from './ui'
+
+let h: Harness
+
+/** Two small invented documents with gold mentions. */
+function doc(id: string, text: string, spans: Array<[string, string]>): CorpusDocument {
+  return {
+    id,
+    text,
+    passages: [],
+    mentions: spans.map(([word, type]) => {
+      const start = text.indexOf(word)
+      return { start, end: start + word.length, text: word, type }
+    }),
+  }
+}
+const DOCS = [
+  doc('7000001', 'Zorvitis in children treated with fenoxamil and quinavor.', [['Zorvitis', 'Disease'], ['fenoxamil', 'Chemical']]),
+  doc('7000002', 'No finding of brunoma after dratrizole.', [['brunoma', 'Disease']]),
+]
+
+beforeAll(async () => {
+  h = await startHarness()
+  await h.workspace().importDocuments(DOCS, 'fixture')
+  const id = h.workspace().listDocuments({ query: '7000001' }).documents[0]!.id
+  // What a tagging run stores: two model suggestions beside the two gold entities.
+  const text = DOCS[0]!.text
+  const at = (w: string) => ({ start: text.indexOf(w), end: text.indexOf(w) + w.length })
+  h.workspace().replaceSuggestions(
+    [{ documentId: id, suggestions: [{ ...at('quinavor'), type: 'Chemical', confidence: 0.93 }, { ...at('children'), type: 'Disease', confidence: 0.55 }], uncertainty: 0.5 }],
+    { modelId: null, by: 'model:tiny-test' },
+  )
+  await h.page.reload()
+})
+
+afterAll(async () => {
+  await h?.close()
+})
+
+describe('document list, history and workspaces', () => {
+  it('counts the same entities in the list as in the legend, suggestions apart', async () => {
+    const { page } = h
+    const row = page.locator('.doc-row[data-external-id="7000001"]')
+    await row.waitFor()
+    await openFromList(page, '7000001')
+    const legendTotal = Number(await page.locator('.legend-total strong').textContent())
+    expect(legendTotal).toBe(2)
+    expect(Number(await page.getByTestId('suggestion-count').textContent())).toBe(2)
+    expect(await row.getByTestId('row-count').textContent()).toBe(`${legendTotal} entities`)
+    expect(await row.getByTestId('row-suggestions').textContent()).toBe('2 suggested')
+    await h.screenshot('workspace-list-counts')
+  })
+
+  it("shows the document's history: who (person or model), when, before and after", async () => {
+    const { page } = h
+    // Accept the confident suggestion (a person's decision on the model's proposal).
+    await page.getByTestId('accept-above').click()
+    await page.waitForFunction(() => document.querySelector('[data-testid="save-state"]')?.getAttribute('data-state') === 'saved')
+    await page.getByTestId('history-button').click()
+    const dialog = page.getByTestId('history-dialog')
+    await dialog.getByTestId('history-table').waitFor()
+    const rows = dialog.locator('tbody tr')
+    // Newest first: the accept, then the model's two suggestions, then the two imported gold entities.
+    await expect.poll(() => rows.count()).toBe(5)
+    const newest = rows.first()
+    expect(await newest.getAttribute('data-author-kind')).toBe('person')
+    expect(await newest.textContent()).toContain('e2e-annotator')
+    expect(await newest.textContent()).toContain('Accepted')
+    expect(await newest.locator('td').nth(3).textContent()).toMatch(/Chemical “quinavor”.*suggested 0\.93/)
+    expect(await newest.locator('td').nth(4).textContent()).toMatch(/Chemical “quinavor”/)
+    expect(await newest.locator('td').nth(4).textContent()).not.toContain('suggested')
+    const byModel = dialog.locator('tbody tr[data-author-kind="model"]')
+    expect(await byModel.count()).toBe(2)
+    expect(await byModel.first().textContent()).toMatch(/Model tiny-test.*Suggested/)
+    expect(await dialog.locator('tbody tr', { hasText: 'Imported' }).count()).toBe(2)
+    await h.screenshot('workspace-history')
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+  })
+
+  it('creates a new workspace and opens the previous one again from the Workspace menu', async () => {
+    const { page } = h
+    const fresh = join(h.dir, 'second', 'fresh.sqlite')
+    h.queueWorkspaceFile(fresh)
+    await page.getByTestId('workspace-menu').click()
+    await h.screenshot('workspace-menu')
+    await page.locator('[data-action="new-workspace"]').click()
+    await expectToast(page, /Created the workspace .*fresh\.sqlite \(0 documents\)/)
+    expect(existsSync(fresh)).toBe(true)
+    await page.getByTestId('workspace-path').getByText(fresh).waitFor()
+    await page.getByRole('heading', { name: 'Your workspace is empty' }).waitFor()
+    expect(h.workspace().path).toBe(fresh)
+
+    // Creating over an existing file is refused; the open workspace stays.
+    h.queueWorkspaceFile(h.workspacePath)
+    await page.getByTestId('workspace-menu').click()
+    await page.locator('[data-action="new-workspace"]').click()
+    await expectToast(page, /Could not create the workspace: .*already exists/)
+    expect(h.workspace().path).toBe(fresh)
+
+    h.queueWorkspaceFile(h.workspacePath)
+    await page.getByTestId('workspace-menu').click()
+    await page.locator('[data-action="open-workspace"]').click()
+    await expectToast(page, /Opened the workspace .*\(2 documents\)/)
+    await page.locator('.doc-row[data-external-id="7000002"]').waitFor()
+    expect(h.workspace().path).toBe(h.workspacePath)
+    await h.screenshot('workspace-switched-back')
+  })
+})
