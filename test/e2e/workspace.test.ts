@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
 import { startHarness, type Harness } from './harness'
 import { expectToast, openFromList } from './ui'
+import { expectAccessible } from './axe'
 
 let h: Harness
 
@@ -80,6 +81,7 @@ describe('document list, history and workspaces', () => {
     expect(await byModel.first().textContent()).toMatch(/Model tiny-test.*Suggested/)
     expect(await dialog.locator('tbody tr', { hasText: 'Imported' }).count()).toBe(2)
     await h.screenshot('workspace-history')
+    await expectAccessible(page, 'history dialog')
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'detached' })
   })
