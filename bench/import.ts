@@ -7,22 +7,17 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { readCorpusFile } from '../src/core/corpus'
 import { Workspace } from '../src/core/store'
+import { Rng } from '../src/core/rng'
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`)
   return i >= 0 ? process.argv[i + 1] : undefined
 }
 
-/** Deterministic PRNG (mulberry32) so every run benchmarks the same corpus. */
+/** Seeded so that every run benchmarks the same corpus. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const r = new Rng(seed)
+  return () => r.next()
 }
 
 const WORDS = (

@@ -1,5 +1,6 @@
 // An invented two-type corpus for the model e2e test: made-up disease and chemical words in
 // filler sentences, seeded, so a 2-layer model learns it in a few epochs. No real text.
+import { Rng } from '../../src/core/rng'
 
 const FILLER = [
   'the', 'patients', 'cells', 'were', 'treated', 'with', 'and', 'showed', 'reduced', 'increased', 'signs', 'of', 'in', 'after', 'study',
@@ -11,11 +12,8 @@ const CHEMICALS = ['fenoxamil', 'dratrizole', 'quinavor', 'lepromycin', 'tavoxet
 export const NEW_CHEMICALS = ['zantrofen', 'pelorazine', 'ximbutol', 'corvadil']
 
 function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0
-    return s / 2 ** 32
-  }
+  const r = new Rng(seed)
+  return () => r.next()
 }
 
 interface Mention {

@@ -13,7 +13,7 @@
 // Tagging runs every head and merges their mentions into one document (core/tag).
 
 import { planBatches } from '../train/batching'
-import { deriveSeed, mulberry32, shuffleInPlace } from '../train/rng'
+import { deriveSeed, Rng } from '../rng'
 
 export type TaskMix = 'proportional' | 'round-robin'
 
@@ -40,7 +40,7 @@ export function planTaskBatches(lengths: ReadonlyArray<readonly number[]>, opts:
   if (lengths.length === 1) return per[0]
   if (mix === 'proportional') {
     const all = per.flat()
-    shuffleInPlace(all, mulberry32(deriveSeed(opts.seed, 0x313c, opts.epoch)))
+    new Rng(deriveSeed(opts.seed, 0x313c, opts.epoch)).shuffle(all)
     return all
   }
   if (mix !== 'round-robin') throw new Error(`unknown task mix '${mix as string}' (proportional or round-robin)`)

@@ -20,7 +20,7 @@
 import * as tf from '@tensorflow/tfjs-core'
 import { gradientsRegistered } from './gradients'
 import { dropoutMask } from './dropout'
-import { Rng } from './rng'
+import { Rng } from '../rng'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, validateConfig, type BertConfig } from './config'
 
 export {

@@ -1,7 +1,7 @@
 // Dropout masks from the project's seeded stream, shared by the tfjs model and the onnxruntime
 // trainer (no tfjs here).
 
-import type { Rng } from './rng'
+import type { Rng } from '../rng'
 
 /**
  * An inverted-dropout mask of `size` values (0 or 1/(1−p)) from our seeded stream. The ONNX

@@ -5,7 +5,7 @@
 // member and batches are formed from examples of similar length.
 
 import * as tf from '@tensorflow/tfjs-core'
-import { deriveSeed, mulberry32, shuffleInPlace } from './rng'
+import { deriveSeed, Rng } from '../rng'
 
 /** Label value that every loss and metric ignores (padding, non-first word pieces, [CLS]/[SEP]). */
 export const IGNORE_INDEX = -100
@@ -48,10 +48,10 @@ export function planBatches(lengths: readonly number[], opts: BatchPlanOptions):
   const chunkBatches = opts.bucketChunkBatches ?? 50
   const shuffle = opts.shuffle ?? true
   const order = lengths.map((_, i) => i)
-  const rng = mulberry32(deriveSeed(opts.seed ?? 0, opts.epoch ?? 0))
+  const rng = new Rng(deriveSeed(opts.seed ?? 0, opts.epoch ?? 0))
   const byLengthDesc = (a: number, b: number): number => lengths[b] - lengths[a] || a - b
 
-  if (shuffle) shuffleInPlace(order, rng)
+  if (shuffle) rng.shuffle(order)
   if (chunkBatches > 1) {
     if (shuffle) {
       const chunk = chunkBatches * batchSize
@@ -71,7 +71,7 @@ export function planBatches(lengths: readonly number[], opts: BatchPlanOptions):
   }
   // Sorted chunks would otherwise always start with their longest batch; shuffling batch order
   // keeps the per-step cost (and the gradient statistics) from following a saw-tooth.
-  if (shuffle) shuffleInPlace(batches, rng)
+  if (shuffle) rng.shuffle(batches)
   return batches
 }
 

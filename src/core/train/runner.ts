@@ -13,7 +13,7 @@ import { readSafetensors, writeSafetensors, type TensorToWrite } from '../model/
 import { collate, countBatches, planBatches, type BatchableExample, type HostBatch } from './batching'
 import type { TrainerEngine } from './engine'
 import type { OptimizerState } from './optimizer'
-import { deriveSeed } from './rng'
+import { deriveSeed } from '../rng'
 
 export interface DevScores {
   precision: number

@@ -14,7 +14,7 @@ import type { CorpusDocument } from '@shared/domain'
 import type { HandlerContext } from '../api'
 import { finishJob, startJob, throttle } from '../jobs'
 import { isStoreError, StoreError, type ModelRecord, type Workspace } from '../../core/store'
-import { mulberry32, shuffleInPlace } from '../../core/train/rng'
+import { Rng } from '../../core/rng'
 import type { ModelHost } from '../../host/client'
 import type { JobProgress, ScoresWithTypes } from '../../host/protocol'
 
@@ -60,7 +60,7 @@ function folderFor(dir: string, name: string): string {
 /** Seeded split by document: `n` held out, the rest for training. */
 export function splitDocuments<T>(docs: readonly T[], heldOut: number, seed: number): { train: T[]; heldOut: T[] } {
   const order = docs.map((_, i) => i)
-  shuffleInPlace(order, mulberry32(seed >>> 0))
+  new Rng(seed >>> 0).shuffle(order)
   const held = new Set(order.slice(0, heldOut))
   return { train: docs.filter((_, i) => !held.has(i)), heldOut: docs.filter((_, i) => held.has(i)) }
 }

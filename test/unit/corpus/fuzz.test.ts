@@ -3,20 +3,14 @@
 import { CorpusError, parseCorpusText, readBrat, readCorpusBuffer, writeCorpus, WRITABLE_FORMATS } from '@core/corpus'
 import type { CorpusDocument, CorpusFormat } from '@shared/domain'
 import { fixture, inconsistencies } from './helpers'
+import { Rng } from '@core/rng'
 
 const SEED = Number(process.env.CORPUS_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 32))
 const CASES = Number(process.env.CORPUS_FUZZ_CASES ?? 300)
 
-/** mulberry32: small, fast, good enough for picking mutations. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const r = new Rng(seed)
+  return () => r.next()
 }
 
 const SAMPLES: Array<{ format: CorpusFormat; name: string; content: string; companion?: string }> = [

@@ -10,21 +10,8 @@ import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { useBackend } from '@core/model/backend'
 import { loadCheckpoint } from '@core/model/checkpoint'
+import { Rng } from '@core/rng'
 
-// ---- seeded PRNG (mulberry32) and Gaussian ------------------------------------------------
-function mulberry32(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-function gaussian(rand: () => number) {
-  return () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand())
-}
 
 // ---- erf in float64: Maclaurin series near 0, continued fraction for erfc in the tails ------
 export function erf64(x: number): number {
@@ -56,7 +43,8 @@ const D = C.hidden / C.heads
 type W = Map<string, { shape: number[]; data: Float32Array }>
 
 function makeWeights(seed: number): W {
-  const g = gaussian(mulberry32(seed))
+  const rng = new Rng(seed)
+  const g = () => rng.normal()
   const w: W = new Map()
   const add = (name: string, shape: number[], std: number, mean = 0) => {
     const n = shape.reduce((a, b) => a * b, 1)
@@ -237,8 +225,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 // Three sequences of lengths 7, 4 and 6 padded to 7; two segments in the first and third.
 const lengths = [7, 4, 6]
 const S = 7
-const rand = mulberry32(99)
-const ids = lengths.map((len) => Array.from({ length: S }, (_, s) => (s < len ? 5 + Math.floor(rand() * (C.vocab - 5)) : 0)))
+const rand = new Rng(99)
+const ids = lengths.map((len) => Array.from({ length: S }, (_, s) => (s < len ? 5 + rand.int(C.vocab - 5) : 0)))
 const types = lengths.map((len, b) => Array.from({ length: S }, (_, s) => (b !== 1 && s >= 3 && s < len ? 1 : 0)))
 const mask = lengths.map((len) => Array.from({ length: S }, (_, s) => (s < len ? 1 : 0)))
 const ref = reference(weights, ids, types, mask)

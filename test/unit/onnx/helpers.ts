@@ -6,23 +6,13 @@ import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { BertTokenClassifier, isLinearWeight, makeBertConfig } from '../../../src/core/model/bert'
 import { writeSafetensors } from '../../../src/core/model/safetensors'
+import { Rng } from '../../../src/core/rng'
 import type { OnnxBertConfig, WeightsMap } from '../../../src/core/onnx/export'
 
-/** mulberry32 → uniform [0, 1); Box–Muller for normals. */
+/** The core's seeded generator under the names these tests use. */
 export function makeRng(seed: number): { uniform(): number; normal(): number; int(n: number): number } {
-  let a = seed >>> 0
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const normal = () => {
-    const u = Math.max(uniform(), 1e-12)
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * uniform())
-  }
-  return { uniform, normal, int: (n: number) => Math.floor(uniform() * n) }
+  const r = new Rng(seed)
+  return { uniform: () => r.next(), normal: () => r.normal(), int: (n: number) => r.int(n) }
 }
 
 export const SMALL_CONFIG: OnnxBertConfig = {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { IGNORE_INDEX, collate, countBatches, disposeBatch, iterateBatches, planBatches, type BatchableExample } from '@core/train/batching'
-import { mulberry32 } from '@core/train/rng'
+import { Rng } from '@core/rng'
 import { useCpuBackend } from './tfSetup'
 
 function makeExamples(lengths: number[]): BatchableExample[] {
@@ -33,8 +33,8 @@ describe('batching', () => {
   })
 
   it('buckets by length: batches hold examples of similar length', () => {
-    const rng = mulberry32(7)
-    const lengths = Array.from({ length: 400 }, () => 2 + Math.floor(rng() * 126))
+    const rng = new Rng(7)
+    const lengths = Array.from({ length: 400 }, () => 2 + rng.int(126))
     const batches = planBatches(lengths, { batchSize: 8, seed: 3 })
     const bucketedPad = batches.reduce((s, b) => s + b.length * Math.max(...b.map((i) => lengths[i])) - b.reduce((x, i) => x + lengths[i], 0), 0)
     const unbucketed = planBatches(lengths, { batchSize: 8, seed: 3, bucketChunkBatches: 0 })

@@ -10,7 +10,7 @@ import { BertTokenClassifier, gelu, layerNorm, makeBertConfig, type BertConfig }
 import { loadOnnxRuntime } from '@core/onnx/session'
 import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/training'
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from '@core/distill/losses'
-import { Rng } from '@core/model/rng'
+import { Rng } from '@core/rng'
 import { collate, type HostBatch } from '@core/train/batching'
 import { maskedCrossEntropy } from '@core/train/loss'
 import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, onnxConfigOf, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'

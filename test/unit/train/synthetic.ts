@@ -4,7 +4,7 @@
 // plain words elsewhere need the previous word as context; the tiny model does not learn that
 // within the test's time budget.)
 import type { CorpusDocument, Mention } from '../../../src/shared/domain'
-import { mulberry32 } from '../../../src/core/train/rng'
+import { Rng } from '../../../src/core/rng'
 
 export const FILLER = [
   'patients', 'with', 'showed', 'and', 'of', 'in', 'treated', 'no', 'signs', 'were', 'the', 'a', 'after', 'study',
@@ -20,7 +20,8 @@ export function syntheticVocab(): string[] {
 
 /** Documents of `sentences` sentences each; deterministic per seed. Type "Disease". */
 export function syntheticDocs(n: number, seed: number, sentences = 3, prefix = 'doc'): CorpusDocument[] {
-  const rng = mulberry32(seed)
+  const r = new Rng(seed)
+  const rng = (): number => r.next()
   const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]
   const docs: CorpusDocument[] = []
   for (let d = 0; d < n; d++) {

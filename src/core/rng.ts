@@ -1,6 +1,11 @@
-// Small seeded PRNG for weight init and dropout masks. tf.randomNormal/tf.dropout use seedrandom
-// through per-element JS calls and cannot be advanced as one stream; this is faster and lets one
-// seed reproduce a whole model or training step.
+// The one seeded random number generator of the code base: weight init, dropout masks,
+// shuffling, bucketing, document splits, synthetic benchmark corpora and test fixtures all draw
+// from it, so one seed replays a whole run. Math.random cannot be seeded, and tf.randomNormal /
+// tf.dropout go through seedrandom one JS call per element and cannot be advanced as one stream.
+//
+// Written by hand rather than taken from npm: the dropout path draws millions of values per
+// training step and needs the unboxed int32 loop of fillU32, which the packages (pure-rand,
+// seedrandom) do not offer; the generator itself is twenty lines of a published algorithm.
 
 /** xoshiro128** (Blackman & Vigna), 32-bit state words; seeded through splitmix32. */
 export class Rng {
@@ -72,6 +77,16 @@ export class Rng {
     return this.nextU32() / 4294967296
   }
 
+  /** Uniform integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.next() * n)
+  }
+
+  /** One element of a non-empty list, uniformly. */
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)]
+  }
+
   /** Standard normal (Box–Muller, both values used). */
   normal(): number {
     if (this.spare != null) {
@@ -93,6 +108,36 @@ export class Rng {
     for (let i = 0; i < size; i++) out[i] = mean + std * this.normal()
     return out
   }
+
+  /** Fisher–Yates shuffle in place; returns `items`. */
+  shuffle<T>(items: T[]): T[] {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(i + 1)
+      const tmp = items[i]
+      items[i] = items[j]
+      items[j] = tmp
+    }
+    return items
+  }
+}
+
+/** Derives an independent stream seed from a base seed and labels (epoch, step, purpose). */
+export function deriveSeed(seed: number, ...parts: number[]): number {
+  // Each value goes through a full avalanche (murmur3's fmix32) before the next is mixed in, so
+  // nearby (seed, epoch) pairs give unrelated streams; xoring seed and part first would make
+  // (seed 0, epoch 1) and (seed 1, epoch 0) the same stream.
+  let h = fmix32((seed ^ 0x9e3779b9) >>> 0)
+  for (const p of parts) h = fmix32((h ^ (p >>> 0)) >>> 0)
+  return h
+}
+
+function fmix32(h: number): number {
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
 }
 
 function rotl(x: number, k: number): number {
