@@ -28,7 +28,8 @@ import { exportOnnx } from '../src/core/onnx/export'
 import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
 import { collate } from '../src/core/train/batching'
 import { OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
-import { forwardFlops, PRESET_NAMES, presetConfig, type PresetName } from '../src/core/model/presets'
+import { forwardFlops, presetConfig } from '../src/core/model/presets'
+import { PRESET_NAMES, type PresetName } from '../src/shared/recipes'
 
 interface Args {
   presets: PresetName[]

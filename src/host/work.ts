@@ -8,6 +8,7 @@ import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { EngineInfo } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
+import { continuedTrainingLr, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { readCorpusFile } from '../core/corpus'
 import { writeFileAtomic } from '../core/fs/atomic'
 import { distillCheckpoints } from '../core/distill/run'
@@ -18,14 +19,14 @@ import { initBackend, type BackendInfo } from '../core/model/backend'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../core/model/checkpoint'
 import { findWeightFiles, headLabelsOf, METADATA_FILE, readCheckpointInfo, type TrainingMetadata } from '../core/model/checkpoint-files'
-import { PRESET_NAMES, presetConfig, type PresetName } from '../core/model/presets'
+import { presetConfig } from '../core/model/presets'
 import { readSafetensorsNames } from '../core/model/safetensors'
 import { buildLabelMap } from '../core/nlp/bio'
 import { WordPieceTokenizer } from '../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../core/nlp/vocab-trainer'
 import { isInt8Folder } from '../core/onnx/quantize'
 import { openTagger, windowSettingsOf, type CheckpointTagger } from '../core/tag/open'
-import { train, TRAIN_DEFAULTS, type TrainProgress } from '../core/train/loop'
+import { train, type TrainProgress } from '../core/train/loop'
 import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from './protocol'
 import type { JobContext } from './job'
 
@@ -33,11 +34,6 @@ import type { JobContext } from './job'
 export class HostInputError extends Error {
   override name = 'HostInputError'
 }
-
-/** Training from scratch (no pre-training): larger steps, more epochs; as `fastbioner train`. */
-export const SCRATCH = { lr: 1e-3, epochs: 10, vocabSize: 8000, warmupRatio: 0.1, lowercase: true } as const
-/** Fine-tuning a pre-trained encoder (BERT recipe). */
-export const FINETUNE = { lr: 5e-5, epochs: 3 } as const
 
 const log = (line: string) => process.stderr.write(`[model-host] ${line}\n`)
 
@@ -266,7 +262,7 @@ const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed 
 }
 
 const trainModel: Job<'trainModel'> = async (p, ctx) => {
-  if (!(PRESET_NAMES as string[]).includes(p.preset)) throw new HostInputError(`unknown preset '${p.preset}' (one of ${PRESET_NAMES.join(', ')})`)
+  if (!isPresetName(p.preset)) throw new HostInputError(`unknown preset '${p.preset}' (one of ${PRESET_NAMES.join(', ')})`)
   const types = typesOf(p.train)
   if (types.length === 0) throw new HostInputError('the training documents have no accepted annotations: nothing to learn')
   const b = await ensureBackend()
@@ -274,11 +270,11 @@ const trainModel: Job<'trainModel'> = async (p, ctx) => {
   phase(ctx, 'Learning the WordPiece vocabulary')
   const vocab = trainWordPieceVocab(
     [...p.train, ...p.dev].map((d) => d.text),
-    { vocabSize: p.vocabSize ?? SCRATCH.vocabSize, lowercase: SCRATCH.lowercase },
+    { vocabSize: p.vocabSize ?? SCRATCH_RECIPE.vocabSize, lowercase: SCRATCH_RECIPE.lowercase },
   )
-  const tokenizer = new WordPieceTokenizer(vocab.tokens, { lowercase: SCRATCH.lowercase })
+  const tokenizer = new WordPieceTokenizer(vocab.tokens, { lowercase: SCRATCH_RECIPE.lowercase })
   const labels = buildLabelMap(types).labels
-  const model = BertTokenClassifier.random(presetConfig(p.preset as PresetName, { vocabSize: vocab.tokens.length }), p.seed, { [DEFAULT_HEAD]: labels })
+  const model = BertTokenClassifier.random(presetConfig(p.preset, { vocabSize: vocab.tokens.length }), p.seed, { [DEFAULT_HEAD]: labels })
   const curve: TrainedCheckpoint['curve'] = []
   let result
   try {
@@ -291,8 +287,8 @@ const trainModel: Job<'trainModel'> = async (p, ctx) => {
       outDir: p.dir,
       epochs: p.epochs,
       batchSize: p.batchSize ?? TRAIN_DEFAULTS.batchSize,
-      lr: p.lr ?? SCRATCH.lr,
-      warmupRatio: SCRATCH.warmupRatio,
+      lr: p.lr ?? SCRATCH_RECIPE.lr,
+      warmupRatio: SCRATCH_RECIPE.warmupRatio,
       seed: p.seed,
       maxLength: p.maxLength ?? TRAIN_DEFAULTS.maxLength,
       onProgress: stepReporter(ctx, curve),
@@ -357,7 +353,7 @@ const retrain: Job<'retrain'> = async (p, ctx) => {
   if (ctx.signal.aborted) return cancelledRetrain(p, b, before, notes, t0)
 
   const ck = await loadCheckpoint(p.baseDir, { heads: { [DEFAULT_HEAD]: labels }, seed: p.seed })
-  const lr = p.lr ?? (baseMeta.lr ? baseMeta.lr * 0.5 : base.config.hiddenSize >= 512 ? FINETUNE.lr : 5e-4)
+  const lr = p.lr ?? continuedTrainingLr(baseMeta.lr, base.config.hiddenSize)
   const curve: TrainedCheckpoint['curve'] = []
   try {
     phase(ctx, `Fine-tuning on ${p.train.length + extra.length} documents`)
@@ -465,7 +461,7 @@ const distill: Job<'distill'> = async (p, ctx) => {
   const headNames = Object.keys(headLabelsOf(teacher))
   const task = headNames.includes(DEFAULT_HEAD) ? DEFAULT_HEAD : headNames[0]
   const teacherLr = teacher.training.lr
-  const lr = p.lr ?? (teacherLr ? teacherLr * 0.5 : teacher.config.hiddenSize >= 512 ? FINETUNE.lr : 5e-4)
+  const lr = p.lr ?? continuedTrainingLr(teacherLr, teacher.config.hiddenSize)
   phase(ctx, `Distilling a ${p.layers}-layer student`)
   const run = await distillCheckpoints({
     teacherDirs: [p.teacherDir],

@@ -58,16 +58,6 @@ export interface ExportResult {
 
 export type ModelKind = 'teacher' | 'student' | 'imported'
 
-/**
- * Architectures models:train accepts (the same names as core/model/presets.ts, kept in sync by
- * test/integration/models.test.ts), with what to tell the user about each.
- */
-export const MODEL_PRESETS: ReadonlyArray<{ name: string; layers: number; hidden: number; description: string }> = [
-  { name: 'cpu-tiny', layers: 2, hidden: 128, description: 'quick experiments: trains in seconds per epoch' },
-  { name: 'cpu-small', layers: 4, hidden: 256, description: 'default: trains in minutes per epoch on a laptop' },
-  { name: 'cpu-medium', layers: 6, hidden: 384, description: 'best accuracy that still trains overnight on a laptop' },
-  { name: 'bert-base', layers: 12, hidden: 768, description: 'BERT-base shape: needs a GPU (tensorflow-gpu backend)' },
-]
 export type DistillMode = 'dynamic' | 'fixed' | 'hidden' | 'none'
 
 export interface Scores {

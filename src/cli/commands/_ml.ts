@@ -17,7 +17,8 @@ import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-fi
 import { InferenceEngineError } from '../../core/onnx/session'
 import { openTagger, type CheckpointTagger } from '../../core/tag/open'
 import { TaggingError } from '../../core/tag/tagger'
-import { TRAIN_DEFAULTS, type TrainingMetadata } from '../../core/train/loop'
+import type { TrainingMetadata } from '../../core/train/loop'
+import { TRAIN_DEFAULTS } from '../../shared/recipes'
 
 /** An error whose message is meant for the user as is; `code` is the exit status. */
 export class CliError extends Error {

@@ -4,7 +4,7 @@ import { DISTILL_DEFAULTS, DistillError, KD_MODES, type DistillProgress, type Di
 import { parseLayerPairs } from '../../core/distill/mapping'
 import { distillCheckpoints } from '../../core/distill/run'
 import { DEFAULT_HEAD } from '../../core/model/bert'
-import { TRAIN_DEFAULTS } from '../../core/train/loop'
+import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '../../shared/recipes'
 import { compareModels } from '../../core/eval/compare'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { OnnxExportError } from '../../core/onnx/export'
@@ -12,8 +12,6 @@ import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
 import { CliError, formatDuration, intOpt, numOpt, parse, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
 import { checkOutputPath } from './_output'
 
-/** Students start from a trained teacher: fine-tuning settings (BERT recipe). */
-export const DISTILL_CLI_DEFAULTS = { lr: 5e-5, epochs: 3 } as const
 
 const USAGE = `usage: fastbioner distill --teacher DIR --layers N --train FILE --dev FILE --out DIR [options]
        fastbioner distill --teachers DIR,DIR --layers N --task NAME=TRAIN:DEV --task … --out DIR [options]
@@ -56,9 +54,9 @@ error, a JSON summary to standard output.
   --teacher-engine auto|onnx|tfjs teacher forward engine (default auto: onnxruntime if it loads)
   --teacher-cache auto|on|off     compute teacher outputs once and reuse them every epoch
                          (default auto: when they fit --cache-mb, default ${DISTILL_DEFAULTS.cacheBudgetBytes / 1024 ** 2})
-  --epochs N             default ${DISTILL_CLI_DEFAULTS.epochs}
+  --epochs N             default ${DISTILL_RECIPE.epochs}
   --batch-size N         default ${TRAIN_DEFAULTS.batchSize}
-  --lr X                 peak learning rate (default ${DISTILL_CLI_DEFAULTS.lr})
+  --lr X                 peak learning rate (default ${DISTILL_RECIPE.lr})
   --warmup-ratio X, --weight-decay X, --max-length N, --max-steps N   as for 'fastbioner train'
   --seed N               default ${TRAIN_DEFAULTS.seed}
   --quantize             last step: also write the student's int8 version (see 'fastbioner
@@ -240,9 +238,9 @@ export async function run(argv: string[]): Promise<number> {
         teacherEngine: oneOf(v['teacher-engine'], '--teacher-engine', ['auto', 'onnx', 'tfjs'] as const),
         teacherCache: oneOf(v['teacher-cache'], '--teacher-cache', ['auto', 'on', 'off'] as const),
         cacheBudgetBytes: cacheMb !== undefined ? cacheMb * 1024 ** 2 : undefined,
-        epochs: intOpt(v.epochs, '--epochs') ?? DISTILL_CLI_DEFAULTS.epochs,
+        epochs: intOpt(v.epochs, '--epochs') ?? DISTILL_RECIPE.epochs,
         batchSize: intOpt(v['batch-size'], '--batch-size'),
-        lr: numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? DISTILL_CLI_DEFAULTS.lr,
+        lr: numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? DISTILL_RECIPE.lr,
         warmupRatio: numOpt(v['warmup-ratio'], '--warmup-ratio', (n) => n >= 0 && n < 1, 'a number in [0, 1)'),
         weightDecay: numOpt(v['weight-decay'], '--weight-decay', (n) => n >= 0 && n < 1, 'a number in [0, 1)'),
         maxLength: intOpt(v['max-length'], '--max-length', 3),

@@ -2,18 +2,14 @@
 import type { CorpusDocument } from '../../shared/domain'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint } from '../../core/model/checkpoint'
-import { PRESET_NAMES, presetConfig, type PresetName } from '../../core/model/presets'
+import { presetConfig } from '../../core/model/presets'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
-import { train, TRAIN_DEFAULTS, type TrainProgress } from '../../core/train/loop'
+import { train, type TrainProgress } from '../../core/train/loop'
+import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, formatOpt, intOpt, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
 import { checkOutputPath } from './_output'
-
-/** Settings that suit a randomly initialised model (no pre-training): larger steps, more epochs. */
-export const SCRATCH_DEFAULTS = { preset: 'cpu-small', lr: 1e-3, epochs: 10, vocabSize: 8000, warmupRatio: 0.1 } as const
-/** Fine-tuning a pre-trained encoder (BioBERT recipe). */
-export const FINETUNE_DEFAULTS = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as const
 
 const USAGE = `usage: fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]
 
@@ -32,10 +28,10 @@ best checkpoint; a second Ctrl-C exits at once.
                       with the same options it was started with
   --preset NAME       train from scratch with a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
-                      Default when neither is given: ${SCRATCH_DEFAULTS.preset}
-  --epochs N          default ${FINETUNE_DEFAULTS.epochs} with --init, ${SCRATCH_DEFAULTS.epochs} from scratch
+                      Default when neither is given: ${SCRATCH_RECIPE.preset}
+  --epochs N          default ${FINETUNE_RECIPE.epochs} with --init, ${SCRATCH_RECIPE.epochs} from scratch
   --batch-size N      default ${TRAIN_DEFAULTS.batchSize}
-  --lr X              peak learning rate; default ${FINETUNE_DEFAULTS.lr} with --init, ${SCRATCH_DEFAULTS.lr} from scratch
+  --lr X              peak learning rate; default ${FINETUNE_RECIPE.lr} with --init, ${SCRATCH_RECIPE.lr} from scratch
   --warmup-ratio X    fraction of steps with linear warm-up (default ${TRAIN_DEFAULTS.warmupRatio})
   --weight-decay X    AdamW decoupled weight decay (default ${TRAIN_DEFAULTS.weightDecay}; never on biases/LayerNorm)
   --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
@@ -44,7 +40,7 @@ best checkpoint; a second Ctrl-C exits at once.
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
-  --vocab-size N      from scratch: WordPiece vocabulary size (default ${SCRATCH_DEFAULTS.vocabSize})
+  --vocab-size N      from scratch: WordPiece vocabulary size (default ${SCRATCH_RECIPE.vocabSize})
   --cased             from scratch: keep case (default: lower-case, accents stripped)
   --train-format F, --dev-format F   input formats when detection is not wanted
   -q, --quiet         only errors on standard error
@@ -93,11 +89,11 @@ export async function run(argv: string[]): Promise<number> {
     if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
     const resume = v.resume ?? false
     const scratch = v.init === undefined && !resume
-    const presetName = v.preset ?? SCRATCH_DEFAULTS.preset
-    if (scratch && !(PRESET_NAMES as string[]).includes(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
-    const epochs = intOpt(v.epochs, '--epochs') ?? (scratch ? SCRATCH_DEFAULTS.epochs : FINETUNE_DEFAULTS.epochs)
+    const presetName = v.preset ?? SCRATCH_RECIPE.preset
+    if (scratch && !isPresetName(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
+    const epochs = intOpt(v.epochs, '--epochs') ?? (scratch ? SCRATCH_RECIPE.epochs : FINETUNE_RECIPE.epochs)
     const batchSize = intOpt(v['batch-size'], '--batch-size') ?? TRAIN_DEFAULTS.batchSize
-    const lr = numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? (scratch ? SCRATCH_DEFAULTS.lr : FINETUNE_DEFAULTS.lr)
+    const lr = numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? (scratch ? SCRATCH_RECIPE.lr : FINETUNE_RECIPE.lr)
     const warmupRatio = numOpt(v['warmup-ratio'], '--warmup-ratio', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
     const weightDecay = numOpt(v['weight-decay'], '--weight-decay', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
     const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
@@ -105,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
     const patience = intOpt(v.patience, '--patience')
     const maxSteps = intOpt(v['max-steps'], '--max-steps')
     const seed = intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed
-    const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_DEFAULTS.vocabSize
+    const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
     const quiet = v.quiet ?? false
     const log = (line: string) => {
       if (!quiet) process.stderr.write(line + '\n')
@@ -189,7 +185,7 @@ export async function run(argv: string[]): Promise<number> {
         epochs,
         batchSize,
         lr,
-        warmupRatio: warmupRatio ?? (scratch ? SCRATCH_DEFAULTS.warmupRatio : FINETUNE_DEFAULTS.warmupRatio),
+        warmupRatio: warmupRatio ?? (scratch ? SCRATCH_RECIPE.warmupRatio : FINETUNE_RECIPE.warmupRatio),
         weightDecay,
         maxGradNorm: maxGradNorm === 0 ? null : maxGradNorm,
         seed,

@@ -7,7 +7,7 @@ export {
 } from './bert'
 export { bertConfigFromHf, bertConfigToHf, CheckpointError, exportHfTensors, HEADS_KEY, loadCheckpoint, METADATA_FILE, saveCheckpoint, type LoadedCheckpoint, type LoadOptions, type SaveOptions } from './checkpoint'
 export { ensureGradients } from './gradients'
-export { forwardFlops, PRESET_NAMES, PRESETS, presetConfig, type Preset, type PresetName } from './presets'
+export { forwardFlops, presetConfig } from './presets'
 export { Rng } from '../rng'
 export { parseSafetensors, readSafetensors, SafetensorsError, SafetensorsReader, serializeSafetensors, writeSafetensors, type SafetensorsContents, type StoredTensor, type TensorToWrite } from './safetensors'
 export { writeFileAtomic } from '../fs/atomic'

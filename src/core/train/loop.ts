@@ -8,6 +8,7 @@
 // losses.
 
 import type { CorpusDocument } from '../../shared/domain'
+import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import { evaluate } from '../eval/evaluate'
 import { DEFAULT_HEAD, type BertTokenClassifier } from '../model/bert'
 import { saveCheckpoint, type TrainingMetadata } from '../model/checkpoint'
@@ -121,18 +122,6 @@ export interface TrainResult {
 
 export type { TrainingMetadata } from '../model/checkpoint-files'
 
-export const TRAIN_DEFAULTS = {
-  epochs: 3,
-  batchSize: 16,
-  lr: 5e-5,
-  warmupRatio: 0.1,
-  weightDecay: 0.01,
-  maxGradNorm: 1.0,
-  seed: 42,
-  maxLength: 128,
-  sentenceLevel: true,
-  evalBatchSize: 32,
-} as const
 
 export function headLabelMap(model: BertTokenClassifier, head = DEFAULT_HEAD): LabelMap {
   const info = model.heads.get(head)

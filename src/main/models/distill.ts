@@ -1,8 +1,9 @@
 // distill:start: smaller students distilled from a teacher, one per requested depth.
+import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
 import { isStoreError, StoreError } from '../../core/store'
 import type { Handlers } from '../api'
-import { DEFAULTS, mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+import { mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
 
 export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start'> {
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
@@ -18,8 +19,8 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
       }
       const docs = trainingDocuments(ws)
       if (mentionCount(docs) === 0) throw new StoreError('invalid_request', 'Nothing to distil on yet: annotate some documents first')
-      const seed = req.seed ?? DEFAULTS.seed
-      const epochs = req.epochs ?? DEFAULTS.distillEpochs
+      const seed = req.seed ?? TRAIN_DEFAULTS.seed
+      const epochs = req.epochs ?? DISTILL_RECIPE.epochs
       const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
       const { signal, job, end } = begin(req.jobId, 'training', `Distilling ${teacher.name}`)
       job.models.add(teacher.id)

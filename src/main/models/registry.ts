@@ -1,10 +1,11 @@
 // The model registry channels: engine info, list, import a checkpoint folder, activate, delete.
 import { basename } from 'node:path'
+import { TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelImportResult } from '@shared/ipc'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { StoreError } from '../../core/store'
 import type { Handlers } from '../api'
-import { DEFAULTS, toInfo, type ModelRuntime } from './runtime'
+import { toInfo, type ModelRuntime } from './runtime'
 
 export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info' | 'models:list' | 'dialog:openModelFolder' | 'models:import' | 'models:setActive' | 'models:delete'> {
   const { ctx, deps, host, workspace, removeFolder, releaseHostFiles, begin, isInUse, reserve, discard, finishRun } = rt
@@ -39,7 +40,7 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
           source,
           dest: rec.path,
           headLabels: types.length ? buildLabelMap(types).labels : null,
-          seed: DEFAULTS.seed,
+          seed: TRAIN_DEFAULTS.seed,
         })
         const model = ws.updateModel(rec.id, {
           status: 'ready',

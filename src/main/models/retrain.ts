@@ -1,9 +1,10 @@
 // retrain:start / retrain:decide: a candidate fine-tuned on reviewed documents, measured on a
 // held-out part before and after, kept or discarded by the user.
+import { RETRAIN_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { RetrainResult } from '@shared/ipc'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../api'
-import { DEFAULTS, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+import { plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
 
 export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start' | 'retrain:decide'> {
   const { deps, host, workspace, removeFolder, releaseHostFiles, begin, progressEmitter, reserve, discard, finishRun, withTypes } = rt
@@ -17,11 +18,11 @@ export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start
       if (docs.length < 2) {
         throw new StoreError('invalid_request', 'Review at least 2 documents first: one part trains the model, the other measures it')
       }
-      const seed = req.seed ?? DEFAULTS.seed
-      const fraction = req.heldOutFraction ?? DEFAULTS.heldOut
+      const seed = req.seed ?? TRAIN_DEFAULTS.seed
+      const fraction = req.heldOutFraction ?? RETRAIN_RECIPE.heldOutFraction
       const nHeld = Math.min(docs.length - 1, Math.max(1, Math.round(docs.length * fraction)))
       const { train, heldOut } = splitDocuments(docs, nHeld, seed)
-      const epochs = req.epochs ?? DEFAULTS.retrainEpochs
+      const epochs = req.epochs ?? RETRAIN_RECIPE.epochs
       const { signal, job, end } = begin(req.jobId, 'training', `Retraining ${base.name}`)
       job.models.add(base.id)
       let rec: ModelRecord | null = null

@@ -6,6 +6,7 @@
 // job uses cannot be deleted meanwhile. Registry rows of a job are written 'training' first; an
 // interrupted job (app quit, crash) leaves such rows, and they and their folders are removed the
 // next time the workspace is used (the base of a retrain is only ever read, so it stays intact).
+import { DEV_FRACTION } from '@shared/recipes'
 import { existsSync } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve } from 'node:path'
@@ -25,7 +26,6 @@ export interface ModelHandlerDeps {
 
 /** Documents per tag request: small enough for fine progress and a quick cancel. */
 export const TAG_CHUNK = 16
-export const DEFAULTS = { trainEpochs: 10, retrainEpochs: 3, distillEpochs: 3, heldOut: 0.2, devFraction: 0.1, seed: 42 } as const
 
 /** Jobs of one slot run one at a time; 'none' runs alongside anything. */
 type Slot = 'training' | 'tagging' | 'none'
@@ -197,7 +197,7 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
   /** Labelled documents for training: reviewed (done, in progress) and gold-annotated ones. */
   const trainingDocuments = (ws: Workspace) => ws.labelledDocuments({ statuses: ['done', 'in_progress'], includeGold: true })
 
-  const devSize = (n: number) => (n >= 5 ? Math.max(1, Math.round(n * DEFAULTS.devFraction)) : 0)
+  const devSize = (n: number) => (n >= 5 ? Math.max(1, Math.round(n * DEV_FRACTION)) : 0)
 
   const withTypes = (s: ScoresWithTypes | null): ModelInfo['devScores'] =>
     s ? { ...pickScores(s), types: Object.fromEntries(Object.entries(s.types).map(([t, v]) => [t, pickScores(v)])) } : null

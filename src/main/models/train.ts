@@ -1,23 +1,23 @@
 // models:train: a new teacher from scratch on the labelled documents.
-import { MODEL_PRESETS } from '@shared/ipc'
+import { isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../api'
-import { DEFAULTS, mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+import { mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
 
 export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> {
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
   return {
     async 'models:train'(req) {
-      if (!MODEL_PRESETS.some((p) => p.name === req.preset)) {
-        throw new StoreError('invalid_request', `Unknown preset "${req.preset}"; choose ${MODEL_PRESETS.map((p) => p.name).join(', ')}`)
+      if (!isPresetName(req.preset)) {
+        throw new StoreError('invalid_request', `Unknown preset "${req.preset}"; choose ${PRESET_NAMES.join(', ')}`)
       }
       const ws = workspace()
       const docs = trainingDocuments(ws)
       if (mentionCount(docs) === 0) {
         throw new StoreError('invalid_request', 'Nothing to learn yet: annotate some documents (or import annotated ones) first')
       }
-      const seed = req.seed ?? DEFAULTS.seed
-      const epochs = req.epochs ?? DEFAULTS.trainEpochs
+      const seed = req.seed ?? TRAIN_DEFAULTS.seed
+      const epochs = req.epochs ?? SCRATCH_RECIPE.epochs
       const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
       const { signal, job, end } = begin(req.jobId, 'training', `Training ${req.name}`)
       let rec: ModelRecord | null = null

@@ -1,6 +1,7 @@
 // The Distil tab: choose a teacher, student depths and a KD mode; live curves; compare the result.
 import { useEffect, useId, useState } from 'react'
 import type { DistillMode } from '@shared/ipc'
+import { FORM_DEFAULTS } from '@shared/recipes'
 import { api } from '../api'
 import { notify } from '../toasts'
 import { JobProgressBar, TrainingCurve } from './JobViews'
@@ -27,7 +28,7 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const [teacherId, setTeacherId] = useState<number | null>(null)
   const [layers, setLayers] = useState<LayerChoice[]>([6, 4, 3])
   const [mode, setMode] = useState<DistillMode>('dynamic')
-  const [epochs, setEpochs] = useState(3)
+  const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.distillEpochs)
   const teacherSel = useId()
   const epochsId = useId()
   const running = !!job && !job.finished

@@ -13,8 +13,6 @@ import { ModelTable } from './ModelTable'
 import { TrainForm, TrainJobPanel } from './TrainForm'
 import { activeModel, jobOfKind, refreshModels, useModelJob, useModels } from './store'
 
-export { RENDERER_PRESETS } from './TrainForm'
-
 export type TagScope = 'document' | 'selected' | 'filtered' | 'workspace'
 
 interface Props {

@@ -3,6 +3,7 @@
 // active until the person keeps the new one.
 import { useEffect, useId, useState } from 'react'
 import type { ModelInfo, RetrainResult, Scores } from '@shared/ipc'
+import { FORM_DEFAULTS } from '@shared/recipes'
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { colourClass } from '../palette'
@@ -19,8 +20,8 @@ export function RetrainView() {
   const usable = models.filter((m) => !m.candidate)
   const active = activeModel(models)
   const [baseId, setBaseId] = useState<number | null>(null)
-  const [heldOut, setHeldOut] = useState(10)
-  const [epochs, setEpochs] = useState(3)
+  const [heldOut, setHeldOut] = useState<number>(FORM_DEFAULTS.retrainHeldOutPercent)
+  const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.retrainEpochs)
   const [extra, setExtra] = useState<string[]>([])
   const [deciding, setDeciding] = useState(false)
   const [reviewed, setReviewed] = useState<number | null>(null)

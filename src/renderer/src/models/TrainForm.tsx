@@ -1,36 +1,25 @@
 // "Train new model": a preset, a name and epochs for models:train, and the running job's curve.
 import { useId, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
+import { FORM_DEFAULTS, MODEL_PRESETS } from '@shared/recipes'
 import { api } from '../api'
 import { notify } from '../toasts'
 import { JobProgressBar, TrainingCurve } from './JobViews'
 import { pct, refreshModels, runModelJob, useModelJob } from './store'
 
-/**
- * The presets models:train accepts. A copy of MODEL_PRESETS in @shared/ipc: importing a value from
- * that module would bundle zod (and its eval-probing JIT) into the renderer. test/e2e/presets.test.ts
- * keeps the two equal.
- */
-export const RENDERER_PRESETS: ReadonlyArray<{ name: string; layers: number; hidden: number; description: string }> = [
-  { name: 'cpu-tiny', layers: 2, hidden: 128, description: 'quick experiments: trains in seconds per epoch' },
-  { name: 'cpu-small', layers: 4, hidden: 256, description: 'default: trains in minutes per epoch on a laptop' },
-  { name: 'cpu-medium', layers: 6, hidden: 384, description: 'best accuracy that still trains overnight on a laptop' },
-  { name: 'bert-base', layers: 12, hidden: 768, description: 'BERT-base shape: needs a GPU (tensorflow-gpu backend)' },
-]
-
-const PRESETS = RENDERER_PRESETS.map((p) => ({
+const PRESETS = MODEL_PRESETS.map((p) => ({
   name: p.name,
   shape: `${p.layers} × ${p.hidden}`,
   description: p.description.charAt(0).toUpperCase() + p.description.slice(1) + '.',
 }))
 export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; disabled: boolean; onDone: () => void }) {
-  const [preset, setPreset] = useState('cpu-small')
-  const [epochs, setEpochs] = useState(3)
+  const [preset, setPreset] = useState<string>(FORM_DEFAULTS.preset)
+  const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.trainEpochs)
   const names = new Set(models.map((m) => m.name))
   const suggestName = (p: string) => {
     for (let i = 1; ; i++) if (!names.has(`${p}-${i}`)) return `${p}-${i}`
   }
-  const [name, setName] = useState(() => suggestName('cpu-small'))
+  const [name, setName] = useState(() => suggestName(FORM_DEFAULTS.preset))
   const [nameTouched, setNameTouched] = useState(false)
   const nameId = useId()
   const epochsId = useId()

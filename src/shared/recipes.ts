@@ -1,0 +1,115 @@
+// The one place for model presets and training recipe defaults: the CLI, the model host, main's
+// handlers and the renderer's forms all read them from here. Imports nothing, so the renderer
+// can import the values without bundling zod.
+//
+// Presets. 'bert-base' is HF's BERT-base (BioBERT, PubMedBERT and bert-base-cased share it) and
+// is what teachers look like; the cpu-* presets are students sized to train on a laptop with the
+// wasm backend (one core: tfjs-backend-wasm has no threads in Node).
+//
+// Sizing, measured with `npm run bench:engine` on a 2-vCPU Xeon, wasm + SIMD on one core, batch
+// 16 × 64 tokens, vocabulary 28,996, tokens per CPU-second (the machine was shared; see the
+// engine report for the full table):
+//   cpu-tiny    2 × 128:  forward ~8-13k tok/s, train ~1.8-2k tok/s  (NCBI-disease epoch ≈ 1 min)
+//   cpu-small   4 × 256:  forward ~2.0k tok/s,  train ~500 tok/s     (epoch ≈ 4-5 min)
+//   cpu-medium  6 × 384:  forward ~0.7k tok/s,  train ~180 tok/s     (epoch ≈ 12 min)
+//   bert-base  12 × 768:  forward ~80 tok/s; a training step ~3 min (teachers only)
+// Why these widths:
+//  - wasm's XNNPACK GEMM runs at ~15-20 GFLOP/s on one core for 256-wide and wider layers but
+//    drops to ~8-10 for 128-wide ones, so cpu-tiny is mostly a smoke-test size; 256 is the
+//    narrowest width that keeps the matmuls efficient, and 4 layers keep an epoch in minutes.
+//  - head size 64 everywhere (as BERT), so student heads line up with a BERT-base teacher's for
+//    attention distillation; widths are multiples of 64, intermediate = 4 × hidden as in BERT.
+//  - the per-step cost that does not shrink with width (Adam over the 28,996 × H word
+//    embeddings, dropout masks, attention products at ~6 GFLOP/s) is why narrower models gain
+//    less than their FLOP count suggests.
+// The vocabulary size comes from the tokenizer (vocab.txt), not from the preset.
+
+export type PresetName = 'cpu-tiny' | 'cpu-small' | 'cpu-medium' | 'bert-base'
+
+export interface ModelPreset {
+  name: PresetName
+  /** Encoder layers. */
+  layers: number
+  /** Hidden width. */
+  hidden: number
+  heads: number
+  /** Feed-forward width. */
+  intermediate: number
+  /** What to tell the user about it (lower case, no final stop). */
+  description: string
+}
+
+/** Smallest first, as the app lists them. */
+export const MODEL_PRESETS: readonly ModelPreset[] = [
+  { name: 'cpu-tiny', layers: 2, hidden: 128, heads: 2, intermediate: 512, description: 'quick experiments: trains in seconds per epoch' },
+  { name: 'cpu-small', layers: 4, hidden: 256, heads: 4, intermediate: 1024, description: 'default: trains in minutes per epoch on a laptop' },
+  { name: 'cpu-medium', layers: 6, hidden: 384, heads: 6, intermediate: 1536, description: 'best accuracy that still trains overnight on a laptop' },
+  { name: 'bert-base', layers: 12, hidden: 768, heads: 12, intermediate: 3072, description: 'BERT-base shape: needs a GPU (tensorflow-gpu backend)' },
+]
+
+export const PRESET_NAMES: readonly PresetName[] = MODEL_PRESETS.map((p) => p.name)
+
+export const DEFAULT_PRESET: PresetName = 'cpu-small'
+
+export function isPresetName(name: string): name is PresetName {
+  return (PRESET_NAMES as readonly string[]).includes(name)
+}
+
+/** The preset called `name`; throws naming the choices when there is none. */
+export function findPreset(name: string): ModelPreset {
+  const preset = MODEL_PRESETS.find((p) => p.name === name)
+  if (!preset) throw new Error(`unknown model preset '${name}' (one of ${PRESET_NAMES.join(', ')})`)
+  return preset
+}
+
+/** What the training and distillation loops use for an option the caller leaves out (HF Trainer-like). */
+export const TRAIN_DEFAULTS = {
+  epochs: 3,
+  batchSize: 16,
+  lr: 5e-5,
+  warmupRatio: 0.1,
+  weightDecay: 0.01,
+  maxGradNorm: 1.0,
+  seed: 42,
+  maxLength: 128,
+  sentenceLevel: true,
+  evalBatchSize: 32,
+} as const
+
+/** Training a randomly initialised model (no pre-training): larger steps, more epochs, a vocabulary learnt from the corpus. */
+export const SCRATCH_RECIPE = { preset: DEFAULT_PRESET, lr: 1e-3, epochs: 10, warmupRatio: 0.1, vocabSize: 8000, lowercase: true } as const
+
+/** Fine-tuning a pre-trained encoder (the BERT recipe). */
+export const FINETUNE_RECIPE = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as const
+
+/** Distilling a teacher into students from the command line. */
+export const DISTILL_RECIPE = { lr: 5e-5, epochs: 3 } as const
+
+/** The app's retraining from corrections (retrain:start). */
+export const RETRAIN_RECIPE = { epochs: 3, heldOutFraction: 0.2 } as const
+
+/** Share of the labelled documents the app holds out as devel set in models:train and distill:start. */
+export const DEV_FRACTION = 0.1
+
+/**
+ * What the app's forms start with. Training from scratch starts at 3 epochs rather than the
+ * recipe's 10 so that a first model appears within minutes; the user can raise it. A request
+ * that leaves a field out gets the recipe above.
+ */
+export const FORM_DEFAULTS = {
+  preset: DEFAULT_PRESET,
+  trainEpochs: 3,
+  retrainEpochs: RETRAIN_RECIPE.epochs,
+  retrainHeldOutPercent: 10,
+  distillEpochs: DISTILL_RECIPE.epochs,
+} as const
+
+/**
+ * Peak learning rate for further training of a model (retraining, or a student initialised from a
+ * teacher): half the rate it was trained with when known, else the fine-tuning rate for
+ * BERT-sized encoders and 5e-4 for the small students (trained from scratch at 1e-3).
+ */
+export function continuedTrainingLr(previousLr: number | undefined, hiddenSize: number): number {
+  if (previousLr) return previousLr * 0.5
+  return hiddenSize >= 512 ? FINETUNE_RECIPE.lr : 5e-4
+}
