@@ -50,7 +50,9 @@ describe('training runner', () => {
     expect(ort.trainer).toMatch(/^onnxruntime-/)
     expect(tfjs.trainer).toMatch(/^tfjs-/)
     expect(ort.losses.length).toBe(20)
-    expect(ort.losses.at(-1)!).toBeLessThan(ort.losses[0] / 2) // it trains, so the weights moved
+    // It trains, so the weights moved. Means over several steps: one batch's loss is noisy.
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
+    expect(mean(ort.losses.slice(-5))).toBeLessThan(0.6 * mean(ort.losses.slice(0, 3)))
     for (let i = 0; i < 20; i++) expect(Math.abs(ort.losses[i] - tfjs.losses[i]) / Math.abs(tfjs.losses[i])).toBeLessThan(1e-3)
   })
 
