@@ -1,5 +1,5 @@
 // `fastbioner pretrain --text FILE|DIR... --out DIR [--preset NAME | --init DIR] [options]`
-import { PRESET_NAMES, type PresetName } from '../../core/model/presets'
+import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
 import { PRETRAIN_DEFAULTS, pretrain } from '../../core/pretrain/run'
 import { CliError, formatDuration, intOpt, numOpt, parse, runCommand, startBackend, writeJsonLine } from './_ml'
 import { checkOutputPath } from './_output'

@@ -8,7 +8,7 @@
 
 import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
-import { Rng } from '../model/rng'
+import { Rng } from '../rng'
 import type { TensorToWrite } from '../model/safetensors'
 import { transpose2d } from '../model/checkpoint'
 import { MLM_CORRECT_OUTPUT, MLM_PARAMS, maskedLmTrainGraph } from '../onnx/training'

@@ -6,7 +6,7 @@
 // so every epoch masks differently yet a run replays exactly.
 
 import { IGNORE_INDEX } from '../train/batching'
-import { deriveSeed, mulberry32, shuffleInPlace } from '../train/rng'
+import { deriveSeed, Rng } from '../rng'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { TextDocument } from './text'
 
@@ -96,7 +96,7 @@ export interface MaskedSequence {
  * pieces are predicted. Deciding per word rather than per piece keeps "whole word" true also for
  * the 10 % cases.
  */
-export function wholeWordMask(seq: PackedSequence, rng: () => number, opts: MaskOptions): MaskedSequence {
+export function wholeWordMask(seq: PackedSequence, rng: Rng, opts: MaskOptions): MaskedSequence {
   const p = opts.maskProbability ?? 0.15
   const n = seq.ids.length
   const inputIds = Int32Array.from(seq.ids)
@@ -109,11 +109,11 @@ export function wholeWordMask(seq: PackedSequence, rng: () => number, opts: Mask
   }
   if (words.length === 0) return { inputIds, labels }
   const count = Math.max(1, Math.round(p * words.length))
-  const order = shuffleInPlace(words.map((_, i) => i), rng)
+  const order = rng.shuffle(words.map((_, i) => i))
   const special = new Set(opts.specialIds)
   for (let c = 0; c < count; c++) {
     const [from, to] = words[order[c]]
-    const r = rng()
+    const r = rng.next()
     for (let k = from; k < to; k++) {
       labels[k] = seq.ids[k]
       if (r < 0.8) inputIds[k] = opts.maskId
@@ -123,16 +123,16 @@ export function wholeWordMask(seq: PackedSequence, rng: () => number, opts: Mask
   return { inputIds, labels }
 }
 
-function randomNonSpecial(rng: () => number, vocabSize: number, special: ReadonlySet<number>): number {
+function randomNonSpecial(rng: Rng, vocabSize: number, special: ReadonlySet<number>): number {
   for (;;) {
-    const id = Math.floor(rng() * vocabSize)
+    const id = rng.int(vocabSize)
     if (!special.has(id)) return id
   }
 }
 
 /** The generator for one sequence's mask in one epoch: independent of batch order and resume. */
-export function maskRng(seed: number, epoch: number, sequenceIndex: number): () => number {
-  return mulberry32(deriveSeed(seed, 0x4d4c4d, epoch, sequenceIndex))
+export function maskRng(seed: number, epoch: number, sequenceIndex: number): Rng {
+  return new Rng(deriveSeed(seed, 0x4d4c4d, epoch, sequenceIndex))
 }
 
 /** Every 100th sequence is held out (1 %); deterministic so a resumed run holds out the same ones. */

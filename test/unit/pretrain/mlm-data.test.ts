@@ -7,14 +7,15 @@ import { trainWordPieceVocab } from '@core/nlp/vocab-trainer'
 import { isHeldOut, maskRng, packDocuments, wholeWordMask, type PackedSequence } from '@core/pretrain/mlm-data'
 import { MAX_LINE_CHARS, readTextDocuments, type TextDocument } from '@core/pretrain/text'
 import { IGNORE_INDEX } from '@core/train/batching'
-import { mulberry32 } from '@core/train/rng'
+import { Rng } from '@core/rng'
 
 // Made-up sentences with repeated long words, so the vocabulary has "##" continuation pieces.
 const WORDS = ['the', 'patient', 'showed', 'hyperkalemia', 'after', 'cyclophosphamide', 'and', 'nephrotoxicity', 'was', 'seen', 'in', 'mice', 'with', 'adenomatous', 'polyposis', 'coli', '.']
 function sentence(rng: () => number, words: number): string {
   return Array.from({ length: words }, () => WORDS[Math.floor(rng() * WORDS.length)]).join(' ')
 }
-const rng = mulberry32(7)
+const rngState = new Rng(7)
+const rng = (): number => rngState.next()
 const docs: TextDocument[] = Array.from({ length: 40 }, (_, d) => ({ file: 'x.txt', line: d + 1, lines: Array.from({ length: 1 + (d % 4) }, () => sentence(rng, 3 + Math.floor(rng() * 25))) }))
 const vocab = trainWordPieceVocab(['hyper kal emia cyclo phos phamide nephro toxicity adeno matous poly posis'], { vocabSize: 60, lowercase: true }).tokens
 const tokenizer = WordPieceTokenizer.fromVocab(vocab, { lowercase: true })

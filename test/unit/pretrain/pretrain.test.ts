@@ -5,12 +5,13 @@ import { initBackend } from '@core/model/backend'
 import { loadCheckpoint } from '@core/model/checkpoint'
 import { readSafetensors } from '@core/model/safetensors'
 import { pretrain } from '@core/pretrain/run'
-import { mulberry32 } from '@core/train/rng'
+import { Rng } from '@core/rng'
 
 // Made-up "biomedical" text with a learnable pattern: the word after "gene" is always a code.
 const WORDS = ['the', 'patient', 'showed', 'hyperkalemia', 'after', 'treatment', 'and', 'renal', 'failure', 'was', 'seen', 'in', 'mice', 'with', 'tumours']
 function corpus(lines: number, seed: number): string {
-  const rng = mulberry32(seed)
+  const rngState = new Rng(seed)
+  const rng = (): number => rngState.next()
   const out: string[] = []
   for (let i = 0; i < lines; i++) {
     const n = 6 + Math.floor(rng() * 10)
@@ -40,7 +41,11 @@ describe('pretrain (masked LM on onnxruntime)', () => {
     expect(r.steps).toBe(r.plannedSteps)
     expect(r.lastLoss!).toBeLessThan(r.firstLoss!)
     expect(r.heldOut).toHaveLength(2)
-    expect(r.heldOut[1].accuracy).toBeGreaterThan(0)
+    // Held-out masked-LM loss falls and beats a uniform guess over the vocabulary. (Accuracy over
+    // the few held-out masked words of this tiny corpus is 0 or 1/8 by chance, too noisy to test.)
+    expect(r.heldOut[1].loss).toBeLessThan(r.heldOut[0].loss)
+    expect(r.heldOut[1].loss).toBeLessThan(Math.log(tiny.vocabSize))
+    expect(r.heldOut[1].accuracy).toBeGreaterThanOrEqual(0)
     const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'))
     expect(config.architectures).toEqual(['BertForMaskedLM'])
     const names = [...readSafetensors(join(out, 'model.safetensors')).tensors.keys()]
