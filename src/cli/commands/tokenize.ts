@@ -3,7 +3,8 @@
 import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { CheckpointError, declaredLowercase } from '../../core/model/checkpoint'
-import { VocabError, WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import { VocabError } from '../../core/nlp/vocab'
 
 const USAGE = `usage: fastbioner tokenize --vocab FILE [--uncased | --cased] --text STRING
 

@@ -10,7 +10,7 @@
 // evaluateSpans scores character spans per document: a prediction is correct when a gold
 // mention has the same start, end and type (duplicates count once).
 import { endOfChunk, parseTag, spansToWordTags, startOfChunk, type Span } from '../nlp/bio'
-import { BasicTokenizer } from '../nlp/tokenizer'
+import { BasicTokenizer } from '../nlp/basic-tokenizer'
 
 export interface Prf {
   precision: number

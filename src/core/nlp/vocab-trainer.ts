@@ -14,7 +14,8 @@
 // Because every character of the training text is in the vocabulary in both forms, no
 // training word except one longer than maxInputCharsPerWord becomes [UNK].
 import { readFileSync, writeFileSync, existsSync } from 'node:fs'
-import { BasicTokenizer, parseVocabText, VocabError } from './tokenizer'
+import { BasicTokenizer } from './basic-tokenizer'
+import { parseVocabText, VocabError } from './vocab'
 
 export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'] as const
 export const PAD_ID = 0

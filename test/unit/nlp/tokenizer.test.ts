@@ -4,7 +4,9 @@
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BasicTokenizer, VocabError, WordPieceTokenizer, isBertPunctuation, parseVocabText } from '@core/nlp/tokenizer'
+import { BasicTokenizer, isBertPunctuation } from '@core/nlp/basic-tokenizer'
+import { WordPieceTokenizer } from '@core/nlp/tokenizer'
+import { parseVocabText, VocabError } from '@core/nlp/vocab'
 
 const VOCAB_PATH = join(__dirname, '../../fixtures/nlp/vocab.txt')
 const VOCAB = parseVocabText(readFileSync(VOCAB_PATH, 'utf8'))
