@@ -2,29 +2,16 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run as trainCmd } from '../../../src/cli/commands/train'
 import { run as tagCmd } from '../../../src/cli/commands/tag'
 import { run as evalCmd } from '../../../src/cli/commands/eval'
 import { run as encodeCmd } from '../../../src/cli/commands/encode'
 import { readCorpusFile } from '@core/corpus'
+import { capture } from '../cli/capture'
 
 const FIX = resolve(__dirname, '../../fixtures/train')
 let tmp: string
-
-async function capture(fn: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  let out = ''
-  let err = ''
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true))
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true))
-  try {
-    const code = await fn()
-    return { code, out, err }
-  } finally {
-    o.mockRestore()
-    e.mockRestore()
-  }
-}
 
 describe('CLI: train → tag → eval → encode', () => {
   beforeAll(() => {
