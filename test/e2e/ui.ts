@@ -124,9 +124,9 @@ export async function waitSaved(page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelector('[data-testid="save-state"]')?.getAttribute('data-state') === 'saved')
 }
 
-export async function expectToast(page: Page, pattern: RegExp): Promise<string> {
+export async function expectToast(page: Page, pattern: RegExp, timeout = 5000): Promise<string> {
   const toast = page.locator('.toast', { hasText: pattern }).first()
-  await toast.waitFor({ state: 'visible', timeout: 5000 })
+  await toast.waitFor({ state: 'visible', timeout })
   const text = (await toast.textContent()) ?? ''
   expect(text).toMatch(pattern)
   return text
