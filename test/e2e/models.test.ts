@@ -88,12 +88,13 @@ describe('Models in the loop (real model host)', () => {
     await form.getByLabel('Epochs').fill('4')
     await expectAccessible(page, 'train form')
     await form.getByTestId('start-training').click()
-    // The header shows the job wherever the person goes; the curve grows while it runs.
+    // The header shows the job wherever the person goes; the curve keeps every step. (On the
+    // onnxruntime trainer a tiny run can finish within one progress interval, so the curve is
+    // checked once the job is over rather than while it runs.)
     await page.getByTestId('header-model-job').waitFor()
-    await page.waitForFunction(() => Number(document.querySelector('[data-testid="training-curve"]')?.getAttribute('data-steps') ?? 0) > 3, null, {
-      timeout: 90_000,
-    })
     await waitJob(page, 'model-job')
+    // Progress is throttled, so a run of a few seconds draws a few points: at least a line.
+    expect(Number(await page.getByTestId('training-curve').getAttribute('data-steps'))).toBeGreaterThanOrEqual(2)
     const row = page.locator('.models-table tr[data-model-name="tiny-e2e"]')
     await row.waitFor()
     // The first model of a workspace becomes the active one.
@@ -377,7 +378,9 @@ describe('Models in the loop (real model host)', () => {
     const before = await h.invoke('models:list', {})
     await page.getByTestId('train-new').click()
     const form = page.getByTestId('train-form')
-    await form.getByLabel(/cpu-tiny/).check()
+    // A shape whose first epoch cannot end before the click lands: a run stopped after a saved
+    // epoch keeps that checkpoint as a model by design, which is not what this test is about.
+    await form.getByLabel(/cpu-medium/).check()
     await form.getByLabel('Name').fill('cancel-me')
     await form.getByLabel('Epochs').fill('40')
     await form.getByTestId('start-training').click()
