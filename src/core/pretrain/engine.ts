@@ -6,14 +6,13 @@
 // There is no tfjs fallback for pretraining: at tfjs-wasm speed (≈ 0.1× PyTorch) pretraining is
 // not useful, so an onnxruntime that cannot start is reported as an error.
 
-import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
 import { Rng } from '../rng'
 import type { TensorToWrite } from '../model/safetensors'
 import { transpose2d } from '../model/checkpoint'
 import { MLM_CORRECT_OUTPUT, MLM_PARAMS, maskedLmTrainGraph } from '../onnx/training'
 import type { HostBatch } from '../train/batching'
-import type { TrainerEngine, TrainStepInfo } from '../train/engine'
+import { copyParamsIntoModel, type TrainerEngine, type TrainStepInfo } from '../train/engine'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from '../train/optimizer'
 import { OrtGraphRunner, batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, onnxConfigOf, type OrtSessionOptions } from '../train/ort'
 
@@ -125,14 +124,8 @@ export class MaskedLmTrainer implements TrainerEngine {
     return this.optimizer.currentLr()
   }
   syncModel(): void {
-    const vars = this.model.variables()
-    for (const [name, data] of this.params) {
-      const v = vars.get(name)
-      if (!v) continue
-      const t = tf.tensor(data, v.shape, 'float32')
-      v.assign(t)
-      t.dispose()
-    }
+    // The LM head's parameters have no variable in the model and are skipped.
+    copyParamsIntoModel(this.model, this.params)
   }
   optimizerState(): OptimizerState {
     return this.optimizer.state()

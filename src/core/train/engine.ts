@@ -35,6 +35,18 @@ export interface TrainerEngine {
   dispose(): Promise<void>
 }
 
+/** Copies host parameters (tfjs layout) into the model's variables; names the model lacks are skipped. */
+export function copyParamsIntoModel(model: BertTokenClassifier, params: ReadonlyMap<string, Float32Array>): void {
+  const vars = model.variables()
+  for (const [name, data] of params) {
+    const v = vars.get(name)
+    if (!v) continue
+    const t = tf.tensor(data, v.shape, 'float32')
+    v.assign(t)
+    t.dispose()
+  }
+}
+
 export class TrainerError extends Error {
   override name = 'TrainerError'
 }
@@ -107,13 +119,7 @@ class OrtTrainer implements TrainerEngine {
     return this.inner.optimizer.currentLr()
   }
   syncModel(): void {
-    const vars = this.model.variables()
-    for (const [name, data] of this.inner.params) {
-      const v = vars.get(name)!
-      const t = tf.tensor(data, v.shape, 'float32')
-      v.assign(t)
-      t.dispose()
-    }
+    copyParamsIntoModel(this.model, this.inner.params)
   }
   optimizerState(): OptimizerState {
     return this.inner.optimizer.state()

@@ -59,6 +59,20 @@ export interface StepInfo {
   gradNorm: number
 }
 
+/** AdamW's options with torch's defaults filled in; shared by the tfjs and the host optimizer. */
+function resolveAdamW(opts: AdamWOptions) {
+  const lr = opts.lr
+  return {
+    schedule: (typeof lr === 'function' ? lr : () => lr) as LrSchedule,
+    beta1: opts.beta1 ?? 0.9,
+    beta2: opts.beta2 ?? 0.999,
+    epsilon: opts.epsilon ?? 1e-8,
+    weightDecay: opts.weightDecay ?? 0.01,
+    maxGradNorm: opts.maxGradNorm === undefined ? 1.0 : opts.maxGradNorm || null,
+    decay: opts.decay ?? decaysWeight,
+  }
+}
+
 /**
  * AdamW over named tf.Variables. Moments live in non-trainable variables so a step allocates
  * nothing that outlives it.
@@ -80,14 +94,14 @@ export class AdamW {
 
   constructor(params: Map<string, tf.Variable> | Iterable<[string, tf.Variable]>, opts: AdamWOptions) {
     this.params = new Map(params)
-    const lr = opts.lr
-    this.schedule = typeof lr === 'function' ? lr : () => lr
-    this.beta1 = opts.beta1 ?? 0.9
-    this.beta2 = opts.beta2 ?? 0.999
-    this.epsilon = opts.epsilon ?? 1e-8
-    this.weightDecay = opts.weightDecay ?? 0.01
-    this.maxGradNorm = opts.maxGradNorm === undefined ? 1.0 : opts.maxGradNorm || null
-    const decay = opts.decay ?? decaysWeight
+    const r = resolveAdamW(opts)
+    this.schedule = r.schedule
+    this.beta1 = r.beta1
+    this.beta2 = r.beta2
+    this.epsilon = r.epsilon
+    this.weightDecay = r.weightDecay
+    this.maxGradNorm = r.maxGradNorm
+    const decay = r.decay
     this.decayMask = new Map()
     for (const [name, p] of this.params) {
       this.decayMask.set(name, decay(name))
@@ -247,14 +261,14 @@ export class HostAdamW {
 
   constructor(params: Map<string, Float32Array>, opts: AdamWOptions) {
     this.params = params
-    const lr = opts.lr
-    this.schedule = typeof lr === 'function' ? lr : () => lr
-    this.beta1 = opts.beta1 ?? 0.9
-    this.beta2 = opts.beta2 ?? 0.999
-    this.epsilon = opts.epsilon ?? 1e-8
-    this.weightDecay = opts.weightDecay ?? 0.01
-    this.maxGradNorm = opts.maxGradNorm === undefined ? 1.0 : opts.maxGradNorm || null
-    const decay = opts.decay ?? decaysWeight
+    const r = resolveAdamW(opts)
+    this.schedule = r.schedule
+    this.beta1 = r.beta1
+    this.beta2 = r.beta2
+    this.epsilon = r.epsilon
+    this.weightDecay = r.weightDecay
+    this.maxGradNorm = r.maxGradNorm
+    const decay = r.decay
     for (const [name, p] of params) {
       this.decayMask.set(name, decay(name))
       this.m.set(name, new Float32Array(p.length))
