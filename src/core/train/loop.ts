@@ -93,25 +93,10 @@ export interface TrainOptions {
 
 export type { EpochRecord }
 
-export interface TrainResult {
-  /** Loss of every optimizer step, in order. */
-  losses: number[]
-  steps: number
-  plannedSteps: number
-  epochs: EpochRecord[]
-  bestEpoch: number | null
-  bestDevF1: number | null
-  /** Where the best checkpoint is, when outDir was given and something was saved. */
-  checkpointDir: string | null
-  cancelled: boolean
-  stoppedEarly: boolean
+/** The runner's result plus what the token-classification task adds. */
+export interface TrainResult extends RunResult {
   trainExamples: number
-  /** Real tokens processed by training steps. */
-  trainTokens: number
-  trainSeconds: number
-  evalSeconds: number
   wallSeconds: number
-  tokensPerSecond: number
   labels: string[]
   /** Engine that trained ('onnxruntime-cpu', 'tfjs-wasm', …) and why. */
   trainer: string

@@ -99,15 +99,18 @@ export interface RunnerOptions {
 }
 
 export interface RunResult {
+  /** Loss of every optimizer step, in order. */
   losses: number[]
   steps: number
   plannedSteps: number
   epochs: EpochRecord[]
   bestEpoch: number | null
   bestDevF1: number | null
+  /** Where the best checkpoint is, when something was saved. */
   checkpointDir: string | null
   cancelled: boolean
   stoppedEarly: boolean
+  /** Real tokens processed by training steps. */
   trainTokens: number
   trainSeconds: number
   evalSeconds: number
