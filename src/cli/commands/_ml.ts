@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../shared/domain'
-import { CorpusError, formatIssue, readCorpusFile } from '../../core/corpus'
+import { CorpusError, formatIssue, mapMentionTypes, parseTypeMap, readCorpusFile, unusedSources, type TypeMap } from '../../core/corpus'
 import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
 import type { BertTokenClassifier } from '../../core/model/bert'
 import { bertConfigFromHf, CheckpointError, loadCheckpoint, METADATA_FILE } from '../../core/model/checkpoint'
@@ -69,14 +69,17 @@ export function formatOpt(value: string | undefined, flag: string): CorpusFormat
 }
 
 /** Reads a corpus; warnings go to stderr (capped), errors become a CliError naming file and line. */
-export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
+export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false, typeMap?: TypeMap): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
   try {
     const r = await readCorpusFile(path, format)
     if (!quiet) {
       for (const w of r.issues.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
       if (r.issues.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${r.issues.length - MAX_WARNINGS_SHOWN} more in ${path}\n`)
     }
-    return { documents: r.documents, format: r.format }
+    if (!typeMap || typeMap.size === 0) return { documents: r.documents, format: r.format }
+    const unused = unusedSources(r.documents, typeMap)
+    if (!quiet && unused.length) process.stderr.write(`warning: ${path}: --map-types source type(s) ${unused.join(', ')} do not occur in it\n`)
+    return { documents: mapMentionTypes(r.documents, typeMap), format: r.format }
   } catch (e) {
     if (e instanceof CorpusError) {
       const lines = e.issues.filter((i) => i.severity === 'error').slice(0, MAX_WARNINGS_SHOWN).map(formatIssue)
@@ -198,4 +201,47 @@ export function formatDuration(seconds: number): string {
   if (s < 60) return `${s}s`
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+}
+
+/** --map-types values ("A,B=X;C=Y", repeatable) as a type map; a usage error names the bad rule. */
+export function typeMapOpt(values: readonly string[] | undefined): TypeMap | undefined {
+  if (!values || values.length === 0) return undefined
+  try {
+    return parseTypeMap(values)
+  } catch (e) {
+    throw new CliError(`--map-types: ${(e as Error).message}`, 2)
+  }
+}
+
+/** The --map-types lines of a command's usage text, options column at `indent`. */
+export function mapTypesHelp(indent: number): string {
+  const pad = ' '.repeat(indent)
+  return [
+    `  --map-types RULES${' '.repeat(Math.max(1, indent - 19))}rename entity types on reading (repeatable), e.g.`,
+    `${pad}"SpecificDisease,DiseaseClass,Modifier,CompositeMention=Disease;GENE=Gene"`,
+  ].join('\n')
+}
+
+/**
+ * Splits "NAME=TRAIN:DEV" (or "TRAIN,DEV"). A ':' is a separator except after a lone drive letter
+ * followed by a slash ("C:\\data\\train.tsv", "C:/data"), so POSIX absolute paths split too.
+ */
+export function parseTaskSpec(spec: string): { name: string; train: string; dev?: string } {
+  const eq = spec.indexOf('=')
+  if (eq <= 0) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
+  const name = spec.slice(0, eq)
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new CliError(`--task name '${name}' must be letters, digits, '_' or '-'`, 2)
+  const rest = spec.slice(eq + 1)
+  let parts: string[]
+  if (rest.includes(',')) parts = rest.split(',')
+  else {
+    parts = []
+    for (const piece of rest.split(':')) {
+      const prev = parts.at(-1)
+      if (prev !== undefined && /^[A-Za-z]$/.test(prev) && /^[\\/]/.test(piece)) parts[parts.length - 1] = `${prev}:${piece}`
+      else parts.push(piece)
+    }
+  }
+  if (parts.length > 2 || !parts[0]) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
+  return { name, train: parts[0], dev: parts[1] || undefined }
 }

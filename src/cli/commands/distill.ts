@@ -9,7 +9,7 @@ import { compareModels } from '../../core/eval/compare'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { OnnxExportError } from '../../core/onnx/export'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
-import { CliError, formatDuration, intOpt, numOpt, parse, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
+import { CliError, formatDuration, intOpt, mapTypesHelp, numOpt, parse, parseTaskSpec, readCorpus, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
 import { checkOutputPath } from './_output'
 
 
@@ -67,18 +67,6 @@ error, a JSON summary to standard output.
   -h, --help             this text
 
 exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C`
-
-/** Splits "TRAIN:DEV" (or "TRAIN,DEV"); a ':' right after a drive letter is not a separator. */
-export function parseTaskSpec(spec: string): { name: string; train: string; dev?: string } {
-  const eq = spec.indexOf('=')
-  if (eq <= 0) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
-  const name = spec.slice(0, eq)
-  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new CliError(`--task name '${name}' must be letters, digits, '_' or '-'`, 2)
-  const rest = spec.slice(eq + 1)
-  const parts = rest.includes(',') ? rest.split(',') : rest.split(/(?<!^[A-Za-z]):(?![\\/])/)
-  if (parts.length > 2 || !parts[0]) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
-  return { name, train: parts[0], dev: parts[1] || undefined }
-}
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand('distill', USAGE, async () => {

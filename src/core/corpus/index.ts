@@ -28,6 +28,8 @@ export { readBrat, writeBrat } from './brat'
 export { openCorpusStream, corpusChunks, STREAMED_FORMATS } from './stream'
 export type { CorpusStream, StreamOptions } from './stream'
 export { readText } from './text'
+export { parseTypeMap, mapMentionTypes, unusedSources } from './type-map'
+export type { TypeMap } from './type-map'
 export type { ReadOptions, ReadResult } from './util'
 export { stem as stemOf } from './util'
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { useBackend } from '@core/model/backend'
 import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
 import { writeCorpus } from '@core/corpus'
-import { parseTaskSpec, run } from '../../../src/cli/commands/distill'
+import { run } from '../../../src/cli/commands/distill'
+import { parseTaskSpec } from '../../../src/cli/commands/_ml'
 import { syntheticDocs, tinyModel, tokenizer } from './helpers'
 
 let tmp: string
