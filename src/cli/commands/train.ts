@@ -8,10 +8,11 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { train, type TrainProgress } from '../../core/train/loop'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
-import { CliError, formatDuration, formatOpt, intOpt, numOpt, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+import { CliError, formatDuration, formatOpt, intOpt, mapTypesHelp, numOpt, parse, parseTaskSpec, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]
+       fastbioner train --task NAME=TRAIN:DEV --task … --out DIR [--init HF_DIR | --preset NAME] [options]
 
 Trains a BERT token classifier (IOB2 over the entity types of the training file). After each
 epoch the model is scored on --dev (entity-level F1) and the best one is saved to --out
@@ -21,6 +22,11 @@ best checkpoint; a second Ctrl-C exits at once.
 
   --train FILE        training corpus, any supported format (PubTator, CoNLL, BioC, brat, …)
   --dev FILE          devel corpus for model selection and early stopping (recommended)
+  --task NAME=TRAIN:DEV   multi-task (MT-BioNER): one head NAME per corpus, repeat per corpus
+                      (DEV optional; ',' also separates). A corpus trains only its own head, so
+                      one that does not annotate a type never teaches another head "this is O";
+                      tagging merges the heads. Model selection: mean devel F1 of the heads
+${mapTypesHelp(22)}
   --out DIR           checkpoint directory; one that already holds a model is refused
   --overwrite         replace the model in --out (after the first epoch, by that epoch's)
   --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours)
@@ -56,6 +62,8 @@ export async function run(argv: string[]): Promise<number> {
     const v = parse(argv, {
       train: { type: 'string' },
       dev: { type: 'string' },
+      task: { type: 'string', multiple: true },
+      'map-types': { type: 'string', multiple: true },
       out: { type: 'string' },
       init: { type: 'string' },
       resume: { type: 'boolean' },
@@ -83,7 +91,10 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(USAGE + '\n')
       return 0
     }
-    const trainPath = requireOpt(v.train, '--train')
+    const taskSpecs = ((v.task as string[] | undefined) ?? []).map(parseTaskSpec)
+    if (taskSpecs.length && (v.train !== undefined || v.dev !== undefined)) throw new CliError('give either --train/--dev or --task, not both', 2)
+    const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
+    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
     const outDir = requireOpt(v.out, '--out')
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init HF_DIR (fine-tune) or --preset NAME (from scratch), not both', 2)
     if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
@@ -107,25 +118,39 @@ export async function run(argv: string[]): Promise<number> {
       if (!quiet) process.stderr.write(line + '\n')
     }
 
-    checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, v.init], replace: v.overwrite, replaceFlag: '--overwrite' })
+    checkOutputPath(outDir, {
+      flag: '--out',
+      kind: 'checkpoint',
+      inputs: [trainPath, v.dev, v.init, ...taskSpecs.flatMap((t) => [t.train, t.dev])],
+      replace: v.overwrite,
+      replaceFlag: '--overwrite',
+    })
 
-    const trainDocs = (await readCorpus(trainPath, formatOpt(v['train-format'], '--train-format'), quiet)).documents
-    let devDocs: CorpusDocument[] | undefined
-    if (v.dev !== undefined) devDocs = (await readCorpus(v.dev, formatOpt(v['dev-format'], '--dev-format'), quiet)).documents
-    else log('warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
-
-    const types = new Set(trainDocs.flatMap((d) => d.mentions.map((m) => m.type)))
-    if (types.size === 0) throw new CliError(`${trainPath}: no entity mentions; nothing to learn`)
-    const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
-    if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in --dev but not in --train; they cannot be predicted`)
-    const labelMap = buildLabelMap(types)
+    const trainFormat = formatOpt(v['train-format'], '--train-format')
+    const devFormat = formatOpt(v['dev-format'], '--dev-format')
+    const specs = taskSpecs.length ? taskSpecs : [{ name: DEFAULT_HEAD, train: trainPath, dev: v.dev as string | undefined }]
+    const tasks: Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[]; labels: string[] }> = []
+    for (const spec of specs) {
+      if (tasks.some((t) => t.head === spec.name)) throw new CliError(`--task ${spec.name} is given twice`, 2)
+      const trainDocs = (await readCorpus(spec.train, trainFormat, quiet, typeMap)).documents
+      let devDocs: CorpusDocument[] | undefined
+      if (spec.dev !== undefined) devDocs = (await readCorpus(spec.dev, devFormat, quiet, typeMap)).documents
+      else log(taskSpecs.length ? `warning: task '${spec.name}' has no devel file: it takes no part in model selection` : 'warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
+      const types = new Set(trainDocs.flatMap((d) => d.mentions.map((m) => m.type)))
+      if (types.size === 0) throw new CliError(`${spec.train}: no entity mentions; nothing to learn`)
+      const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
+      if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in ${spec.dev} but not in ${spec.train}; they cannot be predicted`)
+      tasks.push({ head: spec.name, train: trainDocs, dev: devDocs, labels: buildLabelMap(types).labels })
+    }
+    const headLabels = Object.fromEntries(tasks.map((t) => [t.head, t.labels]))
+    const trainDocs = tasks.flatMap((t) => t.train)
 
     const backend = await startBackend(quiet)
     let model: BertTokenClassifier
     let tokenizer: WordPieceTokenizer
     if (!scratch) {
       const from = resume ? outDir : v.init!
-      const ck = await loadCheckpoint(from, { heads: { [DEFAULT_HEAD]: labelMap.labels }, seed })
+      const ck = await loadCheckpoint(from, { heads: headLabels, seed })
       for (const n of ck.notes) log(`note: ${n}`)
       model = ck.model
       tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${from}/vocab.txt` })
@@ -139,14 +164,14 @@ export async function run(argv: string[]): Promise<number> {
       log(`vocabulary: ${vocab.tokens.length} WordPiece tokens from ${vocab.wordTypes} word types (${((performance.now() - t0) / 1000).toFixed(1)}s)`)
       tokenizer = new WordPieceTokenizer(vocab.tokens, { lowercase })
       const config = presetConfig(presetName as PresetName, { vocabSize: vocab.tokens.length })
-      model = BertTokenClassifier.random(config, seed, { [DEFAULT_HEAD]: labelMap.labels })
+      model = BertTokenClassifier.random(config, seed, headLabels)
     }
     const maxLength = maxLengthOpt ?? Math.min(TRAIN_DEFAULTS.maxLength, model.config.maxPositionEmbeddings)
     const c = model.config
     const numParameters = model.numParameters()
     log(
       `model: ${scratch ? `preset ${presetName} (from scratch)` : resume ? `${outDir} (resuming)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide, ` +
-        `${(numParameters / 1e6).toFixed(2)}M parameters; labels ${labelMap.labels.join(' ')}`,
+        `${(numParameters / 1e6).toFixed(2)}M parameters; ${tasks.map((t) => `${tasks.length > 1 ? `head ${t.head}: ` : ''}labels ${t.labels.join(' ')}`).join('; ')}`,
     )
 
     const controller = new AbortController()
@@ -179,8 +204,8 @@ export async function run(argv: string[]): Promise<number> {
       result = await train({
         model,
         tokenizer,
-        train: trainDocs,
-        dev: devDocs,
+        tasks: tasks.map((t) => ({ head: t.head, train: t.train, dev: t.dev })),
+        onTaskScores: tasks.length > 1 ? (epoch, scores) => log(`epoch ${epoch} devel F1 by head: ${Object.entries(scores).map(([h, s]) => `${h} ${s.f1.toFixed(4)}`).join(', ')}`) : undefined,
         outDir,
         epochs,
         batchSize,
@@ -197,7 +222,16 @@ export async function run(argv: string[]): Promise<number> {
         signal: controller.signal,
         resume,
         onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
-        checkpoint: { metadata: { source: { train: trainPath, dev: v.dev ?? null, init: v.init ?? null, preset: scratch ? presetName : null } } },
+        checkpoint: {
+          metadata: {
+            source: {
+              ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
+              init: v.init ?? null,
+              preset: scratch ? presetName : null,
+              ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
+            },
+          },
+        },
       })
     } finally {
       process.off('SIGINT', onSigint)
@@ -215,6 +249,7 @@ export async function run(argv: string[]): Promise<number> {
       init: v.init ?? null,
       preset: scratch ? presetName : null,
       labels: result.labels,
+      heads: headLabels,
       parameters: numParameters,
       train_documents: trainDocs.length,
       train_examples: result.trainExamples,
@@ -223,6 +258,7 @@ export async function run(argv: string[]): Promise<number> {
       epochs: result.epochs,
       best_epoch: result.bestEpoch,
       best_dev_f1: result.bestDevF1,
+      dev_by_head: result.devByHead,
       cancelled: result.cancelled,
       stopped_early: result.stoppedEarly,
       train_tokens: result.trainTokens,

@@ -35,6 +35,10 @@ export interface TrainingMetadata {
   batchSize: number
   lr: number
   dev: { precision: number; recall: number; f1: number } | null
+  /** Multi-task runs: the heads trained, one per corpus (`dev` is then their mean). */
+  tasks?: string[]
+  /** Each head's devel scores at this epoch. */
+  devByHead?: Record<string, { precision: number; recall: number; f1: number }>
   /** Engine that trained and why; real tokens per second of training time. */
   trainer?: string
   trainerReason?: string

@@ -17,7 +17,7 @@ import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { checkMaxLength } from '../tag/tagger'
-import type { BatchableExample } from './batching'
+import { IGNORE_INDEX, type BatchableExample, type HostBatch } from './batching'
 import { openTrainer, type TrainerPreference } from './engine'
 import { linearScheduleWithWarmup, warmupStepsFromRatio } from './optimizer'
 import {
@@ -27,6 +27,7 @@ import {
   runTraining,
   saveOptimizerState,
   type EpochRecord,
+  type DevScores,
   type ResumePoint,
   type RunProgress,
   type RunResult,
@@ -35,14 +36,31 @@ import {
 /** Progress of a training run (see core/train/runner). */
 export type TrainProgress = RunProgress
 
+/** One corpus of a multi-task run (MT-BioNER): its own head, trained only on its own examples. */
+export interface TrainTask {
+  head: string
+  train: readonly CorpusDocument[]
+  dev?: readonly CorpusDocument[]
+}
+
 export interface TrainOptions {
   model: BertTokenClassifier
   tokenizer: WordPieceTokenizer
-  train: readonly CorpusDocument[]
+  /** Single-task training data (ignored when `tasks` is given). */
+  train?: readonly CorpusDocument[]
   /** Devel documents for model selection and early stopping. */
   dev?: readonly CorpusDocument[]
   /** Head to train (its labels define the label map). Default 'default'. */
   head?: string
+  /**
+   * Multi-task training: one head per corpus. Batches mix corpora; the loss is the sum over heads
+   * of each head's mean cross-entropy over its own corpus's positions in the batch, so a corpus
+   * that does not annotate a type never teaches another head's "this is O". Model selection uses
+   * the mean of the heads' devel F1.
+   */
+  tasks?: readonly TrainTask[]
+  /** Told each head's devel scores after each evaluation (multi-task runs). */
+  onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
   /**
    * Checkpoint directory: the best model by devel F1 (or the latest epoch without devel) is
    * saved there, atomically, after each improving epoch. Omit to keep the model in memory only.
@@ -98,6 +116,8 @@ export interface TrainResult extends RunResult {
   trainExamples: number
   wallSeconds: number
   labels: string[]
+  /** Each head's devel scores of the best epoch (multi-task runs; also for one task with devel). */
+  devByHead: Record<string, DevScores> | null
   /** Engine that trained ('onnxruntime-cpu', 'tfjs-wasm', …) and why. */
   trainer: string
   trainerReason: string
@@ -114,11 +134,30 @@ export function headLabelMap(model: BertTokenClassifier, head = DEFAULT_HEAD): L
   return labelMapFromLabels(info.labels)
 }
 
+/**
+ * A multi-task batch's loss targets: per head, the labels of the rows whose example belongs to
+ * that head's corpus (`taskOf[example]` indexes `heads`) and -100 on every other row.
+ */
+export function labelsByTask(b: HostBatch, taskOf: readonly number[], heads: readonly string[]): Record<string, Int32Array> {
+  const out: Record<string, Int32Array> = {}
+  for (const h of heads) out[h] = new Int32Array(b.labels.length).fill(IGNORE_INDEX)
+  b.indices.forEach((exampleIndex, row) => {
+    const o = row * b.seqLen
+    out[heads[taskOf[exampleIndex]]].set(b.labels.subarray(o, o + b.seqLen), o)
+  })
+  return out
+}
+
 export async function train(opts: TrainOptions): Promise<TrainResult> {
   const t0 = performance.now()
   const { model, tokenizer } = opts
-  const head = opts.head ?? DEFAULT_HEAD
-  const labelMap = headLabelMap(model, head)
+  const tasks: readonly TrainTask[] = opts.tasks ?? [{ head: opts.head ?? DEFAULT_HEAD, train: opts.train ?? [], dev: opts.dev }]
+  if (tasks.length === 0) throw new Error('no training task')
+  const heads = tasks.map((t) => t.head)
+  if (new Set(heads).size !== heads.length) throw new Error(`each task needs its own head (got ${heads.join(', ')})`)
+  const head = heads[0]
+  const labelMaps = tasks.map((t) => headLabelMap(model, t.head))
+  const labelMap = labelMaps[0]
   const epochs = opts.epochs ?? TRAIN_DEFAULTS.epochs
   const batchSize = opts.batchSize ?? TRAIN_DEFAULTS.batchSize
   const peakLr = opts.lr ?? TRAIN_DEFAULTS.lr
@@ -142,13 +181,27 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
 
   const exOpts = { maxLength, stride: opts.stride, sentenceLevel }
   // Examples with no labelled position (empty sentences) would only cost time.
-  const examples: Example[] = documentsToExamples(opts.train, tokenizer, labelMap, exOpts).filter((e) => e.labels.some((l) => l !== -100))
+  const examples: Example[] = []
+  /** Task of each example. */
+  const taskOf: number[] = []
+  tasks.forEach((t, ti) => {
+    const own = documentsToExamples(t.train, tokenizer, labelMaps[ti], exOpts).filter((e) => e.labels.some((l) => l !== -100))
+    if (own.length === 0 && tasks.length > 1) throw new Error(`task '${t.head}': no training examples (its documents contain no tokens)`)
+    for (const e of own) {
+      examples.push(e)
+      taskOf.push(ti)
+    }
+  })
   if (examples.length === 0) throw new Error('no training examples: the training documents contain no tokens')
+  const batchLabels = (b: HostBatch): Record<string, Int32Array> => (tasks.length === 1 ? { [head]: b.labels } : labelsByTask(b, taskOf, heads))
+  const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
+  const devByEpoch = new Map<number, Record<string, DevScores>>()
+  let evalEpoch = resume ? resume.epoch : 0
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, opts.maxSteps)
   const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
   const engine = await openTrainer({
     model,
-    heads: [head],
+    heads,
     optimizer: {
       lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
       weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
@@ -166,7 +219,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     run = await runTraining({
       examples: examples as BatchableExample[],
       engine,
-      labels: (b) => ({ [head]: b.labels }),
+      labels: batchLabels,
       padTokenId: tokenizer.padId,
       epochs,
       batchSize,
@@ -181,17 +234,26 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
         opts.onProgress?.(p)
       },
       evaluate:
-        opts.dev && opts.dev.length > 0
-          ? async () =>
-              (
-                await evaluate(model, tokenizer, opts.dev!, {
+        devTasks.length > 0
+          ? async () => {
+              evalEpoch++
+              const scores: Record<string, DevScores> = {}
+              for (const t of devTasks) {
+                const { overall } = await evaluate(model, tokenizer, t.dev!, {
                   batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
                   maxLength,
                   stride: opts.stride,
                   sentenceLevel,
-                  head,
+                  head: t.head,
                 })
-              ).overall
+                scores[t.head] = { precision: overall.precision, recall: overall.recall, f1: overall.f1 }
+              }
+              devByEpoch.set(evalEpoch, scores)
+              opts.onTaskScores?.(evalEpoch, scores)
+              const all = Object.values(scores)
+              const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
+              return { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') }
+            }
           : undefined,
       save: opts.outDir
         ? async (point) => {
@@ -199,6 +261,8 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
             const training: TrainingMetadata = {
               head,
               labels: labelMap.labels,
+              ...(tasks.length > 1 ? { tasks: heads } : {}),
+              ...(devByEpoch.has(point.epoch) ? { devByHead: devByEpoch.get(point.epoch) } : {}),
               maxLength,
               stride: opts.stride ?? null,
               sentenceLevel,
@@ -231,6 +295,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     trainExamples: examples.length,
     wallSeconds: (performance.now() - t0) / 1000,
     labels: labelMap.labels,
+    devByHead: run.bestEpoch !== null ? (devByEpoch.get(run.bestEpoch) ?? null) : null,
     trainer: engine.trainer,
     trainerReason: engine.reason,
     resumedAfterEpoch: resume ? resume.epoch : null,

@@ -29,6 +29,9 @@ describe('distill command', () => {
     expect(parseTaskSpec('chem=C:\\d\\train.tsv:C:\\d\\dev.tsv')).toEqual({ name: 'chem', train: 'C:\\d\\train.tsv', dev: 'C:\\d\\dev.tsv' })
     expect(parseTaskSpec('x=t.tsv,d.tsv')).toEqual({ name: 'x', train: 't.tsv', dev: 'd.tsv' })
     expect(parseTaskSpec('x=t.tsv')).toEqual({ name: 'x', train: 't.tsv', dev: undefined })
+    // POSIX absolute paths: a ':' before '/' separates unless a lone drive letter precedes it.
+    expect(parseTaskSpec('x=/data/t.tsv:/data/d.tsv')).toEqual({ name: 'x', train: '/data/t.tsv', dev: '/data/d.tsv' })
+    expect(parseTaskSpec('x=C:/d/t.tsv:/data/d.tsv')).toEqual({ name: 'x', train: 'C:/d/t.tsv', dev: '/data/d.tsv' })
     expect(() => parseTaskSpec('t.tsv')).toThrow(/NAME=TRAIN/)
   })
 
