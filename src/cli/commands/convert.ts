@@ -3,9 +3,9 @@ import { CORPUS_FORMATS, type CorpusIssue } from '../../shared/domain'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
-import { corpusChunks, CorpusError, formatIssue, openCorpusStream, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
+import { corpusChunks, CorpusError, formatIssue, mapMentionTypes, openCorpusStream, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
 import { writeFileAtomicStream } from '../../core/fs/atomic'
-import { CliError, formatOpt, parse, runCommand } from './_ml'
+import { CliError, formatOpt, mapTypesHelp, parse, runCommand, typeMapOpt } from './_ml'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH [options]
@@ -20,6 +20,7 @@ Reads a corpus file and writes it in another format.
   --force            brat and text: replace the contents of a non-empty --out folder
   --sentences-per-document N
                      CoNLL input without -DOCSTART- lines: sentences per document (default 10)
+${mapTypesHelp(21)}
   --max-size MIB     refuse input files larger than this (default 512)
   -q, --quiet        no summary or warnings on standard error
   -h, --help         this text
@@ -39,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       force: { type: 'boolean' },
       'sentences-per-document': { type: 'string' },
       'max-size': { type: 'string' },
+      'map-types': { type: 'string', multiple: true },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -60,6 +62,8 @@ export async function run(argv: string[]): Promise<number> {
     if (multiFile && values.out === '-') throw new CliError(`${to} output is a directory of files; --out cannot be '-'`, 2)
     checkOutputPath(values.out, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [values.in], replace: values.force, replaceFlag: '--force' })
     const quiet = values.quiet ?? false
+    const typeMap = typeMapOpt(values['map-types'] as string[] | undefined)
+    const typesSeen = new Set<string>()
 
     const warnings: CorpusIssue[] = []
     let documentCount = 0
@@ -78,7 +82,12 @@ export async function run(argv: string[]): Promise<number> {
         for await (const d of stream.documents) {
           documentCount++
           mentionCount += d.mentions.length
-          yield d
+          if (!typeMap) {
+            yield d
+            continue
+          }
+          for (const m of d.mentions) typesSeen.add(m.type)
+          yield mapMentionTypes([d], typeMap)[0]
         }
       }
       const baseName = stemOf(values.in)
@@ -110,6 +119,8 @@ export async function run(argv: string[]): Promise<number> {
     if (!quiet) {
       for (const w of warnings.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
       if (warnings.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${warnings.length - MAX_WARNINGS_SHOWN} more\n`)
+      const unused = typeMap ? [...typeMap.keys()].filter((t) => !typesSeen.has(t)) : []
+      if (unused.length) process.stderr.write(`warning: ${values.in}: --map-types source type(s) ${unused.join(', ')} do not occur in it\n`)
       const where = values.out === '-' ? 'standard output' : multiFile ? `${written} files in ${values.out}` : values.out
       process.stderr.write(`converted ${documentCount} documents, ${mentionCount} mentions: ${values.in} (${inFormat}) → ${where} (${to})\n`)
     }

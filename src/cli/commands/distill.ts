@@ -33,6 +33,7 @@ error, a JSON summary to standard output.
                          (DEV optional; ',' also separates, e.g. for Windows paths); a teacher
                          head gives soft labels when it is named NAME, or is the teacher's only
                          head with the same labels
+${mapTypesHelp(25)}
   --out DIR              student checkpoint directory; one that already holds a model is refused
   --overwrite            replace the model in --out
   --kd MODE              dynamic (FastBioNER, default) | fixed (TinyBERT-style: soft + hidden +
@@ -77,6 +78,7 @@ export async function run(argv: string[]): Promise<number> {
       train: { type: 'string' },
       dev: { type: 'string' },
       task: { type: 'string', multiple: true },
+      'map-types': { type: 'string', multiple: true },
       out: { type: 'string' },
       kd: { type: 'string' },
       temperature: { type: 'string' },
@@ -167,7 +169,8 @@ export async function run(argv: string[]): Promise<number> {
 
     const tasks: DistillTask[] = []
     const sources: Record<string, { train: string; dev: string | null }> = {}
-    const read = async (p: string): Promise<CorpusDocument[]> => (await readCorpus(p, undefined, quiet)).documents
+    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
+    const read = async (p: string): Promise<CorpusDocument[]> => (await readCorpus(p, undefined, quiet, typeMap)).documents
     if (taskSpecs.length) {
       for (const t of taskSpecs) {
         if (tasks.some((x) => x.name === t.name)) throw new CliError(`--task ${t.name} is given twice`, 2)

@@ -3,7 +3,7 @@ import { conllTokenLines } from '../../core/corpus'
 import { evaluateTagger } from '../../core/eval/evaluate'
 import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
-import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, mapTypesHelp, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner eval --gold FILE (--pred FILE | --model DIR) [options]
 
@@ -20,6 +20,8 @@ against gold annotations. Prints one JSON object on standard output:
   --model DIR          tag the gold documents with this checkpoint instead of --pred
   --gold-format F, --pred-format F
                        formats when detection is not wanted
+${mapTypesHelp(23)}
+                       (applied to --gold and --pred)
   --batch-size N, --max-length N, --head NAME
                        as for 'fastbioner tag' (with --model; default: every head merged)
   -q, --quiet          no warnings or backend line on standard error
@@ -38,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       'batch-size': { type: 'string' },
       'max-length': { type: 'string' },
       head: { type: 'string' },
+      'map-types': { type: 'string', multiple: true },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -48,18 +51,19 @@ export async function run(argv: string[]): Promise<number> {
     const goldPath = requireOpt(v.gold, '--gold')
     if ((v.pred === undefined) === (v.model === undefined)) throw new CliError('give exactly one of --pred FILE and --model DIR', 2)
     const quiet = v.quiet ?? false
+    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
     if (v.model !== undefined) {
       checkWindowOptions(v.model, maxLength, undefined)
       checkHeadOption(v.model, v.head)
     }
-    const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)
+    const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)
     const gold = goldCorpus.documents
 
     let result: EvalResult
     if (v.pred !== undefined) {
-      const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet)
+      const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet, typeMap)
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)

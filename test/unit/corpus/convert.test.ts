@@ -53,6 +53,18 @@ describe('fastbioner convert', () => {
     expect(result.stdout).toBe('3000002|t|Second document.   Its abstract starts after a gap of three spaces.\n3000002\t23\t31\tabstract\tConcept\n\n')
   })
 
+  it('renames entity types with --map-types, warning about a source type that never occurs', async () => {
+    const result = await convert('--in', fixturePath('sample.pubtator'), '--to', 'pubtator', '--out', '-', '--map-types', 'SpecificDisease,DiseaseClass,Modifier,CompositeMention=Disease;GENE=Gene')
+    expect(result.code).toBe(0)
+    const types = result.stdout.split('\n').filter((l) => l.split('\t').length >= 5).map((l) => l.split('\t')[4])
+    expect(types).toHaveLength(9)
+    expect(new Set(types)).toEqual(new Set(['Disease']))
+    expect(result.stderr).toMatch(/sample\.pubtator: --map-types source type\(s\) GENE do not occur in it/)
+    const bad = await convert('--in', fixturePath('sample.pubtator'), '--to', 'pubtator', '--out', '-', '--map-types', 'Disease')
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--map-types: type mapping 'Disease' is not SOURCE/)
+  })
+
   it('reports warnings on stderr and still converts', async () => {
     const input = join(dir, 'dup.pubtator')
     writeFileSync(input, '1|t|A.\n1|a|B.\n\n1|t|C.\n1|a|D.\n')
