@@ -12,6 +12,7 @@ import { BackendError, initBackend, type BackendInfo } from '../../core/model/ba
 import type { BertTokenClassifier } from '../../core/model/bert'
 import { bertConfigFromHf, CheckpointError, loadCheckpoint, METADATA_FILE } from '../../core/model/checkpoint'
 import { SafetensorsError } from '../../core/model/safetensors'
+import { findDefaultModel } from '../../core/model/default-model'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { VocabError } from '../../core/nlp/vocab'
 import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-files'
@@ -244,4 +245,13 @@ export function parseTaskSpec(spec: string): { name: string; train: string; dev?
   }
   if (parts.length > 2 || !parts[0]) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
   return { name, train: parts[0], dev: parts[1] || undefined }
+}
+
+/** --model when given, else the installed default model (said on standard error unless quiet). */
+export function modelOrDefault(model: string | undefined, quiet: boolean): string {
+  if (model !== undefined) return model
+  const found = findDefaultModel()
+  if (!found.dir) throw new CliError(`no --model DIR given, and this installation has no default model (looked in ${found.searched.join(', ')})`, 2)
+  if (!quiet) process.stderr.write(`model: the default model (${found.dir})\n`)
+  return found.dir
 }

@@ -3,9 +3,9 @@ import { conllTokenLines } from '../../core/corpus'
 import { evaluateTagger } from '../../core/eval/evaluate'
 import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
-import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, mapTypesHelp, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, mapTypesHelp, modelOrDefault, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
 
-const USAGE = `usage: fastbioner eval --gold FILE (--pred FILE | --model DIR) [options]
+const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
 
 Entity-level scores (exact character span and type, conlleval semantics) of predictions
 against gold annotations. Prints one JSON object on standard output:
@@ -17,7 +17,8 @@ against gold annotations. Prints one JSON object on standard output:
                        files list the same ids in the same order, or when either file's
                        documents have no ids of their own, as in CoNLL: then both must
                        hold the same tokens)
-  --model DIR          tag the gold documents with this checkpoint instead of --pred
+  --model DIR          tag the gold documents with this checkpoint instead of --pred;
+                       with neither, the default model that ships with fastbioner
   --gold-format F, --pred-format F
                        formats when detection is not wanted
 ${mapTypesHelp(23)}
@@ -49,14 +50,15 @@ export async function run(argv: string[]): Promise<number> {
       return 0
     }
     const goldPath = requireOpt(v.gold, '--gold')
-    if ((v.pred === undefined) === (v.model === undefined)) throw new CliError('give exactly one of --pred FILE and --model DIR', 2)
+    if (v.pred !== undefined && v.model !== undefined) throw new CliError('give either --pred FILE or --model DIR, not both', 2)
     const quiet = v.quiet ?? false
+    const modelDir = v.pred === undefined ? modelOrDefault(v.model, quiet) : undefined
     const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
-    if (v.model !== undefined) {
-      checkWindowOptions(v.model, maxLength, undefined)
-      checkHeadOption(v.model, v.head)
+    if (modelDir !== undefined) {
+      checkWindowOptions(modelDir, maxLength, undefined)
+      checkHeadOption(modelDir, v.head)
     }
     const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)
     const gold = goldCorpus.documents
@@ -67,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)
-      const tagger = await openModelTagger(v.model!, { maxLength }, true)
+      const tagger = await openModelTagger(modelDir!, { maxLength }, true)
       try {
         result = await evaluateTagger(tagger, gold, { batchSize, head: v.head })
       } finally {

@@ -1,15 +1,16 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
-import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, MAX_WARNINGS_SHOWN, numOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, MAX_WARNINGS_SHOWN, modelOrDefault, numOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
-const USAGE = `usage: fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc] [options]
+const USAGE = `usage: fastbioner tag [--model DIR] --in FILE --out FILE [--format pubtator|conll|bioc] [options]
 
 Tags every document of a corpus file with a token-classification model and writes the
 documents with the predicted mentions (gold mentions in the input are replaced).
 
-  --model DIR        checkpoint directory (config.json, vocab.txt, model.safetensors)
+  --model DIR        checkpoint directory (config.json, vocab.txt, model.safetensors);
+                     default: the model that ships with fastbioner (Disease, Chemical, Gene)
   --in FILE          input corpus, any supported format (detected unless --in-format)
   --out FILE         output file ('-' for standard output); a new or empty folder for brat
                      and text
@@ -49,7 +50,6 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(USAGE + '\n')
       return 0
     }
-    const modelDir = requireOpt(v.model, '--model')
     const inPath = requireOpt(v.in, '--in')
     const outPath = requireOpt(v.out, '--out')
     const inFormat = formatOpt(v['in-format'], '--in-format')
@@ -60,6 +60,7 @@ export async function run(argv: string[]): Promise<number> {
     const stride = intOpt(v.stride, '--stride', 0)
     const minConf = numOpt(v['min-confidence'], '--min-confidence', (n) => n >= 0 && n <= 1, 'a number in [0, 1]') ?? 0
     const quiet = v.quiet ?? false
+    const modelDir = modelOrDefault(v.model, quiet)
     const checkOutput = (format: CorpusFormat): void => {
       const multiFile = format === 'brat' || format === 'text'
       if (multiFile && outPath === '-') throw new CliError(`${format} output is a directory of files; --out cannot be '-'`, 2)

@@ -39,3 +39,33 @@ describe('tag and eval check window options before loading the model', () => {
     expect(r.err).toContain("fastbioner eval: --max-length 100000 exceeds the model's max_position_embeddings (64)")
   })
 })
+
+describe('tag and eval without --model use the default model', () => {
+  it('take FASTBIONER_DEFAULT_MODEL (so its window limits apply) and say so', async () => {
+    const before = process.env.FASTBIONER_DEFAULT_MODEL
+    process.env.FASTBIONER_DEFAULT_MODEL = model
+    try {
+      const r = await capture(() => tagCmd(['--in', input, '--out', join(dir, 'd.pubtator'), '--max-length', '100000']))
+      expect(r.err).toContain(`model: the default model (${model})`)
+      expect(r.err).toContain("--max-length 100000 exceeds the model's max_position_embeddings (64)")
+      const e = await capture(() => evalCmd(['--gold', input, '--max-length', '100000']))
+      expect(e.err).toContain("fastbioner eval: --max-length 100000 exceeds the model's max_position_embeddings (64)")
+    } finally {
+      if (before === undefined) delete process.env.FASTBIONER_DEFAULT_MODEL
+      else process.env.FASTBIONER_DEFAULT_MODEL = before
+    }
+  })
+
+  it('exit 2 naming where they looked when there is none', async () => {
+    const before = process.env.FASTBIONER_DEFAULT_MODEL
+    process.env.FASTBIONER_DEFAULT_MODEL = join(dir, 'no-such-model')
+    try {
+      const r = await capture(() => tagCmd(['--in', input, '--out', join(dir, 'e.pubtator')]))
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(`no --model DIR given, and this installation has no default model (looked in ${join(dir, 'no-such-model')})`)
+    } finally {
+      if (before === undefined) delete process.env.FASTBIONER_DEFAULT_MODEL
+      else process.env.FASTBIONER_DEFAULT_MODEL = before
+    }
+  })
+})
