@@ -3,7 +3,7 @@
 import type { CorpusDocument, Mention } from '../../shared/domain'
 import type { BertTokenClassifier } from '../model/bert'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
-import { taggerForModel } from '../tag/open'
+import { ortTaggerForModel, taggerForModel } from '../tag/open'
 import type { Tagger, TagOptions, WindowSettings } from '../tag/tagger'
 import { evaluateSpans, type EvalResult } from './metrics'
 
@@ -24,12 +24,17 @@ export async function evaluateTagger(tagger: Tagger, gold: readonly CorpusDocume
   return scoreByPosition(gold, tagged.map((t) => t.mentions))
 }
 
-export type EvaluateOptions = Partial<WindowSettings> & TagOptions
+export type EvaluateOptions = Partial<WindowSettings> &
+  TagOptions & {
+    /** Forward engine: 'tfjs' (default) or 'onnx' (the model exported in memory; faster). */
+    engine?: 'tfjs' | 'onnx'
+  }
 
 /** Scores of a tfjs model in memory (every head merged, or `head`). */
 export async function evaluate(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, gold: readonly CorpusDocument[], opts: EvaluateOptions = {}): Promise<EvalResult> {
-  const { maxLength, sentenceLevel, stride, ...tagOpts } = opts
-  const tagger = taggerForModel(model, tokenizer, { maxLength, sentenceLevel, stride })
+  const { maxLength, sentenceLevel, stride, engine, ...tagOpts } = opts
+  const windows = { maxLength, sentenceLevel, stride }
+  const tagger = engine === 'onnx' ? await ortTaggerForModel(model, tokenizer, windows) : taggerForModel(model, tokenizer, windows)
   try {
     return await evaluateTagger(tagger, gold, tagOpts)
   } finally {

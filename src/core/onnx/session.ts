@@ -290,6 +290,18 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
   return new OrtEngine(ort, opened.session, engine, reason, warnings, path)
 }
 
+/**
+ * onnxruntime on the CPU for a graph in memory (a model under training, exported for each devel
+ * evaluation): nothing is written to disk. `label` names it in errors and the reason.
+ */
+export async function openOrtEngineFromBytes(bytes: Uint8Array, label: string, opts: { threads?: number } = {}): Promise<InferenceEngine> {
+  const ort = await loadOnnxRuntime()
+  const threads = opts.threads ?? (typeof availableParallelism === 'function' ? availableParallelism() : cpus().length)
+  const opened = await createOrtSession(ort, bytes, ['cpu'], threads, false)
+  const version = (ort.env as { versions?: { common?: string } }).versions?.common ?? ''
+  return new OrtEngine(ort, opened.session, 'onnxruntime-cpu', `onnxruntime-node ${version}, CPU execution provider, ${threads} intra-op thread${threads === 1 ? '' : 's'}, ${label}`, [], label)
+}
+
 /** A plain-object copy of an engine whose methods stay bound to the original. */
 function bind(t: InferenceEngine): InferenceEngine {
   return { engine: t.engine, reason: t.reason, warnings: t.warnings, files: t.files, run: (b) => t.run(b), dispose: () => t.dispose() }

@@ -8,7 +8,9 @@ import { headLabelsOf, readCheckpointInfo, VOCAB_FILE, type CheckpointInfo } fro
 import { labelMapFromLabels } from '../nlp/bio'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
-import { openInferenceEngine, type OpenEngineOptions } from '../onnx/session'
+import { openInferenceEngine, openOrtEngineFromBytes, type OpenEngineOptions } from '../onnx/session'
+import { exportOnnx, type WeightsMap } from '../onnx/export'
+import { bertConfigToHf, exportHfTensors } from '../model/checkpoint'
 import { tfjsEngineFromModel } from '../onnx/tfjs'
 import { checkMaxLength, TAGGING_DEFAULTS, Tagger, type WindowSettings } from './tagger'
 
@@ -51,6 +53,21 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
   const open = opts.openEngine ?? openInferenceEngine
   const engine = await open(dir, { prefer: opts.engine, threads: opts.threads, spin: opts.spin, logger: opts.logger })
   return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings), { checkpoint: info })
+}
+
+/**
+ * A tagger for a model in memory on onnxruntime: the weights as they are now, exported to an
+ * ONNX graph in memory (a fraction of a second for the student sizes), several times faster
+ * than the tfjs forward for devel evaluation between training epochs.
+ */
+export async function ortTaggerForModel(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, windows: Partial<WindowSettings> = {}, opts: { threads?: number } = {}): Promise<Tagger> {
+  const weights: WeightsMap = new Map()
+  for (const [name, t] of exportHfTensors(model)) weights.set(name, { shape: t.shape, data: t.data as Float32Array })
+  const bytes = exportOnnx(weights, bertConfigToHf(model.config, model.heads))
+  const engine = await openOrtEngineFromBytes(bytes, 'model in memory', opts)
+  const heads = [...model.heads].map(([name, info]) => ({ name, labelMap: labelMapFromLabels(info.labels) }))
+  const settings = windowSettingsOf({ training: {}, config: model.config }, windows)
+  return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings)
 }
 
 /**
