@@ -1,6 +1,7 @@
 export { Workspace } from './workspace'
 export type {
   CreateAnnotationInput,
+  DefaultModelDecision,
   DocumentSuggestions,
   LabelledQuery,
   ModelConfigSummary,
@@ -16,6 +17,7 @@ export type {
   OpenOptions,
   UpdateAnnotationInput,
   RunRecord,
+  WorkspaceSettings,
   WorkspaceSummary,
 } from './types'
 export { StoreError, isStoreError, type StoreErrorCode } from './errors'

@@ -47,8 +47,8 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
     const row = c
       .stmt(
         `INSERT INTO models (name, path, config, created_at, kind, status, active, parent_id, entity_types, trained_on,
-                             dev_scores, training_summary, distillation)
-         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?) RETURNING *`,
+                             dev_scores, training_summary, distillation, shipped)
+         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         name,
@@ -63,6 +63,7 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
         input.devScores ? JSON.stringify(input.devScores) : null,
         input.trainingSummary ?? null,
         input.distillation ? JSON.stringify(input.distillation) : null,
+        input.shipped ? 1 : 0,
       ) as ModelRow
     if (status === 'ready') activateIfNone(c, row.id)
     return toModel(c, modelRow(c, row.id))
@@ -221,6 +222,7 @@ function toModel(c: Connection, r: ModelRow): ModelRecord {
     devScores: r.dev_scores ? (JSON.parse(r.dev_scores) as Scores & { types: Record<string, Scores> }) : null,
     trainingSummary: r.training_summary,
     distillation: r.distillation ? (JSON.parse(r.distillation) as { teacherId: number; mode: DistillMode }) : null,
+    shipped: r.shipped === 1,
   }
 }
 

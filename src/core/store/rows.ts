@@ -72,6 +72,7 @@ export interface ModelRow {
   dev_scores: string | null
   training_summary: string | null
   distillation: string | null
+  shipped: number
 }
 
 export const SUMMARY_COLUMNS = `

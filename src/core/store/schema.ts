@@ -118,6 +118,20 @@ CREATE INDEX document_uncertainty_order ON document_uncertainty (uncertainty DES
 CREATE INDEX annotations_state ON annotations (state, deleted, document_id);
 `,
   },
+  {
+    // The default model that ships with the app: which registry rows are copies of it, and the
+    // workspace's settings (one JSON value per key), e.g. whether the default model was installed
+    // or declined, so it is never installed twice or brought back after the user deleted it.
+    version: 3,
+    sql: `
+ALTER TABLE models ADD COLUMN shipped INTEGER NOT NULL DEFAULT 0 CHECK (shipped IN (0, 1));
+CREATE TABLE settings (
+  key        TEXT PRIMARY KEY,
+  value      TEXT NOT NULL CHECK (json_valid(value)),
+  updated_at TEXT NOT NULL
+);
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -92,6 +92,8 @@ export interface NewModelInput {
   devScores?: ModelInfo['devScores']
   trainingSummary?: string | null
   distillation?: { teacherId: number; mode: DistillMode } | null
+  /** A copy of the default model that ships with the app (ModelInfo.shipped). */
+  shipped?: boolean
 }
 
 export interface ModelUpdate {
@@ -135,4 +137,18 @@ export interface RunRecord {
   status: string
   params: unknown
   metrics: unknown
+}
+
+/**
+ * What the workspace decided about the default model that ships with the app (src/main/models/
+ * default-model.ts): installed once (and never again, even after the user deleted it), or
+ * declined because the workspace already had a model of its own.
+ */
+export type DefaultModelDecision =
+  | { decision: 'installed'; modelId: number; source: string }
+  | { decision: 'declined'; reason: string }
+
+/** The workspace's settings by key (the settings table: one JSON value per key). */
+export interface WorkspaceSettings {
+  defaultModel: DefaultModelDecision
 }

@@ -1,6 +1,7 @@
 // The SQLite workspace: documents, annotations and their append-only revision trail, model
-// suggestions, the model registry. This class is the one entry point; each concern lives in its
-// own module (documents, annotations, import, models, suggestions) working on the Connection.
+// suggestions, the model registry, settings. This class is the one entry point; each concern lives
+// in its own module (documents, annotations, import, models, suggestions, settings) working on the
+// Connection.
 import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { DocumentListResult, ReviewQueueItem } from '@shared/ipc'
@@ -12,6 +13,7 @@ import { StoreError } from './errors'
 import { ImportQueue } from './import'
 import * as models from './models'
 import { migrate } from './schema'
+import * as settings from './settings'
 import * as suggestions from './suggestions'
 import type {
   CreateAnnotationInput,
@@ -27,6 +29,7 @@ import type {
   RunKind,
   RunRecord,
   UpdateAnnotationInput,
+  WorkspaceSettings,
   WorkspaceSummary,
 } from './types'
 
@@ -220,6 +223,17 @@ export class Workspace {
 
   runs(): RunRecord[] {
     return models.runs(this.c)
+  }
+
+  // Settings (one JSON value per key)
+
+  /** The stored value of `key`, or null when it was never set. */
+  setting<K extends keyof WorkspaceSettings>(key: K): WorkspaceSettings[K] | null {
+    return settings.getSetting(this.c, key)
+  }
+
+  setSetting<K extends keyof WorkspaceSettings>(key: K, value: WorkspaceSettings[K]): void {
+    settings.setSetting(this.c, key, value)
   }
 
   // Model suggestions and the review queue

@@ -245,6 +245,7 @@ describe('migration to the model registry (schema 2)', () => {
       // Roll the file back to version 1 as an older app left it.
       const db = new Database(path)
       db.exec(`
+        DROP TABLE settings; ALTER TABLE models DROP COLUMN shipped;
         DROP TABLE document_uncertainty;
         DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
         ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
@@ -258,7 +259,7 @@ describe('migration to the model registry (schema 2)', () => {
       const again = Workspace.open(path, { user: 'u' })
       try {
         expect(again.info().documentCount).toBe(1)
-        expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [] }])
+        expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false }])
       } finally {
         again.close()
       }
@@ -267,6 +268,44 @@ describe('migration to the model registry (schema 2)', () => {
       check.close()
     } finally {
       cleanup()
+    }
+  })
+})
+
+describe('settings and the shipped flag (schema 3)', () => {
+  it('keeps one JSON value per key: absent → null, set, replaced; survives reopening', () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const path = join(dir, 's.sqlite')
+      const ws = Workspace.open(path, { user: 'u' })
+      expect(ws.setting('defaultModel')).toBeNull()
+      ws.setSetting('defaultModel', { decision: 'declined', reason: 'had a model' })
+      ws.setSetting('defaultModel', { decision: 'installed', modelId: 3, source: '/opt/app/resources/models/default' })
+      ws.close()
+      const again = Workspace.open(path, { user: 'u' })
+      try {
+        expect(again.setting('defaultModel')).toEqual({ decision: 'installed', modelId: 3, source: '/opt/app/resources/models/default' })
+      } finally {
+        again.close()
+      }
+    } finally {
+      cleanup()
+    }
+  })
+
+  it('marks copies of the default model as shipped, nothing else', () => {
+    const t = tempWorkspace()
+    try {
+      const own = t.ws.createModel({ name: 'own', kind: 'teacher', status: 'ready', path: join(t.dir, 'models', 'own'), config })
+      const shipped = t.ws.createModel({ name: 'Default model (Disease)', kind: 'imported', status: 'ready', path: join(t.dir, 'models', 'd'), config, shipped: true })
+      expect(own.shipped).toBe(false)
+      expect(shipped.shipped).toBe(true)
+      expect(t.ws.listModels().map((m) => [m.name, m.shipped])).toEqual([
+        ['own', false],
+        ['Default model (Disease)', true],
+      ])
+    } finally {
+      t.done()
     }
   })
 })
