@@ -44,7 +44,7 @@ export interface ModelSummary {
   weights: 'float32' | 'int8'
   /** The default head's labels (IOB2). */
   labels: string[]
-  /** Entity types of those labels, sorted. */
+  /** Entity types of every head's labels (tagging merges all heads), sorted. */
   entityTypes: string[]
 }
 
@@ -104,9 +104,12 @@ export interface HostMethods {
   /**
    * Validates an HF folder with loadCheckpoint and writes it to dest in our layout. Without a
    * classifier (a bare BioBERT) a head for headLabels is created (error when headLabels is null).
+   * keepFiles: copy every file of the folder as it is (the shipped default model: f16 weights,
+   * its model.onnx and model card) instead of saving the loaded model; a folder without a
+   * classifier is refused then.
    */
   importModel: {
-    params: { source: string; dest: string; headLabels: string[] | null; seed: number }
+    params: { source: string; dest: string; headLabels: string[] | null; seed: number; keepFiles?: boolean }
     result: { summary: ModelSummary; notes: string[]; freshHead: boolean; backend: string }
     progress: JobProgress
   }

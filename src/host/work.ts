@@ -3,14 +3,14 @@
 // on the process that serves IPC. The host writes checkpoint folders the main process chose; it
 // never touches the workspace database (documents come in the request, results go back in the
 // reply and main writes them in its own transactions).
-import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { EngineInfo } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
 import { continuedTrainingLr, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { readCorpusFile } from '../core/corpus'
-import { writeFileAtomic } from '../core/fs/atomic'
+import { TEMP_PREFIX, writeFileAtomic } from '../core/fs/atomic'
 import { distillCheckpoints } from '../core/distill/run'
 import { compareModels } from '../core/eval/compare'
 import { evaluate } from '../core/eval/evaluate'
@@ -85,6 +85,8 @@ const typesOfLabels = (labels: readonly string[]) => [...new Set(labels.filter((
 function summarize(dir: string, model: BertTokenClassifier): ModelSummary {
   const head = model.heads.get(DEFAULT_HEAD) ?? [...model.heads.values()][0]
   const labels = head ? [...head.labels] : ['O']
+  // Tagging merges every head (core/tag/merge.ts): a multi-head model tags the types of them all.
+  const allLabels = [...model.heads.values()].flatMap((h) => [...h.labels])
   return {
     layers: model.config.numHiddenLayers,
     hidden: model.config.hiddenSize,
@@ -93,7 +95,7 @@ function summarize(dir: string, model: BertTokenClassifier): ModelSummary {
     bytes: statSync(join(dir, 'model.safetensors')).size,
     weights: isInt8Folder(dir) ? 'int8' : 'float32',
     labels,
-    entityTypes: typesOfLabels(labels),
+    entityTypes: typesOfLabels(allLabels.length ? allLabels : labels),
   }
 }
 
@@ -216,7 +218,7 @@ function hasClassifier(dir: string): boolean {
   return findWeightFiles(dir).some((f) => readSafetensorsNames(f).some((n) => /^(classifier|classifiers\.[^.]+)\.weight$/.test(n)))
 }
 
-const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed }, ctx) => {
+const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed, keepFiles }, ctx) => {
   const b = await ensureBackend()
   phase(ctx, `Reading ${source}`)
   // loadCheckpoint validates the folder and gives the clear errors (missing vocab.txt, a
@@ -227,6 +229,7 @@ const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed 
     const freshHead = !hasClassifier(source)
     const int8 = isInt8Folder(source)
     if (freshHead && int8) throw new HostInputError(`${source} is an int8 model without a token-classification head: quantize a model that has one`)
+    if (freshHead && keepFiles) throw new HostInputError(`${source} has no token-classification head: it cannot tag as it is`)
     if (freshHead) {
       if (!headLabels || headLabels.length < 3) {
         throw new HostInputError(
@@ -246,7 +249,15 @@ const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed 
     if (ctx.signal.aborted) throw new DOMException('import cancelled', 'AbortError')
     phase(ctx, `Writing ${dest}`)
     const metadata = { ...ck.metadata, imported: { from: source, at: new Date().toISOString(), freshHead } }
-    if (int8) {
+    if (keepFiles) {
+      // Every file as it is: f16 or int8 weights stay as small as they were, and a model.onnx
+      // exported beside them is still current (ensureOnnx compares content fingerprints).
+      mkdirSync(dest, { recursive: true })
+      for (const e of readdirSync(source, { withFileTypes: true })) {
+        if (e.isFile() && e.name !== METADATA_FILE && !e.name.startsWith(TEMP_PREFIX)) copyFileSync(join(source, e.name), join(dest, e.name))
+      }
+      writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify(metadata, null, 2) + '\n'])
+    } else if (int8) {
       // The loaded model holds the dequantized weights: saving it would write float32. Keep the
       // int8 files as they are (model.onnx is exported again beside them when first tagged).
       mkdirSync(dest, { recursive: true })
