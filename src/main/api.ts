@@ -24,6 +24,7 @@ import { writeFileAtomic } from '../core/fs/atomic'
 import { isStoreError, StoreError, type Workspace } from '../core/store'
 import type { ModelHost } from '../host/client'
 import { createModelHandlers } from './models'
+import type { DefaultModelFinder } from './models/default-model'
 
 export interface HandlerContext {
   /** The open workspace (the shell keeps exactly one open). */
@@ -45,6 +46,13 @@ export interface HandlerContext {
    * `createNodeModelHost()` from src/host/node.ts. Without it the model channels fail.
    */
   modelHost?: ModelHost
+  /**
+   * Where the default model that ships with the app is (findDefaultModel from
+   * core/model/default-model.ts). When set, the workspace open when the table is built and every
+   * one opened later get a copy of it if they have no model (src/main/models/default-model.ts).
+   * Unset (most tests): workspaces start without a model.
+   */
+  findDefaultModel?: DefaultModelFinder
   user: string
   defaultWorkspacePath: string
   /**
@@ -166,10 +174,12 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     return { cancelled, files }
   }
 
-  const modelHandlers = createModelHandlers(ctx, { grant, requireGranted })
+  const models = createModelHandlers(ctx, { grant, requireGranted })
+  // The shell opened its first workspace before building this table.
+  void models.installDefaultModel()
 
   return {
-    ...modelHandlers,
+    ...models.handlers,
     async 'workspace:info'() {
       return info(ctx.workspace())
     },
@@ -186,7 +196,9 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       if (path !== undefined && req.create === false && !existsSync(path)) {
         throw new StoreError('not_found', `${path} does not exist: create it with "New workspace…"`)
       }
-      return info(ctx.openWorkspace(path))
+      const ws = ctx.openWorkspace(path)
+      void models.installDefaultModel()
+      return info(ws)
     },
     async 'dialog:chooseWorkspace'(req) {
       if (!ctx.dialogs.chooseWorkspace) throw new Error('This shell has no workspace dialog')

@@ -4,6 +4,7 @@ import { userInfo } from 'node:os'
 import { app, BrowserWindow, dialog, ipcMain, Menu, utilityProcess, type IpcMainInvokeEvent } from 'electron'
 import { CHANNELS, type EventName, type EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext } from './api'
+import { findDefaultModel } from '../core/model/default-model'
 import { Workspace } from '../core/store'
 import { ModelHost, type HostChannel } from '../host/client'
 import type { HostToMain, MainToHost } from '../host/protocol'
@@ -139,6 +140,7 @@ void app.whenReady().then(() => {
     defaultWorkspacePath,
     restrictPathsToDialogs: true,
     modelHost,
+    findDefaultModel: () => findDefaultModel(),
     workspace: () => workspace,
     openWorkspace(path) {
       const next = Workspace.open(path ?? defaultWorkspacePath, { user })

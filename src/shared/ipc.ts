@@ -96,6 +96,11 @@ export interface ModelInfo {
   /** e.g. "312 documents (4 210 mentions), 10 % held out". */
   trainingSummary: string | null
   distillation: { teacherId: number; mode: DistillMode } | null
+  /**
+   * A copy of the default model that ships with the app, installed when the workspace had no
+   * model (the UI marks it "Default"). Models retrained or distilled from it are not.
+   */
+  shipped: boolean
 }
 
 /** models:import: the registered model plus what the loader noticed (e.g. a fresh classifier head). */
@@ -446,9 +451,14 @@ export interface EventPayloads {
     tokensPerSecond: number
     etaSeconds: number
   }
+  /**
+   * The registry changed without a request from the window: the default model that ships with the
+   * app was installed into the open workspace (it had no model) and is ready to tag.
+   */
+  'models:changed': { reason: 'default-model'; model: ModelInfo }
 }
 export type EventName = keyof EventPayloads
-export const EVENT_NAMES: EventName[] = ['job:progress', 'train:progress']
+export const EVENT_NAMES: EventName[] = ['job:progress', 'train:progress', 'models:changed']
 
 /** What crosses the IPC boundary: errors travel as data so their code and issues survive. */
 export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: IpcErrorShape }

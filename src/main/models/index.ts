@@ -1,11 +1,14 @@
 // The model-in-the-loop channels of the handler table: registry, tagging, suggestions, review
 // queue, retraining, distillation, comparison — one file per area, over the shared runtime
-// (runtime.ts: job slots, host, recovery). Electron-free (api.ts spreads these into the table).
+// (runtime.ts: job slots, host, recovery) — and the default model's installation
+// (default-model.ts). Electron-free (api.ts spreads these into the table).
 // Heavy work goes to ctx.modelHost (a separate process); this side only reads documents from the
 // workspace, chooses the checkpoint folders (<workspace folder>/models/<name>/), and writes results
 // in its own transactions. The host never opens the database.
+import type { ModelInfo } from '@shared/ipc'
 import type { HandlerContext, Handlers } from '../api'
 import { compareHandlers } from './compare'
+import { defaultModelInstaller } from './default-model'
 import { distillHandlers } from './distill'
 import { registryHandlers } from './registry'
 import { retrainHandlers } from './retrain'
@@ -33,14 +36,26 @@ export type ModelChannel =
   | 'distill:start'
   | 'compare:run'
 
-export function createModelHandlers(ctx: HandlerContext, deps: ModelHandlerDeps): Pick<Handlers, ModelChannel> {
+export interface ModelHandlers {
+  handlers: Pick<Handlers, ModelChannel>
+  /**
+   * Installs the default model that ships with the app into the open workspace when it has no
+   * model (default-model.ts); call after opening a workspace. Never rejects.
+   */
+  installDefaultModel(): Promise<ModelInfo | null>
+}
+
+export function createModelHandlers(ctx: HandlerContext, deps: ModelHandlerDeps): ModelHandlers {
   const rt = createModelRuntime(ctx, deps)
   return {
-    ...registryHandlers(rt),
-    ...trainHandlers(rt),
-    ...tagHandlers(rt),
-    ...retrainHandlers(rt),
-    ...distillHandlers(rt),
-    ...compareHandlers(rt),
+    handlers: {
+      ...registryHandlers(rt),
+      ...trainHandlers(rt),
+      ...tagHandlers(rt),
+      ...retrainHandlers(rt),
+      ...distillHandlers(rt),
+      ...compareHandlers(rt),
+    },
+    installDefaultModel: defaultModelInstaller(rt),
   }
 }

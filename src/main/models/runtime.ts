@@ -100,7 +100,7 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
 
   /** Waits while an import holds the workspace's write lock (a tag run writes between batches). */
   async function writable(ws: Workspace, signal: AbortSignal): Promise<void> {
-    while (ws.importing && !signal.aborted) await new Promise((r) => setTimeout(r, 100))
+    while (ws.importing && ws.isOpen && !signal.aborted) await new Promise((r) => setTimeout(r, 100))
   }
 
   /** Removes a model folder, but only one inside the workspace's models folder. */
@@ -172,7 +172,7 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
   /** A new registry row in 'training' state and its (empty) folder. */
   async function reserve(
     ws: Workspace,
-    input: { name: string; kind: ModelInfo['kind']; parentId?: number | null; distillation?: ModelInfo['distillation'] },
+    input: { name: string; kind: ModelInfo['kind']; parentId?: number | null; distillation?: ModelInfo['distillation']; shipped?: boolean },
   ): Promise<ModelRecord> {
     const path = folderFor(ws.modelsDir, input.name)
     const rec = ws.createModel({ ...input, status: 'training', path })
