@@ -85,6 +85,12 @@ const config = {
     '!node_modules/@libsql/*-musl*{,/**/*}',
   ],
 
+  // The default model (src/core/model/default-model.ts finds it at
+  // process.resourcesPath/models/default): beside app.asar, as plain files, because every
+  // workspace without a model gets a copy of the folder and onnxruntime reads model.onnx from
+  // disk. Temp files of an interrupted write (core/fs/atomic.ts: .fastbioner-tmp-*) stay out.
+  extraResources: [{ from: 'resources/models/default', to: 'models/default', filter: ['**/*', '!**/.fastbioner-tmp-*'] }],
+
   asar: true,
   // Paths inside the app; the packaged files land in resources/app.asar.unpacked/… and Electron's
   // asar support redirects reads and process.dlopen() of these paths there.

@@ -6,7 +6,7 @@
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join, posix, relative, resolve, sep } from 'node:path'
+import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path'
 import type { Configuration } from 'electron-builder'
 
 const root = resolve(__dirname, '../../..')
@@ -22,7 +22,12 @@ interface StatLike {
 }
 type Filter = (file: string, stat: StatLike) => boolean
 interface FileMatcherLike {
+  from: string
+  to: string
   patterns: string[]
+  isEmpty(): boolean
+  containsOnlyIgnore(): boolean
+  prependPattern(pattern: string): void
   createFilter(): Filter
 }
 interface FileMatcherModule {
@@ -156,6 +161,39 @@ function unpackFilter(platform: PlatformKey): (rel: string) => boolean {
   expect(matchers, 'asarUnpack is empty').not.toBeNull()
   const filter = matchers![0]!.createFilter()
   return (rel) => filter(abs(rel), rel.startsWith('node_modules/') ? moduleStat(rel) : fileStat)
+}
+
+/**
+ * Extra resources (files outside app.asar, under the installed app's resources folder): where
+ * `rel`, a repository file, is copied to below `resourcesDir`, or null when it is not. As
+ * electron-builder copies them (fileMatcher.copyFiles): each file set is a folder walk through
+ * its filter (everything, when the set has no inclusive pattern).
+ */
+function extraResourcePlacer(platform: PlatformKey, resourcesDir: string): (rel: string) => string | null {
+  const matchers = fileMatcher.getFileMatchers(config, 'extraResources', resourcesDir, {
+    macroExpander: macroExpander(platform),
+    customBuildOptions: platformOptions(platform),
+    globalOutDir: outDir(),
+    defaultSrc: root,
+  })
+  expect(matchers, 'extraResources is empty').not.toBeNull()
+  const sets = matchers!.map((m) => {
+    if (m.isEmpty() || m.containsOnlyIgnore()) m.prependPattern('**/*')
+    return { from: m.from, to: m.to, filter: m.createFilter() }
+  })
+  const dirStat: StatLike = { isDirectory: () => true }
+  return (rel) => {
+    const file = abs(rel)
+    for (const set of sets) {
+      const inside = relative(set.from, file)
+      if (!inside || inside.startsWith('..') || isAbsolute(inside)) continue
+      // The walk descends only into folders the filter lets through.
+      const parts = inside.split(sep)
+      const foldersPass = parts.slice(0, -1).every((_, i) => set.filter(join(set.from, ...parts.slice(0, i + 1)), dirStat))
+      if (foldersPass && set.filter(file, fileStat)) return join(set.to, inside)
+    }
+    return null
+  }
 }
 
 // ---- production dependency tree ------------------------------------------------------------
@@ -514,6 +552,25 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
     }
     walk(root)
     expect(shipped).toEqual(['package.json'])
+  })
+
+  it('ships the default model as plain files beside app.asar: resources/models/default → <resources>/models/default', () => {
+    // Where core/model/default-model.ts looks in the packaged app: process.resourcesPath/models/default.
+    const resources = join(outDir(), `${key}-unpacked`, 'resources')
+    const place = extraResourcePlacer(key, resources)
+    for (const name of ['config.json', 'vocab.txt', 'tokenizer_config.json', 'model.safetensors', 'fastbioner.json', 'model.onnx', 'MODEL_CARD.md']) {
+      expect(place(`resources/models/default/${name}`), name).toBe(join(resources, 'models', 'default', name))
+    }
+    // A temp file of an interrupted write, other models and other repository files stay out.
+    expect(place('resources/models/default/.fastbioner-tmp-123-lq2x9-model.onnx')).toBeNull()
+    expect(place('resources/models/candidate/model.safetensors')).toBeNull()
+    expect(place('src/main/index.ts')).toBeNull()
+    expect(place('package.json')).toBeNull()
+    // Not inside app.asar: the app's file set never selects the model (onnxruntime and the copy
+    // into a workspace need real files).
+    const ships = appFileFilter(key)
+    expect(ships('resources/models/default/model.safetensors')).toBe(false)
+    expect(ships('resources/models/default/config.json')).toBe(false)
   })
 
   it(`ships the target's native binaries and the wasm backend, not other OSes' binaries`, () => {
