@@ -19,6 +19,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { Channel, EventName, EventPayloads } from '@shared/ipc'
 import type { CorpusFormat } from '@shared/domain'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { findDefaultModel } from '../../src/core/model/default-model'
 import { Workspace } from '../../src/core/store'
 import { createNodeModelHost } from '../../src/host/node'
 import type { ModelHost } from '../../src/host/client'
@@ -151,7 +152,13 @@ export interface Harness {
 const BENIGN: RegExp[] = []
 
 export async function startHarness(
-  opts: { user?: string; viewport?: { width: number; height: number }; hostEnv?: NodeJS.ProcessEnv } = {},
+  opts: {
+    user?: string
+    viewport?: { width: number; height: number }
+    hostEnv?: NodeJS.ProcessEnv
+    /** The installation's default model folder (as FASTBIONER_DEFAULT_MODEL); none by default. */
+    defaultModel?: string
+  } = {},
 ): Promise<Harness> {
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
     throw new Error(`${RENDERER_DIR}/index.html is missing: run \`npx electron-vite build\` first (npm run test:e2e does).`)
@@ -189,6 +196,7 @@ export async function startHarness(
     // As in the Electron shell: paths must come from the dialogs below.
     restrictPathsToDialogs: true,
     modelHost,
+    ...(opts.defaultModel ? { findDefaultModel: () => findDefaultModel({ FASTBIONER_DEFAULT_MODEL: opts.defaultModel }) } : {}),
     dialogs: {
       // Test doubles for the OS dialogs (Electron's dialog.showOpenDialog / showSaveDialog).
       async openCorpusFiles() {

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import type { WorkspaceInfo } from '@shared/ipc'
 import type { ReviewStatus } from '@shared/domain'
-import { api, errorMessage } from './api'
+import { api, errorMessage, onEvent } from './api'
 import { notify } from './toasts'
 import { registerTypes, sortTypes } from './palette'
 import { Header, VIEWS, type View } from './components/Header'
@@ -186,7 +186,14 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
   // ---- models in the loop
 
   useEffect(() => {
+    // The default model is copied into a workspace without a model in the background: it may
+    // arrive after the first read.
+    const off = onEvent('models:changed', ({ model }) => {
+      void refreshModels()
+      notify('success', `${model.name} is installed${model.active ? ' and active' : ''}: import abstracts and tag them with it, or train your own in Models.`)
+    })
     void refreshModels()
+    return off
   }, [])
 
   // After any model job: lists, counts and the open document may have changed.

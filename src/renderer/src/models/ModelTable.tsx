@@ -62,9 +62,15 @@ export function ModelTable(props: {
                       </span>
                     )}
                     {candidate && <span className="badge badge-candidate">Candidate</span>}
+                    {m.shipped && (
+                      <span className="badge badge-default" data-testid="default-badge" title="The default model that ships with the app">
+                        Default
+                      </span>
+                    )}
                   </th>
                   <td>
-                    <span className={`kind kind-${m.kind}`}>{m.kind}</span>
+                    {/* A copy of the default model is an imported checkpoint the user never chose: say where it came from. */}
+                    <span className={`kind kind-${m.shipped ? 'shipped' : m.kind}`}>{m.shipped ? 'shipped' : m.kind}</span>
                   </td>
                   <td className="num">
                     {m.layers} × {m.hidden}

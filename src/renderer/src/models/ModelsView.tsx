@@ -177,6 +177,7 @@ export function ModelsView(props: Props) {
             <p>
               The model's files are removed from this workspace. Suggestions it made stay in the documents.
               {confirmDelete.active ? ' It is the active model: tagging needs another model made active afterwards.' : ''}
+              {confirmDelete.shipped ? ' The default model is not installed in this workspace again.' : ''}
             </p>
             <div className="form-actions">
               <button type="button" className="btn" onClick={() => setConfirmDelete(null)}>

@@ -44,10 +44,21 @@ export function useModels(): ModelsState {
 }
 
 let refreshing: Promise<void> | null = null
+let queued: Promise<void> | null = null
 
-/** Reads the registry (and the engine once); concurrent calls share one request. */
+/**
+ * Reads the registry (and the engine once). A call while a read is in flight gets a new read
+ * after it (the registry may have changed since that one started); calls meanwhile share it.
+ */
 export function refreshModels(): Promise<void> {
-  if (refreshing) return refreshing
+  if (queued) return queued
+  if (refreshing) {
+    queued = refreshing.then(() => {
+      queued = null
+      return refreshModels()
+    })
+    return queued
+  }
   refreshing = (async () => {
     try {
       const [list, engine] = await Promise.all([api.listModels(), models.get().engine ?? api.engineInfo()])

@@ -1,0 +1,73 @@
+// The default model that ships with the app, through the real UI: a fresh workspace shows it in
+// the Models view (badge "Default", kind "shipped", active) and "Tag the workspace" works right
+// after the first import, with no model trained or imported by hand. The "installed" model is a
+// tiny random three-head checkpoint (as FASTBIONER_DEFAULT_MODEL would name it).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Page } from 'playwright-core'
+import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
+import { saveCheckpoint } from '../../src/core/model/checkpoint'
+import { buildLabelMap } from '../../src/core/nlp/bio'
+import { syntheticVocab } from '../unit/train/synthetic'
+import { useCpuBackend } from '../unit/train/tfSetup'
+import { startHarness, type Harness } from './harness'
+import { inventedCorpus } from './corpus'
+import { expectToast } from './ui'
+import { expectAccessible } from './axe'
+
+let h: Harness
+let installation: string
+
+beforeAll(async () => {
+  installation = mkdtempSync(join(tmpdir(), 'fastbioner-e2e-default-'))
+  const tf = await useCpuBackend()
+  ;(tf.backend() as unknown as { firstUse: boolean }).firstUse = false
+  const vocab = syntheticVocab()
+  const config = makeBertConfig({ vocabSize: vocab.length, hiddenSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64 })
+  const model = BertTokenClassifier.random(config, 4, {
+    ncbi: buildLabelMap(['Disease']).labels,
+    bc5cdr: buildLabelMap(['Chemical', 'Disease']).labels,
+    bc2gm: buildLabelMap(['Gene']).labels,
+  })
+  await saveCheckpoint(installation, model, vocab, { lowercase: true })
+  model.dispose()
+  h = await startHarness({ defaultModel: installation })
+})
+
+afterAll(async () => {
+  await h?.close()
+  rmSync(installation, { recursive: true, force: true })
+})
+
+async function dismissToasts(page: Page): Promise<void> {
+  await page.locator('.toast-close').evaluateAll((els) => els.forEach((e) => (e as HTMLElement).click()))
+}
+
+describe('the default model (real model host)', () => {
+  it('is in the Models view of a fresh workspace, active; tagging works right after the first import', async () => {
+    const { page } = h
+    const abstracts = join(h.dir, 'abstracts.pubtator')
+    writeFileSync(abstracts, inventedCorpus({ firstId: 98000001, count: 5, seed: 3, annotated: false }))
+    h.queueOpenFiles([abstracts])
+    await page.getByRole('button', { name: 'Import…' }).click()
+    await expectToast(page, /Imported 5 documents/)
+
+    await page.locator('.view-tab[data-view="models"]').click()
+    await page.getByTestId('models-view').waitFor()
+    const row = page.locator('.models-table tbody tr[data-model-name="Default model (Disease, Chemical, Gene)"]')
+    await row.getByTestId('default-badge').waitFor({ timeout: 60_000 })
+    await row.getByTestId('active-badge').waitFor()
+    expect(await row.locator('.kind').textContent()).toBe('shipped')
+    await dismissToasts(page)
+    await h.screenshot('40-models-default')
+    await expectAccessible(page, 'models view with the default model')
+
+    await page.getByTestId('tag-workspace').click()
+    await page.getByTestId('tag-result').waitFor({ timeout: 90_000 })
+    expect(await page.getByTestId('tag-result').textContent()).toMatch(/5 documents/)
+    await dismissToasts(page)
+    await h.screenshot('41-models-default-tagged')
+    expect(h.errors).toEqual([])
+  }, 150_000)
+})
