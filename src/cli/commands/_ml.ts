@@ -156,12 +156,16 @@ export interface ModelTaggerOptions {
 }
 
 /**
- * A tagger for a checkpoint on tfjs (the CLI writes nothing into the model folder, so no ONNX
- * export). Its load notes go to standard error unless quiet.
+ * A tagger for a checkpoint on onnxruntime (tfjs where it cannot load). The CLI writes nothing
+ * into the model folder: a model.onnx that is missing or stale is exported into memory for this
+ * run only. Its load notes go to standard error unless quiet.
  */
 export async function openModelTagger(dir: string, opts: ModelTaggerOptions, quiet: boolean): Promise<CheckpointTagger> {
-  const tagger = await openTagger(dir, { engine: 'tfjs', maxLength: opts.maxLength, stride: opts.stride, logger: quiet ? () => {} : undefined })
-  if (!quiet) for (const n of tagger.engine.warnings) process.stderr.write(`note: ${n}\n`)
+  const tagger = await openTagger(dir, { export: 'memory', maxLength: opts.maxLength, stride: opts.stride, logger: quiet ? () => {} : undefined })
+  if (!quiet) {
+    process.stderr.write(`engine: ${tagger.engine.engine} (${tagger.engine.reason})\n`)
+    for (const n of tagger.engine.warnings) process.stderr.write(`note: ${n}\n`)
+  }
   return tagger
 }
 

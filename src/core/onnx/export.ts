@@ -424,6 +424,11 @@ export interface CheckpointExportOptions {
   fused?: boolean | FusedOps
   /** For an int8 model folder; default DEFAULT_INT8_MATMUL. */
   int8MatMul?: Int8MatMul
+  /**
+   * false: leave the folder as it is and return the graph in memory instead (the CLI, and
+   * read-only folders such as an installed default model). Default true.
+   */
+  write?: boolean
 }
 
 export interface CheckpointExportResult {
@@ -431,6 +436,8 @@ export interface CheckpointExportResult {
   fingerprint: string
   heads: OnnxHead[]
   bytes: number
+  /** The graph, when it was not written (write: false). */
+  model?: Uint8Array
 }
 
 export interface EnsureOnnxResult {
@@ -440,6 +447,8 @@ export interface EnsureOnnxResult {
   /** Why it was (re)generated, or why it is fresh; for logs and the UI. */
   reason: string
   fingerprint: string
+  /** The graph in memory when it had to be (re)generated with write: false; load it instead of `path`. */
+  model?: Uint8Array
 }
 
 function optionsKey(opts: CheckpointExportOptions): string {
@@ -502,6 +511,7 @@ export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExport
     throw e
   }
   const path = join(dir, ONNX_FILE)
+  if (opts.write === false) return { path, fingerprint, heads, bytes: model.length, model }
   removeStaleTempFiles(dir)
   try {
     writeFileAtomic(path, [model])
@@ -521,7 +531,7 @@ export async function ensureOnnx(dir: string, opts: CheckpointExportOptions = {}
   const path = join(dir, ONNX_FILE)
   const regenerate = async (status: 'exported' | 'regenerated', reason: string): Promise<EnsureOnnxResult> => {
     const r = await exportCheckpointToOnnx(dir, opts)
-    return { path, status, reason, fingerprint: r.fingerprint }
+    return { path, status, reason, fingerprint: r.fingerprint, ...(r.model ? { model: r.model } : {}) }
   }
   if (!existsSync(path)) return regenerate('exported', `${path} did not exist`)
   let meta: Record<string, string>

@@ -17,6 +17,7 @@ import type * as Ort from 'onnxruntime-node'
 import { ONNX_FILE } from './checkpoint'
 import { DEFAULT_HEAD } from '../model/config'
 import { ensureOnnx, exportCheckpointToOnnx } from './export'
+import { openTfjsEngine } from './tfjs'
 
 import type { EngineName, ExecutionProvider, InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 
@@ -25,8 +26,11 @@ export type { EngineName, ExecutionProvider, InferenceBatch, InferenceEngine, In
 export interface OpenEngineOptions {
   /** Default 'onnx'; FASTBIONER_INFERENCE overrides the default. */
   prefer?: 'onnx' | 'tfjs'
-  /** 'auto' (default): export or refresh model.onnx first; 'never': use the file as it is. */
-  export?: 'auto' | 'never'
+  /**
+   * 'auto' (default): export or refresh model.onnx first; 'never': use the file as it is;
+   * 'memory': use model.onnx when it is fresh, else export into memory and write nothing.
+   */
+  export?: 'auto' | 'never' | 'memory'
   /** Providers to try in order; default: cuda (if installed), dml (Windows), cpu. */
   executionProviders?: ExecutionProvider[]
   /** Intra-op threads; default: all cores. */
@@ -67,7 +71,6 @@ export async function loadOnnxRuntime(): Promise<typeof Ort> {
 }
 
 async function defaultOpenTfjs(dir: string): Promise<InferenceEngine> {
-  const { openTfjsEngine } = await import('./tfjs')
   return openTfjsEngine(dir)
 }
 
@@ -237,18 +240,22 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
   }
 
   const path = join(dir, ONNX_FILE)
-  const doExport = (opts.export ?? 'auto') === 'auto'
+  const exportMode = opts.export ?? 'auto'
+  const doExport = exportMode !== 'never'
   let exportNote = ''
   let justExported = false
+  /** The graph exported into memory (export: 'memory' and no fresh model.onnx). */
+  let inMemory: Uint8Array | undefined
   if (doExport) {
     try {
-      const r = await ensureOnnx(dir)
+      const r = await ensureOnnx(dir, { write: exportMode !== 'memory' })
       justExported = r.status !== 'fresh'
-      if (r.status === 'regenerated') {
+      inMemory = r.model
+      if (r.status === 'regenerated' && !inMemory) {
         warnings.push(r.reason)
         log(`[fastbioner] ${r.reason}`)
       }
-      exportNote = r.status === 'fresh' ? '' : `; ${r.status === 'exported' ? 'exported' : 're-exported'} ${ONNX_FILE}`
+      exportNote = r.status === 'fresh' ? '' : inMemory ? '; exported in memory (the folder is left as it is)' : `; ${r.status === 'exported' ? 'exported' : 're-exported'} ${ONNX_FILE}`
     } catch (e) {
       return fallback(`cannot export ${path} (${errorText(e)})`)
     }
@@ -264,9 +271,9 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
 
   let opened: Awaited<ReturnType<typeof createOrtSession>>
   try {
-    opened = await createOrtSession(ort, path, providers, threads, spin)
+    opened = await createOrtSession(ort, inMemory ?? path, providers, threads, spin)
   } catch (e) {
-    if (!doExport || justExported) return fallback(errorText(e))
+    if (!doExport || justExported || exportMode === 'memory') return fallback(errorText(e))
     // The file passed the metadata check but onnxruntime rejects it (damaged inside the graph):
     // export once more and retry before giving up on onnxruntime.
     const why = `${errorText(e)}; re-exporting ${ONNX_FILE}`

@@ -20,6 +20,8 @@ export interface OpenTaggerOptions {
   /** Override the window settings the checkpoint's training recorded. */
   maxLength?: number
   stride?: number
+  /** 'memory': never write model.onnx into the folder (core/onnx/session). Default 'auto'. */
+  export?: OpenEngineOptions['export']
   /** onnxruntime intra-op threads and spinning (core/onnx/session). */
   threads?: number
   spin?: boolean
@@ -51,7 +53,7 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
   // Before the engine (and perhaps an ONNX export) is paid for.
   checkMaxLength(windows.maxLength, info.config.maxPositionEmbeddings)
   const open = opts.openEngine ?? openInferenceEngine
-  const engine = await open(dir, { prefer: opts.engine, threads: opts.threads, spin: opts.spin, logger: opts.logger })
+  const engine = await open(dir, { prefer: opts.engine, export: opts.export, threads: opts.threads, spin: opts.spin, logger: opts.logger })
   return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings), { checkpoint: info })
 }
 
