@@ -1,0 +1,416 @@
+// The recipe of the shipped default model (`npm run train:default -- --out DIR`).
+//
+// Each stage is a `fastbioner` command (the same code a user runs), writes into its own folder
+// under --out and, when the command exits 0, a `stage.json` beside it with the command, its
+// wall time and its JSON summary. A stage whose stage.json exists is skipped; one that was
+// interrupted is resumed (--resume) where the command supports it, else started over. So the
+// recipe can be stopped at any point and run again with the same --out.
+//
+// Copying the candidate into resources/models/default is a separate, deliberate step
+// (`--install`), never done by a run.
+import { spawn } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { writeFileAtomic } from '../src/core/fs/atomic'
+
+const ROOT = resolve(__dirname, '..')
+const CLI = join(ROOT, 'bin', 'fastbioner.js')
+
+interface Options {
+  out: string
+  data: string
+  stages: Set<string> | null
+  install: boolean
+}
+
+function parseArgs(argv: string[]): Options {
+  let out: string | undefined
+  let data = resolve(ROOT, '..', 'shared', 'data')
+  let stages: Set<string> | null = null
+  let install = false
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--out') out = argv[++i]
+    else if (a === '--data') data = argv[++i]
+    else if (a === '--stages') stages = new Set(argv[++i].split(','))
+    else if (a === '--install') install = true
+    else if (a === '-h' || a === '--help') {
+      process.stdout.write(USAGE)
+      process.exit(0)
+    } else {
+      process.stderr.write(`train-default: unknown argument '${a}'\n${USAGE}`)
+      process.exit(2)
+    }
+  }
+  if (!out) {
+    process.stderr.write(`train-default: --out DIR is required\n${USAGE}`)
+    process.exit(2)
+  }
+  return { out: resolve(out), data: resolve(data), stages, install }
+}
+
+const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages mlm,teacher,...]
+
+  --out DIR      working folder of the run; run again with the same DIR to resume
+  --data DIR     the corpora (default ../shared/data)
+  --stages LIST  run only these stages (they still need their inputs)
+  --install      after the run, copy the candidate's model files into resources/models/default
+`
+
+interface StageRecord {
+  stage: string
+  command: string[]
+  wallSeconds: number
+  finishedAt: string
+  summary: unknown
+}
+
+function stageFile(dir: string): string {
+  return join(dir, 'stage.json')
+}
+
+function readStage(dir: string): StageRecord | null {
+  const f = stageFile(dir)
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as StageRecord) : null
+}
+
+/** Runs `fastbioner ARGS`, progress to our stderr, and returns its last JSON line on stdout. */
+function runCli(args: string[]): Promise<unknown> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let stdout = ''
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`fastbioner ${args[0]} exited with ${code}`))
+      const last = stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop()
+      resolvePromise(last ? JSON.parse(last) : null)
+    })
+  })
+}
+
+function nonEmpty(dir: string): boolean {
+  return existsSync(dir) && readdirSync(dir).length > 0
+}
+
+interface Stage {
+  name: string
+  dir: string
+  /** Arguments for a fresh run and, when the command can, for continuing an interrupted one. */
+  args: string[]
+  resumeArgs?: string[]
+  /** The file an interrupted run leaves when it can be resumed. */
+  resumeMarker?: string
+}
+
+async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
+  const done = readStage(stage.dir)
+  if (done) {
+    process.stderr.write(`[${stage.name}] done before (${done.wallSeconds.toFixed(0)} s, ${done.finishedAt}); skipped\n`)
+    return done
+  }
+  if (opts.stages && !opts.stages.has(stage.name)) throw new Error(`stage ${stage.name} has not run; it is needed (add it to --stages)`)
+  const resuming = stage.resumeArgs !== undefined && stage.resumeMarker !== undefined && existsSync(join(stage.dir, stage.resumeMarker))
+  if (!resuming && nonEmpty(stage.dir)) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
+  const args = resuming ? stage.resumeArgs! : stage.args
+  process.stderr.write(`[${stage.name}] ${resuming ? 'resuming' : 'starting'}: fastbioner ${args.join(' ')}\n`)
+  mkdirSync(stage.dir, { recursive: true })
+  const t0 = performance.now()
+  const summary = await runCli(args)
+  const record: StageRecord = {
+    stage: stage.name,
+    command: ['fastbioner', ...stage.args],
+    wallSeconds: (performance.now() - t0) / 1000,
+    finishedAt: new Date().toISOString(),
+    summary,
+  }
+  writeFileAtomic(stageFile(stage.dir), [JSON.stringify(record, null, 2) + '\n'])
+  process.stderr.write(`[${stage.name}] finished in ${record.wallSeconds.toFixed(0)} s\n`)
+  return record
+}
+
+// Stage settings. Sizes are fixed by the budgets (≤ 2.5 h on 2 cores, ≤ 15 ms per 300-token
+// abstract); learning rate and epochs as recorded in MODEL_CARD.md.
+const MLM = { preset: 'cpu-small', epochs: 2, saveEverySeconds: 300 }
+const TEACHER = { epochs: 8, lr: 5e-4, batchSize: 32, patience: 3, seed: 42 }
+/** Largest F1 loss (points, on NCBI-disease devel, every head merged) accepted for int8. */
+const MAX_INT8_DROP = 2
+const TYPE_MAP = 'GENE=Gene'
+const LATENCY_THREADS = 2
+
+/** The corpora: one head each (MT-BioNER), named as the heads are. */
+function corpora(data: string): Array<{ head: string; name: string; dir: string; types: string }> {
+  const m = join(data, 'mtl-bioner')
+  return [
+    { head: 'ncbi', name: 'NCBI-disease', dir: join(m, 'NCBI-disease-IOB'), types: 'Disease' },
+    { head: 'bc5cdr', name: 'BC5CDR', dir: join(m, 'BC5CDR-IOB'), types: 'Chemical, Disease' },
+    { head: 'bc2gm', name: 'BC2GM', dir: join(m, 'BC2GM-IOB'), types: 'Gene' },
+  ]
+}
+
+interface EvalSummary {
+  overall: { precision: number; recall: number; f1: number; tp: number; fp: number; fn: number }
+  types: Record<string, { precision: number; recall: number; f1: number }>
+}
+
+/** Median wall time of tagging one ~300-piece abstract (sentence windows), onnxruntime, 2 threads. */
+async function measureLatency(modelDir: string, devText: string): Promise<{ pieces: number; medianMs: number; p90Ms: number; runs: number }> {
+  const { openTagger } = await import('../src/core/tag/open')
+  const tagger = await openTagger(modelDir, { engine: 'onnx', threads: LATENCY_THREADS })
+  try {
+    // The first sentences of the devel text that make up about 300 word pieces.
+    const sentences = devText.split('\n')
+    let text = ''
+    let pieces = 0
+    for (const s of sentences) {
+      if (pieces >= 300) break
+      const n = tagger.tokenizer.tokenize(s).ids.length
+      text += (text ? '\n' : '') + s
+      pieces += n
+    }
+    const doc = { id: 'latency', text, passages: [{ type: 'abstract', offset: 0, length: text.length }], mentions: [] }
+    for (let i = 0; i < 3; i++) await tagger.tag([doc])
+    const times: number[] = []
+    for (let i = 0; i < 30; i++) {
+      const t0 = performance.now()
+      await tagger.tag([doc])
+      times.push(performance.now() - t0)
+    }
+    times.sort((a, b) => a - b)
+    return { pieces, medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.floor(times.length * 0.9)], runs: times.length }
+  } finally {
+    await tagger.dispose()
+  }
+}
+
+/** Sentences of a token-per-line IOB file joined into plain text (one sentence a line). */
+function iobText(path: string): string {
+  return readFileSync(path, 'utf8')
+    .split(/\n\s*\n/)
+    .map((block) => block.split('\n').map((l) => l.split('\t')[0]).filter((w) => w.length > 0).join(' '))
+    .filter((s) => s.length > 0)
+    .join('\n')
+}
+
+const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'model.onnx', 'fastbioner.json', 'MODEL_CARD.md']
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2))
+  mkdirSync(opts.out, { recursive: true })
+  const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
+  if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
+  const sets = corpora(opts.data)
+  for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
+  const t0 = performance.now()
+
+  // (1) masked-LM pretraining on the unlabelled in-domain text.
+  const mlmDir = join(opts.out, '1-mlm')
+  const mlm = await runStage(
+    {
+      name: 'mlm',
+      dir: mlmDir,
+      args: ['pretrain', '--text', unlabeled, '--out', mlmDir, '--preset', MLM.preset, '--epochs', String(MLM.epochs), '--save-every', String(MLM.saveEverySeconds)],
+      resumeArgs: ['pretrain', '--out', mlmDir, '--resume'],
+      resumeMarker: 'optimizer.safetensors',
+    },
+    opts,
+  )
+
+  // (2) the multi-task teacher: one head per corpus, fine-tuned from the pretrained encoder.
+  const teacherDir = join(opts.out, '2-teacher')
+  const taskArgs = sets.flatMap((c) => ['--task', `${c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`])
+  const teacherOpts = ['--map-types', TYPE_MAP, '--epochs', String(TEACHER.epochs), '--lr', String(TEACHER.lr), '--batch-size', String(TEACHER.batchSize), '--patience', String(TEACHER.patience), '--seed', String(TEACHER.seed)]
+  const teacher = await runStage(
+    {
+      name: 'teacher',
+      dir: teacherDir,
+      args: ['train', '--init', mlmDir, ...taskArgs, '--out', teacherDir, ...teacherOpts],
+      resumeArgs: ['train', '--resume', ...taskArgs, '--out', teacherDir, ...teacherOpts],
+      resumeMarker: 'optimizer.safetensors',
+    },
+    opts,
+  )
+
+  // (3) the shipped form: int8 weights and graph, checked against the float model on devel.
+  const ncbiDevel = join(sets[0].dir, 'devel.tsv')
+  const candidateDir = join(opts.out, '3-int8')
+  const int8 = await runStage(
+    {
+      name: 'int8',
+      dir: candidateDir,
+      args: ['quantize', '--model', teacherDir, '--out', candidateDir, '--calibrate', ncbiDevel, '--max-f1-drop', String(MAX_INT8_DROP)],
+    },
+    opts,
+  )
+
+  // (4) evaluation: each corpus with its own head, devel and (once, for this model) test.
+  const evalDir = join(opts.out, '4-eval')
+  const evalRecord = readStage(evalDir)
+  let scores: Record<string, EvalSummary>
+  let latency: Awaited<ReturnType<typeof measureLatency>>
+  let evalWall: number
+  if (evalRecord) {
+    ;({ scores, latency } = evalRecord.summary as { scores: typeof scores; latency: typeof latency })
+    evalWall = evalRecord.wallSeconds
+    process.stderr.write(`[eval] done before; skipped\n`)
+  } else {
+    mkdirSync(evalDir, { recursive: true })
+    const e0 = performance.now()
+    scores = {}
+    for (const c of sets) {
+      for (const split of ['devel', 'test']) {
+        const key = `${c.head}/${split}`
+        process.stderr.write(`[eval] ${c.name} ${split} (head ${c.head})\n`)
+        scores[key] = (await runCli(['eval', '--model', candidateDir, '--gold', join(c.dir, `${split}.tsv`), '--head', c.head, '--map-types', TYPE_MAP, '-q'])) as EvalSummary
+      }
+    }
+    latency = await measureLatency(candidateDir, iobText(ncbiDevel))
+    evalWall = (performance.now() - e0) / 1000
+    writeFileAtomic(stageFile(evalDir), [JSON.stringify({ stage: 'eval', command: ['fastbioner', 'eval', '…'], wallSeconds: evalWall, finishedAt: new Date().toISOString(), summary: { scores, latency } }, null, 2) + '\n'])
+  }
+
+  // (5) the model card, written from the records above.
+  const card = modelCard({ opts, sets, mlm, teacher, int8, scores, latency, evalWall, candidateDir })
+  writeFileAtomic(join(candidateDir, 'MODEL_CARD.md'), [card])
+  process.stderr.write(`model card: ${join(candidateDir, 'MODEL_CARD.md')}\n`)
+  process.stderr.write(`recipe done in ${((performance.now() - t0) / 1000).toFixed(0)} s (this invocation); candidate: ${candidateDir}\n`)
+  process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out} --install\n`)
+  if (opts.install) install(candidateDir)
+}
+
+/** Copies the candidate's model files into resources/models/default (the deliberate step). */
+function install(candidateDir: string): void {
+  const dest = join(ROOT, 'resources', 'models', 'default')
+  const staging = `${dest}.new`
+  rmSync(staging, { recursive: true, force: true })
+  mkdirSync(staging, { recursive: true })
+  for (const f of SHIPPED_FILES) if (existsSync(join(candidateDir, f))) copyFileSync(join(candidateDir, f), join(staging, f))
+  for (const f of ['config.json', 'vocab.txt', 'model.safetensors', 'MODEL_CARD.md']) if (!existsSync(join(staging, f))) throw new Error(`${candidateDir}: ${f} is missing; nothing installed`)
+  rmSync(`${dest}.old`, { recursive: true, force: true })
+  if (existsSync(dest)) renameSync(dest, `${dest}.old`)
+  renameSync(staging, dest)
+  rmSync(`${dest}.old`, { recursive: true, force: true })
+  process.stderr.write(`installed into ${dest}\n`)
+}
+
+function pct(x: number): string {
+  return (100 * x).toFixed(1)
+}
+
+function minutes(s: number): string {
+  return `${(s / 60).toFixed(1)} min`
+}
+
+interface CardInput {
+  opts: Options
+  sets: ReturnType<typeof corpora>
+  mlm: StageRecord
+  teacher: StageRecord
+  int8: StageRecord
+  scores: Record<string, EvalSummary>
+  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number }
+  evalWall: number
+  candidateDir: string
+}
+
+function modelCard(c: CardInput): string {
+  const cfg = JSON.parse(readFileSync(join(c.candidateDir, 'config.json'), 'utf8')) as Record<string, number>
+  const meta = JSON.parse(readFileSync(join(c.candidateDir, 'fastbioner.json'), 'utf8')) as {
+    quantization?: { calibration?: { float: { f1: number; medianMs: number; bytes: number }; int8: { f1: number; medianMs: number; bytes: number }; f1DropPoints: number; documents: number } }
+  }
+  const mlm = c.mlm.summary as { held_out_accuracy: number; steps: number; tokens_per_second: number; sequences: number }
+  const teacher = c.teacher.summary as { best_epoch: number; epochs: Array<{ epoch: number; dev?: { f1: number } }>; dev_by_head: Record<string, { f1: number }>; parameters: number; tokens_per_second: number }
+  const cal = meta.quantization?.calibration
+  const bytes = SHIPPED_FILES.filter((f) => existsSync(join(c.candidateDir, f))).reduce((a, f) => a + statSync(join(c.candidateDir, f)).size, 0)
+  const rows = c.sets.flatMap((s) => {
+    const out: string[] = []
+    for (const split of ['devel', 'test']) {
+      const r = c.scores[`${s.head}/${split}`]
+      const types = Object.keys(r.types)
+      for (const t of types.length > 1 ? [...types, 'overall'] : types) {
+        const p = t === 'overall' ? r.overall : r.types[t]
+        out.push(`| ${s.name} | ${split} | ${t} | ${pct(p.precision)} | ${pct(p.recall)} | ${pct(p.f1)} |`)
+      }
+    }
+    return out
+  })
+  const totalWall = c.mlm.wallSeconds + c.teacher.wallSeconds + c.int8.wallSeconds + c.evalWall
+  return `# FastBioNER default model (Disease, Chemical, Gene)
+
+Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
+
+## Intended use
+Assistive tagging of biomedical text (PubMed titles and abstracts) in FastBioNER Workbench and the
+\`fastbioner\` CLI: it proposes Disease, Chemical and Gene mentions that **a person reviews**. It is
+not a diagnostic tool and its output must not be used for clinical decisions unreviewed. Its
+accuracy is far below BioBERT-class models (see below): for research-grade tagging import a
+pre-trained BioBERT/PubMedBERT checkpoint and fine-tune it, or retrain from your corrections.
+
+## What it is
+A BERT encoder of ${cfg.num_hidden_layers} layers × ${cfg.hidden_size} hidden units (${cfg.num_attention_heads} attention heads, feed-forward ${cfg.intermediate_size}),
+${cfg.vocab_size} lower-cased WordPiece pieces, ${(teacher.parameters / 1e6).toFixed(2)} M parameters, with three token-classification heads
+(MT-BioNER: one per training corpus), merged when tagging (an overlap goes to the more
+confident head):
+
+| head | trained on | types |
+|---|---|---|
+${c.sets.map((s) => `| \`${s.head}\` | ${s.name} | ${s.types} |`).join('\n')}
+
+Stored as int8 (per-row symmetric weights, dynamic uint8 activations; LayerNorm, softmax, GELU
+and the classifiers float32): ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
+${cal ? `On NCBI-disease devel (${cal.documents} documents, every head merged) the int8 model scores ${pct(cal.int8.f1)} F1 against ${pct(cal.float.f1)} for the float model (${cal.f1DropPoints >= 0 ? '−' : '+'}${Math.abs(cal.f1DropPoints).toFixed(2)} points).` : ''}
+
+## Training data and licences
+- NCBI-disease (Doğan, Leaman, Lu 2014): public domain (US Government work). Its four
+  subtypes are one type, Disease.
+- BC5CDR (Li et al. 2016; Chemical, Disease) and BC2GM (Smith et al. 2008; GENE, renamed Gene) in
+  the IOB versions of the MTL-Bioinformatics-2016 collection (Crichton, Pyysalo, Chiu, Korhonen
+  2017, *A neural network multi-task learning approach to biomedical named entity
+  recognition*, BMC Bioinformatics 18:368): CC BY 4.0.
+- Pretraining text: \`unlabeled/biomed-sentences.txt\` (118 568 sentences from the same
+  collection's other corpora and the *train* splits only of the three above; CC BY 4.0).
+
+## Recipe
+\`npm run train:default -- --out DIR\` (reads \`../shared/data\`), stages resumable:
+
+| stage | command | wall time |
+|---|---|---|
+| 1 masked-LM pretraining | \`${c.mlm.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.mlm.wallSeconds)} |
+| 2 multi-task teacher | \`${c.teacher.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.teacher.wallSeconds)} |
+| 3 int8 | \`${c.int8.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.int8.wallSeconds)} |
+| 4 evaluation + latency | \`fastbioner eval --head H\` per corpus and split | ${minutes(c.evalWall)} |
+| total | | ${minutes(totalWall)} |
+
+(A stage that was interrupted and resumed counts from its last resume.) Pretraining: ${mlm.steps} steps
+over ${mlm.sequences} packed sequences of 128 pieces, held-out masked-token accuracy ${pct(mlm.held_out_accuracy)} %,
+${Math.round(mlm.tokens_per_second)} tokens/s. Teacher: best epoch ${teacher.best_epoch} of ${teacher.epochs.length} by the
+mean devel F1 of the heads (${Object.entries(teacher.dev_by_head ?? {}).map(([h, s]) => `${h} ${pct(s.f1)}`).join(', ')}).
+Settings (learning rate ${TEACHER.lr}, batch ${TEACHER.batchSize}, up to ${TEACHER.epochs} epochs, patience ${TEACHER.patience}) were set once, not swept.
+
+## Scores
+Sentence-level IOB2, exact entity spans and types (conlleval rules), each corpus scored with its
+own head; test measured once for this model.
+
+| corpus | split | type | precision | recall | F1 |
+|---|---|---|---|---|---|
+${rows.join('\n')}
+
+Latency: a ${c.latency.pieces}-piece abstract (NCBI-disease devel sentences) tags in ${c.latency.medianMs.toFixed(1)} ms median
+(90th percentile ${c.latency.p90Ms.toFixed(1)} ms, ${c.latency.runs} runs) with onnxruntime on ${LATENCY_THREADS} CPU threads, on the machine that ran the recipe
+(2 cores, shared with other work).
+
+## Known limits
+- Trained without BioBERT or any large pretrained model (none can be downloaded where it is
+  built): pretraining saw 3.4 M words, so rare words and long entity names are often missed or
+  split. Expect far more misses and false alarms than in published results on these corpora.
+- The corpora follow different annotation guidelines (e.g. what counts as a Disease differs
+  between NCBI-disease and BC5CDR); the merged output inherits both.
+- Trained on sentences of abstracts: full texts, tables and clinical notes are out of domain.
+- English only; lower-cased input.
+`
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`train-default: ${e instanceof Error ? e.message : String(e)}\n`)
+  process.exit(1)
+})
