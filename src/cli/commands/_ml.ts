@@ -153,6 +153,8 @@ export interface ModelTaggerOptions {
   /** Window settings; default: as the checkpoint was trained. */
   maxLength?: number
   stride?: number
+  /** onnxruntime intra-op threads (default: all cores). */
+  threads?: number
 }
 
 /**
@@ -161,7 +163,7 @@ export interface ModelTaggerOptions {
  * run only. Its load notes go to standard error unless quiet.
  */
 export async function openModelTagger(dir: string, opts: ModelTaggerOptions, quiet: boolean): Promise<CheckpointTagger> {
-  const tagger = await openTagger(dir, { export: 'memory', maxLength: opts.maxLength, stride: opts.stride, logger: quiet ? () => {} : undefined })
+  const tagger = await openTagger(dir, { export: 'memory', maxLength: opts.maxLength, stride: opts.stride, threads: opts.threads, logger: quiet ? () => {} : undefined })
   if (!quiet) {
     process.stderr.write(`engine: ${tagger.engine.engine} (${tagger.engine.reason})\n`)
     for (const n of tagger.engine.warnings) process.stderr.write(`note: ${n}\n`)

@@ -1,13 +1,34 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
-import { formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
+import { createHash } from 'node:crypto'
+import { resolve } from 'node:path'
+import { CorpusError, formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
+import { expandInputs, tagFiles } from '../../core/batch/run'
+import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
+import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
+import { checkpointFingerprint } from '../../core/onnx/export'
 import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, MAX_WARNINGS_SHOWN, modelOrDefault, numOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag [--model DIR] --in FILE --out FILE [--format pubtator|conll|bioc] [options]
+       fastbioner tag [--model DIR] --in PATH [--in PATH …] --out-dir DIR [--shard I/N] [options]
 
 Tags every document of a corpus file with a token-classification model and writes the
 documents with the predicted mentions (gold mentions in the input are replaced).
+
+Batch mode (--out-dir; PubMed baseline files, folders of exports; docs/BATCH.md): --in takes
+files and folders (every corpus file directly inside, sorted; .gz read as it streams); one
+output per input in DIR, same base name, the format's extension, .gz kept. Each output is
+written under a temporary name and renamed when complete, then a NAME.done.json record
+(input sha256, model fingerprint, counts, time). A rerun skips outputs whose record still
+matches and redoes the rest; a file that cannot be read is reported, the others are tagged,
+and the exit code is 1.
+  --out-dir DIR      batch mode: the folder for the outputs
+  --shard I/N        tag only shard I of N (1-based): files sorted by path, dealt round-robin.
+                     Default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT (Slurm job array) or
+                     JOB_COMPLETION_INDEX (Kubernetes Indexed Job) with --shard-count, else all
+  --shard-count N    number of shards when the index comes from the environment
+  --threads N        onnxruntime intra-op threads (default: all cores)
 
   --model DIR        checkpoint directory (config.json, vocab.txt, model.safetensors);
                      default: the model that ships with fastbioner (Disease, Chemical, Gene)
@@ -33,8 +54,12 @@ export async function run(argv: string[]): Promise<number> {
   return runCommand('tag', USAGE, async () => {
     const v = parse(argv, {
       model: { type: 'string' },
-      in: { type: 'string' },
+      in: { type: 'string', multiple: true },
       out: { type: 'string' },
+      'out-dir': { type: 'string' },
+      shard: { type: 'string' },
+      'shard-count': { type: 'string' },
+      threads: { type: 'string' },
       format: { type: 'string' },
       'in-format': { type: 'string' },
       'batch-size': { type: 'string' },
@@ -50,7 +75,12 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(USAGE + '\n')
       return 0
     }
-    const inPath = requireOpt(v.in, '--in')
+    const ins = (v.in as string[] | undefined) ?? []
+    if (ins.length === 0) throw new CliError('--in is required', 2)
+    if (v['out-dir'] !== undefined) return runBatch(v as BatchValues, ins)
+    if (ins.length > 1) throw new CliError('several --in need --out-dir DIR (one output per input)', 2)
+    if (v.shard !== undefined || v['shard-count'] !== undefined) throw new CliError('--shard and --shard-count are for batch mode (--out-dir)', 2)
+    const inPath = ins[0]
     const outPath = requireOpt(v.out, '--out')
     const inFormat = formatOpt(v['in-format'], '--in-format')
     let outFormat = formatOpt(v.format, '--format')
@@ -77,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
     }
 
     await startBackend(quiet)
-    const tagger = await openModelTagger(modelDir, { maxLength: maxLengthOpt, stride }, quiet)
+    const tagger = await openModelTagger(modelDir, { maxLength: maxLengthOpt, stride, threads: intOpt(v.threads, '--threads', 1) }, quiet)
     const started = performance.now()
     let lastReport = 0
     const tagged = await tagger.tag(corpus.documents, {
@@ -117,4 +147,113 @@ export async function run(argv: string[]): Promise<number> {
     }
     return 0
   })
+}
+
+interface BatchValues {
+  model?: string
+  'out-dir': string
+  out?: string
+  format?: string
+  'in-format'?: string
+  'batch-size'?: string
+  'max-length'?: string
+  stride?: string
+  'min-confidence'?: string
+  head?: string
+  shard?: string
+  'shard-count'?: string
+  threads?: string
+  quiet?: boolean
+}
+
+async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
+  if (v.out !== undefined) throw new CliError('give --out FILE (one input) or --out-dir DIR (batch), not both', 2)
+  if (v['in-format'] !== undefined) throw new CliError('batch mode detects each input\'s format; --in-format is for one --in', 2)
+  const quiet = v.quiet ?? false
+  const log = (line: string): void => {
+    if (!quiet) process.stderr.write(line + '\n')
+  }
+  const format = formatOpt(v.format, '--format') ?? 'pubtator'
+  if (!BATCH_FORMATS.includes(format)) throw new CliError(`--format ${format}: batch mode writes one file per input (${BATCH_FORMATS.join(', ')})`, 2)
+  const batchSize = intOpt(v['batch-size'], '--batch-size')
+  const maxLength = intOpt(v['max-length'], '--max-length', 3)
+  const stride = intOpt(v.stride, '--stride', 0)
+  const threads = intOpt(v.threads, '--threads', 1)
+  const minConfidence = numOpt(v['min-confidence'], '--min-confidence', (n) => n >= 0 && n <= 1, 'a number in [0, 1]') ?? 0
+  let shard
+  try {
+    shard = resolveShard({ shard: v.shard, shardCount: intOpt(v['shard-count'], '--shard-count', 1) })
+  } catch (e) {
+    if (e instanceof ShardError) throw new CliError(e.message, 2)
+    throw e
+  }
+  const modelDir = modelOrDefault(v.model, quiet)
+  checkWindowOptions(modelDir, maxLength, stride)
+  checkHeadOption(modelDir, v.head)
+  const inputs = expandInputs(ins)
+  let planned
+  try {
+    planned = planOutputs(inputs, v['out-dir'], format)
+  } catch (e) {
+    throw new CliError((e as Error).message, 2)
+  }
+  for (const [input, output] of planned) if (input === resolve(output)) throw new CliError(`${input}: --out-dir would overwrite the input`, 2)
+
+  await startBackend(quiet)
+  const tagger = await openModelTagger(modelDir, { maxLength, stride, threads }, quiet)
+  // What makes an output stale: other weights or other tagging settings.
+  const model = createHash('sha256')
+    .update(await checkpointFingerprint(modelDir))
+    .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence }))
+    .digest('hex')
+  log(`${shard.source}: ${filesOfShard(inputs, shard).length} of ${inputs.length} input file(s) → ${v['out-dir']} (${format})`)
+  const controller = new AbortController()
+  const onSigint = (): void => {
+    log('stopping after the current chunk; finished outputs are kept, the file in progress is redone next time')
+    controller.abort()
+  }
+  process.on('SIGINT', onSigint)
+  let result
+  try {
+    result = await tagFiles({
+      inputs,
+      outDir: v['out-dir'],
+      format,
+      shard,
+      tagger,
+      model,
+      head: v.head,
+      batchSize,
+      minConfidence,
+      signal: controller.signal,
+      onFile: (f) => {
+        if (f.status === 'skipped') log(`skipped ${f.input}: ${f.output} is complete`)
+        else if (f.status === 'failed') process.stderr.write(`error: ${f.reason}\n`)
+        else log(`tagged ${f.input}: ${f.documents} documents, ${f.mentions} mentions, ${(f.documents / Math.max(f.seconds, 1e-9)).toFixed(1)} documents/s → ${f.output}${f.reason ? ` (${f.reason})` : ''}`)
+      },
+    })
+  } catch (e) {
+    if (e instanceof CorpusError) throw new CliError(e.message)
+    throw e
+  } finally {
+    process.off('SIGINT', onSigint)
+    await tagger.dispose()
+  }
+  const failed = result.files.filter((f) => f.status === 'failed')
+  const tagged = result.files.filter((f) => f.status === 'tagged')
+  const pieces = tagged.reduce((a, f) => a + f.pieces, 0)
+  log(
+    `${tagged.length} tagged, ${result.files.length - tagged.length - failed.length} already complete, ${failed.length} failed; ` +
+      `${result.documents} documents in ${result.seconds.toFixed(1)}s (${(result.documents / Math.max(result.seconds, 1e-9)).toFixed(1)} documents/s, ${Math.round(pieces / Math.max(result.seconds, 1e-9))} pieces/s)`,
+  )
+  process.stdout.write(
+    JSON.stringify({
+      shard: { index: shard.index + 1, count: shard.count, source: shard.source },
+      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.reason ? { reason: f.reason } : {}) })),
+      documents: result.documents,
+      seconds: result.seconds,
+    }) + '\n',
+  )
+  if (controller.signal.aborted) return 130
+  return failed.length > 0 ? 1 : 0
 }

@@ -12,6 +12,7 @@
 // writeCorpus.
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
+import { createGunzip } from 'node:zlib'
 import { SAXParser } from 'sax'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
 import { BIOC_JSON_TAIL, BIOC_XML_TAIL, biocJsonDocument, biocJsonHead, biocXmlDocument, biocXmlHead, BiocXmlDocumentReader } from './bioc'
@@ -50,11 +51,15 @@ const HEAD_CHARS = 65536
  */
 export async function openCorpusStream(path: string, format?: CorpusFormat, options: StreamOptions = {}): Promise<CorpusStream> {
   let chosen = format
+  const gzipped = isGzipped(path)
   if (!chosen) {
     const ext = extension(path)
     // A brat pair is read whole by readCorpusFile, which finds the other half.
-    const bratPair = ext === '.ann' || (ext === '.txt' && (await isFile(path.slice(0, -4) + '.ann')))
-    if (!bratPair) chosen = detectFormat(path, await readHead(path))
+    const bratPair = !gzipped && (ext === '.ann' || (ext === '.txt' && (await isFile(path.slice(0, -4) + '.ann'))))
+    if (!bratPair) chosen = detectFormat(gzipped ? path.slice(0, -3) : path, await readHead(path))
+  }
+  if (gzipped && (!chosen || !STREAMED_FORMATS.includes(chosen))) {
+    throw CorpusError.at(path, undefined, `gzipped input is read for ${STREAMED_FORMATS.join(', ')} only; gunzip this ${chosen ?? 'file'} first`)
   }
   if (!chosen || !STREAMED_FORMATS.includes(chosen)) {
     const whole = await readCorpusFile(path, chosen, options)
@@ -68,6 +73,11 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   const documents =
     chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes)
   return { format: chosen, documents, issues }
+}
+
+/** `.gz` files are decompressed while read (PubMed baseline files are .xml.gz). */
+export function isGzipped(path: string): boolean {
+  return /\.gz$/i.test(path)
 }
 
 async function isFile(path: string): Promise<boolean> {
@@ -101,8 +111,12 @@ async function* textChunks(path: string, chunkBytes = CHUNK_BYTES): AsyncGenerat
   let line = 1
   let first = true
   let stream
+  let raw
   try {
-    stream = createReadStream(path, { highWaterMark: chunkBytes })
+    raw = createReadStream(path, { highWaterMark: chunkBytes })
+    stream = isGzipped(path) ? raw.pipe(createGunzip({ chunkSize: Math.min(chunkBytes, 1 << 16) })) : raw
+    // pipe() does not forward the source's errors (e.g. a file that vanished).
+    if (stream !== raw) raw.on('error', (e) => stream!.destroy(e))
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const nul = chunk.indexOf(0)
       if (nul !== -1) throw CorpusError.at(path, line + countNewlines(chunk, nul), `the file contains a NUL byte: it looks binary (or UTF-16), not a text corpus`)
@@ -122,9 +136,14 @@ async function* textChunks(path: string, chunkBytes = CHUNK_BYTES): AsyncGenerat
   } catch (error) {
     if (error instanceof CorpusError) throw error
     if (error instanceof TypeError) throw CorpusError.at(path, line, 'invalid UTF-8 at the end of the file; save the file as UTF-8')
-    throw CorpusError.at(path, undefined, `cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR' || code === 'Z_STREAM_ERROR') {
+      throw CorpusError.at(path, line, `the gzip data is truncated or damaged near this line (${(error as Error).message}); download the file again`)
+    }
+    throw CorpusError.at(path, undefined, `cannot read the file: ${code ?? String(error)}`)
   } finally {
     stream?.destroy()
+    raw?.destroy()
   }
 }
 

@@ -459,6 +459,12 @@ function optionsKey(opts: CheckpointExportOptions): string {
  * sha256 over the exporter version, the export options, config.json and the weight files: any
  * change to the weights, the config or the graph code gives a new fingerprint.
  */
+/** Content fingerprint of a checkpoint folder's config and weights (what model.onnx records). */
+export async function checkpointFingerprint(dir: string): Promise<string> {
+  const files = readCheckpointFiles(dir)
+  return fingerprintFiles(files.configBytes, files.weightPaths, {})
+}
+
 async function fingerprintFiles(configBytes: Uint8Array, weightPaths: string[], opts: CheckpointExportOptions): Promise<string> {
   const h = createHash('sha256')
   h.update(`fastbioner-onnx:${EXPORTER_VERSION}:${optionsKey(opts)}\n`)

@@ -1,0 +1,218 @@
+// Batch tagging of many corpus files (PubMed baseline and update files, a folder of PubTator
+// exports): one output per input, this task's shard only, each output written to a temporary
+// file and renamed when complete, then its completion record (./manifest.ts). A rerun skips
+// outputs whose record still matches and redoes the rest; a file that cannot be read is reported
+// and the others are still tagged.
+//
+// Pipeline: documents stream from the reader in chunks; while onnxruntime runs a chunk (on its
+// own threads) the next chunk is read and parsed on the main thread, so reading overlaps
+// inference. Memory stays bounded by two chunks, whatever the file size.
+
+import { readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createGzip } from 'node:zlib'
+import type { CorpusDocument, CorpusFormat } from '@shared/domain'
+import { corpusChunks, CorpusError, formatIssue, isGzipped, openCorpusStream } from '../corpus'
+import { TEMP_PREFIX, writeFileAtomicStream } from '../fs/atomic'
+import type { Tagger } from '../tag/tagger'
+import { checkComplete, fileDigest, recordPathOf, RECORD_SUFFIX, RECORD_VERSION, writeRecord } from './manifest'
+import { planOutputs } from './outputs'
+import { filesOfShard, type Shard } from './shard'
+
+/** Names batch tagging takes from a folder: the corpus formats that stream, gzipped or not. */
+const CORPUS_FILE = /\.(xml|pubtator|tsv|conll|iob|iob2|bioc\.xml)(\.gz)?$/i
+
+/**
+ * The input files: files as given, and the corpus files directly inside each folder (sorted;
+ * subfolders and completion records are not entered). A path that does not exist is an error.
+ */
+export function expandInputs(paths: readonly string[]): string[] {
+  const files: string[] = []
+  for (const p of paths) {
+    let st
+    try {
+      st = statSync(p)
+    } catch {
+      throw new CorpusError([{ file: p, severity: 'error', message: 'no such file or folder' }])
+    }
+    if (st.isDirectory()) {
+      const inside = readdirSync(p)
+        .filter((n) => CORPUS_FILE.test(n) && !n.endsWith(RECORD_SUFFIX))
+        .sort()
+        .map((n) => join(p, n))
+        .filter((f) => statSync(f).isFile())
+      if (inside.length === 0) throw new CorpusError([{ file: p, severity: 'error', message: 'the folder holds no corpus files (.xml, .xml.gz, .pubtator, .tsv, .conll, …)' }])
+      files.push(...inside)
+    } else files.push(p)
+  }
+  return files.map((f) => resolve(f))
+}
+
+export interface BatchTagOptions {
+  /** Every input of the whole job (see expandInputs): output names are checked across all shards. */
+  inputs: readonly string[]
+  outDir: string
+  format: CorpusFormat
+  shard: Pick<Shard, 'index' | 'count'>
+  tagger: Tagger
+  /** Fingerprint of the model and the tagging options; an output made otherwise is redone. */
+  model: string
+  head?: string
+  batchSize?: number
+  /** Documents read and tagged together (default 64). */
+  docsPerChunk?: number
+  /** Keep mentions at or above this confidence (default 0). */
+  minConfidence?: number
+  onFile?: (outcome: FileOutcome) => void
+  onProgress?: (input: string, documents: number) => void
+  signal?: AbortSignal
+}
+
+export interface FileOutcome {
+  input: string
+  output: string
+  /** 'skipped': a matching output and record exist already. */
+  status: 'tagged' | 'skipped' | 'failed'
+  documents: number
+  mentions: number
+  /** Word pieces through the model. */
+  pieces: number
+  seconds: number
+  /** Why it failed, or why an earlier output was redone. */
+  reason?: string
+}
+
+export interface BatchTagResult {
+  files: FileOutcome[]
+  /** This shard's inputs. */
+  owned: number
+  documents: number
+  seconds: number
+}
+
+export async function tagFiles(o: BatchTagOptions): Promise<BatchTagResult> {
+  const t0 = performance.now()
+  const plan = planOutputs(o.inputs, o.outDir, o.format)
+  const mine = filesOfShard(o.inputs, o.shard)
+  await mkdir(o.outDir, { recursive: true })
+  const files: FileOutcome[] = []
+  let documents = 0
+  for (const input of mine) {
+    if (o.signal?.aborted) break
+    const output = plan.get(input)!
+    const done = await checkComplete(input, output, o.model)
+    let outcome: FileOutcome
+    if (done.done) {
+      outcome = { input, output, status: 'skipped', documents: done.record.documents, mentions: done.record.mentions, pieces: 0, seconds: 0 }
+    } else {
+      outcome = await tagOneFile(o, input, output)
+      if (outcome.status === 'tagged' && done.reason !== 'no completion record') outcome.reason = `redone: ${done.reason}`
+      documents += outcome.documents
+    }
+    files.push(outcome)
+    o.onFile?.(outcome)
+  }
+  return { files, owned: mine.length, documents, seconds: (performance.now() - t0) / 1000 }
+}
+
+/**
+ * Temp files a killed earlier attempt left for this output or its record. Only this output's:
+ * each output belongs to one shard, so another task's temp file (perhaps on another node of a
+ * shared file system, where its pid means nothing here) is never touched.
+ */
+function removeOwnTempFiles(output: string): void {
+  const dir = dirname(output)
+  const own = new Set([basename(output), basename(recordPathOf(output))])
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(TEMP_PREFIX)) continue
+    // TEMP_PREFIX <pid> - <random> - <target name> (core/fs/atomic)
+    const target = /^\d+-[0-9a-z]+-(.+)$/.exec(name.slice(TEMP_PREFIX.length))?.[1]
+    if (target !== undefined && own.has(target)) rmSync(join(dir, name), { force: true })
+  }
+}
+
+async function tagOneFile(o: BatchTagOptions, input: string, output: string): Promise<FileOutcome> {
+  removeOwnTempFiles(output)
+  const t0 = performance.now()
+  const startedAt = new Date().toISOString()
+  const perChunk = Math.max(1, o.docsPerChunk ?? 64)
+  const minConfidence = o.minConfidence ?? 0
+  let documents = 0
+  let mentions = 0
+  let pieces = 0
+  try {
+    const stream = await openCorpusStream(input)
+    const docs = stream.documents[Symbol.asyncIterator]()
+    const readChunk = async (): Promise<CorpusDocument[]> => {
+      const chunk: CorpusDocument[] = []
+      while (chunk.length < perChunk) {
+        const r = await docs.next()
+        if (r.done) break
+        chunk.push(r.value)
+      }
+      return chunk
+    }
+    const tagger = o.tagger
+    const tagged = async function* (): AsyncGenerator<CorpusDocument> {
+      let next = readChunk()
+      for (;;) {
+        const chunk = await next
+        if (chunk.length === 0) return
+        const running = tagger.tag(chunk, { head: o.head, batchSize: o.batchSize, docsPerChunk: perChunk, signal: o.signal })
+        // Read the next chunk while the engine works; its error surfaces when awaited above.
+        next = readChunk()
+        next.catch(() => {})
+        const results = await running
+        for (let i = 0; i < chunk.length; i++) {
+          const kept = results[i].mentions.filter((m) => m.confidence >= minConfidence).map(({ start, end, text, type }) => ({ start, end, text, type }))
+          documents++
+          mentions += kept.length
+          pieces += results[i].pieces
+          yield { ...chunk[i], mentions: kept }
+        }
+        o.onProgress?.(input, documents)
+      }
+    }
+    const text = corpusChunks(tagged(), o.format)
+    await writeFileAtomicStream(output, isGzipped(output) ? gzipped(text) : text)
+    const [inp, out] = await Promise.all([fileDigest(input), fileDigest(output)])
+    const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
+    writeRecord({
+      version: RECORD_VERSION,
+      input,
+      inputSha256: inp.sha256,
+      inputBytes: inp.bytes,
+      output,
+      outputSha256: out.sha256,
+      outputBytes: out.bytes,
+      model: o.model,
+      format: o.format,
+      documents,
+      mentions,
+      skipped: problems.length,
+      problems,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      seconds: (performance.now() - t0) / 1000,
+    })
+    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000 }
+  } catch (e) {
+    const reason = e instanceof CorpusError ? e.issues.filter((i) => i.severity === 'error').map(formatIssue).join('; ') || e.message : (e as Error).message
+    return { input, output, status: 'failed', documents: 0, mentions: 0, pieces, seconds: (performance.now() - t0) / 1000, reason }
+  }
+}
+
+/** The text gzipped on the fly (outputs of .gz inputs stay gzipped). */
+async function* gzipped(text: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  const gzip = createGzip()
+  const feeding = pipeline(Readable.from(text), gzip)
+  // The pipeline's error (a bad input record) also destroys gzip, which ends the loop below with it.
+  feeding.catch(() => {})
+  for await (const b of gzip as AsyncIterable<Buffer>) yield b
+  await feeding
+}
+
+export { recordPathOf }
