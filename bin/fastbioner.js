@@ -3,7 +3,11 @@
 'use strict'
 const path = require('node:path')
 const { register } = require('tsx/cjs/api')
-register({ tsconfig: path.join(__dirname, '..', 'tsconfig.json') })
+// tsx 4 resolves the tsconfig's path aliases (@core/*, @shared/*) from the working directory
+// unless TSX_TSCONFIG_PATH names the file: without it the CLI fails outside the repository root.
+const tsconfig = path.join(__dirname, '..', 'tsconfig.json')
+process.env.TSX_TSCONFIG_PATH = tsconfig
+register({ tsconfig })
 const { main } = require('../src/cli/index.ts')
 main(process.argv.slice(2)).then(
   (code) => {

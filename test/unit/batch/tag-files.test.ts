@@ -116,7 +116,7 @@ describe('batch tagging', () => {
     mkdirSync(big)
     writeFileSync(join(big, 'big.pubtator'), writePubtator(syntheticDocs(1500, 300, 3, 'b-')))
     const out = join(dir, 'killed')
-    const cli = (outDir: string) => spawn(process.execPath, [join(ROOT, 'bin/fastbioner.js'), 'tag', '--model', modelDir, '--in', big, '--out-dir', outDir, '--threads', '1', '-q'], { stdio: 'ignore' })
+    const cli = (outDir: string) => spawn(process.execPath, [join(ROOT, 'bin/fastbioner.js'), 'tag', '--model', modelDir, '--in', big, '--out-dir', outDir, '--threads', '1', '-q'], { stdio: 'ignore', cwd: tmpdir() }) // any working directory
     const child = cli(out)
     // Kill it once the output's temporary file exists (tagging under way).
     await new Promise<void>((done, fail) => {
