@@ -229,7 +229,11 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
       onFile: (f) => {
         if (f.status === 'skipped') log(`skipped ${f.input}: ${f.output} is complete`)
         else if (f.status === 'failed') process.stderr.write(`error: ${f.reason}\n`)
-        else log(`tagged ${f.input}: ${f.documents} documents, ${f.mentions} mentions, ${(f.documents / Math.max(f.seconds, 1e-9)).toFixed(1)} documents/s → ${f.output}${f.reason ? ` (${f.reason})` : ''}`)
+        else
+          log(
+            `tagged ${f.input}: ${f.documents} documents, ${f.mentions} mentions${f.deleted?.length ? `, ${f.deleted.length} deleted PMIDs listed in the record` : ''}, ` +
+              `${(f.documents / Math.max(f.seconds, 1e-9)).toFixed(1)} documents/s → ${f.output}${f.reason ? ` (${f.reason})` : ''}`,
+          )
       },
     })
   } catch (e) {
@@ -249,7 +253,7 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
   process.stdout.write(
     JSON.stringify({
       shard: { index: shard.index + 1, count: shard.count, source: shard.source },
-      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.reason ? { reason: f.reason } : {}) })),
+      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.deleted?.length ? { deleted: f.deleted } : {}), ...(f.reason ? { reason: f.reason } : {}) })),
       documents: result.documents,
       seconds: result.seconds,
     }) + '\n',

@@ -29,6 +29,12 @@ export interface CompletionRecord {
   /** Records of the input that could not be read (named in `problems`), still counted as done. */
   skipped: number
   problems: string[]
+  /**
+   * PMIDs the input deletes (PubMed update files' <DeleteCitation>): a coordinator drops them
+   * from earlier outputs. A revised record is simply tagged again in the later file, whose
+   * version supersedes the earlier one (PubMed's rule: the latest file wins).
+   */
+  deleted?: string[]
   startedAt: string
   finishedAt: string
   seconds: number

@@ -83,6 +83,8 @@ export interface FileOutcome {
   seconds: number
   /** Why it failed, or why an earlier output was redone. */
   reason?: string
+  /** PMIDs the input deletes (PubMed <DeleteCitation>). */
+  deleted?: string[]
 }
 
 export interface BatchTagResult {
@@ -194,11 +196,12 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       mentions,
       skipped: problems.length,
       problems,
+      deleted: stream.deleted,
       startedAt,
       finishedAt: new Date().toISOString(),
       seconds: (performance.now() - t0) / 1000,
     })
-    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000 }
+    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000, deleted: stream.deleted }
   } catch (e) {
     const reason = e instanceof CorpusError ? e.issues.filter((i) => i.severity === 'error').map(formatIssue).join('; ') || e.message : (e as Error).message
     return { input, output, status: 'failed', documents: 0, mentions: 0, pieces, seconds: (performance.now() - t0) / 1000, reason }

@@ -39,6 +39,11 @@ export interface CorpusStream {
   documents: AsyncIterable<CorpusDocument>
   /** Warnings; complete once `documents` has been iterated to the end. */
   issues: CorpusIssue[]
+  /**
+   * PMIDs a PubMed update file deletes (<DeleteCitation>), in file order; complete once
+   * `documents` has been iterated. Empty for other formats.
+   */
+  deleted: string[]
 }
 
 const CHUNK_BYTES = 1 << 20
@@ -63,16 +68,17 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   }
   if (!chosen || !STREAMED_FORMATS.includes(chosen)) {
     const whole = await readCorpusFile(path, chosen, options)
-    return { format: whole.format, documents: fromArray(whole.documents), issues: whole.issues }
+    return { format: whole.format, documents: fromArray(whole.documents), issues: whole.issues, deleted: [] }
   }
   if (options.maxBytes !== undefined) {
     const size = (await stat(path)).size
     if (size > options.maxBytes) throw CorpusError.at(path, undefined, `the file is ${size} bytes, over the ${options.maxBytes}-byte limit`)
   }
   const issues: CorpusIssue[] = []
+  const deleted: string[] = []
   const documents =
-    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes)
-  return { format: chosen, documents, issues }
+    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted)
+  return { format: chosen, documents, issues, deleted }
 }
 
 /** `.gz` files are decompressed while read (PubMed baseline files are .xml.gz). */
@@ -182,7 +188,7 @@ async function* lineDocuments(path: string, format: 'pubtator' | 'conll', option
  * well-formed and gives each record's extent; the record's text is then read by the same code
  * as the whole-file reader.
  */
-async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', issues: CorpusIssue[], chunkBytes?: number): AsyncGenerator<CorpusDocument> {
+async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', issues: CorpusIssue[], chunkBytes?: number, deleted: string[] = []): AsyncGenerator<CorpusDocument> {
   const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path) : new PubmedArticleReader(path)
   const isRecord = format === 'bioc-xml' ? (name: string) => name === 'document' : (name: string) => name === 'PubmedArticle' || name === 'PubmedBookArticle'
   const parser = new SAXParser(true, { position: true })
@@ -204,8 +210,14 @@ async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', is
     countedTo = position
     return countedLine
   }
+  // PubMed update files list withdrawn records as <DeleteCitation><PMID>…</PMID>…</DeleteCitation>.
+  let deletedPmid: string | null = null
+  parser.ontext = (text) => {
+    if (deletedPmid !== null) deletedPmid += text
+  }
   parser.onopentag = (tag) => {
     open.push(tag.name)
+    if (format === 'pubmed-xml' && tag.name === 'PMID' && open.length === 3 && open[1] === 'DeleteCitation') deletedPmid = ''
     if (open.length === 1) {
       rootSeen = true
       const ok = format === 'bioc-xml' ? tag.name === 'collection' : tag.name === 'PubmedArticleSet' || tag.name === 'PubmedBookArticleSet' || isRecord(tag.name)
@@ -222,6 +234,10 @@ async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', is
   }
   parser.onclosetag = () => {
     const name = open.pop()!
+    if (deletedPmid !== null && name === 'PMID') {
+      if (deletedPmid.trim()) deleted.push(deletedPmid.trim())
+      deletedPmid = null
+    }
     const depth = format === 'pubmed-xml' && open.length === 0 && isRecord(name) ? 2 : open.length + 1
     if (depth === 2 && recordStart >= 0 && isRecord(name)) {
       if (recordStart < bufferStart) throw new Error(`internal: record at ${recordStart} no longer buffered (from ${bufferStart})`)

@@ -97,6 +97,21 @@ describe('batch tagging', () => {
     expect(sixth.files.filter((f) => f.status === 'tagged').map((f) => [f.input.slice(inDir.length + 1), f.reason, f.documents])).toEqual([['part3.pubtator', 'redone: input changed', 7]])
   })
 
+  it('records the PMIDs a PubMed update file deletes and tags its articles', async () => {
+    const upd = join(dir, 'update')
+    mkdirSync(upd)
+    const xml = readFileSync(resolve(ROOT, 'test/fixtures/corpus/pubmed.xml'), 'utf8').replace(
+      '</PubmedArticleSet>',
+      '  <DeleteCitation>\n    <PMID Version="1">1111</PMID>\n    <PMID Version="1">2222</PMID>\n  </DeleteCitation>\n</PubmedArticleSet>',
+    )
+    writeFileSync(join(upd, 'pubmed25n1300.xml.gz'), gzipSync(xml))
+    const out = join(dir, 'update-out')
+    const r = await tagFiles({ inputs: expandInputs([upd]), outDir: out, format: 'pubtator', shard: { index: 0, count: 1 }, tagger, model: 'm1' })
+    expect(r.files[0]).toMatchObject({ status: 'tagged', documents: 3, deleted: ['1111', '2222'] })
+    expect(readRecord(join(out, 'pubmed25n1300.pubtator.gz'))!.deleted).toEqual(['1111', '2222'])
+    expect(gunzipSync(readFileSync(join(out, 'pubmed25n1300.pubtator.gz'))).toString('utf8')).toMatch(/^2000001\|t\|/)
+  })
+
   it('reports a bad file by name, tags the others and leaves nothing of the bad one', async () => {
     const bad = join(dir, 'bad')
     mkdirSync(bad)
