@@ -238,6 +238,7 @@ export async function run(argv: string[]): Promise<number> {
         maxSteps: intOpt(v['max-steps'], '--max-steps'),
         seed: intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed,
         onProgress,
+        onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
         signal: controller.signal,
         log,
         checkpoint: { metadata: { source: { teachers: teacherDirs, tasks: sources } } },

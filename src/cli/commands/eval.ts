@@ -3,6 +3,7 @@ import { conllTokenLines } from '../../core/corpus'
 import { evaluateTagger } from '../../core/eval/evaluate'
 import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
+import { headLabelsOf } from '../../core/model/checkpoint-files'
 import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, mapTypesHelp, modelOrDefault, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
@@ -63,13 +64,25 @@ export async function run(argv: string[]): Promise<number> {
     const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)
     const gold = goldCorpus.documents
 
+    const goldTypes = new Set(gold.flatMap((d) => d.mentions.map((m) => m.type)))
+    /** Scores are all zero when the two sides name no type in common: say so rather than print a silent 0. */
+    const warnDisjoint = (what: string, types: Set<string>): void => {
+      if (quiet || types.size === 0 || goldTypes.size === 0 || [...types].some((t) => goldTypes.has(t))) return
+      process.stderr.write(
+        `warning: ${what} entity types (${[...types].sort().join(', ')}) and the gold types (${[...goldTypes].sort().join(', ')}) have none in common: ` +
+          `every prediction counts as wrong; rename types with --map-types "SOURCE,…=TARGET"\n`,
+      )
+    }
     let result: EvalResult
     if (v.pred !== undefined) {
       const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet, typeMap)
+      warnDisjoint('the predicted', new Set(pred.documents.flatMap((d) => d.mentions.map((m) => m.type))))
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)
       const tagger = await openModelTagger(modelDir!, { maxLength }, true)
+      const labels = Object.entries(headLabelsOf(tagger.checkpoint)).filter(([h]) => v.head === undefined || h === v.head).flatMap(([, l]) => l)
+      warnDisjoint("the model's", new Set(labels.filter((l) => l !== 'O').map((l) => l.replace(/^[BIES]-/, ''))))
       try {
         result = await evaluateTagger(tagger, gold, { batchSize, head: v.head })
       } finally {

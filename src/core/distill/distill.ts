@@ -145,6 +145,8 @@ export interface DistillOptions {
   outDir?: string
   checkpoint?: { lowercase?: boolean; metadata?: Record<string, unknown> }
   onProgress?: (p: DistillProgress) => void
+  /** Problems worth telling the user that do not stop the run (default: ignored). */
+  onWarning?: (message: string) => void
   signal?: AbortSignal
 }
 
@@ -348,7 +350,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
   if (kd !== 'none' && (kd === 'dynamic' || kd === 'fixed' || kd === 'hidden')) {
     tasks.forEach((task, ti) => {
       if (headFor.every((h) => h[ti] === null)) {
-        process.emitWarning?.(`no teacher has a head with the labels of task '${task.name}': that task gets no soft labels`)
+        opts.onWarning?.(`no teacher has a head with the labels of task '${task.name}': that task gets no soft labels`)
       }
     })
   }

@@ -230,11 +230,17 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
 }
 
 const pct = (x: number | undefined, digits = 1) => (x === undefined || !Number.isFinite(x) ? '-' : `${(100 * x).toFixed(digits)}`)
-const signedPct = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '-' : `${x >= 0 ? '−' : '+'}${Math.abs(100 * x).toFixed(1)}`)
+/** A reduction as a plain percentage (smaller/faster is positive); a growth gets a '+' and the word. */
+export function reductionPct(x: number | undefined): string {
+  if (x === undefined || !Number.isFinite(x)) return '-'
+  const v = Math.round(1000 * x) / 10 // one decimal; also turns −0.04 into −0 …
+  if (v === 0) return '0.0' // … which must not print as "−0.0"
+  return v > 0 ? v.toFixed(1) : `+${(-v).toFixed(1)} more`
+}
 
 /** A plain-text table of the report (sizes and times as reductions against the first model). */
 export function formatCompareTable(r: CompareReport): string {
-  const head = ['model', 'layers', 'weights', 'params', 'MB', 'P', 'R', 'F1', 'ms/doc', 'pieces/s', 'F1 ret %', 'size %', 'time %', 'engine']
+  const head = ['model', 'layers', 'weights', 'params', 'MB', 'P', 'R', 'F1', 'ms/doc', 'pieces/s', 'F1 ret %', 'size cut %', 'time cut %', 'engine']
   const rows = r.models.map((m) => [
     m.name,
     String(m.layers),
@@ -247,12 +253,12 @@ export function formatCompareTable(r: CompareReport): string {
     m.latency.medianMs.toFixed(1),
     Math.round(m.tokensPerSecond).toString(),
     m.relative ? pct(m.relative.f1Retention) : '100',
-    m.relative ? signedPct(m.relative.sizeReduction) : '0',
-    m.relative ? signedPct(m.relative.timeReduction) : '0',
+    m.relative ? reductionPct(m.relative.sizeReduction) : '0',
+    m.relative ? reductionPct(m.relative.timeReduction) : '0',
     m.engine,
   ])
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') +
-    `\n(${r.goldDocuments} gold documents; latency: median over ${r.timingDocuments} documents, ${r.rounds} round(s), ${r.host.cpus} CPUs; size/time %: reduction against ${r.models[0].name})`
+    `\n(${r.goldDocuments} gold documents; latency: median over ${r.timingDocuments} documents, ${r.rounds} round(s), ${r.host.cpus} CPUs; size/time cut %: how much smaller/faster than ${r.models[0].name}; '+N more' where larger/slower)`
 }

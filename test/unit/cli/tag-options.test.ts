@@ -69,3 +69,19 @@ describe('tag and eval without --model use the default model', () => {
     }
   })
 })
+
+describe('eval warns when the two sides name no type in common', () => {
+  it('names both type sets for --pred, and stays quiet with -q or any overlap', async () => {
+    const gold = join(dir, 'gold.pubtator')
+    const pred = join(dir, 'pred.pubtator')
+    writeFileSync(gold, '7|t|Zorblin causes kelp.\n7\t15\t19\tkelp\tSpecificDisease\n\n')
+    writeFileSync(pred, '7|t|Zorblin causes kelp.\n7\t15\t19\tkelp\tDisease\n\n')
+    const r = await capture(() => evalCmd(['--gold', gold, '--pred', pred]))
+    expect(r.code).toBe(0)
+    expect(r.err).toContain('warning: the predicted entity types (Disease) and the gold types (SpecificDisease) have none in common')
+    expect((await capture(() => evalCmd(['--gold', gold, '--pred', pred, '-q']))).err).not.toContain('none in common')
+    const mapped = await capture(() => evalCmd(['--gold', gold, '--pred', pred, '--map-types', 'SpecificDisease=Disease']))
+    expect(mapped.err).not.toContain('none in common')
+    expect(JSON.parse(mapped.out).overall.f1).toBe(1)
+  })
+})
