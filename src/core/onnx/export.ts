@@ -20,15 +20,15 @@ import { createHash } from 'node:crypto'
 import { createReadStream, existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
-import { transpose2d } from '../model/checkpoint-files'
-import { DEFAULT_HEAD } from '../model/config'
+import { bertConfigFromHf, transpose2d } from '../model/checkpoint-files'
+import { DEFAULT_HEAD, makeBertConfig } from '../model/config'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, readOnnxMetadata } from './checkpoint'
 import { GraphBuilder, attr } from './graph'
 import type { WeightsMap, WeightTensor } from './weights'
 
 export type { WeightsMap, WeightTensor } from './weights'
 
-/** The BERT hyper-parameters the graph needs (camelCase; see normalizeBertConfig). */
+/** The BERT hyper-parameters the graph needs (camelCase; see onnxConfigOf). */
 export interface OnnxBertConfig {
   vocabSize: number
   hiddenSize: number
@@ -130,34 +130,20 @@ export class OnnxExportError extends Error {
  * Accepts HF config.json (snake_case) or the tfjs model's config (camelCase) and returns the
  * fields the exporter needs, checked.
  */
-export function normalizeBertConfig(raw: Record<string, unknown>): OnnxBertConfig {
-  const pick = (snake: string, camel: string, fallback?: unknown): unknown => raw[snake] ?? raw[camel] ?? fallback
-  const int = (snake: string, camel: string, fallback?: number): number => {
-    const v = pick(snake, camel, fallback)
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      throw new OnnxExportError(`BERT config: ${snake} must be a non-negative integer, got ${JSON.stringify(v)}`)
-    }
-    return v
+/**
+ * The hyper-parameters the graph needs, from a HuggingFace config.json object (read by the one HF
+ * config parser, bertConfigFromHf) or from a camelCase config (BertConfig, test configs).
+ * Throws OnnxExportError naming the problem.
+ */
+export function onnxConfigOf(config: OnnxBertConfig | Record<string, unknown>): OnnxBertConfig {
+  try {
+    if ('hidden_size' in config || 'model_type' in config) return bertConfigFromHf(config as Record<string, unknown>)
+    const c = config as OnnxBertConfig
+    if (c.hiddenAct !== 'gelu') throw new Error(`BERT config: hidden_act '${c.hiddenAct}' is not supported by the ONNX export (only 'gelu', exact erf)`)
+    return makeBertConfig({ ...c, hiddenAct: 'gelu' }) // validated, HF's defaults for what is left out
+  } catch (e) {
+    throw e instanceof OnnxExportError ? e : new OnnxExportError((e as Error).message)
   }
-  const c: OnnxBertConfig = {
-    vocabSize: int('vocab_size', 'vocabSize'),
-    hiddenSize: int('hidden_size', 'hiddenSize'),
-    numHiddenLayers: int('num_hidden_layers', 'numHiddenLayers'),
-    numAttentionHeads: int('num_attention_heads', 'numAttentionHeads'),
-    intermediateSize: int('intermediate_size', 'intermediateSize'),
-    maxPositionEmbeddings: int('max_position_embeddings', 'maxPositionEmbeddings', 512),
-    typeVocabSize: int('type_vocab_size', 'typeVocabSize', 2),
-    layerNormEps: Number(pick('layer_norm_eps', 'layerNormEps', 1e-12)),
-    hiddenAct: String(pick('hidden_act', 'hiddenAct', 'gelu')),
-  }
-  if (c.numAttentionHeads < 1 || c.hiddenSize % c.numAttentionHeads !== 0) {
-    throw new OnnxExportError(`BERT config: hidden_size ${c.hiddenSize} is not a multiple of num_attention_heads ${c.numAttentionHeads}`)
-  }
-  if (c.hiddenAct !== 'gelu') {
-    throw new OnnxExportError(`BERT config: hidden_act '${c.hiddenAct}' is not supported by the ONNX export (only 'gelu', exact erf)`)
-  }
-  if (!(c.layerNormEps > 0)) throw new OnnxExportError(`BERT config: layer_norm_eps must be > 0, got ${c.layerNormEps}`)
-  return c
 }
 
 /** Heads present in the weights: classifier.* → 'default', classifiers.<name>.* → <name>. */
@@ -220,7 +206,7 @@ class Weights {
 
 /** Builds the ONNX model; returns the serialised protobuf. */
 export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<string, unknown>, opts: ExportOptions = {}): Uint8Array {
-  const c = normalizeBertConfig(config as unknown as Record<string, unknown>)
+  const c = onnxConfigOf(config)
   const layout = opts.linearLayout ?? 'out_in'
   const heads = findHeads(weights, c.hiddenSize, layout)
   if (heads.length === 0 && !opts.hiddenStates) {
@@ -505,7 +491,7 @@ export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExport
   let model: Uint8Array
   let heads: OnnxHead[]
   try {
-    heads = findHeads(weights, normalizeBertConfig(files.config).hiddenSize)
+    heads = findHeads(weights, onnxConfigOf(files.config).hiddenSize)
     model = exportOnnx(weights, files.config, {
       hiddenStates: opts.hiddenStates,
       fused: opts.fused,

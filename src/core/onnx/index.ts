@@ -6,7 +6,7 @@ export {
   exportCheckpointToOnnx,
   ensureOnnx,
   findHeads,
-  normalizeBertConfig,
+  onnxConfigOf,
   resolveFusion,
   OnnxExportError,
   ONNX_OPSET,

@@ -14,7 +14,8 @@ import { MLM_CORRECT_OUTPUT, MLM_PARAMS, maskedLmTrainGraph } from '../onnx/trai
 import type { HostBatch } from '../train/batching'
 import { copyParamsIntoModel, type TrainerEngine, type TrainStepInfo } from '../train/engine'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from '../train/optimizer'
-import { OrtGraphRunner, batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, onnxConfigOf, type OrtSessionOptions } from '../train/ort'
+import { OrtGraphRunner, batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, type OrtSessionOptions } from '../train/ort'
+import { onnxConfigOf } from '../onnx/export'
 
 /** LM-head parameters in the layout of the training graph (linear weights [in, out]). */
 export function initLmHead(hidden: number, vocabSize: number, initializerRange: number, seed: number): Map<string, Float32Array> {

@@ -9,7 +9,7 @@ import { dropoutMask } from '../model/dropout'
 import { Rng } from '../rng'
 import { createOrtSession, defaultExecutionProviders, loadOnnxRuntime, parseProviders, type ExecutionProvider } from '../onnx/session'
 import { GRAD_NORM_SQ, gradName, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
-import { normalizeBertConfig, type OnnxBertConfig } from '../onnx/export'
+import { onnxConfigOf } from '../onnx/export'
 import type { HostBatch } from './batching'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
 
@@ -141,10 +141,6 @@ export function maskFeeds(ort: typeof Ort, graph: TrainGraph, c: BertConfig, bat
     feeds[name] = new ort.Tensor('float32', masks[i], dims)
   })
   return feeds
-}
-
-export function onnxConfigOf(c: BertConfig): OnnxBertConfig {
-  return normalizeBertConfig(c as unknown as Record<string, unknown>)
 }
 
 export interface TokenClassifierTrainerOptions extends OrtSessionOptions {

@@ -13,7 +13,8 @@ import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softT
 import { Rng } from '@core/rng'
 import { collate, type HostBatch } from '@core/train/batching'
 import { maskedCrossEntropy } from '@core/train/loss'
-import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, onnxConfigOf, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'
+import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'
+import { onnxConfigOf } from '@core/onnx/export'
 
 beforeAll(async () => {
   await useBackend('cpu')
