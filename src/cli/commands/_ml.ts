@@ -10,12 +10,12 @@ import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../sh
 import { CorpusError, formatIssue, mapMentionTypes, parseTypeMap, readCorpusFile, unusedSources, type TypeMap } from '../../core/corpus'
 import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
 import type { BertTokenClassifier } from '../../core/model/bert'
-import { bertConfigFromHf, CheckpointError, loadCheckpoint, METADATA_FILE } from '../../core/model/checkpoint'
+import { bertConfigFromHf, CheckpointError, loadCheckpoint } from '../../core/model/checkpoint'
 import { SafetensorsError } from '../../core/model/safetensors'
 import { findDefaultModel } from '../../core/model/default-model'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { VocabError } from '../../core/nlp/vocab'
-import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-files'
+import { headLabelsOf, readCheckpointInfo, readMetadata } from '../../core/model/checkpoint-files'
 import { InferenceEngineError } from '../../core/onnx/session'
 import { openTagger, type CheckpointTagger } from '../../core/tag/open'
 import { TaggingError } from '../../core/tag/tagger'
@@ -125,7 +125,7 @@ export function checkWindowOptions(modelDir: string, maxLength: number | undefin
     return
   }
   try {
-    trained = (JSON.parse(readFileSync(join(modelDir, METADATA_FILE), 'utf8')) as { training?: Partial<TrainingMetadata> }).training ?? {}
+    trained = ((readMetadata(modelDir) as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
   } catch {
     // no metadata: defaults apply
   }

@@ -293,6 +293,12 @@ export interface CheckpointInfo {
   notes: string[]
 }
 
+/** fastbioner.json of a model folder; undefined when there is none (a CheckpointError when it is not a JSON object). */
+export function readMetadata(dir: string): Json | undefined {
+  const metaPath = join(dir, METADATA_FILE)
+  return existsSync(metaPath) ? readJsonObject(metaPath) : undefined
+}
+
 /** Reads and checks config.json, the vocabulary, casing and fastbioner.json of a checkpoint folder. */
 export function readCheckpointInfo(dir: string): CheckpointInfo {
   const notes: string[] = []
@@ -305,8 +311,7 @@ export function readCheckpointInfo(dir: string): CheckpointInfo {
     throw new CheckpointError(`${join(dir, VOCAB_FILE)}: ${vocab.length} tokens but config.json vocab_size is ${config.vocabSize}`)
   }
   const lowercase = readLowercase(dir, vocab, notes)
-  const metaPath = join(dir, METADATA_FILE)
-  const metadata = existsSync(metaPath) ? readJsonObject(metaPath) : undefined
+  const metadata = readMetadata(dir)
   const training = ((metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
   return { dir, configPath, hf, config, vocab, lowercase, configHeads: headsFromConfig(hf, configPath), id2label: labelsFromId2Label(hf, configPath), metadata, training, notes }
 }

@@ -16,11 +16,10 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { writeFileAtomic } from '../fs/atomic'
 import { INT8_SCALE_SUFFIX, quantizeRows } from '../model/int8'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../model/safetensors'
-import { CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from '../model/checkpoint-files'
+import { CONFIG_FILE, METADATA_FILE, readMetadata, WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from '../model/checkpoint-files'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles } from './checkpoint'
 import { DEFAULT_INT8_MATMUL, exportCheckpointToOnnx, type Int8MatMul, type WeightsMap } from './export'
 
-export const METADATA_FILE = 'fastbioner.json'
 /** Key in fastbioner.json (and in model.safetensors' __metadata__) describing the quantization. */
 export const QUANTIZATION_KEY = 'quantization'
 
@@ -82,20 +81,8 @@ export function quantizeWeights(weights: WeightsMap, opts: QuantizeOptions = {})
 
 /** True when the folder's model.safetensors holds int8 tensors (a quantized model folder). */
 export function isInt8Folder(dir: string): boolean {
-  const meta = readFolderMetadata(dir)
+  const meta = readMetadata(dir)
   return !!meta && typeof meta[QUANTIZATION_KEY] === 'object' && meta[QUANTIZATION_KEY] !== null
-}
-
-/** fastbioner.json as an object, or undefined when absent or not an object. */
-export function readFolderMetadata(dir: string): Record<string, unknown> | undefined {
-  const path = join(dir, METADATA_FILE)
-  if (!existsSync(path)) return undefined
-  try {
-    const v = JSON.parse(readFileSync(path, 'utf8'))
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : undefined
-  } catch {
-    return undefined
-  }
 }
 
 async function sha256Files(paths: string[]): Promise<string> {
@@ -144,7 +131,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     if (readdirSync(outDir).length) throw new QuantizeError(`${outDir}: exists and is not empty; choose a new folder (nothing is overwritten)`)
   }
   const files = readCheckpointFiles(srcDir)
-  const srcMeta = readFolderMetadata(srcDir) ?? {}
+  const srcMeta = readMetadata(srcDir) ?? {}
   if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
 
   const parentSha = await sha256Files([files.configPath, ...files.weightPaths])

@@ -11,7 +11,8 @@ import { loadCheckpoint } from '../../../src/core/model/checkpoint'
 import { dequantizeRows, quantizeRows } from '../../../src/core/model/int8'
 import { readOnnxMetadata } from '../../../src/core/onnx/checkpoint'
 import { ensureOnnx, exportOnnx, INT8_MATMULS, META_INT8, type WeightsMap } from '../../../src/core/onnx/export'
-import { isInt8Folder, quantizeModelFolder, quantizeWeights, readFolderMetadata } from '../../../src/core/onnx/quantize'
+import { isInt8Folder, quantizeModelFolder, quantizeWeights } from '../../../src/core/onnx/quantize'
+import { readMetadata } from '../../../src/core/model/checkpoint-files'
 import { openInferenceEngine } from '../../../src/core/onnx/session'
 import { run as quantizeCli } from '../../../src/cli/commands/quantize'
 import { makeRng, maxAbsDiff, randomBatch, referenceForward, SMALL_CONFIG, writeTestCheckpoint, type Batch } from './helpers'
@@ -179,7 +180,7 @@ describe('quantizeModelFolder', () => {
     expect(readdirSync(root).filter((f) => f.includes('tmp'))).toEqual([])
     expect(isInt8Folder(out)).toBe(true)
     expect(isInt8Folder(dir)).toBe(false)
-    const meta = readFolderMetadata(out)!
+    const meta = readMetadata(out)!
     expect(meta.training).toEqual({ maxLength: 16, sentenceLevel: true })
     const info = meta.quantization as { parent: { dir: string; sha256: string }; bits: number; int8Tensors: string[] }
     expect(info.parent.dir).toBe(dir)
