@@ -9,6 +9,7 @@
 // merged as for the mentions) of the top label probability, averaged over the heads used:
 // least-confidence sampling, cheap and bounded in [0, 1).
 
+import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import type { CorpusDocument } from '../../shared/domain'
 import type { LabelMap } from '../nlp/bio'
 import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../nlp/examples'
@@ -38,8 +39,13 @@ export interface WindowSettings {
   stride?: number
 }
 
-/** Used when a checkpoint does not record its training settings. */
-export const TAGGING_DEFAULTS = { maxLength: 128, sentenceLevel: true, batchSize: 32, docsPerChunk: 64 } as const
+/** Used when a checkpoint does not record its training settings: the windows training uses. */
+export const TAGGING_DEFAULTS = {
+  maxLength: TRAIN_DEFAULTS.maxLength,
+  sentenceLevel: TRAIN_DEFAULTS.sentenceLevel,
+  batchSize: TRAIN_DEFAULTS.evalBatchSize,
+  docsPerChunk: 64,
+} as const
 
 export interface TagOptions {
   /** Tag with this head only; default: every head, mentions merged. */
