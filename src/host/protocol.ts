@@ -48,15 +48,18 @@ export interface ModelSummary {
   entityTypes: string[]
 }
 
-/** Progress of a training-like job (train, retrain, distill): one per step, one per epoch end. */
+/** Progress of a training-like job (train, retrain, distill, adapt): one per step, one per epoch end. */
 export interface TrainStep {
   kind: 'step' | 'eval'
   step: number
   totalSteps: number
   epoch: number
   epochs: number
+  /** A step's loss; at an epoch end the epoch's mean loss, or (adapt) the held-out masked-LM loss. */
   loss: number
   devF1?: number
+  /** adaptModel's epoch ends: masked-token accuracy on the held-out sequences. */
+  maskedAccuracy?: number
   tokensPerSecond: number
   etaSeconds: number
 }
@@ -77,8 +80,14 @@ export interface TrainedCheckpoint {
   /** Backend that trained it (e.g. wasm, tensorflow-gpu). */
   backend: string
   notes: string[]
-  /** Every step's loss, and every epoch end's mean loss with the devel F1. */
-  curve: Array<{ step: number; loss: number; devF1?: number }>
+  /** Every step's loss, and every epoch end's mean loss with the devel F1 (adapt: held-out loss and accuracy). */
+  curve: Array<{ step: number; loss: number; devF1?: number; maskedAccuracy?: number }>
+}
+
+/** A document's text for adaptModel: its lines (title, abstract, …). */
+export interface TextLines {
+  id: string
+  lines: string[]
 }
 
 export interface TaggedDocument {
@@ -173,6 +182,42 @@ export interface HostMethods {
     result: TrainedCheckpoint & { layerMap: number[] }
     progress: JobProgress
   }
+  /**
+   * Continues masked-LM pretraining of the model in baseDir on the documents' text, into outDir
+   * (core/pretrain with init + keepHeads: the base's vocabulary and token-classification heads are
+   * kept, the base folder only read). Refuses a base without a [MASK] piece in its vocabulary and
+   * text under minWords words. A cancelled or failed run leaves outDir empty.
+   */
+  adaptModel: {
+    params: {
+      baseDir: string
+      outDir: string
+      documents: TextLines[]
+      minWords: number
+      epochs: number
+      maxSteps: number
+      batchSize: number
+      maxLength: number
+      heldOutEvery: number
+      seed: number
+      lr?: number
+      /** Written into fastbioner.json as `adapted` (the workspace, the base model's name…). */
+      provenance: Record<string, unknown>
+    }
+    result: TrainedCheckpoint & {
+      words: number
+      documents: number
+      sequences: number
+      heldOutSequences: number
+      /** Per epoch end, on the held-out sequences. */
+      heldOut: Array<{ epoch: number; loss: number; accuracy: number; predicted: number }>
+      firstLoss: number | null
+      lastLoss: number | null
+      tokensPerSecond: number
+      lr: number
+    }
+    progress: JobProgress
+  }
   /** compareModels (core/eval/compare) over the folders, the first as the reference. */
   compare: {
     params: { dirs: string[]; names: string[]; gold: CorpusDocument[] }
@@ -200,5 +245,6 @@ export const HOST_METHODS: readonly HostMethod[] = [
   'retrain',
   'distill',
   'compare',
+  'adaptModel',
   'release',
 ]

@@ -66,6 +66,17 @@ export interface Scores {
   f1: number
 }
 
+/** How a model was adapted to a workspace's documents (models:adapt). */
+export interface ModelAdaptation {
+  /** Workspace documents and words of text it continued pretraining on. */
+  documents: number
+  words: number
+  epochs: number
+  steps: number
+  /** Masked-token accuracy on held-out text after the last epoch (null: too little text to hold any out). */
+  heldOutAccuracy: number | null
+}
+
 export interface ModelInfo {
   id: number
   name: string
@@ -101,6 +112,12 @@ export interface ModelInfo {
    * model (the UI marks it "Default"). Models retrained or distilled from it are not.
    */
   shipped: boolean
+  /**
+   * Set on a model made by models:adapt (continued masked-LM pretraining of parentId on the
+   * workspace's documents); its token-classification heads are the base's, not yet tuned to the
+   * adapted encoder.
+   */
+  adaptation: ModelAdaptation | null
 }
 
 /** models:import: the registered model plus what the loader noticed (e.g. a fresh classifier head). */
@@ -168,6 +185,14 @@ export interface RetrainResult {
   trainDocuments: number
   heldOutDocuments: number
   curve: TrainingCurvePoint[]
+}
+
+/** models:adapt: the adapted model (null when cancelled) and its held-out masked-LM scores per epoch. */
+export interface ModelAdaptResult {
+  cancelled: boolean
+  model: ModelInfo | null
+  heldOut: Array<{ epoch: number; loss: number; accuracy: number }>
+  notes: string[]
 }
 
 export interface ComparisonRow {
@@ -315,6 +340,29 @@ export const contract = {
   },
 
   /**
+   * "Adapt to my documents": continues masked-LM pretraining (whole-word masking) of a ready model
+   * on the text of every workspace document (titles and abstracts, annotations unused) and
+   * registers the result as a new model: kind 'teacher', parentId = the base, ModelInfo.adaptation
+   * set, the base's vocabulary and token-classification heads kept (the heads are not tuned to the
+   * adapted encoder: retrain:start from it, or models:train with baseModelId, makes a tagger of it).
+   * The base folder is only read. train:progress per step and, at each epoch end, maskedAccuracy
+   * on held-out text. Cancel (jobs:cancel) leaves no model. Refused (invalid_request) when the
+   * workspace has fewer than ADAPT_RECIPE.minWords words. Default 3 epochs, at most
+   * ADAPT_RECIPE.maxSteps steps.
+   */
+  'models:adapt': {
+    request: z
+      .object({
+        jobId,
+        baseModelId: id,
+        name: z.string().trim().min(1).max(100).optional(),
+        epochs: z.number().int().min(1).max(10).optional(),
+        seed: z.number().int().min(0).optional(),
+      })
+      .strict(),
+  },
+
+  /**
    * Tags documents with a model (default: the active one). documentIds absent = every document
    * not marked done. Suggestions replace the document's previous ones; overlaps with accepted
    * annotations are dropped. Progress: job:progress with etaSeconds; cancel: jobs:cancel.
@@ -416,6 +464,7 @@ export interface ContractResponses {
   'models:setActive': ModelInfo
   'models:delete': { id: number }
   'models:train': { cancelled: boolean; model: ModelInfo | null }
+  'models:adapt': ModelAdaptResult
   'tag:run': TagResult
   'suggestions:accept': { accepted: number }
   'suggestions:reject': { rejected: number }
@@ -448,6 +497,8 @@ export interface EventPayloads {
     epoch: number
     loss: number
     devF1?: number
+    /** models:adapt's epoch ends: masked-token accuracy on held-out text (loss = the held-out masked-LM loss then). */
+    maskedAccuracy?: number
     tokensPerSecond: number
     etaSeconds: number
   }

@@ -88,6 +88,16 @@ export const DISTILL_RECIPE = { lr: 5e-5, epochs: 3 } as const
 /** The app's retraining from corrections (retrain:start). */
 export const RETRAIN_RECIPE = { epochs: 3, heldOutFraction: 0.2 } as const
 
+/**
+ * The app's "Adapt to my documents" (models:adapt): continued masked-LM pretraining of a workspace
+ * model on the workspace's own documents (titles and abstracts). Three passes as in fine-tuning,
+ * but never more than maxSteps steps, so a workspace of many thousands of abstracts still ends in
+ * a bounded time; batches of 16 so that a small workspace still gets a few dozen steps; every 20th
+ * packed sequence held out (5 %) so that even a small workspace has a held-out masked-token
+ * accuracy. Below minWords words of text the encoder would only be disturbed, not adapted.
+ */
+export const ADAPT_RECIPE = { epochs: 3, maxSteps: 3000, batchSize: 16, maxLength: 128, heldOutEvery: 20, minWords: 2000 } as const
+
 /** Share of the labelled documents the app holds out as devel set in models:train and distill:start. */
 export const DEV_FRACTION = 0.1
 
@@ -102,6 +112,7 @@ export const FORM_DEFAULTS = {
   retrainEpochs: RETRAIN_RECIPE.epochs,
   retrainHeldOutPercent: 10,
   distillEpochs: DISTILL_RECIPE.epochs,
+  adaptEpochs: ADAPT_RECIPE.epochs,
 } as const
 
 /**

@@ -135,7 +135,14 @@ export function maskRng(seed: number, epoch: number, sequenceIndex: number): Rng
   return new Rng(deriveSeed(seed, 0x4d4c4d, epoch, sequenceIndex))
 }
 
-/** Every 100th sequence is held out (1 %); deterministic so a resumed run holds out the same ones. */
-export function isHeldOut(sequenceIndex: number): boolean {
-  return sequenceIndex % 100 === 99
+/**
+ * The held-out rule: every `every`-th sequence (by packing order) is held out; deterministic so a
+ * resumed run holds out the same ones.
+ */
+export function heldOutEvery(every: number): (sequenceIndex: number) => boolean {
+  if (!Number.isInteger(every) || every < 2) throw new RangeError(`heldOutEvery must be an integer ≥ 2 (got ${every})`)
+  return (sequenceIndex) => sequenceIndex % every === every - 1
 }
+
+/** The default rule: every 100th sequence (1 %). */
+export const isHeldOut = heldOutEvery(100)

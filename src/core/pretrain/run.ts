@@ -5,21 +5,28 @@
 // All text is read (and the vocabulary learnt) before anything is written, so bad input never
 // leaves a half-made folder; after that, checkpoints with optimizer state are written at every
 // epoch end and at least every `saveEverySeconds`, and `resume` continues from the last one.
+//
+// The app's "Adapt to my documents" continues pretraining a workspace model (`init`) on text held
+// in memory (`documents`) and keeps its token-classification heads (`keepHeads`): the masked-LM
+// graph trains the encoder and the LM head only, so the heads are carried through unchanged and
+// the result is still a tagger (on a moved encoder: it wants retraining before its tags count).
 
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { BertTokenClassifier, type BertConfig } from '../model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint'
+import { findWeightFiles, headLabelsOf, readCheckpointInfo } from '../model/checkpoint-files'
+import { headParamNames } from '../model/config'
 import { presetConfig } from '../model/presets'
 import type { PresetName } from '../../shared/recipes'
-import { readSafetensors } from '../model/safetensors'
+import { readSafetensors, readSafetensorsNames } from '../model/safetensors'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import { countWords, trainFromWordCounts } from '../nlp/vocab-trainer'
 import { collate, type BatchableExample, type HostBatch } from '../train/batching'
 import { linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
 import { loadOptimizerState, plannedStepsOf, runTraining, saveOptimizerState, type RunProgress, type SavePoint } from '../train/runner'
 import { initLmHead, lmHeadFromTensors, lmHeadTensors, MaskedLmTrainer, type HeldOutScores } from './engine'
-import { isHeldOut, maskRng, packDocuments, wholeWordMask, type MaskOptions, type PackedSequence } from './mlm-data'
+import { heldOutEvery, maskRng, packDocuments, wholeWordMask, type MaskOptions, type PackedSequence } from './mlm-data'
 import { readTextDocuments, type TextDocument } from './text'
 
 export const PRETRAIN_DEFAULTS = {
@@ -36,14 +43,30 @@ export const PRETRAIN_DEFAULTS = {
   vocabSize: 8000,
   lowercase: true,
   saveEverySeconds: 600,
+  /** Every 100th packed sequence is held out (1 %). */
+  heldOutEvery: 100,
 }
 
 export interface PretrainOptions {
   text: readonly string[]
+  /**
+   * Text held in memory, read after the files of `text` (the app passes the workspace's
+   * documents). A run with such text cannot be resumed: the text is not in the checkpoint.
+   */
+  documents?: readonly TextDocument[]
   outDir: string
   preset?: PresetName
   /** Continue pretraining this checkpoint (its vocabulary and encoder; its LM head when present). */
   init?: string
+  /**
+   * With `init`: keep the checkpoint's token-classification heads in the result (unchanged;
+   * masked-LM training does not touch them). Default: dropped, the result is an encoder only.
+   */
+  keepHeads?: boolean
+  /** Hold out every N-th packed sequence for the per-epoch masked-token accuracy (default 100). */
+  heldOutEvery?: number
+  /** Further keys for fastbioner.json (e.g. the base model's training record), written at every save. */
+  metadata?: Record<string, unknown>
   maxLength?: number
   epochs?: number
   maxSteps?: number
@@ -54,6 +77,7 @@ export interface PretrainOptions {
   lowercase?: boolean
   /** Continue the run saved in outDir with its own settings. */
   resume?: boolean
+  /** Also save within an epoch after this many seconds (default 600); Infinity: at epoch ends only. */
   saveEverySeconds?: number
   threads?: number
   signal?: AbortSignal
@@ -71,6 +95,11 @@ export interface PretrainSettings {
   lr: number
   seed: number
   text: string[]
+  /** Absent in runs saved before these settings existed: 100 and false. */
+  heldOutEvery?: number
+  keepHeads?: boolean
+  /** The run read text held in memory (not resumable). */
+  inMemoryText?: boolean
 }
 
 export interface PretrainResult {
@@ -116,11 +145,22 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   if (o.resume) {
     const saved = loadOptimizerState(o.outDir)
     if (!saved) throw new PretrainError(`${o.outDir}: no optimizer state, so there is no pretraining run to resume`)
-    const ck = await loadCheckpoint(o.outDir, { heads: {} })
-    const meta = (ck.metadata?.pretraining ?? null) as (PretrainSettings & { step: number; heldOut?: PretrainResult['heldOut'] }) | null
+    const meta = (readCheckpointInfo(o.outDir).metadata?.pretraining ?? null) as (PretrainSettings & { step: number; heldOut?: PretrainResult['heldOut'] }) | null
     if (!meta) throw new PretrainError(`${o.outDir}: not a pretraining checkpoint (no pretraining record in fastbioner.json)`)
     if (meta.step !== saved.point.step) throw new PretrainError(`${o.outDir}: weights (step ${meta.step}) and optimizer state (step ${saved.point.step}) disagree; the last save was interrupted — start a new run`)
-    settings = { maxLength: meta.maxLength, epochs: o.epochs ?? meta.epochs, maxSteps: o.maxSteps ?? meta.maxSteps, batchSize: meta.batchSize, lr: meta.lr, seed: meta.seed, text: meta.text }
+    if (meta.inMemoryText) throw new PretrainError(`${o.outDir}: this run pretrained on text held in memory (the app's documents), which is not saved with it; it cannot be resumed`)
+    settings = {
+      maxLength: meta.maxLength,
+      epochs: o.epochs ?? meta.epochs,
+      maxSteps: o.maxSteps ?? meta.maxSteps,
+      batchSize: meta.batchSize,
+      lr: meta.lr,
+      seed: meta.seed,
+      text: meta.text,
+      heldOutEvery: meta.heldOutEvery,
+      keepHeads: meta.keepHeads,
+    }
+    const ck = await loadCheckpoint(o.outDir, { heads: settings.keepHeads ? storedHeads(o.outDir) : {} })
     model = ck.model
     vocab = ck.vocab
     lowercase = ck.lowercase
@@ -141,20 +181,30 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       lr: o.lr ?? (o.init ? PRETRAIN_DEFAULTS.initLr : PRETRAIN_DEFAULTS.lr),
       seed: o.seed ?? PRETRAIN_DEFAULTS.seed,
       text: [...o.text],
+      heldOutEvery: o.heldOutEvery ?? PRETRAIN_DEFAULTS.heldOutEvery,
+      keepHeads: (o.keepHeads ?? false) && o.init !== undefined,
+      ...(o.documents ? { inMemoryText: true } : {}),
     }
   }
 
-  log(`reading ${settings.text.join(', ')}`)
-  const docs = await collectDocuments(settings.text)
+  const textSource = [...settings.text, ...(o.documents ? [`${o.documents.length} documents given in memory`] : [])].join(', ')
+  log(`reading ${textSource}`)
+  const docs = settings.text.length ? await collectDocuments(settings.text) : []
+  if (o.documents) docs.push(...o.documents)
   if (!o.resume) {
     if (o.init) {
-      const ck = await loadCheckpoint(o.init, { heads: {} })
+      const heads = settings.keepHeads ? storedHeads(o.init) : {}
+      const ck = await loadCheckpoint(o.init, { heads })
       model = ck.model
       vocab = ck.vocab
       lowercase = ck.lowercase
       const tensors = readSafetensorsIfAny(o.init)
       head = tensors ? lmHeadFromTensors(tensors, model.config.hiddenSize) : null
-      log(`continuing pretraining of ${o.init} (${vocab.length} pieces${head ? ', with its LM head' : ', new LM head'})`)
+      const kept = Object.keys(heads)
+      log(
+        `continuing pretraining of ${o.init} (${vocab.length} pieces${head ? ', with its LM head' : ', new LM head'}` +
+          `${kept.length ? `; token-classification heads kept: ${kept.join(', ')}` : ''})`,
+      )
     } else {
       lowercase = o.lowercase ?? PRETRAIN_DEFAULTS.lowercase
       const counts = countWords(
@@ -172,118 +222,133 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   model = model!
   vocab = vocab!
   lowercase = lowercase!
-  if (settings.maxLength > model.config.maxPositionEmbeddings) {
-    throw new PretrainError(`--max-length ${settings.maxLength} exceeds the model's ${model.config.maxPositionEmbeddings} positions`)
-  }
-  head ??= initLmHead(model.config.hiddenSize, model.config.vocabSize, model.config.initializerRange, settings.seed)
-
-  const tokenizer = WordPieceTokenizer.fromVocab(vocab, { lowercase })
-  const train: PackedSequence[] = []
-  const held: PackedSequence[] = []
-  let index = 0
-  for (const seq of packDocuments(docs, tokenizer, { maxLength: settings.maxLength })) (isHeldOut(index++) ? held : train).push(seq)
-  docs.length = 0
-  if (train.length === 0) throw new PretrainError(`${settings.text.join(', ')}: no text to pretrain on`)
-  log(`${train.length} training sequences, ${held.length} held out (max ${settings.maxLength} pieces)`)
-
-  const maskOpts: MaskOptions = {
-    maskId: tokenizer.maskId,
-    vocabSize: model.config.vocabSize,
-    specialIds: [tokenizer.padId, tokenizer.unkId, tokenizer.clsId, tokenizer.sepId, tokenizer.maskId],
-  }
-  const masked = (seqs: readonly PackedSequence[], epoch: number, offset: number): BatchableExample[] =>
-    seqs.map((s, i) => {
-      const m = wholeWordMask(s, maskRng(settings.seed, epoch, offset + i), maskOpts)
-      return { inputIds: m.inputIds, labels: m.labels }
-    })
-  let epochCache: { epoch: number; examples: BatchableExample[] } | null = null
-  const examplesOfEpoch = (epoch: number): BatchableExample[] => {
-    if (epochCache?.epoch !== epoch) epochCache = { epoch, examples: masked(train, epoch, 0) }
-    return epochCache.examples
-  }
-  // Held-out masks are drawn once (epoch 0 never trains), so epochs are scored on the same task.
-  const heldExamples = masked(held, 0, train.length)
-  const heldBatches = (): Array<{ batch: HostBatch; labels: Int32Array }> => {
-    const out: Array<{ batch: HostBatch; labels: Int32Array }> = []
-    for (let i = 0; i < heldExamples.length; i += settings.batchSize) {
-      const idx = Array.from({ length: Math.min(settings.batchSize, heldExamples.length - i) }, (_, k) => i + k)
-      const batch = collate(heldExamples, idx, { padTokenId: tokenizer.padId })
-      out.push({ batch, labels: batch.labels })
-    }
-    return out
-  }
-
-  const { plannedSteps } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
-  const engine = await MaskedLmTrainer.open(
-    model,
-    head,
-    {
-      lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
-      weightDecay: PRETRAIN_DEFAULTS.weightDecay,
-    },
-    { threads: o.threads },
-  )
-  log(`trainer: ${engine.trainer} — ${engine.reason}`)
-  let tokensPerSecond = 0
+  // The tfjs weights live in this process until the end: a long-lived caller (the model host)
+  // must not keep them after the run.
   try {
-    const run = await runTraining({
-      examples: examplesOfEpoch(1),
-      examplesOfEpoch,
-      engine,
-      labels: (b) => ({ mlm: b.labels }),
-      padTokenId: tokenizer.padId,
-      epochs: settings.epochs,
-      batchSize: settings.batchSize,
-      seed: settings.seed,
-      plannedSteps,
-      peakLr: settings.lr,
-      resume: resumePoint ? { epoch: resumePoint.epoch, step: resumePoint.step, dev: null, batchesIntoEpoch: resumePoint.batchesIntoEpoch, bestEpoch: null, bestDevF1: null, optimizer: resumePoint.optimizer!.state } : undefined,
-      saveEverySeconds: o.saveEverySeconds ?? PRETRAIN_DEFAULTS.saveEverySeconds,
-      signal: o.signal,
-      onProgress: (p) => {
-        tokensPerSecond = p.tokensPerSecond
-        o.onProgress?.(p)
+    if (settings.maxLength > model.config.maxPositionEmbeddings) {
+      throw new PretrainError(`--max-length ${settings.maxLength} exceeds the model's ${model.config.maxPositionEmbeddings} positions`)
+    }
+    head ??= initLmHead(model.config.hiddenSize, model.config.vocabSize, model.config.initializerRange, settings.seed)
+
+    const tokenizer = WordPieceTokenizer.fromVocab(vocab, { lowercase })
+    const train: PackedSequence[] = []
+    const held: PackedSequence[] = []
+    const isHeldOut = heldOutEvery(settings.heldOutEvery ?? PRETRAIN_DEFAULTS.heldOutEvery)
+    let index = 0
+    for (const seq of packDocuments(docs, tokenizer, { maxLength: settings.maxLength })) (isHeldOut(index++) ? held : train).push(seq)
+    docs.length = 0
+    if (train.length === 0) throw new PretrainError(`${textSource}: no text to pretrain on`)
+    log(`${train.length} training sequences, ${held.length} held out (max ${settings.maxLength} pieces)`)
+
+    const maskOpts: MaskOptions = {
+      maskId: tokenizer.maskId,
+      vocabSize: model.config.vocabSize,
+      specialIds: [tokenizer.padId, tokenizer.unkId, tokenizer.clsId, tokenizer.sepId, tokenizer.maskId],
+    }
+    const masked = (seqs: readonly PackedSequence[], epoch: number, offset: number): BatchableExample[] =>
+      seqs.map((s, i) => {
+        const m = wholeWordMask(s, maskRng(settings.seed, epoch, offset + i), maskOpts)
+        return { inputIds: m.inputIds, labels: m.labels }
+      })
+    let epochCache: { epoch: number; examples: BatchableExample[] } | null = null
+    const examplesOfEpoch = (epoch: number): BatchableExample[] => {
+      if (epochCache?.epoch !== epoch) epochCache = { epoch, examples: masked(train, epoch, 0) }
+      return epochCache.examples
+    }
+    // Held-out masks are drawn once (epoch 0 never trains), so epochs are scored on the same task.
+    const heldExamples = masked(held, 0, train.length)
+    const heldBatches = (): Array<{ batch: HostBatch; labels: Int32Array }> => {
+      const out: Array<{ batch: HostBatch; labels: Int32Array }> = []
+      for (let i = 0; i < heldExamples.length; i += settings.batchSize) {
+        const idx = Array.from({ length: Math.min(settings.batchSize, heldExamples.length - i) }, (_, k) => i + k)
+        const batch = collate(heldExamples, idx, { padTokenId: tokenizer.padId })
+        out.push({ batch, labels: batch.labels })
+      }
+      return out
+    }
+
+    const { plannedSteps } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
+    const engine = await MaskedLmTrainer.open(
+      model,
+      head,
+      {
+        lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
+        weightDecay: PRETRAIN_DEFAULTS.weightDecay,
       },
-      save: async (point) => {
-        const epochEnd = point.batchesIntoEpoch === undefined
-        if (epochEnd && heldExamples.length > 0) {
-          const s = await engine.score(heldBatches())
-          history.push({ epoch: point.epoch, ...s })
-          o.onHeldOut?.(point.epoch, s)
-        }
-        await saveCheckpoint(o.outDir, model, vocab, {
-          lowercase,
-          architectures: ['BertForMaskedLM'],
-          extraTensors: lmHeadTensors(engine.head(), model.config.hiddenSize),
-          metadata: {
-            pretraining: { ...settings, epoch: point.epoch, step: point.step, batchesIntoEpoch: point.batchesIntoEpoch ?? null, heldOut: history, trainer: engine.trainer, trainerReason: engine.reason, tokensPerSecond },
-          },
-        })
-        saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer })
-        return o.outDir
-      },
-    })
-    return {
-      outDir: o.outDir,
-      firstLoss: run.losses[0] ?? null,
-      lastLoss: run.losses[run.losses.length - 1] ?? null,
-      heldOut: history,
-      steps: run.steps,
-      plannedSteps,
-      sequences: train.length,
-      heldOutSequences: held.length,
-      trainTokens: run.trainTokens,
-      tokensPerSecond: run.tokensPerSecond,
-      trainSeconds: run.trainSeconds,
-      wallSeconds: (performance.now() - t0) / 1000,
-      trainer: engine.trainer,
-      trainerReason: engine.reason,
-      cancelled: run.cancelled,
-      resumedAtStep: resumePoint ? resumePoint.step : null,
+      { threads: o.threads },
+    )
+    log(`trainer: ${engine.trainer} — ${engine.reason}`)
+    let tokensPerSecond = 0
+    try {
+      const run = await runTraining({
+        examples: examplesOfEpoch(1),
+        examplesOfEpoch,
+        engine,
+        labels: (b) => ({ mlm: b.labels }),
+        padTokenId: tokenizer.padId,
+        epochs: settings.epochs,
+        batchSize: settings.batchSize,
+        seed: settings.seed,
+        plannedSteps,
+        peakLr: settings.lr,
+        resume: resumePoint ? { epoch: resumePoint.epoch, step: resumePoint.step, dev: null, batchesIntoEpoch: resumePoint.batchesIntoEpoch, bestEpoch: null, bestDevF1: null, optimizer: resumePoint.optimizer!.state } : undefined,
+        saveEverySeconds: o.saveEverySeconds ?? PRETRAIN_DEFAULTS.saveEverySeconds,
+        signal: o.signal,
+        onProgress: (p) => {
+          tokensPerSecond = p.tokensPerSecond
+          o.onProgress?.(p)
+        },
+        save: async (point) => {
+          const epochEnd = point.batchesIntoEpoch === undefined
+          if (epochEnd && heldExamples.length > 0) {
+            const s = await engine.score(heldBatches())
+            history.push({ epoch: point.epoch, ...s })
+            o.onHeldOut?.(point.epoch, s)
+          }
+          await saveCheckpoint(o.outDir, model, vocab, {
+            lowercase,
+            // With kept heads the folder is first a tagger (HF loads either class from it).
+            architectures: model.heads.size ? ['BertForTokenClassification', 'BertForMaskedLM'] : ['BertForMaskedLM'],
+            extraTensors: lmHeadTensors(engine.head(), model.config.hiddenSize),
+            metadata: {
+              ...o.metadata,
+              pretraining: { ...settings, epoch: point.epoch, step: point.step, batchesIntoEpoch: point.batchesIntoEpoch ?? null, heldOut: history, trainer: engine.trainer, trainerReason: engine.reason, tokensPerSecond },
+            },
+          })
+          saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer })
+          return o.outDir
+        },
+      })
+      return {
+        outDir: o.outDir,
+        firstLoss: run.losses[0] ?? null,
+        lastLoss: run.losses[run.losses.length - 1] ?? null,
+        heldOut: history,
+        steps: run.steps,
+        plannedSteps,
+        sequences: train.length,
+        heldOutSequences: held.length,
+        trainTokens: run.trainTokens,
+        tokensPerSecond: run.tokensPerSecond,
+        trainSeconds: run.trainSeconds,
+        wallSeconds: (performance.now() - t0) / 1000,
+        trainer: engine.trainer,
+        trainerReason: engine.reason,
+        cancelled: run.cancelled,
+        resumedAtStep: resumePoint ? resumePoint.step : null,
+      }
+    } finally {
+      await engine.dispose()
     }
   } finally {
-    await engine.dispose()
+    model.dispose()
   }
+}
+
+/** The token-classification heads whose weights the checkpoint holds (name → labels). */
+function storedHeads(dir: string): Record<string, string[]> {
+  const names = new Set(findWeightFiles(dir).flatMap((f) => readSafetensorsNames(f)))
+  return Object.fromEntries(Object.entries(headLabelsOf(readCheckpointInfo(dir))).filter(([h]) => names.has(headParamNames(h).weight)))
 }
 
 function readSafetensorsIfAny(dir: string): Map<string, { shape: number[]; data: Float32Array }> | null {

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
+import type { CorpusDocument } from '@shared/domain'
 import { readCorpusFile } from '../corpus'
 import { CorpusError } from '../corpus/errors'
 
@@ -102,9 +103,26 @@ async function* readPlainText(file: string): AsyncGenerator<TextDocument> {
 async function* readCorpusText(file: string): AsyncGenerator<TextDocument> {
   const { documents } = await readCorpusFile(file)
   for (const doc of documents) {
-    const lines = doc.passages
-      .map((p) => doc.text.slice(p.offset, p.offset + p.length).replace(/\s+/g, ' ').trim())
-      .filter((l) => l !== '')
+    const lines = documentLines(doc)
     if (lines.length > 0) yield { file, line: 0, lines }
   }
+}
+
+/**
+ * A corpus or workspace document as pretraining lines: one per passage (title, abstract), or one
+ * per line of its text when it has no passages; white space collapsed, empty lines left out.
+ */
+export function documentLines(doc: Pick<CorpusDocument, 'text' | 'passages'>): string[] {
+  const parts = doc.passages.length ? doc.passages.map((p) => doc.text.slice(p.offset, p.offset + p.length)) : doc.text.split(/\r?\n/)
+  return parts.map((l) => l.replace(/\s+/g, ' ').trim()).filter((l) => l !== '')
+}
+
+/** Words (white-space separated) in the lines: what the app's minimum amount of text counts. */
+export function wordCount(lines: Iterable<string>): number {
+  let n = 0
+  for (const line of lines) {
+    const t = line.trim()
+    if (t) n += t.split(/\s+/).length
+  }
+  return n
 }

@@ -237,6 +237,16 @@ export function documentIdsForTagging(c: Connection, ids?: number[]): number[] {
   return (c.stmt(`SELECT id FROM documents WHERE status <> 'done' ORDER BY id`).all() as Array<{ id: number }>).map((r) => r.id)
 }
 
+/**
+ * Every document's text and passages, in import order, without annotations: the unlabelled text
+ * that models:adapt pretrains on. Ids as in documentsForTagging.
+ */
+export function documentTexts(c: Connection): Array<Pick<CorpusDocument, 'id' | 'text' | 'passages'>> {
+  c.assertOpen()
+  const rows = c.stmt('SELECT id, text, passages FROM documents ORDER BY id').iterate() as IterableIterator<Pick<DocRow, 'id' | 'text' | 'passages'>>
+  return Array.from(rows, (d) => ({ id: String(d.id), text: d.text, passages: JSON.parse(d.passages) as Passage[] }))
+}
+
 /** Text and tokens of documents to tag (no annotations: the model must not see them). */
 export function documentsForTagging(c: Connection, ids: number[]): CorpusDocument[] {
   c.assertOpen()

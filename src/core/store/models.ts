@@ -1,7 +1,7 @@
 // The model registry and its runs (rows only; the checkpoint folders are the caller's: see
 // src/main/models). Paths inside the workspace folder are stored relative so the folder can move.
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
-import type { DistillMode, Scores } from '@shared/ipc'
+import type { DistillMode, ModelAdaptation, Scores } from '@shared/ipc'
 import type { Connection } from './connection'
 import { StoreError } from './errors'
 import { now, type ModelRow } from './rows'
@@ -47,8 +47,8 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
     const row = c
       .stmt(
         `INSERT INTO models (name, path, config, created_at, kind, status, active, parent_id, entity_types, trained_on,
-                             dev_scores, training_summary, distillation, shipped)
-         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+                             dev_scores, training_summary, distillation, shipped, adaptation)
+         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         name,
@@ -64,6 +64,7 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
         input.trainingSummary ?? null,
         input.distillation ? JSON.stringify(input.distillation) : null,
         input.shipped ? 1 : 0,
+        input.adaptation ? JSON.stringify(input.adaptation) : null,
       ) as ModelRow
     if (status === 'ready') activateIfNone(c, row.id)
     return toModel(c, modelRow(c, row.id))
@@ -75,7 +76,8 @@ export function updateModel(c: Connection, id: number, patch: ModelUpdate): Mode
   return c.write(() => {
     const cur = modelRow(c, id)
     c.stmt(
-      `UPDATE models SET status = ?, kind = ?, config = ?, entity_types = ?, trained_on = ?, dev_scores = ?, training_summary = ?
+      `UPDATE models SET status = ?, kind = ?, config = ?, entity_types = ?, trained_on = ?, dev_scores = ?, training_summary = ?,
+                         adaptation = ?
        WHERE id = ?`,
     ).run(
       patch.status ?? cur.status,
@@ -85,6 +87,7 @@ export function updateModel(c: Connection, id: number, patch: ModelUpdate): Mode
       patch.trainedOn !== undefined ? patch.trainedOn : cur.trained_on,
       patch.devScores !== undefined ? (patch.devScores ? JSON.stringify(patch.devScores) : null) : cur.dev_scores,
       patch.trainingSummary !== undefined ? patch.trainingSummary : cur.training_summary,
+      patch.adaptation !== undefined ? (patch.adaptation ? JSON.stringify(patch.adaptation) : null) : cur.adaptation,
       id,
     )
     if ((patch.status ?? cur.status) === 'ready') activateIfNone(c, id)
@@ -223,6 +226,7 @@ function toModel(c: Connection, r: ModelRow): ModelRecord {
     trainingSummary: r.training_summary,
     distillation: r.distillation ? (JSON.parse(r.distillation) as { teacherId: number; mode: DistillMode }) : null,
     shipped: r.shipped === 1,
+    adaptation: r.adaptation ? (JSON.parse(r.adaptation) as ModelAdaptation) : null,
   }
 }
 

@@ -73,6 +73,7 @@ export interface ModelRow {
   training_summary: string | null
   distillation: string | null
   shipped: number
+  adaptation: string | null
 }
 
 export const SUMMARY_COLUMNS = `

@@ -132,6 +132,14 @@ CREATE TABLE settings (
 );
 `,
   },
+  {
+    // Models adapted to the workspace's documents (continued masked-LM pretraining): what they
+    // were adapted on and how far (ModelInfo.adaptation).
+    version: 4,
+    sql: `
+ALTER TABLE models ADD COLUMN adaptation TEXT NULL CHECK (adaptation IS NULL OR json_valid(adaptation));
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

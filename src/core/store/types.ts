@@ -1,5 +1,5 @@
 // The workspace's public input and result types (re-exported by index.ts).
-import type { DistillMode, ModelInfo, ModelKind } from '@shared/ipc'
+import type { DistillMode, ModelAdaptation, ModelInfo, ModelKind } from '@shared/ipc'
 import type { AnnotationOrigin, ReviewStatus } from '@shared/domain'
 
 export interface OpenOptions {
@@ -94,6 +94,7 @@ export interface NewModelInput {
   distillation?: { teacherId: number; mode: DistillMode } | null
   /** A copy of the default model that ships with the app (ModelInfo.shipped). */
   shipped?: boolean
+  adaptation?: ModelAdaptation | null
 }
 
 export interface ModelUpdate {
@@ -104,6 +105,7 @@ export interface ModelUpdate {
   trainedOn?: string | null
   devScores?: ModelInfo['devScores']
   trainingSummary?: string | null
+  adaptation?: ModelAdaptation | null
 }
 
 export interface SuggestionInput {
@@ -128,7 +130,7 @@ export interface LabelledQuery {
   includeGold: boolean
 }
 
-export type RunKind = 'train' | 'retrain' | 'distill' | 'tag' | 'compare' | 'import'
+export type RunKind = 'train' | 'retrain' | 'distill' | 'tag' | 'compare' | 'import' | 'adapt'
 
 export interface RunRecord {
   id: number

@@ -293,6 +293,11 @@ export class Workspace {
     return documents.documentIdsForTagging(this.c, ids)
   }
 
+  /** Every document's text and passages (no annotations), in import order: text for models:adapt. */
+  documentTexts(): Array<Pick<CorpusDocument, 'id' | 'text' | 'passages'>> {
+    return documents.documentTexts(this.c)
+  }
+
   /** Text and tokens of documents to tag (no annotations: the model must not see them). */
   documentsForTagging(ids: number[]): CorpusDocument[] {
     return documents.documentsForTagging(this.c, ids)

@@ -1,5 +1,5 @@
 // The model-in-the-loop channels of the handler table: registry, tagging, suggestions, review
-// queue, retraining, distillation, comparison — one file per area, over the shared runtime
+// queue, retraining, distillation, adaptation, comparison — one file per area, over the shared runtime
 // (runtime.ts: job slots, host, recovery) — and the default model's installation
 // (default-model.ts). Electron-free (api.ts spreads these into the table).
 // Heavy work goes to ctx.modelHost (a separate process); this side only reads documents from the
@@ -7,6 +7,7 @@
 // in its own transactions. The host never opens the database.
 import type { ModelInfo } from '@shared/ipc'
 import type { HandlerContext, Handlers } from '../api'
+import { adaptHandlers } from './adapt'
 import { compareHandlers } from './compare'
 import { defaultModelInstaller } from './default-model'
 import { distillHandlers } from './distill'
@@ -26,6 +27,7 @@ export type ModelChannel =
   | 'models:setActive'
   | 'models:delete'
   | 'models:train'
+  | 'models:adapt'
   | 'tag:run'
   | 'suggestions:accept'
   | 'suggestions:reject'
@@ -51,6 +53,7 @@ export function createModelHandlers(ctx: HandlerContext, deps: ModelHandlerDeps)
     handlers: {
       ...registryHandlers(rt),
       ...trainHandlers(rt),
+      ...adaptHandlers(rt),
       ...tagHandlers(rt),
       ...retrainHandlers(rt),
       ...distillHandlers(rt),

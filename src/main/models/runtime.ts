@@ -1,8 +1,8 @@
 // What every model-in-the-loop handler shares: the host, the workspace (after start-up recovery),
 // the job slots, progress events, and the reserve/discard life cycle of a model folder.
 //
-// Job rules: at most one training-like job (models:train, retrain:start, distill:start,
-// compare:run) and one tag:run at a time — they share one host process and its memory. A model a
+// Job rules: at most one training-like job (models:train, models:adapt, retrain:start,
+// distill:start, compare:run) and one tag:run at a time — they share one host process and its memory. A model a
 // job uses cannot be deleted meanwhile. Registry rows of a job are written 'training' first; an
 // interrupted job (app quit, crash) leaves such rows, and they and their folders are removed the
 // next time the workspace is used (the base of a retrain is only ever read, so it stays intact).
@@ -155,6 +155,7 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
         epoch: p.epoch,
         loss: p.loss,
         ...(p.devF1 !== undefined ? { devF1: p.devF1 } : {}),
+        ...(p.maskedAccuracy !== undefined ? { maskedAccuracy: p.maskedAccuracy } : {}),
         tokensPerSecond: p.tokensPerSecond,
         etaSeconds: p.etaSeconds,
       })

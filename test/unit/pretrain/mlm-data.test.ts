@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
 import { trainWordPieceVocab } from '@core/nlp/vocab-trainer'
-import { isHeldOut, maskRng, packDocuments, wholeWordMask, type PackedSequence } from '@core/pretrain/mlm-data'
-import { MAX_LINE_CHARS, readTextDocuments, type TextDocument } from '@core/pretrain/text'
+import { heldOutEvery, isHeldOut, maskRng, packDocuments, wholeWordMask, type PackedSequence } from '@core/pretrain/mlm-data'
+import { documentLines, MAX_LINE_CHARS, readTextDocuments, wordCount, type TextDocument } from '@core/pretrain/text'
 import { IGNORE_INDEX } from '@core/train/batching'
 import { Rng } from '@core/rng'
 
@@ -127,9 +127,22 @@ describe('wholeWordMask', () => {
     expect([...a.labels]).not.toEqual([...c.labels])
   })
 
-  it('holds out 1 % of the sequences', () => {
+  it('holds out 1 % of the sequences, or every N-th', () => {
     const held = Array.from({ length: 10_000 }, (_, i) => i).filter(isHeldOut).length
     expect(held).toBe(100)
+    const every20 = heldOutEvery(20)
+    expect(Array.from({ length: 100 }, (_, i) => i).filter((i) => every20(i))).toEqual([19, 39, 59, 79, 99])
+    expect(() => heldOutEvery(1)).toThrow(/≥ 2/)
+  })
+})
+
+describe('documentLines and wordCount (text of the app workspace)', () => {
+  it('gives a line per passage, or per line of a text without passages; counts words', () => {
+    const text = 'A  title.\tHere\nthe abstract  starts.'
+    const withPassages = { text, passages: [{ type: 'title', offset: 0, length: 9 }, { type: 'abstract', offset: 10, length: text.length - 10 }] }
+    expect(documentLines(withPassages)).toEqual(['A title.', 'Here the abstract starts.'])
+    expect(documentLines({ text: 'first line\r\n\n  second   line \n', passages: [] })).toEqual(['first line', 'second line'])
+    expect(wordCount(['A title.', ' Here the  abstract starts. ', '', '  '])).toBe(6)
   })
 })
 

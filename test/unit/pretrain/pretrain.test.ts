@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { initBackend } from '@core/model/backend'
-import { loadCheckpoint } from '@core/model/checkpoint'
+import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
 import { readSafetensors } from '@core/model/safetensors'
 import { pretrain } from '@core/pretrain/run'
 import { Rng } from '@core/rng'
@@ -90,6 +90,33 @@ describe('pretrain (masked LM on onnxruntime)', () => {
     const wholeCurve: number[] = []
     await pretrain({ ...tiny, text: [text], outDir: join(dir, 'whole2'), epochs: 2, onProgress: (p) => p.kind === 'step' && wholeCurve.push(p.loss) })
     for (let i = 0; i < curve.length; i++) expect(curve[i]).toBeCloseTo(wholeCurve[i], 4)
+  })
+
+  it('continues a tagger on text in memory keeping its heads unchanged; such a run cannot be resumed', async () => {
+    const from = join(dir, 'run')
+    // A tagger: the pretrained encoder with a token-classification head (as train --init makes).
+    const tagger = join(dir, 'tagger')
+    const ck = await loadCheckpoint(from, { heads: { default: ['O', 'B-Gene', 'I-Gene'] } })
+    await saveCheckpoint(tagger, ck.model, ck.vocab, { lowercase: ck.lowercase })
+    ck.model.dispose()
+    const lines = corpus(60, 2).split('\n').filter((l) => l.trim())
+    const out = join(dir, 'adapted')
+    const r = await pretrain({ ...tiny, text: [], documents: [{ file: 'memory', line: 0, lines }], init: tagger, keepHeads: true, outDir: out, maxSteps: 2, heldOutEvery: 5 })
+    expect(r.steps).toBe(2)
+    expect(r.heldOutSequences).toBeGreaterThan(0)
+    const before = readSafetensors(join(tagger, 'model.safetensors')).tensors
+    const after = readSafetensors(join(out, 'model.safetensors')).tensors
+    expect([...after.get('classifier.weight')!.data]).toEqual([...before.get('classifier.weight')!.data])
+    expect([...after.get('bert.embeddings.word_embeddings.weight')!.data]).not.toEqual([...before.get('bert.embeddings.word_embeddings.weight')!.data])
+    expect(JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).architectures).toEqual(['BertForTokenClassification', 'BertForMaskedLM'])
+    const loaded = await loadCheckpoint(out)
+    expect([...loaded.model.heads.keys()]).toEqual(['default'])
+    loaded.model.dispose()
+    await expect(pretrain({ text: [], outDir: out, resume: true })).rejects.toThrow(/held in memory.*cannot be resumed/)
+    // Without keepHeads the heads are dropped: an encoder to fine-tune.
+    const bare = join(dir, 'adapted-bare')
+    await pretrain({ ...tiny, text: [], documents: [{ file: 'memory', line: 0, lines }], init: tagger, outDir: bare, maxSteps: 1 })
+    expect(readSafetensors(join(bare, 'model.safetensors')).tensors.has('classifier.weight')).toBe(false)
   })
 
   it('refuses bad text and a used folder before writing anything', async () => {

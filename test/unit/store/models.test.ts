@@ -245,6 +245,7 @@ describe('migration to the model registry (schema 2)', () => {
       // Roll the file back to version 1 as an older app left it.
       const db = new Database(path)
       db.exec(`
+        ALTER TABLE models DROP COLUMN adaptation;
         DROP TABLE settings; ALTER TABLE models DROP COLUMN shipped;
         DROP TABLE document_uncertainty;
         DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
@@ -259,7 +260,7 @@ describe('migration to the model registry (schema 2)', () => {
       const again = Workspace.open(path, { user: 'u' })
       try {
         expect(again.info().documentCount).toBe(1)
-        expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false }])
+        expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false, adaptation: null }])
       } finally {
         again.close()
       }
@@ -304,6 +305,32 @@ describe('settings and the shipped flag (schema 3)', () => {
         ['own', false],
         ['Default model (Disease)', true],
       ])
+    } finally {
+      t.done()
+    }
+  })
+})
+
+describe('adapted models (schema 4)', () => {
+  it('records how a model was adapted when its job finishes; other updates keep it; survives reopening', () => {
+    const t = tempWorkspace()
+    try {
+      const base = t.ws.createModel({ name: 'base', kind: 'imported', status: 'ready', path: join(t.dir, 'models', 'base'), config })
+      const rec = t.ws.createModel({ name: 'base adapted to ws', kind: 'teacher', parentId: base.id, path: join(t.dir, 'models', 'adapted') })
+      expect(rec.adaptation).toBeNull()
+      const adaptation = { documents: 40, words: 5210, epochs: 3, steps: 27, heldOutAccuracy: 0.125 }
+      t.ws.updateModel(rec.id, { status: 'ready', adaptation })
+      t.ws.updateModel(rec.id, { trainingSummary: 'later note' })
+      expect(t.ws.getModel(rec.id)).toMatchObject({ adaptation, parentId: base.id, trainingSummary: 'later note' })
+      expect(t.ws.getModel(base.id).adaptation).toBeNull()
+      const path = t.ws.path
+      t.ws.close()
+      const again = Workspace.open(path, { user: 'u' })
+      try {
+        expect(again.getModel(rec.id).adaptation).toEqual(adaptation)
+      } finally {
+        again.close()
+      }
     } finally {
       t.done()
     }
