@@ -122,11 +122,17 @@ export interface HostMethods {
     result: { summary: ModelSummary; notes: string[]; freshHead: boolean; backend: string }
     progress: JobProgress
   }
-  /** Trains a new model from scratch (WordPiece vocabulary learnt from the training text). */
+  /**
+   * Trains a new model: from scratch with a preset (WordPiece vocabulary learnt from the training
+   * text), or, with initDir, fine-tuning that model's encoder with its vocabulary (the folder is
+   * only read; its default head is kept when its labels are the workspace's, else a new one).
+   */
   trainModel: {
     params: {
       dir: string
-      preset: string
+      /** From scratch; ignored with initDir. */
+      preset?: string
+      initDir?: string
       train: CorpusDocument[]
       dev: CorpusDocument[]
       epochs: number

@@ -323,20 +323,25 @@ export const contract = {
   'models:setActive': { request: z.object({ id }).strict() },
   'models:delete': { request: z.object({ id }).strict() },
   /**
-   * Trains a new model from scratch on the workspace's accepted annotations (documents done or in
-   * progress, and documents with gold annotations); 10 % of them (seeded) are held out for the
-   * per-epoch devel F1 and model selection. preset: one of bert-base, cpu-medium, cpu-small, cpu-tiny.
+   * Trains a new model on the workspace's accepted annotations (documents done or in progress, and
+   * documents with gold annotations); 10 % of them (seeded) are held out for the per-epoch devel
+   * F1 and model selection. Either from scratch with `preset` (one of bert-base, cpu-medium,
+   * cpu-small, cpu-tiny), or from a ready model's encoder with `baseModelId` (e.g. one made by
+   * models:adapt, or an imported BioBERT): its vocabulary and windows, a head for the workspace's
+   * types (its own kept when the labels match); the base stays as it is.
    */
   'models:train': {
     request: z
       .object({
         jobId,
         name: z.string().trim().min(1).max(100),
-        preset: z.string().min(1).max(40),
+        preset: z.string().min(1).max(40).optional(),
+        baseModelId: id.optional(),
         epochs: z.number().int().min(1).max(100).optional(),
         seed: z.number().int().min(0).optional(),
       })
-      .strict(),
+      .strict()
+      .refine((r) => (r.preset === undefined) !== (r.baseModelId === undefined), 'give either preset (from scratch) or baseModelId (from a model), not both'),
   },
 
   /**

@@ -175,6 +175,16 @@ describe('models:adapt', () => {
     expect(rt.cancelled).toBe(false)
     expect(rt.candidate).toMatchObject({ parentId: m.id, entityTypes: ['Disease'] })
     await call('retrain:decide', { candidateId: rt.candidate!.id, keep: false })
+    // …and to train a new model from (its encoder and vocabulary, its head kept: same labels).
+    expect((await fail('models:train', { jobId: 'x', name: 'x', preset: 'cpu-tiny', baseModelId: m.id })).message).toMatch(/either preset .* or baseModelId/)
+    const adaptedHash = folderHash(m.path)
+    const t = await call('models:train', { jobId: 'adapt-train', name: 'from adapted', baseModelId: m.id, epochs: 1, seed: 2 })
+    expect(t.model).toMatchObject({ name: 'from adapted', kind: 'teacher', parentId: m.id, layers: 2, hidden: 32, entityTypes: ['Disease'], adaptation: null })
+    expect(t.model!.trainingSummary).toMatch(/; fine-tuned from tiny base adapted to ws, 1 of 1 epochs/)
+    expect(t.model!.devScores).not.toBeNull()
+    expect(JSON.parse(readFileSync(join(t.model!.path, 'fastbioner.json'), 'utf8'))).toMatchObject({ init: m.path, training: { maxLength: 48 } })
+    expect(readFileSync(join(t.model!.path, 'vocab.txt'), 'utf8')).toBe(readFileSync(join(m.path, 'vocab.txt'), 'utf8'))
+    expect(folderHash(m.path)).toBe(adaptedHash)
     // A second adaptation gets a name of its own.
     expect(ws.uniqueModelName(adaptedModelName('tiny base', ws.path))).toBe('tiny base adapted to ws (2)')
   })

@@ -1,5 +1,5 @@
-// models:train: a new teacher from scratch on the labelled documents.
-import { isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
+// models:train: a new teacher on the labelled documents, from scratch or from a model's encoder.
+import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../api'
 import { mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
@@ -8,30 +8,33 @@ export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> 
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
   return {
     async 'models:train'(req) {
-      if (!isPresetName(req.preset)) {
+      if (req.preset !== undefined && !isPresetName(req.preset)) {
         throw new StoreError('invalid_request', `Unknown preset "${req.preset}"; choose ${PRESET_NAMES.join(', ')}`)
       }
       const ws = workspace()
+      const base = req.baseModelId !== undefined ? ws.getModel(req.baseModelId) : null
+      if (base && base.status !== 'ready') throw new StoreError('conflict', `Model "${base.name}" is not ready to train from (${base.status})`)
       const docs = trainingDocuments(ws)
       if (mentionCount(docs) === 0) {
         throw new StoreError('invalid_request', 'Nothing to learn yet: annotate some documents (or import annotated ones) first')
       }
       const seed = req.seed ?? TRAIN_DEFAULTS.seed
-      const epochs = req.epochs ?? SCRATCH_RECIPE.epochs
+      const epochs = req.epochs ?? (base ? FINETUNE_RECIPE.epochs : SCRATCH_RECIPE.epochs)
       const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
       const { signal, job, end } = begin(req.jobId, 'training', `Training ${req.name}`)
       let rec: ModelRecord | null = null
       let runId: number | null = null
       const emit = progressEmitter(req.jobId, req.name)
       try {
-        rec = await reserve(ws, { name: req.name, kind: 'teacher' })
+        rec = await reserve(ws, { name: req.name, kind: 'teacher', parentId: base?.id ?? null })
         job.models.add(rec.id)
-        runId = job.runId = ws.startRun('train', rec.id, { preset: req.preset, epochs, seed, documents: docs.length })
+        if (base) job.models.add(base.id)
+        runId = job.runId = ws.startRun('train', rec.id, { preset: req.preset ?? null, baseModelId: base?.id ?? null, epochs, seed, documents: docs.length })
         const r = await host().request(
           'trainModel',
           {
             dir: rec.path,
-            preset: req.preset,
+            ...(base ? { initDir: base.path } : { preset: req.preset }),
             train,
             dev,
             epochs,
@@ -49,7 +52,8 @@ export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> 
         const summary =
           `${plural(train.length, 'document')} (${plural(mentionCount(train), 'mention')})` +
           (dev.length ? `, ${dev.length} held out for devel` : ', none held out') +
-          `; ${req.preset} from scratch, ${r.epochs} of ${epochs} epochs` +
+          (base ? `; fine-tuned from ${base.name}` : `; ${req.preset} from scratch`) +
+          `, ${r.epochs} of ${epochs} epochs` +
           (r.bestEpoch !== null && dev.length ? `, best epoch ${r.bestEpoch}` : '') +
           (r.cancelled ? '; stopped by the user (best checkpoint so far kept)' : '')
         const model = ws.updateModel(rec.id, {
