@@ -69,7 +69,7 @@ export function adaptHandlers(rt: ModelRuntime): Pick<Handlers, 'models:adapt'> 
           return { cancelled: r.cancelled, model: null, heldOut, notes: r.notes }
         }
         const last = heldOut[heldOut.length - 1]
-        const accuracy = last ? `; held-out masked-word accuracy ${(100 * last.accuracy).toFixed(1)} %` : ''
+        const accuracy = last ? `; held-out masked-word accuracy ${(100 * last.accuracy).toFixed(1)}%` : ''
         const model = ws.updateModel(rec.id, {
           status: 'ready',
           config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes, weights: r.summary.weights },

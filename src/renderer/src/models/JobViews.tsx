@@ -10,6 +10,7 @@ const KIND_VERB: Record<ModelJob['kind'], string> = {
   retrain: 'Retraining',
   distill: 'Distilling',
   compare: 'Measuring',
+  adapt: 'Adapting',
 }
 
 export function jobPercent(job: ModelJob): number | null {
@@ -63,9 +64,13 @@ export function JobProgressBar({ job, compact = false, testId }: { job: ModelJob
 
 /**
  * Loss per step (left axis) and devel F1 per epoch (right axis, %). One line per model when the
- * job trains several (distillation into several depths).
+ * job trains several (distillation into several depths). Adapting a model (masked-LM
+ * pretraining) has no entity scores: its epochs show the held-out masked-word accuracy instead.
  */
 export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: number }) {
+  const mlm = job.kind === 'adapt'
+  const evalName = mlm ? 'Held-out masked-word accuracy' : 'Devel F1'
+  const evalValue = (p: { devF1?: number; maskedAccuracy?: number }) => ((mlm ? p.maskedAccuracy : p.devF1) ?? 0) * 100
   const config = useMemo((): ChartConfiguration<'line'> => {
     const labels = [...new Set([...job.curve, ...job.evals].map((p) => p.label ?? ''))]
     const datasets: ChartConfiguration<'line'>['data']['datasets'] = []
@@ -85,8 +90,8 @@ export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: n
       const evals = job.evals.filter((p) => (p.label ?? '') === label)
       if (evals.length) {
         datasets.push({
-          label: `${name}devel F1 (%)`,
-          data: evals.map((p) => ({ x: p.step, y: (p.devF1 ?? 0) * 100 })),
+          label: `${name}${mlm ? 'held-out masked-word accuracy' : 'devel F1'} (%)`,
+          data: evals.map((p) => ({ x: p.step, y: evalValue(p) })),
           borderColor: colour,
           backgroundColor: '#ffffff',
           borderWidth: 2,
@@ -120,7 +125,8 @@ export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: n
             position: 'right',
             min: 0,
             max: 100,
-            title: { display: true, text: 'Devel F1 (%)' },
+            // The legend names the series in full; the axis title must fit a short chart.
+            title: { display: true, text: mlm ? 'Accuracy (%)' : 'Devel F1 (%)' },
             grid: { drawOnChartArea: false },
           },
         },
@@ -134,12 +140,13 @@ export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: n
         },
       },
     }
-  }, [job.curve, job.evals, job.totalSteps])
+    // evalValue depends on mlm only.
+  }, [job.curve, job.evals, job.totalSteps, mlm])
 
   const last = job.curve[job.curve.length - 1]
   const lastEval = job.evals[job.evals.length - 1]
   const summary = last
-    ? `Training curve: ${job.curve.length} steps, latest loss ${last.loss.toFixed(3)}${lastEval ? `, devel F1 ${((lastEval.devF1 ?? 0) * 100).toFixed(1)}% after epoch ${lastEval.epoch}` : ''}.`
+    ? `Training curve: ${job.curve.length} steps, latest loss ${last.loss.toFixed(3)}${lastEval ? `, ${evalName.toLowerCase()} ${evalValue(lastEval).toFixed(1)}% after epoch ${lastEval.epoch}` : ''}.`
     : 'Training curve: waiting for the first step.'
 
   return (
@@ -148,7 +155,11 @@ export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: n
         <Stat label="Step" value={last ? `${last.step}${job.totalSteps ? ` / ${job.totalSteps}` : ''}` : '–'} />
         <Stat label="Epoch" value={job.epoch ? String(job.epoch) : '–'} />
         <Stat label="Loss" value={last ? last.loss.toFixed(3) : '–'} />
-        <Stat label="Devel F1" value={lastEval?.devF1 !== undefined ? `${(lastEval.devF1 * 100).toFixed(1)}%` : '–'} testId="curve-dev-f1" />
+        {mlm ? (
+          <Stat label="Masked-word acc." value={lastEval?.maskedAccuracy !== undefined ? `${(lastEval.maskedAccuracy * 100).toFixed(1)}%` : '–'} testId="curve-masked-accuracy" />
+        ) : (
+          <Stat label="Devel F1" value={lastEval?.devF1 !== undefined ? `${(lastEval.devF1 * 100).toFixed(1)}%` : '–'} testId="curve-dev-f1" />
+        )}
         <Stat label="Tokens/s" value={job.tokensPerSecond ? Math.round(job.tokensPerSecond).toLocaleString('en-US') : '–'} />
       </div>
       <div className="curve-chart" style={{ height }}>

@@ -1,8 +1,15 @@
-// The model registry as a table: one row per model with its details on demand, set active, delete,
-// and a retrain candidate's way to the decision.
+// The model registry as a table: one row per model with its details on demand, set active, adapt
+// to the workspace's documents, delete, and a retrain candidate's way to the decision.
 import { Fragment, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
 import { formatBytes, formatCount, formatDate, pct } from './store'
+
+/** What the Kind column says: where the model came from when that matters more than its kind. */
+function kindLabel(m: ModelInfo): string {
+  if (m.shipped) return 'shipped'
+  if (m.adaptation) return 'adapted'
+  return m.kind
+}
 
 export function ModelTable(props: {
   models: ModelInfo[]
@@ -10,6 +17,8 @@ export function ModelTable(props: {
   onSetActive: (m: ModelInfo) => void
   onDelete: (m: ModelInfo) => void
   onOpenRetrain: () => void
+  /** "Adapt to my documents" for this model. */
+  onAdapt: (m: ModelInfo) => void
 }) {
   const [open, setOpen] = useState<number | null>(null)
   const byId = new Map(props.models.map((m) => [m.id, m]))
@@ -69,8 +78,9 @@ export function ModelTable(props: {
                     )}
                   </th>
                   <td>
-                    {/* A copy of the default model is an imported checkpoint the user never chose: say where it came from. */}
-                    <span className={`kind kind-${m.shipped ? 'shipped' : m.kind}`}>{m.shipped ? 'shipped' : m.kind}</span>
+                    {/* A copy of the default model is an imported checkpoint the user never chose, an adapted model an
+                        encoder to train from: say so rather than the registry kind. */}
+                    <span className={`kind kind-${kindLabel(m)}`}>{kindLabel(m)}</span>
                   </td>
                   <td className="num">
                     {m.layers} × {m.hidden}
@@ -79,7 +89,7 @@ export function ModelTable(props: {
                   <td className="num">{formatCount(m.parameters)}</td>
                   <td className="num">{formatBytes(m.bytes)}</td>
                   <td className="num">{m.devScores ? `${pct(m.devScores.f1)}%` : <span className="muted">–</span>}</td>
-                  <td className="nowrap">{formatDate(m.createdAt)}</td>
+                  <td className="created">{formatDate(m.createdAt)}</td>
                   <td className="actions">
                     {candidate ? (
                       <button type="button" className="btn small" onClick={props.onOpenRetrain}>
@@ -90,6 +100,19 @@ export function ModelTable(props: {
                         Set active
                       </button>
                     ) : null}
+                    {!candidate && (
+                      <button
+                        type="button"
+                        className="btn small"
+                        onClick={() => props.onAdapt(m)}
+                        disabled={props.busy}
+                        title={`Adapt ${m.name} to this workspace's documents (continued language-model pretraining)`}
+                        aria-label={`Adapt ${m.name} to my documents`}
+                        data-action="adapt"
+                      >
+                        Adapt…
+                      </button>
+                    )}
                     <button
                       type="button"
                       className="btn small danger"
@@ -116,10 +139,20 @@ export function ModelTable(props: {
                         <dd>{m.trainingSummary ?? '–'}</dd>
                         {parent && (
                           <>
-                            <dt>{m.distillation ? 'Distilled from' : 'Retrained from'}</dt>
+                            <dt>{m.distillation ? 'Distilled from' : m.adaptation ? 'Adapted from' : 'Trained from'}</dt>
                             <dd>
                               {parent.name}
                               {m.distillation ? ` (${m.distillation.mode} KD)` : ''}
+                            </dd>
+                          </>
+                        )}
+                        {m.adaptation && (
+                          <>
+                            <dt>Adapted on</dt>
+                            <dd>
+                              {m.adaptation.documents.toLocaleString('en-US')} documents ({formatCount(m.adaptation.words)} words), {m.adaptation.epochs} epoch
+                              {m.adaptation.epochs === 1 ? '' : 's'}
+                              {m.adaptation.heldOutAccuracy !== null ? `; held-out masked-word accuracy ${pct(m.adaptation.heldOutAccuracy)}%` : ''}
                             </dd>
                           </>
                         )}

@@ -1,6 +1,6 @@
 // The "Models" view: which engine runs where, the model registry (set active, import, delete,
-// train a new one), tagging documents with the active model, and accepting suggestions across
-// the workspace.
+// train a new one, adapt one to the workspace's documents), tagging documents with the active
+// model, and accepting suggestions across the workspace.
 import { useEffect, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
 import { api, errorMessage } from '../api'
@@ -11,6 +11,7 @@ import { EngineCard } from './EngineCard'
 import { JobProgressBar } from './JobViews'
 import { ModelTable } from './ModelTable'
 import { TrainForm, TrainJobPanel } from './TrainForm'
+import { AdaptForm, AdaptJobPanel } from './AdaptForm'
 import { activeModel, jobOfKind, refreshModels, useModelJob, useModels } from './store'
 
 export type TagScope = 'document' | 'selected' | 'filtered' | 'workspace'
@@ -30,10 +31,12 @@ export function ModelsView(props: Props) {
   const { models, engine, loaded, error } = useModels()
   const { job, results } = useModelJob()
   const [training, setTraining] = useState(false)
+  const [adapting, setAdapting] = useState<ModelInfo | null>(null)
   const [confirmDelete, setConfirmDelete] = useState<ModelInfo | null>(null)
   const active = activeModel(models)
   const running = !!job && !job.finished
   const trainJob = jobOfKind(job, 'train')
+  const adaptJob = jobOfKind(job, 'adapt')
   const tagJob = jobOfKind(job, 'tag')
 
   useEffect(() => {
@@ -100,7 +103,10 @@ export function ModelsView(props: Props) {
               <button
                 type="button"
                 className={`btn ${models.length === 0 ? 'primary' : ''}`}
-                onClick={() => setTraining((v) => !v)}
+                onClick={() => {
+                  setAdapting(null)
+                  setTraining((v) => !v)
+                }}
                 aria-expanded={training}
                 data-testid="train-new"
               >
@@ -111,6 +117,8 @@ export function ModelsView(props: Props) {
           {error && <p className="form-error">Cannot read the models: {error}</p>}
           {training && <TrainForm models={models} disabled={running} onDone={() => setTraining(false)} />}
           {trainJob && <TrainJobPanel />}
+          {adapting && <AdaptForm key={adapting.id} base={adapting} disabled={running} onDone={() => setAdapting(null)} />}
+          {adaptJob && <AdaptJobPanel />}
           {loaded && models.length === 0 ? (
             <div className="card-empty">
               <p>
@@ -119,7 +127,17 @@ export function ModelsView(props: Props) {
               </p>
             </div>
           ) : (
-            <ModelTable models={models} onSetActive={setActive} onDelete={setConfirmDelete} onOpenRetrain={props.onOpenRetrain} busy={running} />
+            <ModelTable
+              models={models}
+              onSetActive={setActive}
+              onDelete={setConfirmDelete}
+              onOpenRetrain={props.onOpenRetrain}
+              onAdapt={(m) => {
+                setTraining(false)
+                setAdapting(m)
+              }}
+              busy={running}
+            />
           )}
         </section>
 

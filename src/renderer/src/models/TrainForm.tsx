@@ -1,4 +1,6 @@
-// "Train new model": a preset, a name and epochs for models:train, and the running job's curve.
+// "Train new model": from scratch (a preset) or from a model of the workspace (its encoder, e.g.
+// one adapted to the workspace's documents), a name and epochs for models:train, and the running
+// job's curve.
 import { useId, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
 import { FORM_DEFAULTS, MODEL_PRESETS } from '@shared/recipes'
@@ -13,22 +15,37 @@ const PRESETS = MODEL_PRESETS.map((p) => ({
   description: p.description.charAt(0).toUpperCase() + p.description.slice(1) + '.',
 }))
 export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; disabled: boolean; onDone: () => void }) {
+  const bases = models.filter((m) => !m.candidate)
+  // A model adapted to the workspace's documents is made to be trained from: start there when there is one.
+  const adapted = [...bases].reverse().find((m) => m.adaptation)
+  const [baseId, setBaseId] = useState<number | null>(adapted?.id ?? null)
+  const [lastBaseId, setLastBaseId] = useState<number>(adapted?.id ?? bases[bases.length - 1]?.id ?? 0)
+  const base = bases.find((m) => m.id === baseId) ?? null
   const [preset, setPreset] = useState<string>(FORM_DEFAULTS.preset)
   const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.trainEpochs)
   const names = new Set(models.map((m) => m.name))
   const suggestName = (p: string) => {
     for (let i = 1; ; i++) if (!names.has(`${p}-${i}`)) return `${p}-${i}`
   }
-  const [name, setName] = useState(() => suggestName(FORM_DEFAULTS.preset))
+  const nameFor = (b: ModelInfo | null) => suggestName(b ? `${b.name} fine-tuned` : preset)
+  const [name, setName] = useState(() => nameFor(base))
   const [nameTouched, setNameTouched] = useState(false)
   const nameId = useId()
   const epochsId = useId()
+  const baseSel = useId()
+
+  const chooseBase = (id: number | null) => {
+    setBaseId(id)
+    if (id !== null) setLastBaseId(id)
+    if (!nameTouched) setName(nameFor(bases.find((m) => m.id === id) ?? null))
+  }
 
   const start = async () => {
     const trimmed = name.trim()
     if (!trimmed) return
     onDone()
-    const r = await runModelJob('train', `Training ${trimmed}`, (jobId) => api.trainModel({ jobId, name: trimmed, preset, epochs }))
+    const from = base ? { baseModelId: base.id } : { preset }
+    const r = await runModelJob('train', `Training ${trimmed}`, (jobId) => api.trainModel({ jobId, name: trimmed, ...from, epochs }))
     await refreshModels()
     if (r?.model) {
       const f1 = r.model.devScores ? ` Devel F1 ${pct(r.model.devScores.f1)}%.` : ''
@@ -45,26 +62,53 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
         void start()
       }}
     >
-      <fieldset className="presets">
-        <legend>Size (preset)</legend>
-        {PRESETS.map((p) => (
-          <label key={p.name} className={`preset${preset === p.name ? ' is-on' : ''}`}>
-            <input
-              type="radio"
-              name="preset"
-              value={p.name}
-              checked={preset === p.name}
-              onChange={() => {
-                setPreset(p.name)
-                if (!nameTouched) setName(suggestName(p.name))
-              }}
-            />
-            <span className="preset-name">{p.name}</span>
-            <span className="preset-shape">{p.shape} (layers × width)</span>
-            <span className="preset-desc">{p.description}</span>
-          </label>
-        ))}
-      </fieldset>
+      {bases.length > 0 && (
+        <fieldset className="checks start-from">
+          <legend>Start from</legend>
+          <div className="check-row">
+            <label className="check">
+              <input type="radio" name="start-from" checked={base === null} onChange={() => chooseBase(null)} data-testid="start-from-scratch" />
+              Scratch: a new vocabulary and random weights
+            </label>
+            <label className="check">
+              <input type="radio" name="start-from" checked={base !== null} onChange={() => chooseBase(lastBaseId)} data-testid="start-from-model" />
+              A model of this workspace (its encoder and vocabulary)
+            </label>
+            {base && (
+              <select id={baseSel} aria-label="Model to start from" value={base.id} onChange={(e) => chooseBase(Number(e.target.value))} data-testid="train-base">
+                {bases.map((m) => (
+                  <option key={m.id} value={m.id}>
+                    {m.name}
+                    {m.adaptation ? ' (adapted)' : ''} · {m.layers}×{m.hidden}
+                  </option>
+                ))}
+              </select>
+            )}
+          </div>
+        </fieldset>
+      )}
+      {!base && (
+        <fieldset className="presets">
+          <legend>Size (preset)</legend>
+          {PRESETS.map((p) => (
+            <label key={p.name} className={`preset${preset === p.name ? ' is-on' : ''}`}>
+              <input
+                type="radio"
+                name="preset"
+                value={p.name}
+                checked={preset === p.name}
+                onChange={() => {
+                  setPreset(p.name)
+                  if (!nameTouched) setName(suggestName(p.name))
+                }}
+              />
+              <span className="preset-name">{p.name}</span>
+              <span className="preset-shape">{p.shape} (layers × width)</span>
+              <span className="preset-desc">{p.description}</span>
+            </label>
+          ))}
+        </fieldset>
+      )}
       <div className="form-grid">
         <div className="form-row">
           <label htmlFor={nameId}>Name</label>
@@ -93,7 +137,10 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
         </div>
       </div>
       <p className="muted small-print">
-        Trains from scratch on the accepted annotations of documents that are done or in progress, and on gold annotations; 10 % of those documents are
+        {base
+          ? `Fine-tunes ${base.name}'s encoder (${base.layers} × ${base.hidden}, its vocabulary) with a head for this workspace's entity types; ${base.name} itself stays as it is. `
+          : 'Trains from scratch. '}
+        Learns from the accepted annotations of documents that are done or in progress, and from gold annotations; 10 % of those documents are
         held out to measure devel F1 after each epoch, and the best epoch is kept.
       </p>
     </form>

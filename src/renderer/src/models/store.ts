@@ -3,7 +3,7 @@
 // with useSyncExternalStore, so a job keeps going — and its curve keeps growing — while the person
 // switches views, and its result is still there when they come back.
 import { useSyncExternalStore } from 'react'
-import type { ComparisonReport, EngineInfo, EventPayloads, ModelInfo, RetrainResult, TagResult } from '@shared/ipc'
+import type { ComparisonReport, EngineInfo, EventPayloads, ModelAdaptResult, ModelInfo, RetrainResult, TagResult } from '@shared/ipc'
 import { api, errorMessage, isApiError, newJobId, onEvent } from '../api'
 import { notify } from '../toasts'
 
@@ -77,15 +77,16 @@ export const activeModel = (list: ModelInfo[]): ModelInfo | null => list.find((m
 // ------------------------------------------------------------------------------------------------
 // The model job
 
-export type ModelJobKind = 'tag' | 'train' | 'retrain' | 'distill' | 'compare'
+export type ModelJobKind = 'tag' | 'train' | 'retrain' | 'distill' | 'compare' | 'adapt'
 
 export interface CurvePoint {
   step: number
   epoch: number
   /** A step's loss; for an end-of-epoch evaluation, the epoch's mean loss. */
   loss: number
-  /** Set on end-of-epoch evaluations only. */
+  /** Set on end-of-epoch evaluations only: devel F1, or (adapt) held-out masked-word accuracy. */
   devF1?: number
+  maskedAccuracy?: number
   /** Which model, when one job trains several (distillation into 6, 4 and 3 layers). */
   label?: string
 }
@@ -103,7 +104,7 @@ export interface ModelJob {
   cancelling: boolean
   /** Training steps seen so far (train, retrain, distill), in arrival order. */
   curve: CurvePoint[]
-  /** End-of-epoch evaluations (devF1 set). */
+  /** End-of-epoch evaluations (devF1 or maskedAccuracy set). */
   evals: CurvePoint[]
   /** The model being trained now, for jobs that train several. */
   currentLabel: string | null
@@ -120,6 +121,7 @@ export interface JobResults {
   compare: ComparisonReport | null
   distill: { cancelled: boolean; students: ModelInfo[] } | null
   train: { cancelled: boolean; model: ModelInfo | null } | null
+  adapt: ModelAdaptResult | null
 }
 
 interface JobsState {
@@ -130,7 +132,7 @@ interface JobsState {
 
 const jobs = store<JobsState>({
   job: null,
-  results: { tag: null, retrain: null, compare: null, distill: null, train: null },
+  results: { tag: null, retrain: null, compare: null, distill: null, train: null, adapt: null },
 })
 
 export function useModelJob(): JobsState {
@@ -183,8 +185,8 @@ function flushProgress(): void {
     pendingPoints = []
     return
   }
-  const steps = pendingPoints.filter((p) => p.devF1 === undefined)
-  const evals = pendingPoints.filter((p) => p.devF1 !== undefined)
+  const steps = pendingPoints.filter((p) => !isEval(p))
+  const evals = pendingPoints.filter(isEval)
   jobs.set({
     ...s,
     job: {
@@ -197,6 +199,9 @@ function flushProgress(): void {
   pending = null
   pendingPoints = []
 }
+
+/** An end-of-epoch evaluation rather than a training step. */
+const isEval = (p: CurvePoint): boolean => p.devF1 !== undefined || p.maskedAccuracy !== undefined
 
 function queueProgress(patch: Partial<ModelJob>, point?: CurvePoint): void {
   pending = { ...pending, ...patch }
@@ -222,6 +227,7 @@ function subscribeEvents(): void {
       epoch: p.epoch,
       loss: p.loss,
       ...(p.devF1 !== undefined ? { devF1: p.devF1 } : {}),
+      ...(p.maskedAccuracy !== undefined ? { maskedAccuracy: p.maskedAccuracy } : {}),
       ...(p.label ? { label: p.label } : {}),
     }
     queueProgress(
