@@ -72,8 +72,19 @@ CONF
   exit 1
   ;;
 stop)
+  pids=()
   for p in slurmd slurmctld; do
-    if [ -f "$dir/$p.pid" ]; then kill "$(cat "$dir/$p.pid")" 2>/dev/null || true; fi
+    if [ -f "$dir/$p.pid" ]; then
+      pid=$(cat "$dir/$p.pid")
+      kill "$pid" 2>/dev/null && pids+=("$pid")
+    fi
+  done
+  # Wait until they have exited (they save state on the way out), so DIR can be removed.
+  for _ in $(seq 1 100); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
   done
   ;;
 *)

@@ -21,8 +21,9 @@ files and folders (every corpus file directly inside, sorted; .gz read as it str
 output per input in DIR, same base name, the format's extension, .gz kept. Each output is
 written under a temporary name and renamed when complete, then a NAME.done.json record
 (input sha256, model fingerprint, counts, time). A rerun skips outputs whose record still
-matches and redoes the rest; a file that cannot be read is reported, the others are tagged,
-and the exit code is 1.
+matches and redoes the rest. A PubMed/BioC record that cannot be read is reported and skipped
+(the rest of its file is tagged); a file that cannot be read at all is reported and left out;
+either way the other files are tagged and the exit code is 1.
   --out-dir DIR      batch mode: the folder for the outputs
   --shard I/N        tag only shard I of N (1-based): files sorted by path, dealt round-robin.
                      Default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT (Slurm job array) or
@@ -229,11 +230,13 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
       onFile: (f) => {
         if (f.status === 'skipped') log(`skipped ${f.input}: ${f.output} is complete`)
         else if (f.status === 'failed') process.stderr.write(`error: ${f.reason}\n`)
-        else
+        else {
+          for (const p of f.problems ?? []) process.stderr.write(`error: ${p} (record skipped; the rest of the file is tagged)\n`)
           log(
             `tagged ${f.input}: ${f.documents} documents, ${f.mentions} mentions${f.deleted?.length ? `, ${f.deleted.length} deleted PMIDs listed in the record` : ''}, ` +
               `${(f.documents / Math.max(f.seconds, 1e-9)).toFixed(1)} documents/s → ${f.output}${f.reason ? ` (${f.reason})` : ''}`,
           )
+        }
       },
     })
   } catch (e) {
@@ -244,6 +247,7 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
     await tagger.dispose()
   }
   const failed = result.files.filter((f) => f.status === 'failed')
+  const withProblems = result.files.filter((f) => (f.problems?.length ?? 0) > 0)
   const tagged = result.files.filter((f) => f.status === 'tagged')
   const pieces = tagged.reduce((a, f) => a + f.pieces, 0)
   log(
@@ -253,11 +257,12 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
   process.stdout.write(
     JSON.stringify({
       shard: { index: shard.index + 1, count: shard.count, source: shard.source },
-      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.deleted?.length ? { deleted: f.deleted } : {}), ...(f.reason ? { reason: f.reason } : {}) })),
+      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.deleted?.length ? { deleted: f.deleted } : {}), ...(f.problems?.length ? { problems: f.problems } : {}), ...(f.reason ? { reason: f.reason } : {}) })),
       documents: result.documents,
       seconds: result.seconds,
     }) + '\n',
   )
   if (controller.signal.aborted) return 130
-  return failed.length > 0 ? 1 : 0
+  // A file that failed, or had records that could not be read: the scheduler should flag the task.
+  return failed.length > 0 || withProblems.length > 0 ? 1 : 0
 }

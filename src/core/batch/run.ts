@@ -85,6 +85,8 @@ export interface FileOutcome {
   reason?: string
   /** PMIDs the input deletes (PubMed <DeleteCitation>). */
   deleted?: string[]
+  /** Records that could not be read (file:line: problem); the rest of the file was tagged. */
+  problems?: string[]
 }
 
 export interface BatchTagResult {
@@ -146,7 +148,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
   let mentions = 0
   let pieces = 0
   try {
-    const stream = await openCorpusStream(input)
+    const stream = await openCorpusStream(input, undefined, { lenient: true })
     const docs = stream.documents[Symbol.asyncIterator]()
     const readChunk = async (): Promise<CorpusDocument[]> => {
       const chunk: CorpusDocument[] = []
@@ -201,7 +203,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       finishedAt: new Date().toISOString(),
       seconds: (performance.now() - t0) / 1000,
     })
-    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000, deleted: stream.deleted }
+    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000, deleted: stream.deleted, problems }
   } catch (e) {
     const reason = e instanceof CorpusError ? e.issues.filter((i) => i.severity === 'error').map(formatIssue).join('; ') || e.message : (e as Error).message
     return { input, output, status: 'failed', documents: 0, mentions: 0, pieces, seconds: (performance.now() - t0) / 1000, reason }

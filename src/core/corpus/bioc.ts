@@ -194,7 +194,11 @@ export class BiocXmlDocumentReader {
   private readonly builder: BiocDocumentBuilder
   private index = 0
 
-  constructor(private readonly fileName: string) {
+  /** lenient: a document with an error is skipped, the ones after it are still handed out. */
+  constructor(
+    private readonly fileName: string,
+    private readonly lenient = false,
+  ) {
     this.log = new IssueLog(fileName)
     this.builder = new BiocDocumentBuilder(fileName, this.log)
   }
@@ -204,9 +208,10 @@ export class BiocXmlDocumentReader {
     const xml = parseXml(documentXml, this.fileName, firstLine, true)
     const root = xml.roots[0]
     if (!root) return undefined
+    const errorsBefore = this.log.errors.length
     const raw = rawXmlDocument(root, xml, this.log)
     const doc = this.builder.add(raw, this.index++)
-    return this.log.hasErrors ? undefined : doc
+    return this.log.errors.length > errorsBefore || (!this.lenient && this.log.hasErrors) ? undefined : doc
   }
 
   get count(): number {

@@ -91,7 +91,11 @@ export class PubmedArticleReader {
   private readonly firstLineOf = new Map<string, number | undefined>()
   private index = 0
 
-  constructor(private readonly fileName: string) {
+  /** lenient: an article with an error is skipped, the ones after it are still handed out. */
+  constructor(
+    private readonly fileName: string,
+    private readonly lenient = false,
+  ) {
     this.log = new IssueLog(fileName)
   }
 
@@ -100,8 +104,9 @@ export class PubmedArticleReader {
     const xml = parseXml(articleXml, this.fileName, firstLine, true)
     const root = xml.roots[0]
     if (!root) return undefined
+    const errorsBefore = this.log.errors.length
     const doc = articleDocument(root, this.index++, xml, this.log, this.firstLineOf)
-    return this.log.hasErrors ? undefined : doc
+    return this.log.errors.length > errorsBefore || (!this.lenient && this.log.hasErrors) ? undefined : doc
   }
 
   get count(): number {

@@ -31,6 +31,12 @@ export const STREAMED_FORMATS: readonly CorpusFormat[] = ['pubtator', 'conll', '
 export interface StreamOptions extends CorpusReadOptions {
   /** Bytes read at a time (default 1 MiB); small values exercise chunk boundaries in tests. */
   chunkBytes?: number
+  /**
+   * PubMed and BioC XML: a record with an error (no PMID, offsets outside the text, …) is
+   * skipped and its error goes to `issues` instead of rejecting the file; the other records are
+   * still handed out (batch tagging). XML that is not well-formed still rejects the file.
+   */
+  lenient?: boolean
 }
 
 export interface CorpusStream {
@@ -77,7 +83,7 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   const issues: CorpusIssue[] = []
   const deleted: string[] = []
   const documents =
-    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted)
+    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted, options.lenient ?? false)
   return { format: chosen, documents, issues, deleted }
 }
 
@@ -188,8 +194,15 @@ async function* lineDocuments(path: string, format: 'pubtator' | 'conll', option
  * well-formed and gives each record's extent; the record's text is then read by the same code
  * as the whole-file reader.
  */
-async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', issues: CorpusIssue[], chunkBytes?: number, deleted: string[] = []): AsyncGenerator<CorpusDocument> {
-  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path) : new PubmedArticleReader(path)
+async function* xmlDocuments(
+  path: string,
+  format: 'pubmed-xml' | 'bioc-xml',
+  issues: CorpusIssue[],
+  chunkBytes?: number,
+  deleted: string[] = [],
+  lenient = false,
+): AsyncGenerator<CorpusDocument> {
+  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path, lenient) : new PubmedArticleReader(path, lenient)
   const isRecord = format === 'bioc-xml' ? (name: string) => name === 'document' : (name: string) => name === 'PubmedArticle' || name === 'PubmedBookArticle'
   const parser = new SAXParser(true, { position: true })
   const open: string[] = []
@@ -294,7 +307,9 @@ async function* xmlDocuments(path: string, format: 'pubmed-xml' | 'bioc-xml', is
   yield* drainRecords()
   if (!rootSeen) reader.log.error(1, 'no XML element found')
   else if (reader.count === 0) reader.log.error(1, format === 'bioc-xml' ? 'no <document> elements in the collection' : 'no PubmedArticle elements found')
-  issues.push(...reader.log.finish())
+  // Lenient: record errors are reported, not thrown — unless no record could be read at all.
+  if (lenient && reader.count > 0) issues.push(...reader.log.errors, ...reader.log.failure().issues.filter((i) => i.severity === 'warning'))
+  else issues.push(...reader.log.finish())
 }
 
 /**

@@ -112,6 +112,25 @@ describe('batch tagging', () => {
     expect(gunzipSync(readFileSync(join(out, 'pubmed25n1300.pubtator.gz'))).toString('utf8')).toMatch(/^2000001\|t\|/)
   })
 
+  it('skips a PubMed record it cannot read, names it, and still tags the rest of the file', async () => {
+    const dirBad = join(dir, 'bad-record')
+    mkdirSync(dirBad)
+    // The second article has no PMID: it is reported and skipped, the others are tagged.
+    const xml = readFileSync(resolve(ROOT, 'test/fixtures/corpus/pubmed.xml'), 'utf8')
+    const articles = xml.split('<PubmedArticle>')
+    articles[2] = articles[2].replace(/<PMID Version="1">\d+<\/PMID>/, '')
+    writeFileSync(join(dirBad, 'mixed.xml'), articles.join('<PubmedArticle>'))
+    const out = join(dir, 'bad-record-out')
+    const r = await tagFiles({ inputs: expandInputs([dirBad]), outDir: out, format: 'pubtator', shard: { index: 0, count: 1 }, tagger, model: 'm1' })
+    expect(r.files[0].status).toBe('tagged')
+    expect(r.files[0].documents).toBe(2)
+    expect(r.files[0].problems).toHaveLength(1)
+    expect(r.files[0].problems![0]).toMatch(/mixed\.xml:\d+: .*PMID/)
+    const rec = readRecord(join(out, 'mixed.pubtator'))!
+    expect(rec.skipped).toBe(1)
+    expect(rec.problems).toEqual(r.files[0].problems)
+  })
+
   it('reports a bad file by name, tags the others and leaves nothing of the bad one', async () => {
     const bad = join(dir, 'bad')
     mkdirSync(bad)
