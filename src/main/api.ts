@@ -17,7 +17,7 @@ import {
   type WorkspaceInfo,
 } from '@shared/ipc'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
-import { parseCorpusText, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '../core/corpus'
+import { mapMentionTypes, parseCorpusText, parseTypeMap, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '../core/corpus'
 import { CorpusError } from '../core/corpus/errors'
 import { cancelJob, finishJob, runningJobs, startJob, throttle } from './jobs'
 import { writeFileAtomic } from '../core/fs/atomic'
@@ -113,6 +113,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     const files: FileImportResult[] = []
     let cancelled = false
     let lastTotal = 0
+    const typeMap = parseTypeMap(ctx.workspace().setting('importTypeMap') ?? '')
     try {
       for (const [i, src] of sources.entries()) {
         if (signal.aborted) {
@@ -133,6 +134,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
           files.push({ file: src.label, ok: false, imported: 0, duplicates: [], issues: parsed.issues })
           continue
         }
+        if (typeMap.size > 0) parsed = { ...parsed, documents: mapMentionTypes(parsed.documents, typeMap) }
         const total = parsed.documents.length
         lastTotal = total
         try {
@@ -263,6 +265,21 @@ export function createHandlers(ctx: HandlerContext): Handlers {
           load: (onProgress) => parseCorpusText(req.content, req.name, req.format, { onProgress }),
         },
       ])
+    },
+    async 'import:getTypeMap'() {
+      const rules = ctx.workspace().setting('importTypeMap') ?? ''
+      return { rules, map: Object.fromEntries(parseTypeMap(rules)) }
+    },
+    async 'import:setTypeMap'(req) {
+      let map: Map<string, string>
+      try {
+        map = parseTypeMap(req.rules)
+      } catch (e) {
+        throw new StoreError('invalid_request', (e as Error).message)
+      }
+      const rules = req.rules.trim()
+      ctx.workspace().setSetting('importTypeMap', rules)
+      return { rules, map: Object.fromEntries(map) }
     },
     async 'jobs:cancel'(req) {
       return { cancelled: cancelJob(req.jobId) }

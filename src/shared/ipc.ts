@@ -120,6 +120,13 @@ export interface ModelInfo {
   adaptation: ModelAdaptation | null
 }
 
+/** The workspace's import type renaming: the rules as written and what they map. */
+export interface ImportTypeMap {
+  rules: string
+  /** Source type → target type. */
+  map: Record<string, string>
+}
+
 /** models:import: the registered model plus what the loader noticed (e.g. a fresh classifier head). */
 export interface ModelImportResult extends ModelInfo {
   /**
@@ -309,6 +316,13 @@ export const contract = {
       .strict(),
   },
   'jobs:cancel': { request: z.object({ jobId }).strict() },
+  /** The workspace's entity-type renaming for imports (rules text; '' = none). */
+  'import:getTypeMap': { request: z.object({}).strict() },
+  /**
+   * Sets it after checking the rules ("A,B=X;C=Y"); bad rules are an invalid_request naming the
+   * rule. Applies to the imports that follow, never to documents already in the workspace.
+   */
+  'import:setTypeMap': { request: z.object({ rules: z.string().max(4000) }).strict() },
 
   'engine:info': { request: z.object({}).strict() },
   'models:list': { request: z.object({}).strict() },
@@ -461,6 +475,8 @@ export interface ContractResponses {
   'import:files': ImportResult
   'import:text': ImportResult
   'jobs:cancel': { cancelled: boolean }
+  'import:getTypeMap': ImportTypeMap
+  'import:setTypeMap': ImportTypeMap
   'export:write': ExportResult
   'engine:info': EngineInfo
   'models:list': ModelInfo[]

@@ -340,6 +340,25 @@ describe('import → list → get → edit → history → export', () => {
     await slow
   })
 
+  it('renames entity types on import by the workspace rules, checked when saved', async () => {
+    expect(await call('import:getTypeMap', {})).toEqual({ rules: '', map: {} })
+    const bad = await fail('import:setTypeMap', { rules: 'Disease' })
+    expect(bad).toMatchObject({ code: 'invalid_request' })
+    expect(bad.message).toMatch(/'Disease' is not SOURCE/)
+    expect(await call('import:setTypeMap', { rules: ' Disease=Condition;Gene,Chemical=Thing ' })).toEqual({
+      rules: 'Disease=Condition;Gene,Chemical=Thing',
+      map: { Disease: 'Condition', Gene: 'Thing', Chemical: 'Thing' },
+    })
+    expect((await call('import:getTypeMap', {})).rules).toBe('Disease=Condition;Gene,Chemical=Thing')
+    const r = await call('import:text', { jobId: 'tm', name: 'mapped.pubtator', content: pubtator(FIXTURE.slice(0, 2)), format: 'pubtator' })
+    expect(r.files[0]).toMatchObject({ ok: true, imported: 2 })
+    const types = (await call('documents:list', {})).documents.map((d) => d.id)
+    const mentions = (await Promise.all(types.map((id) => call('documents:get', { id })))).flatMap((d) => d.annotations.map((a) => a.type))
+    expect(new Set(mentions)).toEqual(new Set(['Condition', 'Thing']))
+    await call('import:setTypeMap', { rules: '' })
+    expect(await call('import:getTypeMap', {})).toEqual({ rules: '', map: {} })
+  })
+
   it('cancels an import: the file in flight is rolled back entirely, later files are skipped', async () => {
     const big = file('big.pubtator', synthetic(30000, 'BIG'))
     const later = file('later.pubtator', pubtator(FIXTURE))

@@ -153,4 +153,9 @@ export type DefaultModelDecision =
 /** The workspace's settings by key (the settings table: one JSON value per key). */
 export interface WorkspaceSettings {
   defaultModel: DefaultModelDecision
+  /**
+   * Entity-type renaming applied to every import into this workspace, as the rules the user
+   * wrote ("SpecificDisease,DiseaseClass=Disease;GENE=Gene"; core/corpus/type-map).
+   */
+  importTypeMap: string
 }

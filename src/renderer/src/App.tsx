@@ -9,6 +9,7 @@ import { DocumentList, type ListFilters, type ListMode } from './components/Docu
 import { DocumentPane, type CurrentDocument } from './components/DocumentPane'
 import { HelpPanel } from './components/HelpPanel'
 import { PasteDialog } from './components/PasteDialog'
+import { TypeMapDialog } from './components/TypeMapDialog'
 import { ImportReport } from './components/ImportReport'
 import { useImport } from './useImport'
 import type { EditorController } from './editor/controller'
@@ -38,6 +39,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
   const [current, setCurrent] = useState<CurrentDocument | null>(null)
   const [helpOpen, setHelpOpen] = useState(false)
   const [pasteOpen, setPasteOpen] = useState(false)
+  const [typeMapOpen, setTypeMapOpen] = useState(false)
   const [showTags, setShowTags] = useState(() => localStorage.getItem('fastbioner:showTags') === '1')
   const controllerRef = useRef<EditorController | null>(null)
   const legendRef = useRef<string[]>(legend)
@@ -382,6 +384,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
         onCancelJob={importer.cancel}
         onHelp={() => setHelpOpen(true)}
         onSwitchWorkspace={(purpose) => void switchWorkspace(purpose)}
+        onTypeMap={() => setTypeMapOpen(true)}
         view={view}
         onView={setView}
       />
@@ -462,6 +465,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
         </div>
       )}
       {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}
+      {typeMapOpen && <TypeMapDialog onClose={() => setTypeMapOpen(false)} />}
       {pasteOpen && (
         <PasteDialog
           onClose={() => setPasteOpen(false)}

@@ -85,6 +85,9 @@ export const api = {
   importFiles: (req: RequestOf<'import:files'>) => call('import:files', req),
   importText: (req: RequestOf<'import:text'>) => call('import:text', req),
   cancelJob: (jobId: string) => call('jobs:cancel', { jobId }),
+  getImportTypeMap: () => call('import:getTypeMap', {}),
+  // One rule a line reads as well as ';'-separated rules.
+  setImportTypeMap: (rules: string) => call('import:setTypeMap', { rules: rules.split('\n').map((l) => l.trim()).filter(Boolean).join(';') }),
   exportCorpus: (req: RequestOf<'export:write'>) => call('export:write', req),
 
   // Models in the loop

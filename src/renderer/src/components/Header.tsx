@@ -33,6 +33,8 @@ interface Props {
   onHelp: () => void
   /** Opens ('open') or creates ('create') another workspace; disabled while a job runs. */
   onSwitchWorkspace: (purpose: 'open' | 'create') => void
+  /** Opens the import type-renaming rules of this workspace. */
+  onTypeMap: () => void
   view: View
   onView: (v: View) => void
 }
@@ -67,7 +69,7 @@ export function Header(props: Props) {
         {modelJob && !modelJob.finished && <JobProgressBar job={modelJob} compact testId="header-model-job" />}
       </div>
       <nav className="header-actions" aria-label="Workspace actions">
-        <WorkspaceMenu onSwitch={props.onSwitchWorkspace} disabled={!!job || (!!modelJob && !modelJob.finished)} />
+        <WorkspaceMenu onSwitch={props.onSwitchWorkspace} onTypeMap={props.onTypeMap} disabled={!!job || (!!modelJob && !modelJob.finished)} />
         <button type="button" className="btn primary" onClick={props.onImport} disabled={!!job}>
           Import…
         </button>
@@ -233,7 +235,7 @@ function ExportMenu({ onExport, disabled }: { onExport: Props['onExport']; disab
 }
 
 /** Open another workspace file or create a new one (the shell's own file dialogs choose the path). */
-function WorkspaceMenu({ onSwitch, disabled }: { onSwitch: Props['onSwitchWorkspace']; disabled: boolean }) {
+function WorkspaceMenu({ onSwitch, onTypeMap, disabled }: { onSwitch: Props['onSwitchWorkspace']; onTypeMap: () => void; disabled: boolean }) {
   return (
     <MenuButton
       label="Workspace"
@@ -243,6 +245,7 @@ function WorkspaceMenu({ onSwitch, disabled }: { onSwitch: Props['onSwitchWorksp
       items={[
         { key: 'open', label: 'Open workspace…', hint: 'another .sqlite workspace file', data: { action: 'open-workspace' }, onSelect: () => onSwitch('open') },
         { key: 'create', label: 'New workspace…', hint: 'an empty workspace in a new file', data: { action: 'new-workspace' }, onSelect: () => onSwitch('create') },
+        { key: 'type-map', label: 'Rename types on import…', hint: 'e.g. SpecificDisease → Disease, GENE → Gene', data: { action: 'type-map' }, onSelect: onTypeMap },
       ]}
     />
   )
