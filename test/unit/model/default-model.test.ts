@@ -11,7 +11,7 @@ const SHIPPED = resolve(__dirname, '../../../resources/models/default')
 const SENTENCES: Array<{ type: string; head: string; text: string; mention: string }> = [
   { type: 'Disease', head: 'ncbi', text: 'Patients with breast cancer were enrolled in the study.', mention: 'breast cancer' },
   { type: 'Chemical', head: 'bc5cdr', text: 'Treatment with cisplatin was stopped after two cycles.', mention: 'cisplatin' },
-  { type: 'Gene', head: 'bc2gm', text: 'Expression of the p53 protein was reduced in these cells.', mention: 'p53' },
+  { type: 'Gene', head: 'bc2gm', text: 'Expression of the p53 protein was reduced in these cells.', mention: 'p53 protein' },
 ]
 
 function doc(id: string, text: string): CorpusDocument {
