@@ -3,32 +3,19 @@
 // workspace's invented abstracts from its row in the Models view, with a live curve and the
 // held-out masked-word accuracy; the result is listed as "adapted" and is what "Train new model"
 // starts from.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Page } from 'playwright-core'
-import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
-import { saveCheckpoint } from '../../src/core/model/checkpoint'
-import { buildLabelMap } from '../../src/core/nlp/bio'
-import { syntheticVocab } from '../unit/train/synthetic'
-import { useCpuBackend } from '../unit/train/tfSetup'
 import { startHarness, type Harness } from './harness'
 import { inventedCorpus } from './corpus'
 import { expectToast } from './ui'
+import { dismissToasts, tinyDefaultModel } from './default-install'
 import { expectAccessible } from './axe'
 
 let h: Harness
 let installation: string
 
 beforeAll(async () => {
-  installation = mkdtempSync(join(tmpdir(), 'fastbioner-e2e-adapt-'))
-  const tf = await useCpuBackend()
-  ;(tf.backend() as unknown as { firstUse: boolean }).firstUse = false
-  const vocab = syntheticVocab()
-  const config = makeBertConfig({ vocabSize: vocab.length, hiddenSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64 })
-  const model = BertTokenClassifier.random(config, 4, { ncbi: buildLabelMap(['Disease']).labels, bc5cdr: buildLabelMap(['Chemical', 'Disease']).labels })
-  await saveCheckpoint(installation, model, vocab, { lowercase: true })
-  model.dispose()
+  installation = await tinyDefaultModel('fastbioner-e2e-adapt-', { ncbi: ['Disease'], bc5cdr: ['Chemical', 'Disease'] })
   h = await startHarness({ defaultModel: installation })
 })
 
@@ -36,10 +23,6 @@ afterAll(async () => {
   await h?.close()
   rmSync(installation, { recursive: true, force: true })
 })
-
-async function dismissToasts(page: Page): Promise<void> {
-  await page.locator('.toast-close').evaluateAll((els) => els.forEach((e) => (e as HTMLElement).click()))
-}
 
 describe('Adapt to my documents (real model host)', () => {
   it('adapts the default model to the imported abstracts from its row; the result is listed and is what training starts from', async () => {

@@ -2,36 +2,19 @@
 // the Models view (badge "Default", kind "shipped", active) and "Tag the workspace" works right
 // after the first import, with no model trained or imported by hand. The "installed" model is a
 // tiny random three-head checkpoint (as FASTBIONER_DEFAULT_MODEL would name it).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Page } from 'playwright-core'
-import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
-import { saveCheckpoint } from '../../src/core/model/checkpoint'
-import { buildLabelMap } from '../../src/core/nlp/bio'
-import { syntheticVocab } from '../unit/train/synthetic'
-import { useCpuBackend } from '../unit/train/tfSetup'
 import { startHarness, type Harness } from './harness'
 import { inventedCorpus } from './corpus'
 import { expectToast } from './ui'
+import { dismissToasts, tinyDefaultModel } from './default-install'
 import { expectAccessible } from './axe'
 
 let h: Harness
 let installation: string
 
 beforeAll(async () => {
-  installation = mkdtempSync(join(tmpdir(), 'fastbioner-e2e-default-'))
-  const tf = await useCpuBackend()
-  ;(tf.backend() as unknown as { firstUse: boolean }).firstUse = false
-  const vocab = syntheticVocab()
-  const config = makeBertConfig({ vocabSize: vocab.length, hiddenSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64 })
-  const model = BertTokenClassifier.random(config, 4, {
-    ncbi: buildLabelMap(['Disease']).labels,
-    bc5cdr: buildLabelMap(['Chemical', 'Disease']).labels,
-    bc2gm: buildLabelMap(['Gene']).labels,
-  })
-  await saveCheckpoint(installation, model, vocab, { lowercase: true })
-  model.dispose()
+  installation = await tinyDefaultModel('fastbioner-e2e-default-', { ncbi: ['Disease'], bc5cdr: ['Chemical', 'Disease'], bc2gm: ['Gene'] })
   h = await startHarness({ defaultModel: installation })
 })
 
@@ -39,10 +22,6 @@ afterAll(async () => {
   await h?.close()
   rmSync(installation, { recursive: true, force: true })
 })
-
-async function dismissToasts(page: Page): Promise<void> {
-  await page.locator('.toast-close').evaluateAll((els) => els.forEach((e) => (e as HTMLElement).click()))
-}
 
 describe('the default model (real model host)', () => {
   it('is in the Models view of a fresh workspace, active; tagging works right after the first import', async () => {
