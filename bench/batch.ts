@@ -64,7 +64,8 @@ async function main(): Promise<void> {
       console.log('|---|---|---|')
       for (const n of nodes) {
         const hours = records / (perCore * coresPerNode * n) / 3600
-        console.log(`| ${n} | ${n * coresPerNode} | ${hours >= 48 ? `${(hours / 24).toFixed(1)} days` : `${hours.toFixed(1)} h`} |`)
+        const wall = hours >= 48 ? `${(hours / 24).toFixed(1)} days` : hours >= 1 ? `${hours.toFixed(1)} h` : `${(hours * 60).toFixed(1)} min`
+        console.log(`| ${n} | ${n * coresPerNode} | ${wall} |`)
       }
     }
   } finally {
