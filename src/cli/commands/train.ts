@@ -6,6 +6,7 @@ import { presetConfig } from '../../core/model/presets'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
+import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, formatOpt, intOpt, mapTypesHelp, numOpt, parse, parseTaskSpec, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
@@ -43,6 +44,9 @@ ${mapTypesHelp(22)}
   --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
   --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength})
   --doc-level         windows over whole documents instead of one example per sentence
+  --augment-mentions N  add N copies of the training documents in which each mention is, with
+                      probability 0.5, replaced by another training mention of its type
+                      (mention replacement, Dai & Adel 2020); default 0
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
@@ -77,6 +81,7 @@ export async function run(argv: string[]): Promise<number> {
       'max-length': { type: 'string' },
       'doc-level': { type: 'boolean' },
       patience: { type: 'string' },
+      'augment-mentions': { type: 'string' },
       'max-steps': { type: 'string' },
       seed: { type: 'string' },
       'vocab-size': { type: 'string' },
@@ -110,6 +115,7 @@ export async function run(argv: string[]): Promise<number> {
     const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
     const maxLengthOpt = intOpt(v['max-length'], '--max-length', 3)
     const patience = intOpt(v.patience, '--patience')
+    const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
     const maxSteps = intOpt(v['max-steps'], '--max-steps')
     const seed = intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
@@ -140,7 +146,8 @@ export async function run(argv: string[]): Promise<number> {
       if (types.size === 0) throw new CliError(`${spec.train}: no entity mentions; nothing to learn`)
       const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
       if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in ${spec.dev} but not in ${spec.train}; they cannot be predicted`)
-      tasks.push({ head: spec.name, train: trainDocs, dev: devDocs, labels: buildLabelMap(types).labels })
+      const train = augmentCopies > 0 ? augmentByMentionReplacement(trainDocs, { copies: augmentCopies, seed }) : trainDocs
+      tasks.push({ head: spec.name, train, dev: devDocs, labels: buildLabelMap(types).labels })
     }
     const headLabels = Object.fromEntries(tasks.map((t) => [t.head, t.labels]))
     const trainDocs = tasks.flatMap((t) => t.train)
