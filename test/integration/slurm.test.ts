@@ -4,6 +4,7 @@
 // and the outputs compared with a single-process run.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { gunzipSync, gzipSync } from 'node:zlib'
@@ -39,6 +40,18 @@ function outputsOf(folder: string): Record<string, string> {
   return out
 }
 
+/** A TCP port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolvePort(port))
+    })
+  })
+}
+
 async function until(what: string, ok: () => boolean, timeoutMs: number): Promise<void> {
   const t0 = Date.now()
   while (!ok()) {
@@ -50,9 +63,11 @@ async function until(what: string, ok: () => boolean, timeoutMs: number): Promis
 describe.skipIf(!!why)('batch tagging on Slurm', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'slurm-tag-'))
+    // Ports of our own: another Slurm on this machine (a second test run) must not answer us.
+    const [ctld, slurmd] = [await freePort(), await freePort()]
     const started = spawnSync('bash', [join(ROOT, 'scripts/slurm-local.sh'), 'start', join(dir, 'slurm')], {
       encoding: 'utf8',
-      env: { ...process.env, SLURMCTLD_PORT: '16917', SLURMD_PORT: '16918' },
+      env: { ...process.env, SLURMCTLD_PORT: String(ctld), SLURMD_PORT: String(slurmd) },
     })
     if (started.status !== 0) throw new Error(`Slurm did not start: ${started.stderr}`)
     env = { ...process.env, SLURM_CONF: join(dir, 'slurm', 'slurm.conf') }
