@@ -92,7 +92,7 @@ describe.skipIf(!!why)('batch tagging on Slurm', () => {
     mkdirSync(inDir)
     // Sorted: a, b, c → shard 1 of 2 owns a and c, shard 2 owns the big b.
     writeFileSync(join(inDir, 'a-small.pubtator.gz'), gzipSync(writePubtator(syntheticDocs(20, 1, 3, 'a-'))))
-    writeFileSync(join(inDir, 'b-big.pubtator'), writePubtator(syntheticDocs(1500, 2, 3, 'b-')))
+    writeFileSync(join(inDir, 'b-big.pubtator'), writePubtator(syntheticDocs(800, 2, 3, 'b-')))
     writeFileSync(join(inDir, 'c-small.pubtator.gz'), gzipSync(writePubtator(syntheticDocs(20, 3, 3, 'c-'))))
     const out = join(dir, 'out')
     const cli = `${process.execPath} ${join(ROOT, 'bin/fastbioner.js')}`
