@@ -1,4 +1,4 @@
-// What a job running in the model host gets besides its params (server.ts runs jobs, work.ts
+// What a job running in the model host gets besides its params (server.ts runs jobs, jobs/
 // defines them; both import this instead of each other).
 
 /** What a job gets besides its params. */

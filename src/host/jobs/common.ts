@@ -1,0 +1,112 @@
+// What the model host's jobs share: the request error, the log line, the training backend (set
+// up once per process), progress events and the summaries and scores a job reports back.
+import { statSync } from 'node:fs'
+import { availableParallelism, cpus } from 'node:os'
+import { join } from 'node:path'
+import type { CorpusDocument } from '@shared/domain'
+import { evaluate } from '../../core/eval/evaluate'
+import type { EvalResult } from '../../core/eval/metrics'
+import { initBackend, type BackendInfo } from '../../core/model/backend'
+import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
+import { loadCheckpoint } from '../../core/model/checkpoint'
+import type { TrainingMetadata } from '../../core/model/checkpoint-files'
+import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import { isInt8Folder } from '../../core/onnx/quantize'
+import type { TrainProgress } from '../../core/train/loop'
+import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
+import type { JobContext } from '../job'
+
+/** A problem with the request the user can act on (reported as 'invalid_request'). */
+export class HostInputError extends Error {
+  override name = 'HostInputError'
+}
+
+export const log = (line: string) => process.stderr.write(`[model-host] ${line}\n`)
+
+let backend: BackendInfo | null = null
+export async function ensureBackend(): Promise<BackendInfo> {
+  backend ??= await initBackend({ logger: log })
+  return backend
+}
+
+/** Cores for onnxruntime: leave one to the main process (the window) when there are several. */
+export function inferenceThreads(): number {
+  const n = typeof availableParallelism === 'function' ? availableParallelism() : cpus().length
+  return Math.max(1, n - 1)
+}
+
+export const phase = (ctx: JobContext, message: string, done?: number, total?: number) =>
+  ctx.progress({ kind: 'phase', message, done, total } satisfies JobProgress)
+
+/** Step events at most every 200 ms (first, last and every epoch end always). */
+export function stepReporter(ctx: JobContext, curve: TrainedCheckpoint['curve']) {
+  let last = -Infinity
+  return (p: Pick<TrainProgress, 'kind' | 'epoch' | 'epochs' | 'step' | 'totalSteps' | 'loss' | 'tokensPerSecond' | 'etaSeconds' | 'devF1'>) => {
+    if (p.kind === 'eval') curve.push({ step: p.step, loss: p.loss, devF1: p.devF1 })
+    else curve.push({ step: p.step, loss: p.loss })
+    const now = performance.now()
+    if (p.kind === 'step' && now - last < 200 && p.step !== 1 && p.step !== p.totalSteps) return
+    last = now
+    ctx.progress({
+      kind: p.kind,
+      step: p.step,
+      totalSteps: p.totalSteps,
+      epoch: p.epoch,
+      epochs: p.epochs,
+      loss: p.loss,
+      devF1: p.devF1,
+      tokensPerSecond: p.tokensPerSecond,
+      etaSeconds: p.etaSeconds,
+    } satisfies JobProgress)
+  }
+}
+
+export function scores(ev: EvalResult): ScoresWithTypes {
+  const pick = (s: { precision: number; recall: number; f1: number }) => ({ precision: s.precision, recall: s.recall, f1: s.f1 })
+  return { ...pick(ev.overall), types: Object.fromEntries(Object.entries(ev.types).map(([t, s]) => [t, pick(s)])) }
+}
+
+export const typesOfLabels = (labels: readonly string[]) => [...new Set(labels.filter((l) => l !== 'O').map((l) => l.replace(/^[BIES]-/, '')))].sort()
+
+export function summarize(dir: string, model: BertTokenClassifier): ModelSummary {
+  const head = model.heads.get(DEFAULT_HEAD) ?? [...model.heads.values()][0]
+  const labels = head ? [...head.labels] : ['O']
+  // Tagging merges every head (core/tag/merge.ts): a multi-head model tags the types of them all.
+  const allLabels = [...model.heads.values()].flatMap((h) => [...h.labels])
+  return {
+    layers: model.config.numHiddenLayers,
+    hidden: model.config.hiddenSize,
+    heads: model.config.numAttentionHeads,
+    parameters: model.numParameters(),
+    bytes: statSync(join(dir, 'model.safetensors')).size,
+    weights: isInt8Folder(dir) ? 'int8' : 'float32',
+    labels,
+    entityTypes: typesOfLabels(allLabels.length ? allLabels : labels),
+  }
+}
+
+export function trainingMeta(metadata: Record<string, unknown> | undefined): Partial<TrainingMetadata> {
+  return ((metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
+}
+
+/** Loads a saved checkpoint, scores it on `docs` (when any) and summarises it. */
+export async function scoreSaved(dir: string, docs: readonly CorpusDocument[]): Promise<{ summary: ModelSummary; devScores: ScoresWithTypes | null }> {
+  const ck = await loadCheckpoint(dir, { trainable: false })
+  try {
+    const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
+    const t = trainingMeta(ck.metadata)
+    const devScores = docs.length
+      ? scores(await evaluate(ck.model, tokenizer, docs, { maxLength: t.maxLength, sentenceLevel: t.sentenceLevel, stride: t.stride ?? undefined }))
+      : null
+    return { summary: summarize(dir, ck.model), devScores }
+  } finally {
+    ck.model.dispose()
+  }
+}
+
+export function typesOf(docs: readonly CorpusDocument[]): string[] {
+  return [...new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))].sort()
+}
+
+/** A model-host job: its request's params in, its result out. */
+export type Job<M extends keyof HostMethods> = (params: HostParams<M>, ctx: JobContext) => Promise<HostResult<M>>
