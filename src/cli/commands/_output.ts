@@ -129,7 +129,7 @@ export function writeCorpusOutput(
   docs: CorpusDocument[],
   format: CorpusFormat,
   outPath: string,
-  options: { baseName: string; onIssue?: (issue: CorpusIssue) => void },
+  options: { baseName: string; onIssue?: (issue: CorpusIssue) => void; outputName?: string },
 ): number {
   const { files } = writeCorpus(docs, format, options)
   try {

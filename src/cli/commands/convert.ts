@@ -91,20 +91,21 @@ export async function run(argv: string[]): Promise<number> {
         }
       }
       const baseName = stemOf(values.in)
+      const outputName = values.out === '-' ? 'standard output' : values.out
       const onIssue = (issue: CorpusIssue): void => {
         warnings.push(issue)
       }
       if (multiFile) {
         const docs: CorpusDocument[] = []
         for await (const d of counted()) docs.push(d)
-        written = writeCorpusOutput(docs, to, values.out, { baseName, onIssue })
+        written = writeCorpusOutput(docs, to, values.out, { baseName, onIssue, outputName })
       } else if (values.out === '-') {
-        for await (const chunk of corpusChunks(counted(), to, { onIssue })) {
+        for await (const chunk of corpusChunks(counted(), to, { onIssue, outputName })) {
           if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r))
         }
       } else {
         mkdirSync(dirname(resolve(values.out)), { recursive: true })
-        await writeFileAtomicStream(values.out, corpusChunks(counted(), to, { onIssue }))
+        await writeFileAtomicStream(values.out, corpusChunks(counted(), to, { onIssue, outputName }))
       }
       warnings.unshift(...stream.issues)
     } catch (error) {

@@ -268,6 +268,8 @@ export interface ConllWriteOptions {
   docStart?: boolean
   /** Told about mentions that cannot be written (overlapping, or covering no token). */
   onIssue?: (issue: CorpusIssue) => void
+  /** Names the output in those issues (default "CoNLL output"); the message names the document. */
+  outputName?: string
 }
 
 const WORD_OR_SYMBOL = /[\p{L}\p{M}\p{N}]+|[^\s\p{L}\p{M}\p{N}]/gu
@@ -295,7 +297,8 @@ export function writeConll(docs: CorpusDocument[], options: ConllWriteOptions = 
   const docStart = options.docStart ?? true
   const out: string[] = []
   for (const doc of docs) {
-    const warn = (message: string): void => options.onIssue?.({ severity: 'warning', file: doc.id, message })
+    // The issue's file is the output (a document id in its place read like file:line).
+    const warn = (message: string): void => options.onIssue?.({ severity: 'warning', file: options.outputName ?? 'CoNLL output', message: `document ${doc.id}: ${message}` })
     const text = doc.text
     const mentions = nonOverlapping(doc.mentions, text.length, warn)
     const base = doc.tokens ? validTokens(doc.tokens, text.length) : tokenize(text)

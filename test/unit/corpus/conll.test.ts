@@ -171,11 +171,15 @@ describe('writeConll', () => {
       ],
     }
     const issues: CorpusIssue[] = []
-    const out = writeConll([doc], { onIssue: (i) => issues.push(i) })
+    const out = writeConll([doc], { onIssue: (i) => issues.push(i), outputName: 'out.conll' })
     const back = readConll(out, 'n.conll').documents[0]!
     expect(back.text.split('\n')).toHaveLength(2)
     expect(back.mentions.map((m) => m.text)).toEqual(['St . Louis encephalitis'])
     expect(issues).toHaveLength(1)
     expect(issues[0]!.message).toContain('overlaps')
+    // Printed as "out.conll: document n: …": the document id is not where a line number goes.
+    expect(issues[0]!.file).toBe('out.conll')
+    expect(issues[0]!.line).toBeUndefined()
+    expect(issues[0]!.message).toMatch(/^document n: /)
   })
 })
