@@ -74,6 +74,32 @@ describe('distill command', () => {
     q.model.dispose()
   })
 
+  it('says on stderr, not as a Node process warning, when no teacher head has a task\'s labels', async () => {
+    const teacherDir = join(tmp, 'teacher-other')
+    const t = tinyModel(2, 3)
+    await saveCheckpoint(teacherDir, t, tokenizer.vocab as string[], { lowercase: true })
+    t.dispose()
+    const err: string[] = []
+    const errSpy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      err.push(String(s))
+      return true
+    })
+    const outSpy = vi.spyOn(process.stdout, 'write').mockImplementation(() => true)
+    const nodeWarning = vi.spyOn(process, 'emitWarning')
+    let code: number
+    try {
+      // The task's type is renamed, so its labels are no teacher head's.
+      code = await run(['--teacher', teacherDir, '--layers', '1', '--task', `misc=${conll('misc-train.conll', 6, 5)}:${conll('misc-dev.conll', 3, 6)}`, '--map-types', 'Disease=Other', '--out', join(tmp, 'student-other'), '--epochs', '1', '--max-steps', '1', '--max-length', '32', '--teacher-engine', 'tfjs'])
+    } finally {
+      errSpy.mockRestore()
+      outSpy.mockRestore()
+    }
+    expect(code).toBe(0)
+    expect(err.join('')).toContain("warning: no teacher has a head with the labels of task 'misc': that task gets no soft labels")
+    expect(nodeWarning).not.toHaveBeenCalled()
+    nodeWarning.mockRestore()
+  })
+
   it('rejects a bad --kd and a student deeper than the teacher with usage/input errors', async () => {
     const err: string[] = []
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
