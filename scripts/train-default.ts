@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { writeFileAtomic } from '../src/core/fs/atomic'
+import { openTagger } from '../src/core/tag/open'
 
 const ROOT = resolve(__dirname, '..')
 const CLI = join(ROOT, 'bin', 'fastbioner.js')
@@ -155,7 +156,6 @@ interface EvalSummary {
 
 /** Median wall time of tagging one ~300-piece abstract (sentence windows), onnxruntime, 2 threads. */
 async function measureLatency(modelDir: string, devText: string): Promise<{ pieces: number; medianMs: number; p90Ms: number; runs: number }> {
-  const { openTagger } = await import('../src/core/tag/open')
   const tagger = await openTagger(modelDir, { engine: 'onnx', threads: LATENCY_THREADS })
   try {
     // The first sentences of the devel text that make up about 300 word pieces.

@@ -4,6 +4,7 @@ import { evaluateTagger } from '../../core/eval/evaluate'
 import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { headLabelsOf } from '../../core/model/checkpoint-files'
+import { typesOfLabels } from '../../core/nlp/bio'
 import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, mapTypesHelp, modelOrDefault, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
@@ -82,7 +83,7 @@ export async function run(argv: string[]): Promise<number> {
       await startBackend(quiet)
       const tagger = await openModelTagger(modelDir!, { maxLength }, true)
       const labels = Object.entries(headLabelsOf(tagger.checkpoint)).filter(([h]) => v.head === undefined || h === v.head).flatMap(([, l]) => l)
-      warnDisjoint("the model's", new Set(labels.filter((l) => l !== 'O').map((l) => l.replace(/^[BIES]-/, ''))))
+      warnDisjoint("the model's", new Set(typesOfLabels(labels)))
       try {
         result = await evaluateTagger(tagger, gold, { batchSize, head: v.head })
       } finally {

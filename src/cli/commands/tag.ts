@@ -1,7 +1,6 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { createHash } from 'node:crypto'
-import { resolve } from 'node:path'
 import { CorpusError, formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
 import { expandInputs, tagFiles } from '../../core/batch/run'
 import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
@@ -192,13 +191,12 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
   checkWindowOptions(modelDir, maxLength, stride)
   checkHeadOption(modelDir, v.head)
   const inputs = expandInputs(ins)
-  let planned
   try {
-    planned = planOutputs(inputs, v['out-dir'], format)
+    // Output names clash (or would overwrite an input): a usage error before the model loads.
+    planOutputs(inputs, v['out-dir'], format)
   } catch (e) {
     throw new CliError((e as Error).message, 2)
   }
-  for (const [input, output] of planned) if (input === resolve(output)) throw new CliError(`${input}: --out-dir would overwrite the input`, 2)
 
   await startBackend(quiet)
   const tagger = await openModelTagger(modelDir, { maxLength, stride, threads }, quiet)

@@ -2,7 +2,7 @@
 // name, the extension of the output format, `.gz` kept when the input was gzipped (PubMed
 // baseline files are `pubmed25n0001.xml.gz` → `pubmed25n0001.pubtator.gz`).
 
-import { basename, join } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import type { CorpusFormat } from '@shared/domain'
 
 const EXTENSION: Partial<Record<CorpusFormat, string>> = {
@@ -34,6 +34,7 @@ export function planOutputs(inputs: readonly string[], outDir: string, format: C
   const plan = new Map<string, string>()
   for (const input of inputs) {
     const out = join(outDir, outputNameFor(input, format))
+    if (resolve(out) === resolve(input)) throw new RangeError(`${input}: the output would overwrite the input; choose another --out-dir or --format`)
     const other = byOutput.get(out)
     if (other !== undefined && other !== input) throw new RangeError(`${input} and ${other} would both be written to ${out}; rename one or tag them into different --out-dir folders`)
     byOutput.set(out, input)

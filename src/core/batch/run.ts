@@ -220,4 +220,3 @@ async function* gzipped(text: AsyncIterable<string>): AsyncGenerator<Buffer> {
   await feeding
 }
 
-export { recordPathOf }

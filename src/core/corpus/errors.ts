@@ -84,7 +84,12 @@ export class IssueLog {
   }
 
   failure(): CorpusError {
-    return new CorpusError([...this.errors, ...this.allWarnings()])
+    return new CorpusError(this.report())
+  }
+
+  /** Every issue, errors first, without throwing (readers that skip bad records and go on). */
+  report(): CorpusIssue[] {
+    return [...this.errors, ...this.allWarnings()]
   }
 
   /** Throws the collected errors, if any; otherwise returns the warnings. */

@@ -308,7 +308,7 @@ async function* xmlDocuments(
   if (!rootSeen) reader.log.error(1, 'no XML element found')
   else if (reader.count === 0) reader.log.error(1, format === 'bioc-xml' ? 'no <document> elements in the collection' : 'no PubmedArticle elements found')
   // Lenient: record errors are reported, not thrown — unless no record could be read at all.
-  if (lenient && reader.count > 0) issues.push(...reader.log.errors, ...reader.log.failure().issues.filter((i) => i.severity === 'warning'))
+  if (lenient && reader.count > 0) issues.push(...reader.log.report())
   else issues.push(...reader.log.finish())
 }
 

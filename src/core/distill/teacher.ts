@@ -18,8 +18,7 @@ import { pathToFileURL } from 'node:url'
 import type * as Ort from 'onnxruntime-node'
 import { activeBackend } from '../model/backend'
 import { MASK_VALUE, dense, type BertTokenClassifier } from '../model/bert'
-import { bertConfigToHf, exportHfTensors } from '../model/checkpoint'
-import { exportOnnx, type WeightsMap } from '../onnx/export'
+import { exportModelOnnx } from '../onnx/tfjs'
 import { collate, planBatches, type BatchableExample, type HostBatch } from '../train/batching'
 import { decodeHalfInto, encodeHalf } from '../model/f16'
 
@@ -147,9 +146,7 @@ export interface OrtRunnerOptions {
  */
 export async function ortRunner(teacher: BertTokenClassifier, opts: OrtRunnerOptions = {}): Promise<TeacherRunner> {
   const ort = opts.loadOrt ? opts.loadOrt() : (nodeRequire()('onnxruntime-node') as typeof Ort)
-  const weights: WeightsMap = new Map()
-  for (const [name, t] of exportHfTensors(teacher)) weights.set(name, { shape: t.shape, data: t.data as Float32Array })
-  const bytes = exportOnnx(weights, bertConfigToHf(teacher.config, teacher.heads), { hiddenStates: true })
+  const bytes = exportModelOnnx(teacher, { hiddenStates: true })
   const threads = opts.threads ?? (typeof availableParallelism === 'function' ? availableParallelism() : cpus().length)
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['cpu'],

@@ -36,6 +36,11 @@ export function buildLabelMap(types: Iterable<string>): LabelMap {
 }
 
 /** Label map from an existing label list (e.g. a checkpoint's config.id2label); order kept. */
+/** The entity types a set of IOB labels names (sorted; 'O' and prefixes dropped). */
+export function typesOfLabels(labels: readonly string[]): string[] {
+  return [...new Set(labels.filter((l) => l !== 'O').map((l) => l.replace(/^[BIES]-/, '')))].sort()
+}
+
 export function labelMapFromLabels(labels: readonly string[]): LabelMap {
   const label2id: Record<string, number> = {}
   const id2label: Record<number, string> = {}

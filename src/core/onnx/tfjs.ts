@@ -1,11 +1,12 @@
 // The tfjs engine behind the same InferenceEngine interface: used when onnxruntime cannot run
-// (or when asked for). session.ts imports this module lazily, so the onnxruntime path never
-// loads tfjs.
+// (or when asked for); and the bridge the other way, a tfjs model exported to an ONNX graph in
+// memory (devel evaluation during training, the distillation teacher).
 
 import * as tf from '@tensorflow/tfjs-core'
 import { initBackend } from '../model/backend'
 import type { BertTokenClassifier } from '../model/bert'
-import { loadCheckpoint } from '../model/checkpoint'
+import { bertConfigToHf, exportHfTensors, loadCheckpoint } from '../model/checkpoint'
+import { exportOnnx, type ExportOptions, type WeightsMap } from './export'
 import { readCheckpointFiles } from './checkpoint'
 import type { InferenceBatch, InferenceEngine, InferenceResult } from './engine'
 
@@ -59,4 +60,11 @@ export async function openTfjsEngine(dir: string): Promise<InferenceEngine> {
   const { model, notes } = await loadCheckpoint(dir, { trainable: false })
   const engine = tfjsEngineFromModel(model, backend.name, `tfjs ${backend.name} backend: ${backend.reason}`, notes)
   return { ...engine, files: readCheckpointFiles(dir).weightPaths }
+}
+
+/** The model's weights as they are now, as an ONNX graph in memory (nothing written). */
+export function exportModelOnnx(model: BertTokenClassifier, opts: ExportOptions = {}): Uint8Array {
+  const weights: WeightsMap = new Map()
+  for (const [name, t] of exportHfTensors(model)) weights.set(name, { shape: t.shape, data: t.data as Float32Array })
+  return exportOnnx(weights, bertConfigToHf(model.config, model.heads), opts)
 }

@@ -9,9 +9,7 @@ import { labelMapFromLabels } from '../nlp/bio'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
 import { openInferenceEngine, openOrtEngineFromBytes, type OpenEngineOptions } from '../onnx/session'
-import { exportOnnx, type WeightsMap } from '../onnx/export'
-import { bertConfigToHf, exportHfTensors } from '../model/checkpoint'
-import { tfjsEngineFromModel } from '../onnx/tfjs'
+import { exportModelOnnx, tfjsEngineFromModel } from '../onnx/tfjs'
 import { checkMaxLength, TAGGING_DEFAULTS, Tagger, type WindowSettings } from './tagger'
 
 export interface OpenTaggerOptions {
@@ -63,10 +61,7 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
  * than the tfjs forward for devel evaluation between training epochs.
  */
 export async function ortTaggerForModel(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, windows: Partial<WindowSettings> = {}, opts: { threads?: number } = {}): Promise<Tagger> {
-  const weights: WeightsMap = new Map()
-  for (const [name, t] of exportHfTensors(model)) weights.set(name, { shape: t.shape, data: t.data as Float32Array })
-  const bytes = exportOnnx(weights, bertConfigToHf(model.config, model.heads))
-  const engine = await openOrtEngineFromBytes(bytes, 'model in memory', opts)
+  const engine = await openOrtEngineFromBytes(exportModelOnnx(model), 'model in memory', opts)
   const heads = [...model.heads].map(([name, info]) => ({ name, labelMap: labelMapFromLabels(info.labels) }))
   const settings = windowSettingsOf({ training: {}, config: model.config }, windows)
   return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings)

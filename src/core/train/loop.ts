@@ -196,7 +196,6 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const batchLabels = (b: HostBatch): Record<string, Int32Array> => (tasks.length === 1 ? { [head]: b.labels } : labelsByTask(b, taskOf, heads))
   const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
   const devByEpoch = new Map<number, Record<string, DevScores>>()
-  let evalEpoch = resume ? resume.epoch : 0
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, opts.maxSteps)
   const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
   const engine = await openTrainer({
@@ -235,8 +234,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
       },
       evaluate:
         devTasks.length > 0
-          ? async () => {
-              evalEpoch++
+          ? async (epoch) => {
               const scores: Record<string, DevScores> = {}
               for (const t of devTasks) {
                 const { overall } = await evaluate(model, tokenizer, t.dev!, {
@@ -250,8 +248,8 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
                 })
                 scores[t.head] = { precision: overall.precision, recall: overall.recall, f1: overall.f1 }
               }
-              devByEpoch.set(evalEpoch, scores)
-              opts.onTaskScores?.(evalEpoch, scores)
+              devByEpoch.set(epoch, scores)
+              opts.onTaskScores?.(epoch, scores)
               const all = Object.values(scores)
               const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
               return { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') }

@@ -86,8 +86,8 @@ export interface RunnerOptions {
   seed: number
   plannedSteps: number
   patience?: number
-  /** Entity-level scores on devel; the runner syncs the engine's weights into the model first. */
-  evaluate?: () => Promise<DevScores> | DevScores
+  /** Entity-level scores on devel after `epoch`; the runner syncs the engine's weights into the model first. */
+  evaluate?: (epoch: number) => Promise<DevScores> | DevScores
   /** Saves the model (weights already synced); returns where, or null when nothing was saved. */
   save?: (p: SavePoint) => Promise<string | null>
   /** Continue a run from its last save. */
@@ -229,7 +229,7 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
     if (o.evaluate) {
       const e0 = performance.now()
       o.engine.syncModel()
-      const dev = await o.evaluate()
+      const dev = await o.evaluate(epoch)
       evalMs += performance.now() - e0
       evals++
       record.dev = { precision: dev.precision, recall: dev.recall, f1: dev.f1 }

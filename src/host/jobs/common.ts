@@ -1,5 +1,6 @@
 // What the model host's jobs share: the request error, the log line, the training backend (set
 // up once per process), progress events and the summaries and scores a job reports back.
+import { typesOfLabels } from '../../core/nlp/bio'
 import { statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
@@ -66,7 +67,6 @@ export function scores(ev: EvalResult): ScoresWithTypes {
   return { ...pick(ev.overall), types: Object.fromEntries(Object.entries(ev.types).map(([t, s]) => [t, pick(s)])) }
 }
 
-export const typesOfLabels = (labels: readonly string[]) => [...new Set(labels.filter((l) => l !== 'O').map((l) => l.replace(/^[BIES]-/, '')))].sort()
 
 export function summarize(dir: string, model: BertTokenClassifier): ModelSummary {
   const head = model.heads.get(DEFAULT_HEAD) ?? [...model.heads.values()][0]

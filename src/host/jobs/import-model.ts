@@ -1,4 +1,5 @@
 // The importModel job: copies a checkpoint folder into the workspace, with a new head for a bare encoder.
+import { typesOfLabels } from '../../core/nlp/bio'
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { TEMP_PREFIX, writeFileAtomic } from '../../core/fs/atomic'
@@ -7,7 +8,7 @@ import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint'
 import { findWeightFiles, METADATA_FILE } from '../../core/model/checkpoint-files'
 import { readSafetensorsNames } from '../../core/model/safetensors'
 import { isInt8Folder } from '../../core/onnx/quantize'
-import { ensureBackend, HostInputError, phase, summarize, typesOfLabels, type Job } from './common'
+import { ensureBackend, HostInputError, phase, summarize, type Job } from './common'
 
 function hasClassifier(dir: string): boolean {
   return findWeightFiles(dir).some((f) => readSafetensorsNames(f).some((n) => /^(classifier|classifiers\.[^.]+)\.weight$/.test(n)))

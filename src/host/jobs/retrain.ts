@@ -9,11 +9,11 @@ import type { BackendInfo } from '../../core/model/backend'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint'
 import type { TrainingMetadata } from '../../core/model/checkpoint-files'
-import { buildLabelMap } from '../../core/nlp/bio'
+import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { train } from '../../core/train/loop'
 import type { HostParams, HostResult, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
-import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, typesOfLabels, type Job } from './common'
+import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job } from './common'
 
 export const retrain: Job<'retrain'> = async (p, ctx) => {
   const b = await ensureBackend()

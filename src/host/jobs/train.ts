@@ -4,13 +4,13 @@ import { continuedTrainingLr, FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRAT
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint } from '../../core/model/checkpoint'
 import { presetConfig } from '../../core/model/presets'
-import { buildLabelMap } from '../../core/nlp/bio'
+import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { train } from '../../core/train/loop'
 import type { HostParams, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { ensureBackend, HostInputError, phase, scoreSaved, stepReporter, trainingMeta, typesOf, typesOfLabels, type Job } from './common'
+import { ensureBackend, HostInputError, phase, scoreSaved, stepReporter, trainingMeta, typesOf, type Job } from './common'
 
 /** What a new model starts from: a randomly initialised preset, or a workspace model's encoder. */
 interface TrainingStart {
