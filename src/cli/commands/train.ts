@@ -50,6 +50,7 @@ ${mapTypesHelp(22)}
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
+  --threads N         onnxruntime intra-op threads (default: all cores)
   --vocab-size N      from scratch: WordPiece vocabulary size (default ${SCRATCH_RECIPE.vocabSize})
   --cased             from scratch: keep case (default: lower-case, accents stripped)
   --train-format F, --dev-format F   input formats when detection is not wanted
@@ -84,6 +85,7 @@ export async function run(argv: string[]): Promise<number> {
       'augment-mentions': { type: 'string' },
       'max-steps': { type: 'string' },
       seed: { type: 'string' },
+      threads: { type: 'string' },
       'vocab-size': { type: 'string' },
       cased: { type: 'boolean' },
       'train-format': { type: 'string' },
@@ -117,6 +119,7 @@ export async function run(argv: string[]): Promise<number> {
     const patience = intOpt(v.patience, '--patience')
     const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
     const maxSteps = intOpt(v['max-steps'], '--max-steps')
+    const threads = intOpt(v.threads, '--threads')
     const seed = intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
     const quiet = v.quiet ?? false
@@ -225,6 +228,7 @@ export async function run(argv: string[]): Promise<number> {
         sentenceLevel: !(v['doc-level'] ?? false),
         patience,
         maxSteps,
+        threads,
         onProgress,
         signal: controller.signal,
         resume,
