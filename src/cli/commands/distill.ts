@@ -60,12 +60,17 @@ ${mapTypesHelp(25)}
   --lr X                 peak learning rate (default ${DISTILL_RECIPE.lr})
   --warmup-ratio X, --weight-decay X, --max-length N, --max-steps N   as for 'fastbioner train'
   --seed N               default ${TRAIN_DEFAULTS.seed}
+  --patience N           stop after N epochs without a devel F1 improvement (default: never)
+  --threads N            onnxruntime intra-op threads of the trainer (default: all cores)
   --quantize             last step: also write the student's int8 version (see 'fastbioner
                          quantize') to --quantize-out (default <out>-int8), calibrated on the
                          devel corpus when there is one (F1 of both in its metadata)
   --quantize-out DIR     folder of the int8 student (must not exist or be empty)
   -q, --quiet            only errors on standard error
   -h, --help             this text
+
+Trainer engine: onnxruntime (CUDA → DirectML → CPU) first, tfjs as the fallback;
+FASTBIONER_TRAINER=onnxruntime|tfjs forces one (FASTBIONER_ORT_EP=cuda,dml,cpu picks providers).
 
 exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C`
 
@@ -108,6 +113,8 @@ export async function run(argv: string[]): Promise<number> {
       quantize: { type: 'boolean' },
       'quantize-out': { type: 'string' },
       seed: { type: 'string' },
+      patience: { type: 'string' },
+      threads: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -237,6 +244,9 @@ export async function run(argv: string[]): Promise<number> {
         maxLength: intOpt(v['max-length'], '--max-length', 3),
         maxSteps: intOpt(v['max-steps'], '--max-steps'),
         seed: intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed,
+        patience: intOpt(v.patience, '--patience'),
+        threads: intOpt(v.threads, '--threads'),
+        onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
         onProgress,
         onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
         signal: controller.signal,
@@ -292,6 +302,9 @@ export async function run(argv: string[]): Promise<number> {
       best_epoch: res.bestEpoch,
       best_dev_f1: res.bestDevF1,
       cancelled: res.cancelled,
+      stopped_early: res.stoppedEarly,
+      trainer: res.trainer,
+      trainer_reason: res.trainerReason,
       tokens_per_second: res.tokensPerSecond,
       train_seconds: res.trainSeconds,
       teacher_seconds: res.teacherSeconds,

@@ -17,7 +17,7 @@
 // Once a loss weight is 0 (dynamic mode after s/G ≥ 1 − b) neither the teacher targets nor
 // the student's hidden states/attentions are computed.
 
-import * as tf from '@tensorflow/tfjs-core'
+import type * as tf from '@tensorflow/tfjs-core'
 import type { CorpusDocument } from '../../shared/domain'
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import { type BertTokenClassifier } from '../model/bert'
@@ -25,14 +25,15 @@ import { saveCheckpoint } from '../model/checkpoint'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
-import { collate, toTensors, disposeBatch, type HostBatch } from '../train/batching'
-import { maskedCrossEntropy } from '../train/loss'
+import type { BatchableExample, HostBatch } from '../train/batching'
 import { evaluate } from '../eval/evaluate'
 import type { TrainingMetadata } from '../train/loop'
-import { AdamW, linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
-import { deriveSeed } from '../rng'
-import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from './losses'
-import { checkLayerPairs, defaultLayerPairs, type LayerPair } from './mapping'
+import type { TrainerEngine, TrainerPreference } from '../train/engine'
+import { linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
+import { runTraining, type DevScores, type RunProgress, type RunResult } from '../train/runner'
+import { openDistillEngine, type DistillEngine, type DistillStepInputs } from './engine'
+import { softTargets } from './losses'
+import { checkLayerPairs, defaultLayerPairs, featurePairs, type LayerPair } from './mapping'
 import { planTaskBatches, type TaskMix } from './multitask'
 import { DEFAULT_PHI_B, phi, rampTemperature } from './schedule'
 import { cachedProvider, disposeTargets, estimateCacheBytes, onlineProvider, openTeacherRunner, type TeacherEngine, type TeacherExample, type TeacherNeeds, type TeacherProvider, type TeacherTargets } from './teacher'
@@ -81,19 +82,11 @@ export const DISTILL_DEFAULTS = {
   cacheBudgetBytes: 2 * 1024 ** 3,
 } as const
 
-export interface DistillProgress {
-  kind: 'step' | 'eval' | 'cache'
-  epoch: number
-  epochs: number
-  step: number
-  totalSteps: number
-  loss: number
-  lr: number
+/** The runner's progress, the step's φ and temperature, and the teacher cache's build. */
+export interface DistillProgress extends Omit<RunProgress, 'kind'> {
+  kind: RunProgress['kind'] | 'cache'
   phi: number
   temperature: number
-  tokensPerSecond: number
-  etaSeconds: number
-  devF1?: number
   /** 'cache': examples done / total. */
   done?: number
   total?: number
@@ -148,6 +141,14 @@ export interface DistillOptions {
   /** Problems worth telling the user that do not stop the run (default: ignored). */
   onWarning?: (message: string) => void
   signal?: AbortSignal
+  /** Stop after this many evaluations without a devel F1 improvement. Default: never. */
+  patience?: number
+  /** Trainer engine: 'auto' (default: onnxruntime, else tfjs; FASTBIONER_TRAINER overrides). */
+  trainer?: TrainerPreference
+  /** onnxruntime intra-op threads of the trainer (default: all cores). */
+  threads?: number
+  /** Told which engine trains, and why, once it has started. */
+  onTrainer?: (trainer: string, reason: string) => void
 }
 
 export interface StepRecord {
@@ -181,6 +182,8 @@ export interface DistillResult {
   bestDevF1: number | null
   checkpointDir: string | null
   cancelled: boolean
+  /** Stopped by patience before the last epoch. */
+  stoppedEarly: boolean
   trainExamples: number
   trainTokens: number
   trainSeconds: number
@@ -189,6 +192,9 @@ export interface DistillResult {
   evalSeconds: number
   wallSeconds: number
   tokensPerSecond: number
+  /** Engine that trained ('onnxruntime-cpu', 'tfjs-wasm', …) and why. */
+  trainer: string
+  trainerReason: string
   teachers: Array<{ name: string; engine: string; reason: string; cached: boolean; cacheBytes: number; buildSeconds: number; pairs: LayerPair[] }>
 }
 
@@ -259,38 +265,6 @@ export function defaultTeacherHead(teacher: BertTokenClassifier, task: string, l
   }
   return null
 }
-
-/** Learned projections of one teacher: W_h (transformer layers) and W_e (embedding layer). */
-export class FeatureProjections {
-  readonly vars = new Map<string, tf.Variable>()
-  constructor(
-    readonly k: number,
-    studentWidth: number,
-    teacherWidth: number,
-    pairs: readonly LayerPair[],
-  ) {
-    if (studentWidth === teacherWidth) return
-    // Started as the zero-padding map [I | 0] (or the truncation when the student is wider), so
-    // the losses first compare the dimensions the two models share.
-    const make = (name: string) => {
-      const init = tf.eye(studentWidth, teacherWidth)
-      this.vars.set(`distill.teacher${k}.${name}`, tf.variable(init, true, `distill_${uid}_t${k}_${name}`))
-      init.dispose() // the variable holds its own reference to the data
-    }
-    if (pairs.some((p) => p.student > 0)) make('W_h')
-    if (pairs.some((p) => p.student === 0)) make('W_e')
-    uid++
-  }
-  for(studentLayer: number): tf.Variable | undefined {
-    return this.vars.get(`distill.teacher${this.k}.${studentLayer === 0 ? 'W_e' : 'W_h'}`)
-  }
-  dispose(): void {
-    for (const v of this.vars.values()) v.dispose()
-  }
-}
-let uid = 0
-
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 export async function distill(opts: DistillOptions): Promise<DistillResult> {
   const t0 = performance.now()
@@ -393,73 +367,95 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
     }
   }
 
-  const projections = teachers.map((t, k) => new FeatureProjections(k, sc.hiddenSize, t.model.config.hiddenSize, pairs[k]))
+  const features = featurePairs(
+    sc.hiddenSize,
+    teachers.map((t, k) => ({ hiddenSize: t.model.config.hiddenSize, numAttentionHeads: t.model.config.numAttentionHeads, pairs: pairs[k], hidden: needsAll[k].hidden, attentions: needsAll[k].attentions })),
+  )
   const lengths = data.perTask.map((ids) => ids.map((i) => data.examples[i].inputIds.length))
-  const firstPlan = planTaskBatches(lengths, { batchSize, seed, epoch: 1, mix: opts.mix })
-  const stepsPerEpoch = firstPlan.length
+  // One corpus per batch (its head only); indices into data.examples.
+  const planEpoch = (epoch: number) => planTaskBatches(lengths, { batchSize, seed, epoch, mix: opts.mix }).map((tb) => tb.indices.map((i) => data.perTask[tb.task][i]))
+  const stepsPerEpoch = planEpoch(1).length
   const plannedSteps = Math.min(opts.maxSteps ?? Infinity, stepsPerEpoch * epochs)
   const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
-  const params = new Map([...student.variables()].filter(([, v]) => v.trainable))
-  for (const p of projections) for (const [n, v] of p.vars) params.set(n, v)
-  const optimizer = new AdamW(params, {
-    lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
-    weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
-    maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
-  })
   const temperatureAt = (s: number) =>
     schedule === 'ramp' ? rampTemperature(s, plannedSteps, { start: opts.temperatureStart, target: T, increment: opts.temperatureIncrement }) : T
 
-  const result: DistillResult = {
-    kd,
-    losses: [],
-    records: [],
-    steps: 0,
-    plannedSteps,
-    epochs: [],
-    bestEpoch: null,
-    bestDevF1: null,
-    checkpointDir: null,
-    cancelled: false,
-    trainExamples: data.examples.length,
-    trainTokens: 0,
-    trainSeconds: 0,
-    teacherSeconds: 0,
-    evalSeconds: 0,
-    wallSeconds: 0,
-    tokensPerSecond: 0,
-    teachers: teachers.map((t, k) => ({
-      name: t.name ?? `teacher ${k + 1}`,
-      engine: providers[k].engine,
-      reason: providers[k].reason,
-      cached: providers[k].cached,
-      cacheBytes: providers[k].cacheBytes,
-      buildSeconds: providers[k].buildSeconds,
-      pairs: pairs[k],
-    })),
-  }
-  let trainMs = 0
+  let engine: DistillEngine | null = null
+  const records: StepRecord[] = []
   let teacherMs = 0
-  let evalMs = 0
+  let tokensPerSecond = 0
+  const teacherInfo = teachers.map((t, k) => ({
+    name: t.name ?? `teacher ${k + 1}`,
+    engine: providers[k].engine,
+    reason: providers[k].reason,
+    cached: providers[k].cached,
+    cacheBytes: providers[k].cacheBytes,
+    buildSeconds: providers[k].buildSeconds,
+    pairs: pairs[k],
+  }))
+  const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
+  const devByEpoch = new Map<number, Record<string, number>>()
 
-  const save = async (epoch: number, dev?: DistillEpoch['dev']) => {
-    if (!opts.outDir) return false
+  /** The loss weights, temperature and teacher targets of step s on a batch of task `ti`. */
+  const prepare = async (host: HostBatch, ti: number, s: number): Promise<{ inputs: DistillStepInputs; dispose: () => void }> => {
+    const head = tasks[ti].name
+    const w = lossWeights(kd, s, plannedSteps, b, fixed)
+    const temperature = temperatureAt(s)
+    const lambda = opts.taskWeights?.[head] ?? 1
+    const tStart = performance.now()
+    const targets: Array<TeacherTargets | null> = []
+    for (const [k, p] of providers.entries()) {
+      const th = headFor[k][ti]
+      const needs: TeacherNeeds = {
+        logits: w.soft > 0 && th !== null,
+        hidden: w.feature > 0 ? needsAll[k].hidden : [],
+        attentions: w.feature > 0 ? needsAll[k].attentions : [],
+      }
+      if (!needs.logits && !needs.hidden.length && !needs.attentions.length) targets.push(null)
+      else targets.push(await p.targets(host, host.indices, th, needs))
+    }
+    const withLogits = targets.map((t, k) => [t?.logits, teacherWeights[k]] as const).filter((x): x is readonly [tf.Tensor3D, number] => !!x[0])
+    const soft = withLogits.length ? softTargets(withLogits.map((x) => x[0]), temperature, withLogits.map((x) => x[1])) : null
+    teacherMs += performance.now() - tStart
+    return {
+      inputs: {
+        head,
+        weights: { soft: w.soft * lambda, hard: w.hard * lambda, feature: w.feature * lambda },
+        temperature,
+        soft,
+        hidden: features.hidden.map((p) => targets[p.teacher]?.hidden.get(p.teacherLayer) ?? null),
+        attention: features.attention.map((p) => targets[p.teacher]?.attentions.get(p.teacherLayer) ?? null),
+      },
+      dispose: () => {
+        soft?.dispose()
+        for (const t of targets) if (t) disposeTargets(t)
+      },
+    }
+  }
+
+  const save = async (epoch: number, step: number, dev: DevScores | null): Promise<string | null> => {
+    if (!opts.outDir) return null
     const first = tasks[0]
     const training: TrainingMetadata = {
       head: first.name,
       labels: student.heads.get(first.name)!.labels,
+      ...(tasks.length > 1 ? { tasks: tasks.map((t) => t.name) } : {}),
       maxLength,
       stride: null,
       sentenceLevel,
       epoch,
-      step: result.steps,
+      step,
       seed,
       batchSize,
       lr: peakLr,
-      dev: dev ? { precision: dev.precision, recall: dev.recall, f1: dev.f1 } : null,
+      dev,
+      trainer: engine!.trainer,
+      trainerReason: engine!.reason,
+      tokensPerSecond,
     }
     const distillation = {
       kd,
-      teachers: result.teachers.map(({ name, pairs: p }) => ({ name, layerPairs: p })),
+      teachers: teacherInfo.map(({ name, pairs: p }) => ({ name, layerPairs: p })),
       teacherWeights,
       temperature: T,
       temperatureSchedule: schedule,
@@ -469,179 +465,131 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
       softPositions,
       tasks: tasks.map((t) => t.name),
       mix: opts.mix ?? 'proportional',
-      devPerTask: dev?.perTask ?? null,
+      devPerTask: devByEpoch.get(epoch) ?? null,
     }
     await saveCheckpoint(opts.outDir, student, [...tokenizer.vocab], {
       lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
       metadata: { ...opts.checkpoint?.metadata, training, distillation },
     })
-    result.checkpointDir = opts.outDir
-    return true
+    return opts.outDir
   }
 
+  let run: RunResult
   try {
-    outer: for (let epoch = 1; epoch <= epochs; epoch++) {
-      const epochStart = performance.now()
-      const plan = epoch === 1 ? firstPlan : planTaskBatches(lengths, { batchSize, seed, epoch, mix: opts.mix })
-      let lossSum = 0
-      let epochSteps = 0
-      for (const tb of plan) {
-        if (opts.signal?.aborted) {
-          result.cancelled = true
-          break outer
-        }
-        if (result.steps >= plannedSteps) break
-        const stepStart = performance.now()
-        const s = result.steps
-        const task = tasks[tb.task]
-        const head = task.name
-        const ids = tb.indices.map((i) => data.perTask[tb.task][i])
-        const host: HostBatch = collate(data.examples, ids, { padTokenId: tokenizer.padId })
-        const batch = toTensors(host)
-        const w = lossWeights(kd, s, plannedSteps, b, fixed)
-        const temperature = temperatureAt(s)
-        const lambda = opts.taskWeights?.[head] ?? 1
-        const tStart = performance.now()
-        const targets: Array<TeacherTargets | null> = []
-        for (const [k, p] of providers.entries()) {
-          const th = headFor[k][tb.task]
-          const needs: TeacherNeeds = {
-            logits: w.soft > 0 && th !== null,
-            hidden: w.feature > 0 ? needsAll[k].hidden : [],
-            attentions: w.feature > 0 ? needsAll[k].attentions : [],
-          }
-          if (!needs.logits && !needs.hidden.length && !needs.attentions.length) targets.push(null)
-          else targets.push(await p.targets(host, ids, th, needs))
-        }
-        teacherMs += performance.now() - tStart
-        const withLogits = targets.map((t, k) => [t?.logits, teacherWeights[k]] as const).filter((x): x is readonly [tf.Tensor3D, number] => !!x[0])
-        const soft = withLogits.length ? softTargets(withLogits.map((x) => x[0]), temperature, withLogits.map((x) => x[1])) : null
-        const wantHidden = targets.some((t) => t && t.hidden.size > 0)
-        const wantAttn = targets.some((t) => t && t.attentions.size > 0)
-        const stepSeed = deriveSeed(seed, 0x5eed, s)
-        const parts: tf.Scalar[] = []
-        let info: ReturnType<AdamW['step']>
+    engine = await openDistillEngine({
+      student,
+      heads: tasks.map((t) => t.name),
+      hiddenPairs: features.hidden,
+      attentionPairs: features.attention,
+      projections: features.projections,
+      scaleT2,
+      softPositions,
+      optimizer: {
+        lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
+        weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
+        maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
+      },
+      prefer: opts.trainer,
+      threads: opts.threads,
+      logger: opts.onWarning,
+    })
+    opts.onTrainer?.(engine.trainer, engine.reason)
+    const distillEngine = engine
+    let last = { phi: 0, temperature: T }
+    // The runner's engine: a distillation step on the batch's task, its targets prepared here.
+    const stepEngine: TrainerEngine = {
+      trainer: distillEngine.trainer,
+      reason: distillEngine.reason,
+      async step(host, _labels, stepSeed) {
+        const s = records.length
+        const ti = data.task[host.indices[0]]
+        const { inputs, dispose } = await prepare(host, ti, s)
         try {
-          info = optimizer.step(() => {
-            const out = student.forward(
-              { inputIds: batch.inputIds, attentionMask: batch.attentionMask, tokenTypeIds: batch.tokenTypeIds },
-              { training: true, seed: stepSeed, heads: [head], outputHiddenStates: wantHidden, outputAttentions: wantAttn },
-            )
-            const real = realMask(batch.attentionMask)
-            const hard = maskedCrossEntropy(out.logits[head], batch.labels)
-            const terms: tf.Scalar[] = [tf.mul(hard, w.hard * lambda)]
-            parts.push(tf.keep(hard))
-            let softLoss: tf.Scalar = tf.scalar(0)
-            if (soft) {
-              const posMask = softPositions === 'real' ? real : labeledMask(batch.labels)
-              softLoss = softCrossEntropy(out.logits[head], soft, posMask, temperature, scaleT2)
-              terms.push(tf.mul(softLoss, w.soft * lambda))
-            }
-            parts.push(tf.keep(softLoss))
-            const hid: tf.Scalar[] = []
-            const att: tf.Scalar[] = []
-            targets.forEach((t, k) => {
-              if (!t) return
-              for (const p of pairs[k]) {
-                const ht = t.hidden.get(p.teacher)
-                if (ht) hid.push(hiddenMse(out.hiddenStates![p.student], ht, real, projections[k].for(p.student)))
-                const at = p.teacher > 0 ? t.attentions.get(p.teacher) : undefined
-                if (at) att.push(attentionMse(out.attentions![p.student - 1], at, real))
-              }
-            })
-            const hidSum = hid.length ? (tf.addN(hid) as tf.Scalar) : tf.scalar(0)
-            const attSum = att.length ? (tf.addN(att) as tf.Scalar) : tf.scalar(0)
-            if (hid.length || att.length) terms.push(tf.mul(tf.add(hidSum, attSum), w.feature * lambda))
-            parts.push(tf.keep(hidSum), tf.keep(attSum))
-            return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
-          })
+          const r = await distillEngine.step(host, inputs, stepSeed)
+          const phiValue = kd === 'dynamic' ? lossWeights(kd, s, plannedSteps, b, fixed).soft : NaN
+          records.push({ loss: r.loss, hard: r.hard, soft: r.soft, hidden: r.hidden, attention: r.attention, phi: phiValue, temperature: inputs.temperature, task: ti })
+          last = { phi: kd === 'dynamic' ? phiValue : 0, temperature: inputs.temperature }
+          return r
         } finally {
-          disposeBatch(batch)
-          soft?.dispose()
-          for (const t of targets) if (t) disposeTargets(t)
+          dispose()
         }
-        const [hardV, softV, hidV, attV] = parts.map((p) => p.dataSync()[0])
-        tf.dispose(parts)
-        if (!Number.isFinite(info.loss)) {
-          throw new DistillError(`distillation diverged: loss is ${info.loss} at step ${s + 1} (lower the learning rate, now ${peakLr})`)
-        }
-        result.steps++
-        result.losses.push(info.loss)
-        result.records.push({ loss: info.loss, hard: hardV, soft: softV, hidden: hidV, attention: attV, phi: kd === 'dynamic' ? w.soft : NaN, temperature, task: tb.task })
-        result.trainTokens += host.numTokens
-        lossSum += info.loss
-        epochSteps++
-        trainMs += performance.now() - stepStart
-        opts.onProgress?.({
-          kind: 'step',
-          epoch,
-          epochs,
-          step: result.steps,
-          totalSteps: plannedSteps,
-          loss: info.loss,
-          lr: info.lr,
-          phi: w.soft,
-          temperature,
-          tokensPerSecond: result.trainTokens / (trainMs / 1000),
-          etaSeconds: ((plannedSteps - result.steps) * trainMs) / result.steps / 1000,
-        })
-        await yieldToEventLoop()
-      }
-      if (epochSteps === 0) break
-      const record: DistillEpoch = { epoch, loss: lossSum / epochSteps, steps: epochSteps, seconds: 0, saved: false }
-      const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
-      if (devTasks.length) {
-        const evalStart = performance.now()
-        const perTask: Record<string, number> = {}
-        let p = 0
-        let r = 0
-        let f = 0
-        for (const t of devTasks) {
-          const ev = await evaluate(student, tokenizer, t.dev!, { batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize, maxLength, sentenceLevel, head: t.name })
-          perTask[t.name] = ev.overall.f1
-          p += ev.overall.precision
-          r += ev.overall.recall
-          f += ev.overall.f1
-        }
-        evalMs += performance.now() - evalStart
-        // Model selection on the mean devel F1 over corpora (macro average).
-        record.dev = { precision: p / devTasks.length, recall: r / devTasks.length, f1: f / devTasks.length, perTask }
-        if (result.bestDevF1 === null || record.dev.f1 > result.bestDevF1) {
-          result.bestDevF1 = record.dev.f1
-          result.bestEpoch = epoch
-          record.saved = await save(epoch, record.dev)
-        }
-        opts.onProgress?.({
-          kind: 'eval',
-          epoch,
-          epochs,
-          step: result.steps,
-          totalSteps: plannedSteps,
-          loss: record.loss,
-          lr: optimizer.currentLr(),
-          phi: kd === 'dynamic' ? phi(Math.max(0, result.steps - 1), plannedSteps, b) : 0,
-          temperature: temperatureAt(Math.max(0, result.steps - 1)),
-          tokensPerSecond: result.trainTokens / Math.max(1e-9, trainMs / 1000),
-          etaSeconds: ((plannedSteps - result.steps) * trainMs) / Math.max(1, result.steps) / 1000,
-          devF1: record.dev.f1,
-        })
-      } else {
-        result.bestEpoch = epoch
-        record.saved = await save(epoch)
-      }
-      record.seconds = (performance.now() - epochStart) / 1000
-      result.epochs.push(record)
-      if (result.steps >= plannedSteps) break
+      },
+      currentLr: () => distillEngine.currentLr(),
+      syncModel: () => distillEngine.syncModel(),
+      optimizerState: () => distillEngine.optimizerState(),
+      loadOptimizerState: (st) => distillEngine.loadOptimizerState(st),
+      dispose: () => distillEngine.dispose(),
     }
+    run = await runTraining({
+      examples: data.examples as BatchableExample[],
+      planEpoch,
+      engine: stepEngine,
+      labels: (host) => ({ [tasks[data.task[host.indices[0]]].name]: host.labels }),
+      padTokenId: tokenizer.padId,
+      epochs,
+      batchSize,
+      seed,
+      plannedSteps,
+      patience: opts.patience,
+      peakLr,
+      signal: opts.signal,
+      onProgress: (p) => {
+        tokensPerSecond = p.tokensPerSecond
+        opts.onProgress?.({ ...p, phi: last.phi, temperature: last.temperature })
+      },
+      evaluate: devTasks.length
+        ? async (epoch) => {
+            const perTask: Record<string, number> = {}
+            let p = 0
+            let r = 0
+            let f = 0
+            for (const t of devTasks) {
+              const ev = await evaluate(student, tokenizer, t.dev!, {
+                batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
+                maxLength,
+                sentenceLevel,
+                head: t.name,
+                engine: distillEngine.trainer.startsWith('onnxruntime') ? 'onnx' : 'tfjs',
+              })
+              perTask[t.name] = ev.overall.f1
+              p += ev.overall.precision
+              r += ev.overall.recall
+              f += ev.overall.f1
+            }
+            devByEpoch.set(epoch, perTask)
+            // Model selection on the mean devel F1 over corpora (macro average).
+            return { precision: p / devTasks.length, recall: r / devTasks.length, f1: f / devTasks.length }
+          }
+        : undefined,
+      save: opts.outDir ? (point) => save(point.epoch, point.step, point.dev) : undefined,
+    })
+    // The student object is the result: leave the latest weights in it.
+    distillEngine.syncModel()
   } finally {
-    optimizer.dispose()
-    for (const p of projections) p.dispose()
+    await engine?.dispose()
     if (ownProviders) for (const p of providers) await p.dispose()
   }
-  result.trainSeconds = trainMs / 1000
-  result.teacherSeconds = teacherMs / 1000
-  result.evalSeconds = evalMs / 1000
-  result.wallSeconds = (performance.now() - t0) / 1000
-  result.tokensPerSecond = trainMs > 0 ? result.trainTokens / (trainMs / 1000) : 0
-  return result
+  return {
+    kd,
+    losses: run.losses,
+    records,
+    steps: run.steps,
+    plannedSteps,
+    epochs: run.epochs.map((e) => ({ ...e, dev: e.dev ? { ...e.dev, perTask: devByEpoch.get(e.epoch) ?? {} } : undefined })),
+    bestEpoch: run.bestEpoch,
+    bestDevF1: run.bestDevF1,
+    checkpointDir: run.checkpointDir,
+    cancelled: run.cancelled,
+    stoppedEarly: run.stoppedEarly,
+    trainExamples: data.examples.length,
+    trainTokens: run.trainTokens,
+    trainSeconds: run.trainSeconds,
+    teacherSeconds: teacherMs / 1000,
+    evalSeconds: run.evalSeconds,
+    wallSeconds: (performance.now() - t0) / 1000,
+    tokensPerSecond: run.tokensPerSecond,
+    trainer: engine!.trainer,
+    trainerReason: engine!.reason,
+    teachers: teacherInfo,
+  }
 }

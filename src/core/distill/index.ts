@@ -1,7 +1,7 @@
 // Knowledge distillation (FastBioNER dynamic weights, multi-teacher multi-feature KD, MT-BioNER
 // multi-task heads). See distill.ts for the losses and mapping.ts for layer indexing.
 export { DEFAULT_PHI_B, phi, phiZeroStep, rampTemperature, temperatureLevels, type TemperatureRamp } from './schedule'
-export { checkLayerPairs, defaultLayerPairs, parseLayerPairs, uniformLayerMap, type LayerPair } from './mapping'
+export { checkLayerPairs, defaultLayerPairs, featurePairs, parseLayerPairs, uniformLayerMap, type FeatureAttentionPair, type FeatureHiddenPair, type LayerPair } from './mapping'
 export { attentionMse, hiddenMse, labeledMask, maskedKl, realMask, softCrossEntropy, softTargets } from './losses'
 export { createStudent, teacherParamFor, type Student, type StudentOptions } from './student'
 export {
@@ -10,7 +10,8 @@ export {
 } from './teacher'
 export { planTaskBatches, type MixOptions, type TaskBatch, type TaskMix } from './multitask'
 export {
-  buildDistillExamples, defaultTeacherHead, distill, DISTILL_DEFAULTS, DistillError, FeatureProjections, KD_MODES, lossWeights,
+  buildDistillExamples, defaultTeacherHead, distill, DISTILL_DEFAULTS, DistillError, KD_MODES, lossWeights,
   type DistillExamples, type DistillOptions, type DistillProgress, type DistillResult, type DistillTask, type FixedWeights, type KdMode, type StepRecord, type TeacherSpec,
 } from './distill'
 export { distillCheckpoints, taskLabels, type DistillRunOptions, type DistillRunResult } from './run'
+export { openDistillEngine, type DistillEngine, type DistillStepInputs, type DistillStepResult } from './engine'

@@ -60,3 +60,68 @@ export function parseLayerPairs(text: string): LayerPair[] {
       return { student: Number(m[1]), teacher: Number(m[2]) }
     })
 }
+
+/** A student–teacher hidden-state pair of the distillation graph (over all teachers). */
+export interface FeatureHiddenPair {
+  teacher: number
+  /** Hidden-state indices (0 = embeddings). */
+  student: number
+  teacherLayer: number
+  teacherWidth: number
+  /** Learned projection W [Hs, Ht] (`distill.teacher{k}.W_h`, `W_e` for embeddings); null when the widths are equal. */
+  projection: string | null
+}
+
+/** A student–teacher attention pair of the distillation graph (over all teachers). */
+export interface FeatureAttentionPair {
+  teacher: number
+  /** Student layer, 0-based (its attentions[] index). */
+  student: number
+  teacherLayer: number
+  teacherHeads: number
+}
+
+export interface FeatureTeacher {
+  hiddenSize: number
+  numAttentionHeads: number
+  pairs: readonly LayerPair[]
+  /** Teacher layers whose hidden states / attentions the run uses. */
+  hidden: readonly number[]
+  attentions: readonly number[]
+}
+
+/**
+ * The feature losses of a run: each teacher's pairs whose targets it uses, and one projection
+ * per teacher and kind (W_h for transformer layers, W_e for the embedding pair) when the
+ * widths differ, started as the zero-padding map [I | 0] (the truncation when the student is
+ * wider) so that the losses first compare the dimensions the two models share.
+ */
+export function featurePairs(studentWidth: number, teachers: readonly FeatureTeacher[]): {
+  hidden: FeatureHiddenPair[]
+  attention: FeatureAttentionPair[]
+  projections: Map<string, { shape: [number, number]; init: Float32Array }>
+} {
+  const hidden: FeatureHiddenPair[] = []
+  const attention: FeatureAttentionPair[] = []
+  const projections = new Map<string, { shape: [number, number]; init: Float32Array }>()
+  teachers.forEach((t, k) => {
+    const Ht = t.hiddenSize
+    const projectionFor = (studentLayer: number): string | null => {
+      if (Ht === studentWidth) return null
+      const name = `distill.teacher${k}.${studentLayer === 0 ? 'W_e' : 'W_h'}`
+      if (!projections.has(name)) {
+        const init = new Float32Array(studentWidth * Ht)
+        for (let i = 0; i < Math.min(studentWidth, Ht); i++) init[i * Ht + i] = 1
+        projections.set(name, { shape: [studentWidth, Ht], init })
+      }
+      return name
+    }
+    for (const p of t.pairs) {
+      if (t.hidden.includes(p.teacher)) hidden.push({ teacher: k, student: p.student, teacherLayer: p.teacher, teacherWidth: Ht, projection: projectionFor(p.student) })
+      if (p.teacher > 0 && p.student > 0 && t.attentions.includes(p.teacher)) {
+        attention.push({ teacher: k, student: p.student - 1, teacherLayer: p.teacher, teacherHeads: t.numAttentionHeads })
+      }
+    }
+  })
+  return { hidden, attention, projections }
+}

@@ -87,7 +87,13 @@ export class GradGraph {
     this.g = new GraphBuilder(name)
   }
 
+  /** A parameter input; one used twice (a projection shared by several layer pairs) is declared once and its gradients add up. */
   param(name: string, shape: number[]): string {
+    const seen = this.params.find((p) => p.name === name)
+    if (seen) {
+      if (seen.shape.join() !== shape.join()) throw new Error(`training graph: parameter ${name} is [${seen.shape}] and [${shape}]`)
+      return name
+    }
     this.params.push({ name, shape })
     return this.g.input(name, 'float32', shape)
   }

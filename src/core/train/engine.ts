@@ -51,38 +51,49 @@ export class TrainerError extends Error {
   override name = 'TrainerError'
 }
 
-export interface OpenTrainerOptions extends OrtSessionOptions {
+export interface OpenTrainerOptions extends OrtSessionOptions, EngineChoice {
   model: BertTokenClassifier
   /** Heads in the loss (sum of their masked mean cross-entropies). */
   heads: string[]
   optimizer: AdamWOptions
-  /** Default 'auto'; FASTBIONER_TRAINER overrides 'auto'. */
-  prefer?: TrainerPreference
   /** Dropout during training (default true); off only for engine comparisons. */
   dropout?: boolean
+}
+
+/** The fastest engine that starts, with the reason. */
+export function openTrainer(opts: OpenTrainerOptions): Promise<TrainerEngine> {
+  return openEngine<TrainerEngine>(opts, () => OrtTrainer.open(opts), (reason) => new TfjsTrainer(opts, reason))
+}
+
+export interface EngineChoice {
+  /** Default 'auto'; FASTBIONER_TRAINER overrides 'auto'. */
+  prefer?: TrainerPreference
   env?: NodeJS.ProcessEnv
   logger?: (line: string) => void
 }
 
-/** The fastest engine that starts, with the reason. */
-export async function openTrainer(opts: OpenTrainerOptions): Promise<TrainerEngine> {
-  const env = opts.env ?? process.env
+/**
+ * The engine rule of every training task: onnxruntime first, tfjs when it cannot start; a
+ * preference or FASTBIONER_TRAINER forces one, and a forced engine that cannot start is an error.
+ */
+export async function openEngine<E extends { reason: string }>(choice: EngineChoice, openOrt: () => Promise<E>, openTfjs: (reason: string) => E): Promise<E> {
+  const env = choice.env ?? process.env
   const envValue = env.FASTBIONER_TRAINER?.trim().toLowerCase()
   if (envValue && envValue !== 'onnxruntime' && envValue !== 'tfjs') {
     throw new TrainerError(`FASTBIONER_TRAINER=${env.FASTBIONER_TRAINER} is not 'onnxruntime' or 'tfjs'`)
   }
-  const forced = opts.prefer && opts.prefer !== 'auto' ? opts.prefer : (envValue as 'onnxruntime' | 'tfjs' | undefined)
-  const by = opts.prefer && opts.prefer !== 'auto' ? 'requested' : 'forced by FASTBIONER_TRAINER'
-  if (forced === 'tfjs') return new TfjsTrainer(opts, `tfjs autodiff on the ${tf.getBackend()} backend (${by})`)
+  const forced = choice.prefer && choice.prefer !== 'auto' ? choice.prefer : (envValue as 'onnxruntime' | 'tfjs' | undefined)
+  const by = choice.prefer && choice.prefer !== 'auto' ? 'requested' : 'forced by FASTBIONER_TRAINER'
+  if (forced === 'tfjs') return openTfjs(`tfjs autodiff on the ${tf.getBackend()} backend (${by})`)
   try {
-    const ort = await OrtTrainer.open(opts)
+    const ort = await openOrt()
     if (forced === 'onnxruntime') ort.reason += ` (${by})`
     return ort
   } catch (e) {
     if (forced === 'onnxruntime') throw new TrainerError(`the onnxruntime trainer cannot start (${by}): ${errorText(e)}`)
     const why = `onnxruntime trainer cannot start (${errorText(e)})`
-    ;(opts.logger ?? ((l: string) => console.warn(l)))(`[fastbioner] ${why}; training with tfjs`)
-    return new TfjsTrainer(opts, `tfjs autodiff on the ${tf.getBackend()} backend (fallback: ${why})`)
+    ;(choice.logger ?? ((l: string) => console.warn(l)))(`[fastbioner] ${why}; training with tfjs`)
+    return openTfjs(`tfjs autodiff on the ${tf.getBackend()} backend (fallback: ${why})`)
   }
 }
 

@@ -281,13 +281,15 @@ export class HostAdamW {
   }
 
   /**
-   * One update; every parameter must have a gradient of its own size. `gradNormSq` (Σ‖g‖², e.g.
-   * computed by the training graph) saves a pass over the gradients.
+   * One update; every parameter must have a gradient of its own size, unless `partial`: then a
+   * parameter without one is not touched (no moment update, no decay), as torch's AdamW does.
+   * `gradNormSq` (Σ‖g‖², e.g. computed by the training graph) saves a pass over the gradients.
    */
-  applyGradients(grads: Map<string, Float32Array>, gradNormSq?: number): StepInfo {
+  applyGradients(grads: Map<string, Float32Array>, gradNormSq?: number, opts: { partial?: boolean } = {}): StepInfo {
     let sq = gradNormSq ?? 0
     for (const [name, p] of this.params) {
       const g = grads.get(name)
+      if (!g && opts.partial) continue
       if (!g || g.length !== p.length) throw new Error(`AdamW: gradient of ${name} is ${g ? `${g.length} values, expected ${p.length}` : 'missing'}`)
       if (gradNormSq === undefined) for (let i = 0; i < g.length; i++) sq += g[i] * g[i]
     }
@@ -304,7 +306,9 @@ export class HostAdamW {
     const c2 = 1 - b2
     const invBc2 = 1 / bc2Sqrt
     for (const [name, p] of this.params) {
-      const g = grads.get(name)!
+      // partial: a parameter outside this step's graph is left as it is (torch skips grad None).
+      const g = grads.get(name)
+      if (!g) continue
       const m = this.m.get(name)!
       const v = this.v.get(name)!
       const decay = this.decayMask.get(name) && this.weightDecay !== 0 ? 1 - lr * this.weightDecay : 1

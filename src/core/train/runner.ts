@@ -78,6 +78,11 @@ export interface RunnerOptions {
    */
   saveEverySeconds?: number
   engine: TrainerEngine
+  /**
+   * The batches of an epoch (example indices), when the task plans its own (distillation keeps
+   * one corpus per batch); default: length-bucketed shuffled batches over all examples.
+   */
+  planEpoch?: (epoch: number) => number[][]
   /** Loss targets of a batch, per head. */
   labels: (b: HostBatch) => Record<string, Int32Array>
   padTokenId: number
@@ -131,7 +136,8 @@ export function plannedStepsOf(numExamples: number, batchSize: number, epochs: n
 
 export async function runTraining(o: RunnerOptions): Promise<RunResult> {
   const lengths = o.examples.map((e) => e.inputIds.length)
-  const stepsPerEpoch = countBatches(o.examples.length, o.batchSize)
+  const planEpoch = o.planEpoch ?? ((epoch: number) => planBatches(lengths, { batchSize: o.batchSize, seed: o.seed, epoch, shuffle: true }))
+  const stepsPerEpoch = o.planEpoch ? o.planEpoch(1).length : countBatches(o.examples.length, o.batchSize)
   const plannedSteps = o.plannedSteps
   const patience = o.patience ?? Infinity
   const r: RunResult = {
@@ -177,7 +183,7 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
   outer: for (let epoch = firstEpoch; epoch <= o.epochs; epoch++) {
     if (r.steps >= plannedSteps) break
     const epochStart = performance.now()
-    const plan = planBatches(lengths, { batchSize: o.batchSize, seed: o.seed, epoch, shuffle: true })
+    const plan = planEpoch(epoch)
     const examples = o.examplesOfEpoch ? o.examplesOfEpoch(epoch) : o.examples
     if (examples.length !== o.examples.length) throw new Error(`examplesOfEpoch(${epoch}) gave ${examples.length} examples, expected ${o.examples.length}`)
     let lossSum = 0

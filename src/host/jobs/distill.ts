@@ -57,6 +57,7 @@ export const distill: Job<'distill'> = async (p, ctx) => {
       run.inherited
         ? `initialised from the teacher's embeddings and layers ${run.layerMap.join(', ')}`
         : 'randomly initialised (the width differs from the teacher)',
+      `trainer: ${run.result.trainer} (${run.result.trainerReason})`,
     ],
     curve,
     layerMap: run.layerMap,

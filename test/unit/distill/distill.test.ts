@@ -119,11 +119,12 @@ describe('distillation', () => {
     a.losses.forEach((l, i) => expect(l).toBeCloseTo(b.losses[i], 2))
   })
 
-  it('leaves no tensors behind (cached, online and ORT teachers)', async () => {
-    for (const [teacherCache, teacherEngine] of [['on', 'tfjs'], ['off', 'tfjs'], ['on', 'auto']] as const) {
+  it('leaves no tensors behind (cached, online and ORT teachers; both trainers)', async () => {
+    const runs = [['on', 'tfjs', 'tfjs'], ['off', 'tfjs', 'tfjs'], ['on', 'auto', 'onnxruntime'], ['off', 'tfjs', 'onnxruntime']] as const
+    for (const [teacherCache, teacherEngine, trainer] of runs) {
       const s = createStudent(teacher, { layers: 2, width: { hiddenSize: 16, intermediateSize: 32, numAttentionHeads: 2 } })
       const before = tf.memory().numTensors
-      await distill({ ...base(s.model), epochs: 1, maxSteps: 3, teacherCache, teacherEngine, kd: 'dynamic', tasks: [{ name: 'default', train: trainDocs }] })
+      await distill({ ...base(s.model), epochs: 1, maxSteps: 3, teacherCache, teacherEngine, trainer, kd: 'dynamic', tasks: [{ name: 'default', train: trainDocs }] })
       expect(tf.memory().numTensors).toBe(before)
       s.model.dispose()
     }
@@ -254,5 +255,30 @@ describe('multi-task heads (MT-BioNER)', () => {
     expect(r.epochs[0].dev!.perTask.default).toBeGreaterThanOrEqual(0)
     s.model.dispose()
     mt.dispose()
+  })
+})
+
+describe('distillation trainers', () => {
+  // The onnxruntime graph and tfjs autodiff draw the same dropout masks from the step seed, so
+  // from the same student both replay the same loss curve (float32 round-off apart).
+  it('onnxruntime and tfjs give the same losses and terms step for step (two teachers, projections, W_e, attention)', async () => {
+    const t2 = tinyModel(2, 9)
+    const runs = []
+    for (const trainer of ['tfjs', 'onnxruntime'] as const) {
+      const s = createStudent(teacher, { layers: 2, width: { hiddenSize: 16, intermediateSize: 32, numAttentionHeads: 2 }, seed: 7 })
+      runs.push(await distill({ ...base(s.model), teachers: [{ model: teacher }, { model: t2 }], kd: 'fixed', epochs: 1, maxSteps: 6, trainer, tasks: [{ name: 'default', train: trainDocs }] }))
+      s.model.dispose()
+    }
+    const [tfjs, ort] = runs
+    expect(tfjs.trainer).toMatch(/^tfjs/)
+    expect(ort.trainer).toMatch(/^onnxruntime/)
+    expect(ort.losses).toHaveLength(6)
+    for (let i = 0; i < 6; i++) {
+      const [a, b] = [tfjs.records[i], ort.records[i]]
+      for (const k of ['loss', 'hard', 'soft', 'hidden', 'attention'] as const) expect(Math.abs(a[k] - b[k])).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(a[k])))
+    }
+    // The later steps depend on every earlier update: the curves moved.
+    expect(ort.losses[5]).not.toBe(ort.losses[0])
+    t2.dispose()
   })
 })

@@ -2,9 +2,8 @@ import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useBackend } from '@core/model/backend'
 import { encoderParamShapes, headParamNames } from '@core/model/bert'
-import { defaultLayerPairs, parseLayerPairs, uniformLayerMap } from '@core/distill/mapping'
+import { defaultLayerPairs, featurePairs, parseLayerPairs, uniformLayerMap } from '@core/distill/mapping'
 import { createStudent, teacherParamFor } from '@core/distill/student'
-import { FeatureProjections } from '@core/distill/distill'
 import { labels, tinyModel } from './helpers'
 
 beforeAll(async () => {
@@ -76,20 +75,45 @@ describe('student initialisation', () => {
   })
 })
 
-describe('feature projections W_h / W_e', () => {
-  it('exist only when widths differ, with shape [student width, teacher width]', () => {
-    const p = new FeatureProjections(0, 16, 32, [{ student: 0, teacher: 0 }, { student: 1, teacher: 2 }])
-    expect(p.for(1)!.shape).toEqual([16, 32])
-    expect(p.for(0)!.shape).toEqual([16, 32])
-    expect(p.for(1)).not.toBe(p.for(0))
-    expect([...p.vars.keys()].sort()).toEqual(['distill.teacher0.W_e', 'distill.teacher0.W_h'])
-    p.dispose()
-    const q = new FeatureProjections(1, 24, 32, [{ student: 1, teacher: 2 }])
-    expect(q.for(1)!.shape).toEqual([24, 32])
-    expect(q.for(0)).toBeUndefined()
-    q.dispose()
-    const same = new FeatureProjections(0, 32, 32, [{ student: 0, teacher: 0 }, { student: 1, teacher: 2 }])
-    expect(same.vars.size).toBe(0)
-    expect(same.for(1)).toBeUndefined()
+describe('feature pairs and projections W_h / W_e', () => {
+  const teacher = (hiddenSize: number, pairs: { student: number; teacher: number }[], attentions = pairs.map((p) => p.teacher).filter((t) => t > 0)) => ({
+    hiddenSize,
+    numAttentionHeads: 4,
+    pairs,
+    hidden: pairs.map((p) => p.teacher),
+    attentions,
+  })
+
+  it('one projection per teacher and kind, only when widths differ, shaped [student, teacher]', () => {
+    const f = featurePairs(16, [teacher(32, [{ student: 0, teacher: 0 }, { student: 1, teacher: 2 }, { student: 2, teacher: 4 }]), teacher(24, [{ student: 1, teacher: 2 }])])
+    expect([...f.projections.keys()].sort()).toEqual(['distill.teacher0.W_e', 'distill.teacher0.W_h', 'distill.teacher1.W_h'])
+    expect(f.projections.get('distill.teacher0.W_h')!.shape).toEqual([16, 32])
+    expect(f.projections.get('distill.teacher1.W_h')!.shape).toEqual([16, 24])
+    expect(f.hidden.map((p) => [p.teacher, p.student, p.teacherLayer, p.projection])).toEqual([
+      [0, 0, 0, 'distill.teacher0.W_e'],
+      [0, 1, 2, 'distill.teacher0.W_h'],
+      [0, 2, 4, 'distill.teacher0.W_h'],
+      [1, 1, 2, 'distill.teacher1.W_h'],
+    ])
+    // The embedding pair has no attention; student attention indices are 0-based layers.
+    expect(f.attention.map((p) => [p.teacher, p.student, p.teacherLayer])).toEqual([
+      [0, 0, 2],
+      [0, 1, 4],
+      [1, 0, 2],
+    ])
+    expect(featurePairs(32, [teacher(32, [{ student: 1, teacher: 2 }])]).projections.size).toBe(0)
+  })
+
+  it('starts as the zero-padding map [I | 0], or the truncation when the student is wider', () => {
+    const pad = featurePairs(2, [teacher(3, [{ student: 1, teacher: 1 }])]).projections.get('distill.teacher0.W_h')!
+    expect([...pad.init]).toEqual([1, 0, 0, 0, 1, 0])
+    const cut = featurePairs(3, [teacher(2, [{ student: 1, teacher: 1 }])]).projections.get('distill.teacher0.W_h')!
+    expect([...cut.init]).toEqual([1, 0, 0, 1, 0, 0])
+  })
+
+  it('leaves out the pairs whose targets the run does not use (hidden-only KD has no attention pairs)', () => {
+    const f = featurePairs(16, [teacher(16, [{ student: 1, teacher: 2 }, { student: 2, teacher: 4 }], [])])
+    expect(f.hidden).toHaveLength(2)
+    expect(f.attention).toHaveLength(0)
   })
 })
