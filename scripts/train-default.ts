@@ -102,6 +102,8 @@ interface Stage {
   resumeArgs?: string[]
   /** The file an interrupted run leaves when it can be resumed. */
   resumeMarker?: string
+  /** No resume: an interrupted run's partial output (in the recipe's own folder) is cleared and the stage starts over. */
+  restartable?: boolean
 }
 
 async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
@@ -112,7 +114,11 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   }
   if (opts.stages && !opts.stages.has(stage.name)) throw new Error(`stage ${stage.name} has not run; it is needed (add it to --stages)`)
   const resuming = stage.resumeArgs !== undefined && stage.resumeMarker !== undefined && existsSync(join(stage.dir, stage.resumeMarker))
-  if (!resuming && nonEmpty(stage.dir)) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
+  if (!resuming && nonEmpty(stage.dir)) {
+    if (!stage.restartable) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
+    process.stderr.write(`[${stage.name}] an interrupted run left ${stage.dir}; starting the stage over\n`)
+    rmSync(stage.dir, { recursive: true, force: true })
+  }
   const args = resuming ? stage.resumeArgs! : stage.args
   process.stderr.write(`[${stage.name}] ${resuming ? 'resuming' : 'starting'}: fastbioner ${args.join(' ')}\n`)
   mkdirSync(stage.dir, { recursive: true })
@@ -134,6 +140,10 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
 // abstract); learning rate and epochs as recorded in MODEL_CARD.md.
 const MLM = { preset: 'cpu-small', epochs: 2, saveEverySeconds: 300 }
 const TEACHER = { epochs: 5, lr: 5e-4, batchSize: 32, patience: 3, seed: 42 }
+/** FastBioNER dynamic-weight KD into a shallower student initialised from the teacher's layers. */
+const STUDENT = { layers: 3, kd: 'dynamic', epochs: 4, lr: 3e-4, batchSize: 32, patience: 2, seed: 42, cacheMb: 4000 }
+/** The student ships when its mean devel F1 is at most this many points below the teacher's. */
+const MAX_STUDENT_DROP = 1
 /** Largest F1 loss (points, on NCBI-disease devel, every head merged) accepted for int8. */
 const MAX_INT8_DROP = 2
 const TYPE_MAP = 'GENE=Gene'
@@ -231,20 +241,39 @@ async function main(): Promise<void> {
     opts,
   )
 
-  // (3) the shipped form: int8 weights and graph, checked against the float model on devel.
+  // (3) FastBioNER: the teacher distilled into a shallower student, on the same three corpora.
+  const studentDir = join(opts.out, '3-student')
+  const student = await runStage(
+    {
+      name: 'student',
+      dir: studentDir,
+      args: [
+        'distill', '--teacher', teacherDir, '--layers', String(STUDENT.layers), '--kd', STUDENT.kd, ...taskArgs, '--out', studentDir, '--map-types', TYPE_MAP,
+        '--epochs', String(STUDENT.epochs), '--lr', String(STUDENT.lr), '--batch-size', String(STUDENT.batchSize), '--patience', String(STUDENT.patience),
+        '--seed', String(STUDENT.seed), '--cache-mb', String(STUDENT.cacheMb),
+      ],
+      restartable: true,
+    },
+    opts,
+  )
+  const choice = chooseShipped(teacher, student)
+  process.stderr.write(`[choice] ${choice.why}\n`)
+  const shippedDir = choice.shipped === 'student' ? studentDir : teacherDir
+
+  // (4) the shipped form: int8 weights and graph, checked against the float model on devel.
   const ncbiDevel = join(sets[0].dir, 'devel.tsv')
-  const candidateDir = join(opts.out, '3-int8')
+  const candidateDir = join(opts.out, '4-int8')
   const int8 = await runStage(
     {
       name: 'int8',
       dir: candidateDir,
-      args: ['quantize', '--model', teacherDir, '--out', candidateDir, '--calibrate', ncbiDevel, '--max-f1-drop', String(MAX_INT8_DROP)],
+      args: ['quantize', '--model', shippedDir, '--out', candidateDir, '--calibrate', ncbiDevel, '--max-f1-drop', String(MAX_INT8_DROP)],
     },
     opts,
   )
 
-  // (4) evaluation: each corpus with its own head, devel and (once, for this model) test.
-  const evalDir = join(opts.out, '4-eval')
+  // (5) evaluation: each corpus with its own head, devel and (once, for this model) test.
+  const evalDir = join(opts.out, '5-eval')
   const evalRecord = readStage(evalDir)
   let scores: Record<string, EvalSummary>
   let latency: Awaited<ReturnType<typeof measureLatency>>
@@ -269,13 +298,29 @@ async function main(): Promise<void> {
     writeFileAtomic(stageFile(evalDir), [JSON.stringify({ stage: 'eval', command: ['fastbioner', 'eval', '…'], wallSeconds: evalWall, finishedAt: new Date().toISOString(), summary: { scores, latency } }, null, 2) + '\n'])
   }
 
-  // (5) the model card, written from the records above.
-  const card = modelCard({ opts, sets, mlm, teacher, int8, scores, latency, evalWall, candidateDir })
+  // (6) the model card, written from the records above.
+  const card = modelCard({ opts, sets, mlm, teacher, student, choice, int8, scores, latency, evalWall, candidateDir })
   writeFileAtomic(join(candidateDir, 'MODEL_CARD.md'), [card])
   process.stderr.write(`model card: ${join(candidateDir, 'MODEL_CARD.md')}\n`)
   process.stderr.write(`recipe done in ${((performance.now() - t0) / 1000).toFixed(0)} s (this invocation); candidate: ${candidateDir}\n`)
   process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out} --install\n`)
   if (opts.install) install(candidateDir)
+}
+
+interface RunSummary {
+  best_dev_f1: number | null
+  parameters: number
+}
+
+/** Student or teacher: chosen on devel (mean F1 of the heads), the student when it loses little. */
+function chooseShipped(teacher: StageRecord, student: StageRecord): { shipped: 'student' | 'teacher'; why: string } {
+  const t = (teacher.summary as RunSummary).best_dev_f1 ?? 0
+  const s = (student.summary as RunSummary).best_dev_f1 ?? 0
+  const drop = (t - s) * 100
+  const said = `student devel F1 ${pct(s)} vs teacher ${pct(t)} (mean of the heads)`
+  return drop <= MAX_STUDENT_DROP
+    ? { shipped: 'student', why: `${said}: the student ships (at most ${MAX_STUDENT_DROP} point below the teacher)` }
+    : { shipped: 'teacher', why: `${said}: the teacher ships (the student is ${drop.toFixed(2)} points below, more than ${MAX_STUDENT_DROP})` }
 }
 
 /** Copies the candidate's model files into resources/models/default (the deliberate step). */
@@ -306,6 +351,8 @@ interface CardInput {
   sets: ReturnType<typeof corpora>
   mlm: StageRecord
   teacher: StageRecord
+  student: StageRecord
+  choice: ReturnType<typeof chooseShipped>
   int8: StageRecord
   scores: Record<string, EvalSummary>
   latency: { pieces: number; medianMs: number; p90Ms: number; runs: number }
@@ -334,7 +381,10 @@ function modelCard(c: CardInput): string {
     }
     return out
   })
-  const totalWall = c.mlm.wallSeconds + c.teacher.wallSeconds + c.int8.wallSeconds + c.evalWall
+  const totalWall = c.mlm.wallSeconds + c.teacher.wallSeconds + c.student.wallSeconds + c.int8.wallSeconds + c.evalWall
+  const student = c.student.summary as { best_epoch: number | null; best_dev_f1: number | null; epochs: Array<{ epoch: number; dev?: { f1: number; perTask: Record<string, number> } }>; parameters: number; layer_map: number[]; tokens_per_second: number }
+  const studentBest = student.epochs.find((e) => e.epoch === student.best_epoch)?.dev?.perTask ?? {}
+  const shippedParameters = c.choice.shipped === 'student' ? student.parameters : teacher.parameters
   return `# FastBioNER default model (Disease, Chemical, Gene)
 
 Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
@@ -348,7 +398,7 @@ pre-trained BioBERT/PubMedBERT checkpoint and fine-tune it, or retrain from your
 
 ## What it is
 A BERT encoder of ${cfg.num_hidden_layers} layers × ${cfg.hidden_size} hidden units (${cfg.num_attention_heads} attention heads, feed-forward ${cfg.intermediate_size}),
-${cfg.vocab_size} lower-cased WordPiece pieces, ${(teacher.parameters / 1e6).toFixed(2)} M parameters, with three token-classification heads
+${cfg.vocab_size} lower-cased WordPiece pieces, ${(shippedParameters / 1e6).toFixed(2)} M parameters, with three token-classification heads
 (MT-BioNER: one per training corpus), merged when tagging (an overlap goes to the more
 confident head):
 
@@ -377,8 +427,9 @@ ${cal ? `On NCBI-disease devel (${cal.documents} documents, every head merged) t
 |---|---|---|
 | 1 masked-LM pretraining | \`${c.mlm.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.mlm.wallSeconds)} |
 | 2 multi-task teacher | \`${c.teacher.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.teacher.wallSeconds)} |
-| 3 int8 | \`${c.int8.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.int8.wallSeconds)} |
-| 4 evaluation + latency | \`fastbioner eval --head H\` per corpus and split | ${minutes(c.evalWall)} |
+| 3 FastBioNER student | \`${c.student.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.student.wallSeconds)} |
+| 4 int8 | \`${c.int8.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')}\` | ${minutes(c.int8.wallSeconds)} |
+| 5 evaluation + latency | \`fastbioner eval --head H\` per corpus and split | ${minutes(c.evalWall)} |
 | total | | ${minutes(totalWall)} |
 
 (A stage that was interrupted and resumed counts from its last resume.) Pretraining: ${mlm.steps} steps
@@ -386,6 +437,11 @@ over ${mlm.sequences} packed sequences of 128 pieces, held-out masked-token accu
 ${Math.round(mlm.tokens_per_second)} tokens/s. Teacher: best epoch ${teacher.best_epoch} of ${teacher.epochs.length} by the
 mean devel F1 of the heads (${Object.entries(teacher.dev_by_head ?? {}).map(([h, s]) => `${h} ${pct(s.f1)}`).join(', ')}).
 Settings (learning rate ${TEACHER.lr}, batch ${TEACHER.batchSize}, up to ${TEACHER.epochs} epochs, patience ${TEACHER.patience}) were set once, not swept.
+Student: ${STUDENT.layers} layers initialised from the teacher's embeddings and layers ${student.layer_map.join(', ')}, trained with
+FastBioNER's dynamic-weight distillation (soft labels, hidden states and attention maps of the mapped
+teacher layers, weighted by φ(s), and the gold labels by 1 − φ(s)); best epoch ${student.best_epoch ?? '-'} of ${student.epochs.length}
+(${Object.entries(studentBest).map(([h, f]) => `${h} ${pct(f)}`).join(', ')}), ${Math.round(student.tokens_per_second)} tokens/s.
+Shipped: the **${c.choice.shipped}** — ${c.choice.why}.
 
 ## Scores
 Sentence-level IOB2, exact entity spans and types (conlleval rules), each corpus scored with its

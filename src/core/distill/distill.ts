@@ -26,10 +26,9 @@ import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { BatchableExample, HostBatch } from '../train/batching'
-import { evaluate } from '../eval/evaluate'
-import type { TrainingMetadata } from '../train/loop'
+import { evaluateHeads, type TrainingMetadata } from '../train/loop'
 import type { TrainerEngine, TrainerPreference } from '../train/engine'
-import { linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
+import { runOptimizer } from '../train/optimizer'
 import { runTraining, type DevScores, type RunProgress, type RunResult } from '../train/runner'
 import { openDistillEngine, type DistillEngine, type DistillStepInputs } from './engine'
 import { softTargets } from './losses'
@@ -376,7 +375,6 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
   const planEpoch = (epoch: number) => planTaskBatches(lengths, { batchSize, seed, epoch, mix: opts.mix }).map((tb) => tb.indices.map((i) => data.perTask[tb.task][i]))
   const stepsPerEpoch = planEpoch(1).length
   const plannedSteps = Math.min(opts.maxSteps ?? Infinity, stepsPerEpoch * epochs)
-  const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
   const temperatureAt = (s: number) =>
     schedule === 'ramp' ? rampTemperature(s, plannedSteps, { start: opts.temperatureStart, target: T, increment: opts.temperatureIncrement }) : T
 
@@ -484,11 +482,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
       projections: features.projections,
       scaleT2,
       softPositions,
-      optimizer: {
-        lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
-        weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
-        maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
-      },
+      optimizer: runOptimizer(peakLr, plannedSteps, opts),
       prefer: opts.trainer,
       threads: opts.threads,
       logger: opts.onWarning,
@@ -539,26 +533,14 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
       },
       evaluate: devTasks.length
         ? async (epoch) => {
-            const perTask: Record<string, number> = {}
-            let p = 0
-            let r = 0
-            let f = 0
-            for (const t of devTasks) {
-              const ev = await evaluate(student, tokenizer, t.dev!, {
-                batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
-                maxLength,
-                sentenceLevel,
-                head: t.name,
-                engine: distillEngine.trainer.startsWith('onnxruntime') ? 'onnx' : 'tfjs',
-              })
-              perTask[t.name] = ev.overall.f1
-              p += ev.overall.precision
-              r += ev.overall.recall
-              f += ev.overall.f1
-            }
-            devByEpoch.set(epoch, perTask)
-            // Model selection on the mean devel F1 over corpora (macro average).
-            return { precision: p / devTasks.length, recall: r / devTasks.length, f1: f / devTasks.length }
+            const { byHead, mean } = await evaluateHeads(
+              student,
+              tokenizer,
+              devTasks.map((t) => ({ head: t.name, dev: t.dev })),
+              { batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize, maxLength, sentenceLevel, trainer: distillEngine.trainer },
+            )
+            devByEpoch.set(epoch, Object.fromEntries(Object.entries(byHead).map(([h, d]) => [h, d.f1])))
+            return mean
           }
         : undefined,
       save: opts.outDir ? (point) => save(point.epoch, point.step, point.dev) : undefined,

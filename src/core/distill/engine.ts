@@ -11,9 +11,9 @@ import type { BertTokenClassifier } from '../model/bert'
 import { onnxConfigOf } from '../onnx/export'
 import { distillTrainGraph, type TrainGraph } from '../onnx/training'
 import { IGNORE_INDEX, toTensors, type HostBatch } from '../train/batching'
-import { copyParamsIntoModel, openEngine, type EngineChoice } from '../train/engine'
+import { copyParamsIntoModel, openEngine, TfjsEngineBase, type EngineChoice } from '../train/engine'
 import { maskedCrossEntropy } from '../train/loss'
-import { AdamW, HostAdamW, type AdamWOptions, type OptimizerState } from '../train/optimizer'
+import { HostAdamW, type AdamWOptions, type OptimizerState } from '../train/optimizer'
 import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, OrtGraphRunner, type OrtSessionOptions } from '../train/ort'
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy } from './losses'
 import type { FeatureAttentionPair, FeatureHiddenPair } from './mapping'
@@ -180,24 +180,21 @@ class OrtDistillEngine implements DistillEngine {
   }
 }
 
-class TfjsDistillEngine implements DistillEngine {
-  readonly trainer: string
-  private readonly optimizer: AdamW
-  private readonly projections = new Map<string, tf.Variable>()
+class TfjsDistillEngine extends TfjsEngineBase implements DistillEngine {
+  private readonly projections: Map<string, tf.Variable>
 
   constructor(
     private readonly opts: OpenDistillEngineOptions,
-    readonly reason: string,
+    reason: string,
   ) {
-    this.trainer = `tfjs-${tf.getBackend()}`
+    const projections = new Map<string, tf.Variable>()
     for (const [n, p] of opts.projections) {
       const init = tf.tensor2d(p.init, p.shape)
-      this.projections.set(n, tf.variable(init, true))
+      projections.set(n, tf.variable(init, true))
       init.dispose() // the variable holds its own reference to the data
     }
-    const params = new Map([...opts.student.variables()].filter(([, v]) => v.trainable))
-    for (const [n, v] of this.projections) params.set(n, v)
-    this.optimizer = new AdamW(params, opts.optimizer)
+    super(reason, new Map([...[...opts.student.variables()].filter(([, v]) => v.trainable), ...projections]), opts.optimizer)
+    this.projections = projections
   }
 
   async step(b: HostBatch, inputs: DistillStepInputs, seed: number): Promise<DistillStepResult> {
@@ -245,18 +242,8 @@ class TfjsDistillEngine implements DistillEngine {
     }
   }
 
-  currentLr(): number {
-    return this.optimizer.currentLr()
-  }
-  syncModel(): void {}
-  optimizerState(): OptimizerState {
-    return this.optimizer.state()
-  }
-  loadOptimizerState(s: OptimizerState): void {
-    this.optimizer.loadState(s)
-  }
-  async dispose(): Promise<void> {
-    this.optimizer.dispose()
+  override async dispose(): Promise<void> {
+    await super.dispose()
     for (const v of this.projections.values()) v.dispose()
   }
 }

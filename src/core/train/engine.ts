@@ -143,18 +143,43 @@ class OrtTrainer implements TrainerEngine {
   }
 }
 
-class TfjsTrainer implements TrainerEngine {
-  readonly trainer: string
-  private readonly optimizer: AdamW
+/** What every tfjs engine shares: autodiff on the model's own variables with the tfjs AdamW. */
+export abstract class TfjsEngineBase {
+  readonly trainer = `tfjs-${tf.getBackend()}`
+  protected readonly optimizer: AdamW
+
+  constructor(
+    readonly reason: string,
+    params: Map<string, tf.Variable>,
+    optimizer: AdamWOptions,
+  ) {
+    this.optimizer = new AdamW(params, optimizer)
+  }
+
+  currentLr(): number {
+    return this.optimizer.currentLr()
+  }
+  /** The weights are the model's variables already. */
+  syncModel(): void {}
+  optimizerState(): OptimizerState {
+    return this.optimizer.state()
+  }
+  loadOptimizerState(s: OptimizerState): void {
+    this.optimizer.loadState(s)
+  }
+  async dispose(): Promise<void> {
+    this.optimizer.dispose()
+  }
+}
+
+class TfjsTrainer extends TfjsEngineBase implements TrainerEngine {
   private readonly dropout: boolean
 
   constructor(
     private readonly opts: OpenTrainerOptions,
-    readonly reason: string,
+    reason: string,
   ) {
-    this.trainer = `tfjs-${tf.getBackend()}`
-    const params = new Map([...opts.model.variables()].filter(([, v]) => v.trainable))
-    this.optimizer = new AdamW(params, opts.optimizer)
+    super(reason, new Map([...opts.model.variables()].filter(([, v]) => v.trainable)), opts.optimizer)
     this.dropout = opts.dropout ?? true
   }
 
@@ -172,18 +197,5 @@ class TfjsTrainer implements TrainerEngine {
     } finally {
       tf.dispose([t.inputIds, t.attentionMask, t.tokenTypeIds, t.labels, ...labelTensors])
     }
-  }
-  currentLr(): number {
-    return this.optimizer.currentLr()
-  }
-  syncModel(): void {}
-  optimizerState(): OptimizerState {
-    return this.optimizer.state()
-  }
-  loadOptimizerState(s: OptimizerState): void {
-    this.optimizer.loadState(s)
-  }
-  async dispose(): Promise<void> {
-    this.optimizer.dispose()
   }
 }

@@ -19,7 +19,7 @@ import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { checkMaxLength } from '../tag/tagger'
 import { IGNORE_INDEX, type BatchableExample, type HostBatch } from './batching'
 import { openTrainer, type TrainerPreference } from './engine'
-import { linearScheduleWithWarmup, warmupStepsFromRatio } from './optimizer'
+import { runOptimizer } from './optimizer'
 import {
   loadOptimizerState,
   OPTIMIZER_FILE,
@@ -148,6 +148,34 @@ export function labelsByTask(b: HostBatch, taskOf: readonly number[], heads: rea
   return out
 }
 
+/**
+ * Devel scores of each task's head and their mean (multi-task model selection: macro average
+ * over corpora). Evaluated on onnxruntime when the trainer is onnxruntime (it is at hand, and
+ * its forward is several times tfjs's).
+ */
+export async function evaluateHeads(
+  model: BertTokenClassifier,
+  tokenizer: WordPieceTokenizer,
+  tasks: ReadonlyArray<{ head: string; dev?: readonly CorpusDocument[] }>,
+  o: { batchSize: number; maxLength: number; stride?: number; sentenceLevel: boolean; trainer: string },
+): Promise<{ byHead: Record<string, DevScores>; mean: DevScores }> {
+  const byHead: Record<string, DevScores> = {}
+  for (const t of tasks) {
+    const { overall } = await evaluate(model, tokenizer, t.dev ?? [], {
+      batchSize: o.batchSize,
+      maxLength: o.maxLength,
+      stride: o.stride,
+      sentenceLevel: o.sentenceLevel,
+      head: t.head,
+      engine: o.trainer.startsWith('onnxruntime') ? 'onnx' : 'tfjs',
+    })
+    byHead[t.head] = { precision: overall.precision, recall: overall.recall, f1: overall.f1 }
+  }
+  const all = Object.values(byHead)
+  const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
+  return { byHead, mean: { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') } }
+}
+
 export async function train(opts: TrainOptions): Promise<TrainResult> {
   const t0 = performance.now()
   const { model, tokenizer } = opts
@@ -197,15 +225,10 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
   const devByEpoch = new Map<number, Record<string, DevScores>>()
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, opts.maxSteps)
-  const warmup = warmupStepsFromRatio(plannedSteps, opts.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
   const engine = await openTrainer({
     model,
     heads,
-    optimizer: {
-      lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
-      weightDecay: opts.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
-      maxGradNorm: opts.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : opts.maxGradNorm,
-    },
+    optimizer: runOptimizer(peakLr, plannedSteps, opts),
     prefer: opts.trainer,
     threads: opts.threads,
     dropout: opts.dropout,
@@ -235,24 +258,16 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
       evaluate:
         devTasks.length > 0
           ? async (epoch) => {
-              const scores: Record<string, DevScores> = {}
-              for (const t of devTasks) {
-                const { overall } = await evaluate(model, tokenizer, t.dev!, {
-                  batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
-                  maxLength,
-                  stride: opts.stride,
-                  sentenceLevel,
-                  head: t.head,
-                  // The onnxruntime trainer has onnxruntime at hand: its forward is several times tfjs's.
-                  engine: engine.trainer.startsWith('onnxruntime') ? 'onnx' : 'tfjs',
-                })
-                scores[t.head] = { precision: overall.precision, recall: overall.recall, f1: overall.f1 }
-              }
-              devByEpoch.set(epoch, scores)
-              opts.onTaskScores?.(epoch, scores)
-              const all = Object.values(scores)
-              const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
-              return { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') }
+              const { byHead, mean } = await evaluateHeads(model, tokenizer, devTasks, {
+                batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
+                maxLength,
+                stride: opts.stride,
+                sentenceLevel,
+                trainer: engine.trainer,
+              })
+              devByEpoch.set(epoch, byHead)
+              opts.onTaskScores?.(epoch, byHead)
+              return mean
             }
           : undefined,
       save: opts.outDir

@@ -5,6 +5,7 @@
 // and tfjs-layers (which has none of these either) is not a dependency; hence written here.
 
 import * as tf from '@tensorflow/tfjs-core'
+import { TRAIN_DEFAULTS } from '../../shared/recipes'
 
 /** Learning rate as a function of the number of optimizer steps already taken (0-based). */
 export type LrSchedule = (step: number) => number
@@ -338,5 +339,15 @@ export class HostAdamW {
     this.m = new Map([...this.params.keys()].map((n) => [n, Float32Array.from(s.m.get(n)!)]))
     this.v = new Map([...this.params.keys()].map((n) => [n, Float32Array.from(s.v.get(n)!)]))
     this.stepCount = s.step
+  }
+}
+
+/** AdamW of a training run: linear warm-up over `warmupRatio` of the planned steps, then linear decay to 0. */
+export function runOptimizer(peakLr: number, plannedSteps: number, o: { warmupRatio?: number; weightDecay?: number; maxGradNorm?: number | null }): AdamWOptions {
+  const warmup = warmupStepsFromRatio(plannedSteps, o.warmupRatio ?? TRAIN_DEFAULTS.warmupRatio)
+  return {
+    lr: linearScheduleWithWarmup(peakLr, warmup, plannedSteps),
+    weightDecay: o.weightDecay ?? TRAIN_DEFAULTS.weightDecay,
+    maxGradNorm: o.maxGradNorm === undefined ? TRAIN_DEFAULTS.maxGradNorm : o.maxGradNorm,
   }
 }
