@@ -26,8 +26,8 @@ import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { BatchableExample, HostBatch } from '../train/batching'
-import { evaluateHeads, type TrainingMetadata } from '../train/loop'
-import type { TrainerEngine, TrainerPreference } from '../train/engine'
+import { evaluateHeads, type RunSettings, type TrainingMetadata } from '../train/loop'
+import type { TrainerEngine } from '../train/engine'
 import { runOptimizer } from '../train/optimizer'
 import { runTraining, type DevScores, type RunProgress, type RunResult } from '../train/runner'
 import { openDistillEngine, type DistillEngine, type DistillStepInputs } from './engine'
@@ -91,7 +91,7 @@ export interface DistillProgress extends Omit<RunProgress, 'kind'> {
   total?: number
 }
 
-export interface DistillOptions {
+export interface DistillOptions extends RunSettings {
   student: BertTokenClassifier
   teachers: TeacherSpec[]
   tokenizer: WordPieceTokenizer
@@ -116,17 +116,6 @@ export interface DistillOptions {
   /** λ per task (default 1). */
   taskWeights?: Record<string, number>
   mix?: TaskMix
-  epochs?: number
-  batchSize?: number
-  lr?: number
-  warmupRatio?: number
-  weightDecay?: number
-  maxGradNorm?: number | null
-  seed?: number
-  maxLength?: number
-  sentenceLevel?: boolean
-  maxSteps?: number
-  evalBatchSize?: number
   /** 'auto' (default): cache the teacher outputs when they fit cacheBudgetBytes, else online. */
   teacherCache?: 'auto' | 'on' | 'off'
   cacheBudgetBytes?: number
@@ -134,20 +123,9 @@ export interface DistillOptions {
   teacherEngine?: TeacherEngine
   /** Ready providers (one per teacher) over buildDistillExamples(...).examples; not disposed here. */
   providers?: TeacherProvider[]
-  outDir?: string
-  checkpoint?: { lowercase?: boolean; metadata?: Record<string, unknown> }
   onProgress?: (p: DistillProgress) => void
   /** Problems worth telling the user that do not stop the run (default: ignored). */
   onWarning?: (message: string) => void
-  signal?: AbortSignal
-  /** Stop after this many evaluations without a devel F1 improvement. Default: never. */
-  patience?: number
-  /** Trainer engine: 'auto' (default: onnxruntime, else tfjs; FASTBIONER_TRAINER overrides). */
-  trainer?: TrainerPreference
-  /** onnxruntime intra-op threads of the trainer (default: all cores). */
-  threads?: number
-  /** Told which engine trains, and why, once it has started. */
-  onTrainer?: (trainer: string, reason: string) => void
 }
 
 export interface StepRecord {

@@ -43,7 +43,47 @@ export interface TrainTask {
   dev?: readonly CorpusDocument[]
 }
 
-export interface TrainOptions {
+/** The settings every training task (fine-tuning, distillation) takes. */
+export interface RunSettings {
+  /**
+   * Checkpoint directory: the best model by devel F1 (or the latest epoch without devel) is
+   * saved there, atomically, after each improving epoch. Omit to keep the model in memory only.
+   */
+  outDir?: string
+  /**
+   * Passed to saveCheckpoint: `lowercase` (default: the tokenizer's) and extra metadata for
+   * fastbioner.json (the task adds its record: settings, epoch, devel scores).
+   */
+  checkpoint?: { lowercase?: boolean; metadata?: Record<string, unknown> }
+  epochs?: number
+  batchSize?: number
+  lr?: number
+  /** Fraction of all planned steps spent warming up (HF warmup_ratio). */
+  warmupRatio?: number
+  weightDecay?: number
+  /** Global-norm clip; null disables. */
+  maxGradNorm?: number | null
+  seed?: number
+  /** Piece sequence length including [CLS]/[SEP]. */
+  maxLength?: number
+  /** One example per sentence (default true): short sequences, no overlap duplication. */
+  sentenceLevel?: boolean
+  /** Stop after this many evaluations without a devel F1 improvement. Default: never. */
+  patience?: number
+  /** Hard cap on optimizer steps (the schedule is planned for min(cap, epochs·steps)). */
+  maxSteps?: number
+  evalBatchSize?: number
+  /** Checked between steps; the run ends cleanly and the best checkpoint stays as it was. */
+  signal?: AbortSignal
+  /** Trainer engine: 'auto' (default: onnxruntime, else tfjs; FASTBIONER_TRAINER overrides). */
+  trainer?: TrainerPreference
+  /** onnxruntime intra-op threads of the trainer (default: all cores). */
+  threads?: number
+  /** Told which engine trains, and why, once it has started. */
+  onTrainer?: (trainer: string, reason: string) => void
+}
+
+export interface TrainOptions extends RunSettings {
   model: BertTokenClassifier
   tokenizer: WordPieceTokenizer
   /** Single-task training data (ignored when `tasks` is given). */
@@ -61,42 +101,8 @@ export interface TrainOptions {
   tasks?: readonly TrainTask[]
   /** Told each head's devel scores after each evaluation (multi-task runs). */
   onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
-  /**
-   * Checkpoint directory: the best model by devel F1 (or the latest epoch without devel) is
-   * saved there, atomically, after each improving epoch. Omit to keep the model in memory only.
-   */
-  outDir?: string
-  /**
-   * Passed to saveCheckpoint: `lowercase` (default: the tokenizer's) and extra metadata for
-   * fastbioner.json (the loop adds a `training` record: settings, epoch, devel scores).
-   */
-  checkpoint?: { lowercase?: boolean; metadata?: Record<string, unknown> }
-  epochs?: number
-  batchSize?: number
-  lr?: number
-  /** Fraction of all planned steps spent warming up (HF warmup_ratio). */
-  warmupRatio?: number
-  weightDecay?: number
-  /** Global-norm clip; null disables. */
-  maxGradNorm?: number | null
-  seed?: number
-  /** Piece sequence length including [CLS]/[SEP]. */
-  maxLength?: number
   stride?: number
-  /** One example per sentence (default true): short sequences, no overlap duplication. */
-  sentenceLevel?: boolean
-  /** Stop after this many evaluations without a devel F1 improvement. Default: never. */
-  patience?: number
-  /** Hard cap on optimizer steps (the schedule is planned for min(cap, epochs·steps)). */
-  maxSteps?: number
-  evalBatchSize?: number
   onProgress?: (p: TrainProgress) => void
-  /** Checked between steps; the run ends cleanly and the best checkpoint stays as it was. */
-  signal?: AbortSignal
-  /** Trainer engine: 'auto' (default: onnxruntime, else tfjs; FASTBIONER_TRAINER overrides). */
-  trainer?: TrainerPreference
-  /** onnxruntime intra-op threads (default: all cores). */
-  threads?: number
   /**
    * Continue the run saved in outDir (model weights already loaded from it by the caller): the
    * optimizer state beside the checkpoint and its save point are read back, and training goes
@@ -105,8 +111,6 @@ export interface TrainOptions {
   resume?: boolean
   /** Dropout on (default). Off only to compare engines step for step. */
   dropout?: boolean
-  /** Told which engine trains, and why, once it has started. */
-  onTrainer?: (trainer: string, reason: string) => void
 }
 
 export type { EpochRecord }
