@@ -72,6 +72,38 @@ export class Rng {
     return out
   }
 
+  /**
+   * Fills `out` with an inverted-dropout mask (0 or 1/(1−p)) from the next out.length draws of
+   * nextU32(): an element is kept when its draw is ≥ p·2³². One pass, state in int32 locals
+   * (compared in the signed domain, both sides offset by 2³¹), no scratch array: a training step
+   * fills millions of mask values.
+   */
+  fillDropoutMask(out: Float32Array, p: number): Float32Array {
+    const scale = 1 / (1 - p)
+    const threshold = (Math.min(Math.floor(p * 4294967296), 4294967295) - 2147483648) | 0
+    let s0 = this.s0 | 0
+    let s1 = this.s1 | 0
+    let s2 = this.s2 | 0
+    let s3 = this.s3 | 0
+    for (let i = 0; i < out.length; i++) {
+      const m = Math.imul(s1, 5)
+      const draw = Math.imul((m << 7) | (m >>> 25), 9)
+      out[i] = (draw ^ -2147483648) >= threshold ? scale : 0
+      const t = s1 << 9
+      s2 ^= s0
+      s3 ^= s1
+      s1 ^= s2
+      s0 ^= s3
+      s2 ^= t
+      s3 = (s3 << 11) | (s3 >>> 21)
+    }
+    this.s0 = s0 >>> 0
+    this.s1 = s1 >>> 0
+    this.s2 = s2 >>> 0
+    this.s3 = s3 >>> 0
+    return out
+  }
+
   /** Uniform in [0, 1). */
   next(): number {
     return this.nextU32() / 4294967296

@@ -132,7 +132,7 @@ class OrtDistillEngine implements DistillEngine {
     const scalar = (x: number) => f32(new Float32Array([x]), [])
     const feeds: Record<string, Ort.Tensor> = {
       ...batchFeeds(ort, b, { [inputs.head]: b.labels }),
-      ...maskFeeds(ort, runner.graph, c, B, S, seed),
+      ...maskFeeds(runner, c, B, S, seed),
       temperature: scalar(inputs.temperature),
       'weight.soft': scalar(inputs.soft ? inputs.weights.soft : 0),
       'weight.hard': scalar(inputs.weights.hard),

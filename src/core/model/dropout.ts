@@ -9,13 +9,5 @@ import type { Rng } from '../rng'
  * identical masks for one seed.
  */
 export function dropoutMask(size: number, p: number, rng: Rng): Float32Array {
-  const scale = 1 / (1 - p)
-  // Keep an element when its 32-bit draw is ≥ p·2³²; compared in the signed domain (both sides
-  // offset by 2³¹) so the loop stays on int32 values.
-  const threshold = (Math.min(Math.floor(p * 4294967296), 4294967295) - 2147483648) | 0
-  const bits = new Int32Array(size)
-  rng.fillU32(new Uint32Array(bits.buffer))
-  const mask = new Float32Array(size)
-  for (let i = 0; i < mask.length; i++) mask[i] = (bits[i] ^ -2147483648) >= threshold ? scale : 0
-  return mask
+  return rng.fillDropoutMask(new Float32Array(size), p)
 }

@@ -94,7 +94,7 @@ export class MaskedLmTrainer implements TrainerEngine {
 
   async step(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<TrainStepInfo> {
     const ort = this.runner.ort
-    const feeds = { ...batchFeeds(ort, b, labels), ...maskFeeds(ort, this.runner.graph, this.model.config, b.batchSize, b.seqLen, seed) }
+    const feeds = { ...batchFeeds(ort, b, labels), ...maskFeeds(this.runner, this.model.config, b.batchSize, b.seqLen, seed) }
     const r = await this.runner.run(this.params, feeds)
     if (!Number.isFinite(r.loss)) return { loss: r.loss, lr: this.optimizer.currentLr(), gradNorm: NaN }
     return { loss: r.loss, ...this.optimizer.applyGradients(r.grads, r.gradNormSq) }

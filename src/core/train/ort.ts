@@ -34,21 +34,34 @@ export function dropoutSitesOf(p: { hidden: number; attention: number; classifie
  * The masks of one training step, in the order BertTokenClassifier.forward draws them from
  * `new Rng(seed)` (embeddings; per layer attention probs, attention output, FFN output;
  * classifier), so the onnxruntime and tfjs engines drop the same units for the same step seed.
+ * With a pool, the arrays of the previous step are refilled instead of allocated (several MB a
+ * step: allocating them cost more than drawing them).
  */
-export function dropoutMasks(c: BertConfig, batch: number, seq: number, seed: number, withClassifier = true): Float32Array[] {
+export function dropoutMasks(c: BertConfig, batch: number, seq: number, seed: number, withClassifier = true, pool?: MaskPool): Float32Array[] {
   const p = dropoutProbabilities(c)
   const rng = new Rng(seed)
   const N = batch * seq * c.hiddenSize
   const A = batch * c.numAttentionHeads * seq * seq
   const out: Float32Array[] = []
-  if (p.hidden > 0) out.push(dropoutMask(N, p.hidden, rng))
+  const draw = (size: number, prob: number) => out.push(pool ? rng.fillDropoutMask(pool.take(out.length, size), prob) : dropoutMask(size, prob, rng))
+  if (p.hidden > 0) draw(N, p.hidden)
   for (let l = 0; l < c.numHiddenLayers; l++) {
-    if (p.attention > 0) out.push(dropoutMask(A, p.attention, rng))
-    if (p.hidden > 0) out.push(dropoutMask(N, p.hidden, rng))
-    if (p.hidden > 0) out.push(dropoutMask(N, p.hidden, rng))
+    if (p.attention > 0) draw(A, p.attention)
+    if (p.hidden > 0) draw(N, p.hidden)
+    if (p.hidden > 0) draw(N, p.hidden)
   }
-  if (withClassifier && p.classifier > 0) out.push(dropoutMask(N, p.classifier, rng))
+  if (withClassifier && p.classifier > 0) draw(N, p.classifier)
   return out
+}
+
+/** Mask arrays reused from step to step (a graph run has finished with them before the next is drawn). */
+export class MaskPool {
+  private readonly buffers: Float32Array[] = []
+  take(index: number, size: number): Float32Array {
+    const have = this.buffers[index]
+    if (have && have.length === size) return have
+    return (this.buffers[index] = new Float32Array(size))
+  }
 }
 
 export interface GraphRunResult {
@@ -70,6 +83,9 @@ export class OrtGraphRunner {
     readonly threads: number,
     readonly notes: string[],
   ) {}
+
+  /** The dropout mask arrays of this graph's runs. */
+  readonly maskPool = new MaskPool()
 
   static async open(graph: TrainGraph, opts: OrtSessionOptions = {}): Promise<OrtGraphRunner> {
     const ort = opts.ort ?? (await loadOnnxRuntime())
@@ -130,11 +146,12 @@ export function batchFeeds(ort: typeof Ort, b: HostBatch, labels: Record<string,
   return feeds
 }
 
-/** Mask tensors for the graph's dropout inputs, drawn as the tfjs forward draws them. */
-export function maskFeeds(ort: typeof Ort, graph: TrainGraph, c: BertConfig, batch: number, seq: number, seed: number): Record<string, Ort.Tensor> {
+/** Mask tensors for the runner's dropout inputs, drawn as the tfjs forward draws them. */
+export function maskFeeds(runner: OrtGraphRunner, c: BertConfig, batch: number, seq: number, seed: number): Record<string, Ort.Tensor> {
+  const { ort, graph } = runner
   const feeds: Record<string, Ort.Tensor> = {}
   if (graph.dropoutInputs.length === 0) return feeds
-  const masks = dropoutMasks(c, batch, seq, seed, graph.dropoutInputs.includes('dropout.classifier'))
+  const masks = dropoutMasks(c, batch, seq, seed, graph.dropoutInputs.includes('dropout.classifier'), runner.maskPool)
   if (masks.length !== graph.dropoutInputs.length) throw new Error(`training graph has ${graph.dropoutInputs.length} dropout inputs, the config gives ${masks.length} masks`)
   graph.dropoutInputs.forEach((name, i) => {
     const dims = name.endsWith('.attention') ? [batch, c.numAttentionHeads, seq, seq] : [batch * seq, c.hiddenSize]
@@ -186,7 +203,7 @@ export class OrtTokenClassifierTrainer {
   /** Loss and gradients of one batch without an update (gradient checks). */
   async gradients(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<GraphRunResult> {
     const ort = this.runner.ort
-    const feeds = { ...batchFeeds(ort, b, labels), ...maskFeeds(ort, this.runner.graph, this.config, b.batchSize, b.seqLen, seed) }
+    const feeds = { ...batchFeeds(ort, b, labels), ...maskFeeds(this.runner, this.config, b.batchSize, b.seqLen, seed) }
     return this.runner.run(this.params, feeds)
   }
 

@@ -175,7 +175,7 @@ describe('onnxruntime training graph: masked LM with the decoder tied to the wor
     expect(graph.dropoutInputs).not.toContain('dropout.classifier')
     const runner = await OrtGraphRunner.open(graph, { threads: 1, ort })
     const params = new Map([...all].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
-    const got = await runner.run(params, { ...batchFeeds(ort, batch, { mlm: mlmLabels }), ...maskFeeds(ort, graph, c, batch.batchSize, batch.seqLen, seed) })
+    const got = await runner.run(params, { ...batchFeeds(ort, batch, { mlm: mlmLabels }), ...maskFeeds(runner, c, batch.batchSize, batch.seqLen, seed) })
     await runner.dispose()
     expect(got.loss).toBeCloseTo(ref.value.dataSync()[0], 4)
     let maxAbs = 0
@@ -250,7 +250,7 @@ describe('onnxruntime training graph: distillation losses', () => {
     const softMask = Float32Array.from(labels[0], (l) => (l === -100 ? 0 : 1))
     const got = await runner.run(params, {
       ...batchFeeds(ort, batch, { default: labels[0] }),
-      ...maskFeeds(ort, graph, c, B, S, seed),
+      ...maskFeeds(runner, c, B, S, seed),
       temperature: new ort.Tensor('float32', new Float32Array([T]), []),
       'weight.soft': new ort.Tensor('float32', new Float32Array([w.soft]), []),
       'weight.hard': new ort.Tensor('float32', new Float32Array([w.hard]), []),
