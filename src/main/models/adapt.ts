@@ -7,7 +7,7 @@ import type { ModelAdaptResult } from '@shared/ipc'
 import { documentLines, wordCount } from '../../core/pretrain/text'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../api'
-import { plural, toInfo, type ModelRuntime } from './runtime'
+import { configOf, type ModelRuntime, plural, toInfo } from './runtime'
 
 /** "<base> adapted to <workspace>", within the registry's 100 characters. */
 export function adaptedModelName(base: string, workspacePath: string): string {
@@ -72,7 +72,7 @@ export function adaptHandlers(rt: ModelRuntime): Pick<Handlers, 'models:adapt'> 
         const accuracy = last ? `; held-out masked-word accuracy ${(100 * last.accuracy).toFixed(1)}%` : ''
         const model = ws.updateModel(rec.id, {
           status: 'ready',
-          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes, weights: r.summary.weights },
+          config: configOf(r.summary),
           entityTypes: r.summary.entityTypes,
           trainedOn: r.backend,
           devScores: null,

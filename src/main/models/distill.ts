@@ -3,7 +3,7 @@ import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
 import { isStoreError, StoreError } from '../../core/store'
 import type { Handlers } from '../api'
-import { mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start'> {
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
@@ -58,7 +58,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
             }
             const model = ws.updateModel(rec.id, {
               status: 'ready',
-              config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes },
+              config: configOf(r.summary),
               entityTypes: r.summary.entityTypes,
               trainedOn: r.backend,
               devScores: withTypes(r.devScores),

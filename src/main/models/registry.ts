@@ -5,7 +5,7 @@ import type { ModelImportResult } from '@shared/ipc'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { StoreError } from '../../core/store'
 import type { Handlers } from '../api'
-import { toInfo, type ModelRuntime } from './runtime'
+import { configOf, type ModelRuntime, toInfo } from './runtime'
 
 export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info' | 'models:list' | 'dialog:openModelFolder' | 'models:import' | 'models:setActive' | 'models:delete'> {
   const { ctx, deps, host, workspace, removeFolder, releaseHostFiles, begin, isInUse, reserve, discard, finishRun } = rt
@@ -45,7 +45,7 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
         const model = ws.updateModel(rec.id, {
           status: 'ready',
           kind: r.freshHead ? 'teacher' : 'imported',
-          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes, weights: r.summary.weights },
+          config: configOf(r.summary),
           entityTypes: r.summary.entityTypes,
           trainedOn: null,
           trainingSummary: r.freshHead

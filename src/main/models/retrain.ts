@@ -4,7 +4,7 @@ import { RETRAIN_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { RetrainResult } from '@shared/ipc'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../api'
-import { plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+import { configOf, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start' | 'retrain:decide'> {
   const { deps, host, workspace, removeFolder, releaseHostFiles, begin, progressEmitter, reserve, discard, finishRun, withTypes } = rt
@@ -62,7 +62,7 @@ export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start
         }
         const model = ws.updateModel(rec.id, {
           status: 'candidate',
-          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes },
+          config: configOf(r.summary),
           entityTypes: r.summary.entityTypes,
           trainedOn: r.backend,
           devScores: withTypes(r.after),

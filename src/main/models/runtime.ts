@@ -14,10 +14,10 @@ import type { ModelInfo, Scores } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
 import type { HandlerContext } from '../api'
 import { finishJob, startJob, throttle } from '../jobs'
-import { isStoreError, StoreError, type ModelRecord, type Workspace } from '../../core/store'
+import { isStoreError, StoreError, type ModelConfigSummary, type ModelRecord, type Workspace } from '../../core/store'
 import { Rng } from '../../core/rng'
 import type { ModelHost } from '../../host/client'
-import type { JobProgress, ScoresWithTypes } from '../../host/protocol'
+import type { JobProgress, ModelSummary, ScoresWithTypes } from '../../host/protocol'
 
 export interface ModelHandlerDeps {
   grant(paths: string[]): string[]
@@ -41,6 +41,16 @@ export const toInfo = (r: ModelRecord): ModelInfo => {
   const { status: _status, ...info } = r
   return info
 }
+
+/** What the registry stores about a folder the host summarised (its weights' format included). */
+export const configOf = (s: ModelSummary): ModelConfigSummary => ({
+  layers: s.layers,
+  hidden: s.hidden,
+  heads: s.heads,
+  parameters: s.parameters,
+  bytes: s.bytes,
+  weights: s.weights,
+})
 
 export const pickScores = (s: { precision: number; recall: number; f1: number }): Scores => ({ precision: s.precision, recall: s.recall, f1: s.f1 })
 

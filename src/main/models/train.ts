@@ -2,7 +2,7 @@
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../api'
-import { mentionCount, plural, splitDocuments, toInfo, type ModelRuntime } from './runtime'
+import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> {
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
@@ -58,7 +58,7 @@ export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> 
           (r.cancelled ? '; stopped by the user (best checkpoint so far kept)' : '')
         const model = ws.updateModel(rec.id, {
           status: 'ready',
-          config: { layers: r.summary.layers, hidden: r.summary.hidden, heads: r.summary.heads, parameters: r.summary.parameters, bytes: r.summary.bytes },
+          config: configOf(r.summary),
           entityTypes: r.summary.entityTypes,
           trainedOn: r.backend,
           devScores: withTypes(r.devScores),
