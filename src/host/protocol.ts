@@ -224,6 +224,15 @@ export interface HostMethods {
     }
     progress: JobProgress
   }
+  /**
+   * Writes the int8 version of the float model in modelDir to outDir (core/onnx/quantize: absent
+   * or empty; complete or left as it was) and scores it on dev through its int8 ONNX graph.
+   */
+  quantize: {
+    params: { modelDir: string; outDir: string; dev: CorpusDocument[] }
+    result: { summary: ModelSummary; devScores: ScoresWithTypes | null; seconds: number }
+    progress: JobProgress
+  }
   /** compareModels (core/eval/compare) over the folders, the first as the reference. */
   compare: {
     params: { dirs: string[]; names: string[]; gold: CorpusDocument[] }
@@ -250,6 +259,7 @@ export const HOST_METHODS: readonly HostMethod[] = [
   'tag',
   'retrain',
   'distill',
+  'quantize',
   'compare',
   'adaptModel',
   'release',

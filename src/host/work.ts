@@ -1,5 +1,5 @@
 // The model jobs, run inside the model host process: import, train, tag, retrain, distil,
-// compare, adapt (continued masked-LM pretraining on the workspace's documents). Everything here may take seconds to hours and holds hundreds of MB; none of it runs
+// quantize (int8), compare, adapt (continued masked-LM pretraining on the workspace's documents). Everything here may take seconds to hours and holds hundreds of MB; none of it runs
 // on the process that serves IPC. The host writes checkpoint folders the main process chose; it
 // never touches the workspace database (documents come in the request, results go back in the
 // reply and main writes them in its own transactions).
@@ -13,6 +13,7 @@ import { compare } from './jobs/compare'
 import { distill } from './jobs/distill'
 import { engineInfo } from './jobs/engine-info'
 import { importModel } from './jobs/import-model'
+import { quantize } from './jobs/quantize'
 import { release } from './jobs/release'
 import { retrain } from './jobs/retrain'
 import { tag } from './jobs/tag'
@@ -25,6 +26,7 @@ export const JOBS: { [M in keyof HostMethods]?: Job<M> } = {
   tag,
   retrain,
   distill,
+  quantize,
   compare,
   adaptModel,
   release,

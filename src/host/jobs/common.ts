@@ -5,7 +5,7 @@ import { statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
-import { evaluate } from '../../core/eval/evaluate'
+import { evaluate, evaluateTagger } from '../../core/eval/evaluate'
 import type { EvalResult } from '../../core/eval/metrics'
 import { initBackend, type BackendInfo } from '../../core/model/backend'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
@@ -13,6 +13,8 @@ import { loadCheckpoint } from '../../core/model/checkpoint'
 import type { TrainingMetadata } from '../../core/model/checkpoint-files'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { isInt8Folder } from '../../core/onnx/quantize'
+import { openTagger } from '../../core/tag/open'
+import type { TagOptions } from '../../core/tag/tagger'
 import type { TrainProgress } from '../../core/train/loop'
 import type { HostMethods, HostParams, HostResult, JobProgress, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
@@ -89,19 +91,45 @@ export function trainingMeta(metadata: Record<string, unknown> | undefined): Par
   return ((metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
 }
 
+export interface ScoreSavedOptions extends Pick<TagOptions, 'signal' | 'onProgress'> {
+  /**
+   * 'tfjs' (default): the checkpoint loaded as a tfjs model. 'onnx': the folder's own model.onnx
+   * on onnxruntime (openTagger), so an int8 folder is scored through the int8 graph users run,
+   * not through the dequantized weights the tfjs model holds.
+   */
+  engine?: 'tfjs' | 'onnx'
+}
+
 /** Loads a saved checkpoint, scores it on `docs` (when any) and summarises it. */
-export async function scoreSaved(dir: string, docs: readonly CorpusDocument[]): Promise<{ summary: ModelSummary; devScores: ScoresWithTypes | null }> {
+export async function scoreSaved(
+  dir: string,
+  docs: readonly CorpusDocument[],
+  opts: ScoreSavedOptions = {},
+): Promise<{ summary: ModelSummary; devScores: ScoresWithTypes | null }> {
+  const { engine = 'tfjs', ...tagOpts } = opts
   const ck = await loadCheckpoint(dir, { trainable: false })
+  let summary: ModelSummary
+  let ev: EvalResult | null = null
   try {
-    const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
-    const t = trainingMeta(ck.metadata)
-    const devScores = docs.length
-      ? scores(await evaluate(ck.model, tokenizer, docs, { maxLength: t.maxLength, sentenceLevel: t.sentenceLevel, stride: t.stride ?? undefined }))
-      : null
-    return { summary: summarize(dir, ck.model), devScores }
+    summary = summarize(dir, ck.model)
+    if (docs.length && engine === 'tfjs') {
+      const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: join(dir, 'vocab.txt') })
+      const t = trainingMeta(ck.metadata)
+      ev = await evaluate(ck.model, tokenizer, docs, { maxLength: t.maxLength, sentenceLevel: t.sentenceLevel, stride: t.stride ?? undefined, ...tagOpts })
+    }
   } finally {
     ck.model.dispose()
   }
+  // After the tfjs copy is freed: the session and the model never sit in memory together.
+  if (docs.length && engine === 'onnx') {
+    const tagger = await openTagger(dir, { engine: 'onnx', threads: inferenceThreads(), spin: false, logger: log })
+    try {
+      ev = await evaluateTagger(tagger, docs, tagOpts)
+    } finally {
+      await tagger.dispose()
+    }
+  }
+  return { summary, devScores: ev && scores(ev) }
 }
 
 export function typesOf(docs: readonly CorpusDocument[]): string[] {
