@@ -429,6 +429,9 @@ export const contract = {
    * the workspace's labelled documents (10 % held out for devel), registering each as kind
    * 'student' with parentId = teacher and its distillation info. train:progress carries a label
    * ("4-layer student"). Cancel keeps the students already finished. Default 3 epochs.
+   * int8: after each student, also its int8 version (core/onnx/quantize), registered as a
+   * 'student' with weights 'int8', parentId = the float student, scored on the same held-out
+   * documents through its int8 graph; `students` lists it right after its float parent.
    */
   'distill:start': {
     request: z
@@ -439,6 +442,7 @@ export const contract = {
         mode: z.enum(['dynamic', 'fixed', 'hidden', 'none']),
         epochs: z.number().int().min(1).max(50).optional(),
         seed: z.number().int().min(0).optional(),
+        int8: z.boolean().optional(),
       })
       .strict(),
   },

@@ -1,7 +1,8 @@
 // The model in the loop, through the real UI, the real handler table, a real SQLite workspace and
 // the real model host process (tsx child; wasm backend): train a tiny model, tag a document,
 // accept / reject suggestions (and undo), accept all above a threshold, follow the review queue,
-// retrain with the corrections and keep the result, distil a 1-layer student, compare them.
+// retrain with the corrections and keep the result, distil a 1-layer student and its int8
+// version, compare them.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
@@ -330,7 +331,7 @@ describe('Models in the loop (real model host)', () => {
     expect(after.ok && after.value.find((m) => m.active)?.name).not.toBe('tiny-e2e')
   }, 150_000)
 
-  it('distils a 1-layer student and compares it with its teacher', async () => {
+  it('distils a 1-layer student (and its int8 version) and compares them with their teacher', async () => {
     const { page } = h
     await gotoView(page, 'compression')
     await expectAccessible(page, 'compression view')
@@ -339,6 +340,13 @@ describe('Models in the loop (real model host)', () => {
     expect(await form.locator('input[data-layers="3"]').isDisabled()).toBe(true)
     await form.locator('input[data-layers="1"]').check()
     await form.getByLabel('Epochs').fill('2')
+    // The int8 version of each student is on by default.
+    const int8 = form.getByLabel('Also make an int8 version of each student')
+    expect(await int8.isChecked()).toBe(true)
+    expect(await int8.getAttribute('aria-describedby')).toBeTruthy()
+    await form.getByTestId('start-distil').scrollIntoViewIfNeeded()
+    await dismissToasts(page)
+    await h.screenshot('46-distil-form-int8')
     await form.getByTestId('start-distil').click()
     await page.waitForFunction(() => Number(document.querySelector('[data-testid="training-curve"]')?.getAttribute('data-steps') ?? 0) > 2, null, {
       timeout: 90_000,
@@ -352,7 +360,9 @@ describe('Models in the loop (real model host)', () => {
     await page.getByTestId('run-compare').click()
     const table = page.getByTestId('comparison-table')
     await table.waitFor({ timeout: 120_000 })
-    expect(await table.locator('tbody tr').count()).toBe(2)
+    // Teacher, student and the student's int8 version.
+    expect(await table.locator('tbody tr').count()).toBe(3)
+    expect(await table.locator('tbody tr').nth(2).textContent()).toMatch(/· int8/)
     expect(await table.textContent()).toMatch(/reference/)
     // The charts drew something (a blank canvas has no coloured pixels).
     for (const id of ['tradeoff-chart', 'relative-chart', 'per-type-chart']) {

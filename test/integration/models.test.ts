@@ -12,12 +12,12 @@ import { PUBLISHED_FASTBIONER } from '@shared/published'
 import type { CorpusDocument } from '@shared/domain'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
 import { writeCorpus } from '../../src/core/corpus'
-import { Workspace } from '../../src/core/store'
+import { isStoreError, StoreError, Workspace } from '../../src/core/store'
 import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
 import { bertConfigToHf, exportHfTensors, HEADS_KEY, saveCheckpoint } from '../../src/core/model/checkpoint'
 import { writeSafetensors } from '../../src/core/model/safetensors'
 import { buildLabelMap } from '../../src/core/nlp/bio'
-import { quantizeModelFolder } from '../../src/core/onnx/quantize'
+import { isInt8Folder, quantizeModelFolder } from '../../src/core/onnx/quantize'
 import type { ModelHost } from '../../src/host/client'
 import { createNodeModelHost } from '../../src/host/node'
 import { splitDocuments } from '../../src/main/models'
@@ -215,6 +215,45 @@ describe('model registry', () => {
     expect(JSON.parse(readFileSync(join(q.path, 'fastbioner.json'), 'utf8')).quantization.parent.dir).toBe(float)
     expect((await call('models:list', {})).find((x) => x.id === q.id)!.weights).toBe('int8')
     await call('models:delete', { id: q.id })
+  })
+
+  it("host job quantize: a folder that is not a model, an int8 one or a used output folder is refused clearly, and nothing is written", async () => {
+    const refusal = async (modelDir: string, outDir: string) => {
+      const e = await host.request('quantize', { modelDir, outDir, dev: [] }).then(
+        () => null,
+        (err: unknown) => err,
+      )
+      if (!isStoreError(e)) throw new Error(`expected an invalid_request refusal, got ${String(e)}`)
+      expect(e.code).toBe('invalid_request')
+      return e.message
+    }
+    const leftovers = () => readdirSync(dir).filter((n) => n.includes('fastbioner-tmp'))
+
+    const notModel = join(dir, 'not-a-model')
+    mkdirSync(notModel)
+    writeFileSync(join(notModel, 'notes.txt'), 'just notes\n')
+    const out = join(dir, 'int8-of-notes')
+    expect(await refusal(notModel, out)).toContain(join(notModel, 'config.json'))
+    expect(existsSync(out)).toBe(false)
+
+    const float = join(dir, 'float-for-refusals')
+    const m = tinyModel(buildLabelMap(['Disease']).labels)
+    await saveCheckpoint(float, m, syntheticVocab(), { lowercase: true })
+    m.dispose()
+    const int8 = join(dir, 'int8-for-refusals')
+    await quantizeModelFolder(float, int8)
+    const again = join(dir, 'int8-of-int8')
+    expect(await refusal(int8, again)).toMatch(/already an int8 model/)
+    expect(existsSync(again)).toBe(false)
+
+    // A user's folder with a file in it is never written into.
+    const used = join(dir, 'users-folder')
+    mkdirSync(used)
+    writeFileSync(join(used, 'keep.txt'), 'mine')
+    expect(await refusal(float, used)).toMatch(/not empty/)
+    expect(readdirSync(used)).toEqual(['keep.txt'])
+    expect(readFileSync(join(used, 'keep.txt'), 'utf8')).toBe('mine')
+    expect(leftovers()).toEqual([])
   })
 
   it('reports the training backend and the inference engine', async () => {
@@ -464,23 +503,79 @@ describe('retraining from corrections', () => {
 
 describe('compression', () => {
   let student: ModelInfo
+  let int8: ModelInfo
 
-  it('distils the teacher into a registered student', async () => {
+  it('distils the teacher into a registered student and its int8 version', async () => {
     expect((await fail('distill:start', { jobId: 'd0', teacherId: trained.id, layers: [3], mode: 'dynamic' })).message).toMatch(/at most/)
-    const r = await call('distill:start', { jobId: 'd1', teacherId: trained.id, layers: [1], mode: 'dynamic', epochs: 2, seed: 2 })
+    const r = await call('distill:start', { jobId: 'd1', teacherId: trained.id, layers: [1], mode: 'dynamic', epochs: 2, seed: 2, int8: true })
     expect(r.cancelled).toBe(false)
-    expect(r.students.length).toBe(1)
+    expect(r.students.length).toBe(2)
     student = r.students[0]!
-    expect(student).toMatchObject({ kind: 'student', layers: 1, parentId: trained.id, distillation: { teacherId: trained.id, mode: 'dynamic' }, trainedOn: 'wasm' })
+    expect(student).toMatchObject({ kind: 'student', layers: 1, weights: 'float32', parentId: trained.id, distillation: { teacherId: trained.id, mode: 'dynamic' }, trainedOn: 'wasm' })
     expect(student.devScores).not.toBeNull()
     expect(student.bytes).toBeLessThan(trained.bytes)
     expect(trainEvents('d1').every((e) => e.label === '1-layer student')).toBe(true)
+
+    int8 = r.students[1]!
+    expect(int8).toMatchObject({
+      name: `${student.name} · int8`,
+      kind: 'student',
+      layers: 1,
+      hidden: student.hidden,
+      weights: 'int8',
+      parentId: student.id,
+      distillation: student.distillation,
+      entityTypes: student.entityTypes,
+    })
+    expect(isInt8Folder(int8.path)).toBe(true)
+    expect(isInt8Folder(student.path)).toBe(false)
+    expect(int8.bytes).toBeLessThan(student.bytes / 2)
+    expect(int8.devScores).not.toBeNull()
+    expect(Object.keys(int8.devScores!.types)).toEqual(Object.keys(student.devScores!.types))
+    const f1 = (m: ModelInfo) => (m.devScores!.f1 * 100).toFixed(1)
+    expect(int8.trainingSummary).toBe(`int8 version of ${student.name} (per-row int8 weights, dynamic int8 activations); devel F1 ${f1(student)} → ${f1(int8)}`)
+    expect(jobEvents('d1').some((e) => e.message.startsWith('1-layer student · int8: '))).toBe(true)
+    expect((await call('models:list', {})).filter((m) => m.id === student.id || m.id === int8.id).map((m) => m.weights)).toEqual(['float32', 'int8'])
+    expect(ws.runs().find((x) => x.modelId === int8.id)).toMatchObject({ kind: 'quantize', status: 'done' })
+  })
+
+  it('a cancelled or failed int8 step discards the int8 model and keeps its float student', async () => {
+    // The real host distils; its quantize answer is replaced by a cancel, then by a failure.
+    let answer: Error = new StoreError('cancelled', 'quantize cancelled')
+    const asked: string[] = []
+    const stub = Object.create(host) as ModelHost
+    stub.request = ((method, params, opts) => {
+      if (method !== 'quantize') return host.request(method, params, opts)
+      asked.push((params as { outDir: string }).outDir)
+      return Promise.reject(answer)
+    }) as ModelHost['request']
+    const h = createHandlers(makeCtx({ modelHost: stub }))
+    const names = (await call('models:list', {})).map((m) => m.name)
+
+    const r = await call('distill:start', { jobId: 'd-cancel', teacherId: trained.id, layers: [1], mode: 'none', epochs: 1, seed: 4, int8: true }, h)
+    expect(r.cancelled).toBe(true)
+    expect(r.students.map((s) => s.weights)).toEqual(['float32'])
+    expect(asked.length).toBe(1)
+    expect(existsSync(asked[0]!)).toBe(false)
+    expect((await call('models:list', {})).map((m) => m.name)).toEqual([...names, r.students[0]!.name])
+    expect(ws.runs().filter((x) => x.kind === 'quantize').map((x) => x.status).slice(-1)).toEqual(['cancelled'])
+
+    answer = new Error('onnxruntime fell over')
+    const err = await fail('distill:start', { jobId: 'd-fail', teacherId: trained.id, layers: [1], mode: 'none', epochs: 1, seed: 5, int8: true }, h)
+    expect(err.message).toMatch(/onnxruntime fell over/)
+    const after = await call('models:list', {})
+    expect(after.filter((m) => m.weights === 'int8').map((m) => m.id)).toEqual([int8.id])
+    expect(after.length).toBe(names.length + 2)
+    expect(existsSync(asked[1]!)).toBe(false)
+    expect(ws.runs().filter((x) => x.kind === 'quantize').map((x) => x.status).slice(-1)).toEqual(['failed'])
+    for (const m of after.filter((x) => !names.includes(x.name))) await call('models:delete', { id: m.id })
   })
 
   it('compares teacher and student on the done documents, with the engine of each measurement', async () => {
-    const r = await call('compare:run', { jobId: 'cmp', modelIds: [trained.id, student.id] })
+    const r = await call('compare:run', { jobId: 'cmp', modelIds: [trained.id, student.id, int8.id] })
     expect(r.documents).toBe(14)
-    expect(r.rows.map((x) => x.modelId)).toEqual([trained.id, student.id])
+    expect(r.rows.map((x) => x.modelId)).toEqual([trained.id, student.id, int8.id])
+    expect(r.rows.map((x) => x.weights)).toEqual(['float32', 'float32', 'int8'])
     expect(r.rows[0]).toMatchObject({ f1Retention: 1, sizeReduction: 0, timeReduction: 0 })
     expect(r.rows[1]!.sizeReduction).toBeGreaterThan(0.3)
     for (const row of r.rows) {

@@ -130,7 +130,7 @@ export interface LabelledQuery {
   includeGold: boolean
 }
 
-export type RunKind = 'train' | 'retrain' | 'distill' | 'tag' | 'compare' | 'import' | 'adapt'
+export type RunKind = 'train' | 'retrain' | 'distill' | 'quantize' | 'tag' | 'compare' | 'import' | 'adapt'
 
 export interface RunRecord {
   id: number

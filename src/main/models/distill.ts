@@ -1,4 +1,5 @@
-// distill:start: smaller students distilled from a teacher, one per requested depth.
+// distill:start: smaller students distilled from a teacher, one per requested depth, each
+// followed by its int8 version when asked.
 import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
 import { isStoreError, StoreError } from '../../core/store'
@@ -26,6 +27,51 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
       job.models.add(teacher.id)
       const students: ModelInfo[] = []
       let cancelled = false
+
+      /**
+       * The int8 version of a ready student (host job 'quantize'), scored on the same held-out
+       * documents and registered as its child; null when cancelled. A failure discards the int8
+       * record and throws, as a failed student does; the float student stays either way.
+       */
+      const int8Version = async (student: ModelInfo, label: string): Promise<ModelInfo | null> => {
+        const emit = progressEmitter(req.jobId, label)
+        const rec = await reserve(ws, {
+          name: ws.uniqueModelName(`${student.name} · int8`),
+          kind: 'student',
+          parentId: student.id,
+          distillation: student.distillation,
+        })
+        job.models.add(student.id)
+        job.models.add(rec.id)
+        const runId = (job.runId = ws.startRun('quantize', rec.id, { parentId: student.id }))
+        try {
+          const r = await host().request('quantize', { modelDir: student.path, outDir: rec.path, dev }, { signal, onProgress: emit })
+          emit.flush()
+          const f1 = (s: ModelInfo['devScores']) => (s ? `${(s.f1 * 100).toFixed(1)}` : '–')
+          const model = ws.updateModel(rec.id, {
+            status: 'ready',
+            config: configOf(r.summary),
+            entityTypes: r.summary.entityTypes,
+            trainedOn: student.trainedOn,
+            devScores: withTypes(r.devScores),
+            trainingSummary:
+              `int8 version of ${student.name} (per-row int8 weights, dynamic int8 activations)` +
+              (r.devScores ? `; devel F1 ${f1(student.devScores)} → ${f1(r.devScores)}` : ''),
+          })
+          finishRun(ws, runId, 'done', { devScores: r.devScores, seconds: r.seconds })
+          return toInfo(model)
+        } catch (e) {
+          const wasCancel = isStoreError(e) && e.code === 'cancelled'
+          finishRun(ws, runId, wasCancel ? 'cancelled' : 'failed', { error: (e as Error).message })
+          await discard(ws, rec)
+          if (wasCancel) return null
+          throw e
+        } finally {
+          job.models.delete(rec.id)
+          job.models.delete(student.id)
+        }
+      }
+
       try {
         for (const layers of layersList) {
           if (signal.aborted) {
@@ -33,6 +79,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
             break
           }
           const label = `${layers}-layer student`
+          let student: ModelInfo
           const emit = progressEmitter(req.jobId, label)
           const rec = await reserve(ws, {
             name: ws.uniqueModelName(`${teacher.name} → ${layers} layers`),
@@ -68,7 +115,8 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
                 `; ${r.epochs} epochs`,
             })
             finishRun(ws, runId, 'done', { devScores: r.devScores, steps: r.steps, seconds: r.seconds })
-            students.push(toInfo(model))
+            student = toInfo(model)
+            students.push(student)
           } catch (e) {
             const wasCancel = isStoreError(e) && e.code === 'cancelled'
             finishRun(ws, runId, wasCancel ? 'cancelled' : 'failed', { error: (e as Error).message })
@@ -80,6 +128,18 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
             throw e
           } finally {
             job.models.delete(rec.id)
+          }
+          if (req.int8) {
+            if (signal.aborted) {
+              cancelled = true
+              break
+            }
+            const int8 = await int8Version(student, `${label} · int8`)
+            if (!int8) {
+              cancelled = true
+              break
+            }
+            students.push(int8)
           }
         }
         return { cancelled, students }

@@ -1,4 +1,5 @@
-// The Distil tab: choose a teacher, student depths and a KD mode; live curves; compare the result.
+// The Distil tab: choose a teacher, student depths, a KD mode and whether to add int8 versions;
+// live curves; compare the result.
 import { useEffect, useId, useState } from 'react'
 import type { DistillMode } from '@shared/ipc'
 import { FORM_DEFAULTS } from '@shared/recipes'
@@ -29,8 +30,10 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const [layers, setLayers] = useState<LayerChoice[]>([6, 4, 3])
   const [mode, setMode] = useState<DistillMode>('dynamic')
   const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.distillEpochs)
+  const [int8, setInt8] = useState(true)
   const teacherSel = useId()
   const epochsId = useId()
+  const int8Hint = useId()
   const running = !!job && !job.finished
   const distillJob = jobOfKind(job, 'distill')
 
@@ -49,7 +52,7 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const start = async () => {
     if (!teacher || chosen.length === 0) return
     const r = await runModelJob('distill', `Distilling ${teacher.name}`, (jobId) =>
-      api.distill({ jobId, teacherId: teacher.id, layers: chosen, mode, epochs }),
+      api.distill({ jobId, teacherId: teacher.id, layers: chosen, mode, epochs, int8 }),
     )
     await refreshModels()
     if (r?.students.length) notify('success', `Distilled ${r.students.map((s) => s.name).join(', ')} from ${teacher.name}.`)
@@ -120,6 +123,15 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
             <div className="form-row narrow">
               <label htmlFor={epochsId}>Epochs</label>
               <input id={epochsId} type="number" min={1} max={50} value={epochs} onChange={(e) => setEpochs(Math.max(1, Math.min(50, Number(e.target.value) || 1)))} />
+            </div>
+            <div className="form-row">
+              <label className="check">
+                <input type="checkbox" checked={int8} onChange={(e) => setInt8(e.target.checked)} aria-describedby={int8Hint} data-testid="distil-int8" />
+                Also make an int8 version of each student
+              </label>
+              <p id={int8Hint} className="muted small-print">
+                About 4× smaller weights and faster on a CPU, usually for a fraction of an F1 point. Both versions are kept so you can compare them.
+              </p>
             </div>
             <div className="form-actions">
               <button type="submit" className="btn primary" disabled={!teacher || chosen.length === 0 || running} data-testid="start-distil">
