@@ -47,7 +47,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
         try {
           const r = await host().request('quantize', { modelDir: student.path, outDir: rec.path, dev }, { signal, onProgress: emit })
           emit.flush()
-          const f1 = (s: ModelInfo['devScores']) => (s ? `${(s.f1 * 100).toFixed(1)}` : '–')
+          const f1 = (s: { f1: number }) => (s.f1 * 100).toFixed(1)
           const model = ws.updateModel(rec.id, {
             status: 'ready',
             config: configOf(r.summary),
@@ -56,7 +56,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
             devScores: withTypes(r.devScores),
             trainingSummary:
               `int8 version of ${student.name} (per-row int8 weights, dynamic int8 activations)` +
-              (r.devScores ? `; devel F1 ${f1(student.devScores)} → ${f1(r.devScores)}` : ''),
+              (r.devScores && student.devScores ? `; devel F1 ${f1(student.devScores)} → ${f1(r.devScores)}` : ''),
           })
           finishRun(ws, runId, 'done', { devScores: r.devScores, seconds: r.seconds })
           return toInfo(model)
