@@ -3,10 +3,10 @@ import { CORPUS_FORMATS, type CorpusIssue } from '../../shared/domain'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
-import { corpusChunks, CorpusError, formatIssue, mapMentionTypes, openCorpusStream, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
-import { writeFileAtomicStream } from '../../core/fs/atomic'
+import { corpusChunks, CorpusError, documentFiles, formatIssue, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
+import { writeFileAtomicStream, writeFolderAtomicStream } from '../../core/fs/atomic'
 import { CliError, formatOpt, mapTypesHelp, parse, runCommand, typeMapOpt } from './_ml'
-import { checkOutputPath, writeCorpusOutput } from './_output'
+import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH [options]
 
@@ -71,8 +71,7 @@ export async function run(argv: string[]): Promise<number> {
     let written = 1
     let inFormat
     try {
-      // Documents stream from reader to writer one at a time (memory flat in the file size);
-      // brat and text outputs are folders, written once all documents are read.
+      // Documents stream from reader to writer one at a time (memory flat in the file size).
       const stream = await openCorpusStream(values.in, from, {
         ...(perDocument !== undefined ? { sentencesPerDocument: perDocument } : {}),
         ...(maxSize !== undefined ? { maxBytes: Math.floor(maxSize * 1024 * 1024) } : {}),
@@ -90,15 +89,18 @@ export async function run(argv: string[]): Promise<number> {
           yield mapMentionTypes([d], typeMap)[0]
         }
       }
-      const baseName = stemOf(values.in)
       const outputName = values.out === '-' ? 'standard output' : values.out
       const onIssue = (issue: CorpusIssue): void => {
         warnings.push(issue)
       }
       if (multiFile) {
-        const docs: CorpusDocument[] = []
-        for await (const d of counted()) docs.push(d)
-        written = writeCorpusOutput(docs, to, values.out, { baseName, onIssue, outputName })
+        // One document's files at a time into a temporary folder that replaces --out when complete.
+        const names = new UniqueFileNames()
+        const files = async function* () {
+          for await (const d of counted()) yield* documentFiles(d, to as 'brat' | 'text', names.next(d))
+        }
+        mkdirSync(dirname(resolve(values.out)), { recursive: true })
+        written = await writeFolderAtomicStream(values.out, files())
       } else if (values.out === '-') {
         for await (const chunk of corpusChunks(counted(), to, { onIssue, outputName })) {
           if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r))

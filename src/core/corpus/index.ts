@@ -147,21 +147,10 @@ export function writeCorpus(docs: CorpusDocument[], format: CorpusFormat, option
       return { files: [{ name: `${base}.json`, content: writeBiocJson(docs, options) }] }
     case 'bioc-xml':
       return { files: [{ name: `${base}.xml`, content: writeBiocXml(docs, options) }] }
-    case 'brat': {
-      const names = uniqueNames(docs)
-      return {
-        files: docs.flatMap((doc, i) => {
-          const { txt, ann } = writeBrat(doc)
-          return [
-            { name: `${names[i]}.txt`, content: txt },
-            { name: `${names[i]}.ann`, content: ann },
-          ]
-        }),
-      }
-    }
+    case 'brat':
     case 'text': {
-      const names = uniqueNames(docs)
-      return { files: docs.map((doc, i) => ({ name: `${names[i]}.txt`, content: doc.text.endsWith('\n') ? doc.text : doc.text + '\n' })) }
+      const names = new UniqueFileNames()
+      return { files: docs.flatMap((doc) => documentFiles(doc, format, names.next(doc))) }
     }
     case 'pubmed-xml':
       throw new RangeError('pubmed-xml can be read but not written; choose bioc-xml or bioc-json')
@@ -182,15 +171,26 @@ export function conllTokenLines(path: string, options: { sentencesPerDocument?: 
   }
 }
 
-function uniqueNames(docs: CorpusDocument[]): string[] {
-  const used = new Set<string>()
-  return docs.map((doc) => {
+/** File names from document ids, made file-system safe and unique (case-insensitively), in order. */
+export class UniqueFileNames {
+  private readonly used = new Set<string>()
+  next(doc: CorpusDocument): string {
     const base = safeFileName(doc.id)
     let name = base
-    for (let n = 2; used.has(name.toLowerCase()); n++) name = `${base}-${n}`
-    used.add(name.toLowerCase())
+    for (let n = 2; this.used.has(name.toLowerCase()); n++) name = `${base}-${n}`
+    this.used.add(name.toLowerCase())
     return name
-  })
+  }
+}
+
+/** The files of one document in a per-document format: a .txt/.ann pair (brat) or one .txt (text). */
+export function documentFiles(doc: CorpusDocument, format: 'brat' | 'text', name: string): Array<{ name: string; content: string }> {
+  if (format === 'text') return [{ name: `${name}.txt`, content: doc.text.endsWith('\n') ? doc.text : doc.text + '\n' }]
+  const { txt, ann } = writeBrat(doc)
+  return [
+    { name: `${name}.txt`, content: txt },
+    { name: `${name}.ann`, content: ann },
+  ]
 }
 
 // ---------------------------------------------------------------------------------------------

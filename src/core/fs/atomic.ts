@@ -108,6 +108,33 @@ export function writeFolderAtomic(path: string, files: Iterable<{ name: string; 
     rmSync(tmp, { recursive: true, force: true })
     throw e
   }
+  publishFolder(tmp, path)
+}
+
+/**
+ * writeFolderAtomic for files that come one by one (a corpus converted document by document):
+ * each is written into the temporary folder as it arrives, so memory does not grow with the
+ * corpus; the folder appears under `path` only once the last file is written. Returns the count.
+ */
+export async function writeFolderAtomicStream(path: string, files: AsyncIterable<{ name: string; content: Uint8Array | string }>): Promise<number> {
+  const tmp = tempSibling(path)
+  mkdirSync(tmp)
+  let count = 0
+  try {
+    for await (const f of files) {
+      writeFileSync(join(tmp, f.name), f.content)
+      count++
+    }
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw e
+  }
+  publishFolder(tmp, path)
+  return count
+}
+
+/** Moves the finished temporary folder to `path`, replacing what is there only once it is complete. */
+function publishFolder(tmp: string, path: string): void {
   let old: string | undefined
   try {
     try {
