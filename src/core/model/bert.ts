@@ -19,7 +19,7 @@
 
 import * as tf from '@tensorflow/tfjs-core'
 import { gradientsRegistered } from './gradients'
-import { dropoutMask } from './dropout'
+import { dense, dropout, gelu, layerNorm } from './ops'
 import { Rng } from '../rng'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, validateConfig, type BertConfig } from './config'
 
@@ -63,17 +63,6 @@ export interface HeadInfo {
 export const MASK_VALUE = -3.4028234663852886e38
 
 let modelCounter = 0
-
-interface LayerVars {
-  q: [tf.Variable, tf.Variable]
-  k: [tf.Variable, tf.Variable]
-  v: [tf.Variable, tf.Variable]
-  ao: [tf.Variable, tf.Variable]
-  aln: [tf.Variable, tf.Variable]
-  i: [tf.Variable, tf.Variable]
-  o: [tf.Variable, tf.Variable]
-  oln: [tf.Variable, tf.Variable]
-}
 
 export class BertTokenClassifier {
   readonly config: BertConfig
@@ -208,21 +197,6 @@ export class BertTokenClassifier {
     return v
   }
 
-  private layer(l: number): LayerVars {
-    const p = `bert.encoder.layer.${l}`
-    const pair = (n: string): [tf.Variable, tf.Variable] => [this.v(`${p}.${n}.weight`), this.v(`${p}.${n}.bias`)]
-    return {
-      q: pair('attention.self.query'),
-      k: pair('attention.self.key'),
-      v: pair('attention.self.value'),
-      ao: pair('attention.output.dense'),
-      aln: pair('attention.output.LayerNorm'),
-      i: pair('intermediate.dense'),
-      o: pair('output.dense'),
-      oln: pair('output.LayerNorm'),
-    }
-  }
-
   forward(inputs: BertInputs, opts: ForwardOptions = {}): BertOutput {
     this.assertAlive()
     const c = this.config
@@ -245,62 +219,36 @@ export class BertTokenClassifier {
     const headNames = opts.heads ?? [...this.heads.keys()]
     for (const h of headNames) if (!this.heads.has(h)) throw new Error(`unknown head '${h}'`)
     const rng = training ? (opts.seed != null ? new Rng(opts.seed) : new Rng(this.dropoutRng.nextU32())) : null
-    const H = c.hiddenSize
-    const nH = c.numAttentionHeads
-    const d = H / nH
-    const N = B * S
-    const eps = c.layerNormEps
-    const pH = training ? c.hiddenDropoutProb : 0
-    const pA = training ? c.attentionProbsDropoutProb : 0
+
+    const p = (name: string) => this.v(name)
+    const dims: Dims = { B, S, H: c.hiddenSize, nH: c.numAttentionHeads, eps: c.layerNormEps }
+    const pHidden = training ? c.hiddenDropoutProb : 0
+    const pAttention = training ? c.attentionProbsDropoutProb : 0
 
     return tf.tidy(() => {
       const hidden: tf.Tensor3D[] = []
       const attentions: tf.Tensor4D[] = []
-
-      // Embeddings, kept 2-D [N, H] so every dense layer is a single XNNPACK matmul.
-      const ids = tf.reshape(tf.cast(inputIds, 'int32'), [N])
-      const words = tf.gather(this.v('bert.embeddings.word_embeddings.weight'), ids) // [N, H]
-      const pos = tf.slice(this.v('bert.embeddings.position_embeddings.weight'), [0, 0], [S, H]) // [S, H]
-      let types: tf.Tensor // [N, H] or [1, H]
-      const typeTable = this.v('bert.embeddings.token_type_embeddings.weight')
-      if (tokenTypeIds) types = tf.gather(typeTable, tf.reshape(tf.cast(tokenTypeIds, 'int32'), [N]))
-      else types = tf.slice(typeTable, [0, 0], [1, H])
-      let emb = tf.add(tf.reshape(tf.add(tf.reshape(words, [B, S, H]), pos), [N, H]), types) // [N, H]
-      emb = layerNorm(emb, this.v('bert.embeddings.LayerNorm.weight'), this.v('bert.embeddings.LayerNorm.bias'), eps)
-      let x = dropout(emb, pH, rng) as tf.Tensor2D
-      if (opts.outputHiddenStates) hidden.push(tf.reshape(x, [B, S, H]))
+      let x = embeddings(p, dims, inputIds, tokenTypeIds, pHidden, rng) // [N, H]
+      if (opts.outputHiddenStates) hidden.push(tf.reshape(x, [B, S, dims.H]))
 
       // Additive key mask [B, 1, 1, S]: 0 for real tokens, float32 min for padding.
-      const maskAdd = tf.reshape(tf.mul(tf.sub(1, tf.cast(attentionMask, 'float32')), MASK_VALUE), [B, 1, 1, S])
-      const scale = 1 / Math.sqrt(d)
-
+      const maskAdd = tf.reshape(tf.mul(tf.sub(1, tf.cast(attentionMask, 'float32')), MASK_VALUE), [B, 1, 1, S]) as tf.Tensor4D
       for (let l = 0; l < c.numHiddenLayers; l++) {
-        const L = this.layer(l)
-        // Q pre-scaled by 1/√d ([B, h, S, d]); K produced directly as K^T ([B, h, d, S]) so the
-        // score product needs no transposed operand.
-        const q = tf.transpose(tf.reshape(dense(x, L.q), [B, S, nH, d]), [0, 2, 1, 3])
-        const kT = tf.transpose(tf.reshape(dense(x, L.k), [B, S, nH, d]), [0, 2, 3, 1])
-        const v = tf.transpose(tf.reshape(dense(x, L.v), [B, S, nH, d]), [0, 2, 1, 3])
-        const scores = tf.add(tf.matMul(tf.mul(q, scale), kT), maskAdd) // [B, h, S, S]
-        let probs = tf.softmax(scores) as tf.Tensor4D
-        probs = dropout(probs, pA, rng) as tf.Tensor4D
-        if (opts.outputAttentions) attentions.push(probs)
-        const ctx = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [N, H]) // [N, H]
-        const attnOut = dropout(dense(ctx, L.ao), pH, rng)
-        const a = layerNorm(tf.add(attnOut, x), L.aln[0], L.aln[1], eps)
-        const inter = gelu(dense(a, L.i)) // [N, I]
-        const out = dropout(dense(inter, L.o), pH, rng)
-        x = layerNorm(tf.add(out, a), L.oln[0], L.oln[1], eps) as tf.Tensor2D
-        if (opts.outputHiddenStates) hidden.push(tf.reshape(x, [B, S, H]))
+        const prefix = `bert.encoder.layer.${l}`
+        const attention = selfAttention(p, `${prefix}.attention.self`, dims, x, maskAdd, pAttention, rng)
+        if (opts.outputAttentions) attentions.push(attention.probs)
+        const a = addAndNorm(p, `${prefix}.attention.output`, dims, attention.context, x, pHidden, rng) // [N, H]
+        const intermediate = gelu(linear(p, `${prefix}.intermediate.dense`, a)) as tf.Tensor2D // [N, I]
+        x = addAndNorm(p, `${prefix}.output`, dims, intermediate, a, pHidden, rng) // [N, H]
+        if (opts.outputHiddenStates) hidden.push(tf.reshape(x, [B, S, dims.H]))
       }
 
-      const pC = training ? (c.classifierDropout ?? c.hiddenDropoutProb) : 0
-      const seq = dropout(x, pC, rng)
+      const pClassifier = training ? (c.classifierDropout ?? c.hiddenDropoutProb) : 0
+      const sequence = dropout(x, pClassifier, rng) // [N, H]
       const logits: Record<string, tf.Tensor3D> = {}
       for (const h of headNames) {
         const n = headParamNames(h)
-        const numLabels = this.heads.get(h)!.labels.length
-        logits[h] = tf.reshape(dense(seq, [this.v(n.weight), this.v(n.bias)]), [B, S, numLabels])
+        logits[h] = tf.reshape(dense(sequence, [p(n.weight), p(n.bias)]), [B, S, this.heads.get(h)!.labels.length]) // [B, S, C]
       }
       const result: BertOutput = { logits }
       if (opts.outputHiddenStates) result.hiddenStates = hidden
@@ -323,64 +271,53 @@ function initTensor(name: string, shape: number[], c: BertConfig, rng: Rng): tf.
   return tf.tensor(data, shape, 'float32')
 }
 
-/** x [N, in] · W [in, out] + b through the fused (XNNPACK, bias-in-kernel) path. */
-export function dense(x: tf.Tensor, [w, b]: [tf.Tensor, tf.Tensor]): tf.Tensor2D {
-  return tf.fused.matMul({ a: x as tf.Tensor2D, b: w as tf.Tensor2D, bias: b }) as tf.Tensor2D
+
+// ---- the blocks of BertModel, by HF module name ------------------------------------------------
+
+type Param = (name: string) => tf.Tensor
+interface Dims {
+  B: number
+  S: number
+  H: number
+  nH: number
+  eps: number
 }
 
-/**
- * LayerNorm over the last axis with biased variance, as torch. The gradient is written out
- * (dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)), ĝ = dy·γ) instead of differentiating the ~10 ops of
- * the forward: about half the kernels in the backward pass.
- */
-export function layerNorm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, eps: number): tf.Tensor {
-  const f = tf.customGrad(((xIn: tf.Tensor, g: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
-    const mean = tf.mean(xIn, -1, true)
-    const xc = tf.sub(xIn, mean)
-    const rstd = tf.rsqrt(tf.add(tf.mean(tf.square(xc), -1, true), eps)) // [..., 1]
-    const xhat = tf.mul(xc, rstd)
-    save([xhat, rstd, g])
-    return {
-      value: tf.add(tf.mul(xhat, g), b),
-      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xh, rs, gm] = saved
-        const d = dy as tf.Tensor
-        const lead = d.shape.slice(0, -1).map((_, i) => i)
-        const dxhat = tf.mul(d, gm)
-        const m1 = tf.mean(dxhat, -1, true)
-        const m2 = tf.mean(tf.mul(dxhat, xh), -1, true)
-        const dx = tf.mul(tf.sub(tf.sub(dxhat, m1), tf.mul(xh, m2)), rs)
-        return [dx, tf.sum(tf.mul(d, xh), lead), tf.sum(d, lead)]
-      },
-    }
-  }) as unknown as Parameters<typeof tf.customGrad>[0])
-  return f(x, gamma, beta)
+/** `name`.weight [in, out] and `name`.bias applied to x [N, in]. */
+function linear(p: Param, name: string, x: tf.Tensor): tf.Tensor2D {
+  return dense(x, [p(`${name}.weight`), p(`${name}.bias`)])
 }
 
-const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI)
-
-/**
- * Exact GELU: x·Φ(x) = 0.5·x·(1 + erf(x/√2)); gradient Φ(x) + x·φ(x) written out (Φ saved from
- * the forward) rather than differentiated through erf.
- */
-export function gelu(x: tf.Tensor): tf.Tensor {
-  const f = tf.customGrad(((xIn: tf.Tensor, save: tf.GradSaveFunc) => {
-    const cdf = tf.mul(tf.add(tf.erf(tf.mul(xIn, Math.SQRT1_2)), 1), 0.5)
-    save([xIn, cdf])
-    return {
-      value: tf.mul(xIn, cdf),
-      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const [xs, c] = saved
-        const pdf = tf.mul(tf.exp(tf.mul(tf.square(xs), -0.5)), INV_SQRT_2PI)
-        return [tf.mul(dy as tf.Tensor, tf.add(c, tf.mul(xs, pdf)))]
-      },
-    }
-  }) as unknown as Parameters<typeof tf.customGrad>[0])
-  return f(x)
+/** BertEmbeddings: LN(word[ids] + position[0..S) + token_type[types]), then dropout. [N, H] */
+function embeddings(p: Param, { B, S, H, eps }: Dims, inputIds: tf.Tensor2D, tokenTypeIds: tf.Tensor2D | undefined, pHidden: number, rng: Rng | null): tf.Tensor2D {
+  const N = B * S
+  const words = tf.gather(p('bert.embeddings.word_embeddings.weight'), tf.reshape(tf.cast(inputIds, 'int32'), [N])) // [N, H]
+  const positions = tf.slice(p('bert.embeddings.position_embeddings.weight'), [0, 0], [S, H]) // [S, H]
+  const typeTable = p('bert.embeddings.token_type_embeddings.weight')
+  const types = tokenTypeIds
+    ? tf.gather(typeTable, tf.reshape(tf.cast(tokenTypeIds, 'int32'), [N])) // [N, H]
+    : tf.slice(typeTable, [0, 0], [1, H]) // [1, H]: every token has type 0
+  const sum = tf.add(tf.reshape(tf.add(tf.reshape(words, [B, S, H]), positions), [N, H]), types) // [N, H]
+  // Kept 2-D [N, H] from here on, so every dense layer is a single XNNPACK matmul.
+  return dropout(layerNorm(sum, p('bert.embeddings.LayerNorm.weight'), p('bert.embeddings.LayerNorm.bias'), eps), pHidden, rng) as tf.Tensor2D
 }
 
-/** Inverted dropout with a mask from our seeded stream; identity when p = 0 or rng is null. */
-export function dropout(x: tf.Tensor, p: number, rng: Rng | null): tf.Tensor {
-  if (!rng || p <= 0) return x
-  return tf.mul(x, tf.tensor(dropoutMask(x.size, p, rng), x.shape, 'float32'))
+/** BertSelfAttention: softmax(Q·Kᵀ/√d + mask)·V per head; probs after dropout, as HF returns them. */
+function selfAttention(p: Param, name: string, { B, S, H, nH }: Dims, x: tf.Tensor2D, maskAdd: tf.Tensor4D, pAttention: number, rng: Rng | null): { context: tf.Tensor2D; probs: tf.Tensor4D } {
+  const d = H / nH
+  const heads = (t: tf.Tensor2D) => tf.reshape(t, [B, S, nH, d]) // [B, S, h, d]
+  const q = tf.transpose(heads(linear(p, `${name}.query`, x)), [0, 2, 1, 3]) // [B, h, S, d]
+  // K produced directly as Kᵀ, so the score product needs no transposed operand.
+  const kT = tf.transpose(heads(linear(p, `${name}.key`, x)), [0, 2, 3, 1]) // [B, h, d, S]
+  const v = tf.transpose(heads(linear(p, `${name}.value`, x)), [0, 2, 1, 3]) // [B, h, S, d]
+  const scores = tf.add(tf.matMul(tf.mul(q, 1 / Math.sqrt(d)), kT), maskAdd) // [B, h, S, S]
+  const probs = dropout(tf.softmax(scores), pAttention, rng) as tf.Tensor4D // [B, h, S, S]
+  const context = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B * S, H]) as tf.Tensor2D // [N, H]
+  return { context, probs }
+}
+
+/** BertSelfOutput / BertOutput: LN(residual + dropout(dense(x))). [N, H] */
+function addAndNorm(p: Param, name: string, { eps }: Dims, x: tf.Tensor2D, residual: tf.Tensor2D, pHidden: number, rng: Rng | null): tf.Tensor2D {
+  const out = dropout(linear(p, `${name}.dense`, x), pHidden, rng) // [N, H]
+  return layerNorm(tf.add(out, residual), p(`${name}.LayerNorm.weight`), p(`${name}.LayerNorm.bias`), eps) as tf.Tensor2D
 }

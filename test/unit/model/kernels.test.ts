@@ -3,7 +3,8 @@
 
 import * as tf from '@tensorflow/tfjs-core'
 import { useBackend } from '@core/model/backend'
-import { BertTokenClassifier, gelu, layerNorm, makeBertConfig } from '@core/model/bert'
+import { BertTokenClassifier, makeBertConfig } from '@core/model/bert'
+import { gelu, layerNorm } from '@core/model/ops'
 import { stockKernels } from '@core/model/kernels'
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
