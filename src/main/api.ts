@@ -8,8 +8,6 @@ import {
   contract,
   parseRequest,
   type Channel,
-  type EventName,
-  type EventPayloads,
   type FileImportResult,
   type ImportResult,
   type IpcErrorShape,
@@ -22,53 +20,10 @@ import { CorpusError } from '../core/corpus/errors'
 import { cancelJob, finishJob, runningJobs, startJob, throttle } from './jobs'
 import { writeFileAtomic } from '../core/fs/atomic'
 import { isStoreError, StoreError, type Workspace } from '../core/store'
-import type { ModelHost } from '../host/client'
 import { createModelHandlers } from './models'
-import type { DefaultModelFinder } from './models/default-model'
+import type { DispatchResult, HandlerContext, Handlers, RequestPayload } from './handlers'
 
-export interface HandlerContext {
-  /** The open workspace (the shell keeps exactly one open). */
-  workspace: () => Workspace
-  /** Opens `path` (default: defaultWorkspacePath), closes the previous one, and returns it. */
-  openWorkspace(path?: string): Workspace
-  emit<E extends EventName>(event: E, payload: EventPayloads[E]): void
-  dialogs: {
-    openCorpusFiles(): Promise<string[]>
-    saveExport(format: CorpusFormat): Promise<string | null>
-    /** Chooses a workspace file, an existing one or a new one (dialog:chooseWorkspace); null when cancelled. */
-    chooseWorkspace?(purpose: 'open' | 'create'): Promise<string | null>
-    /** Chooses an HF checkpoint folder (dialog:openModelFolder); null when cancelled. */
-    openModelFolder?(): Promise<string | null>
-  }
-  /**
-   * Where model work runs (tagging, training, retraining, distillation, comparison): a separate
-   * process. Electron: utilityProcess (src/main/index.ts); plain Node (tests, the e2e harness):
-   * `createNodeModelHost()` from src/host/node.ts. Without it the model channels fail.
-   */
-  modelHost?: ModelHost
-  /**
-   * Where the default model that ships with the app is (findDefaultModel from
-   * core/model/default-model.ts). When set, the workspace open when the table is built and every
-   * one opened later get a copy of it if they have no model (src/main/models/default-model.ts).
-   * Unset (most tests): workspaces start without a model.
-   */
-  findDefaultModel?: DefaultModelFinder
-  user: string
-  defaultWorkspacePath: string
-  /**
-   * When true (the Electron shell), file paths in requests must have come back from this session's
-   * own dialogs, so a compromised renderer cannot read or overwrite arbitrary files.
-   */
-  restrictPathsToDialogs?: boolean
-}
-
-/** A request after validation (zod output: defaults applied, strings trimmed). */
-export type RequestPayload<C extends Channel> = z.output<(typeof contract)[C]['request']>
-
-export type Handlers = { [C in Channel]: (req: RequestPayload<C>) => Promise<ResponseOf<C>> }
-
-/** What crosses IPC / Playwright bindings: plain data, never a thrown Error. */
-export type DispatchResult<T> = { ok: true; value: T } | { ok: false; error: IpcErrorShape }
+export type { DispatchResult, HandlerContext, Handlers, RequestPayload } from './handlers'
 
 /** Formats written as one file per document (brat: a .txt/.ann pair): the export path is a folder. */
 export const FOLDER_FORMATS: readonly CorpusFormat[] = ['brat', 'text']

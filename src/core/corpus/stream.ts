@@ -19,7 +19,7 @@ import { BIOC_JSON_TAIL, BIOC_XML_TAIL, biocJsonDocument, biocJsonHead, biocXmlD
 import { ConllParser } from './conll'
 import { detectFormat } from './detect'
 import { CorpusError, type IssueLog } from './errors'
-import { readCorpusFile, type CorpusReadOptions, type WriteCorpusOptions } from './index'
+import { readCorpusFile, type CorpusReadOptions, type WriteCorpusOptions } from './files'
 import { PubmedArticleReader } from './pubmed-xml'
 import { PubtatorParser, writePubtator } from './pubtator'
 import { writeConll } from './conll'

@@ -6,7 +6,7 @@ import { ADAPT_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelAdaptResult } from '@shared/ipc'
 import { documentLines, wordCount } from '../../core/pretrain/text'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { configOf, type ModelRuntime, plural, toInfo } from './runtime'
 
 /** "<base> adapted to <workspace>", within the registry's 100 characters. */

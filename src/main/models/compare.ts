@@ -1,7 +1,7 @@
 // compare:run: accuracy, size and speed of models on the same gold documents.
 import type { ComparisonReport, ComparisonRow } from '@shared/ipc'
 import { isStoreError, StoreError } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { pickScores, type ModelRuntime } from './runtime'
 
 export function compareHandlers(rt: ModelRuntime): Pick<Handlers, 'compare:run'> {

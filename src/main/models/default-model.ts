@@ -21,7 +21,9 @@ import type { ModelRecord, Workspace } from '../../core/store'
 import { configOf, type ModelRuntime, toInfo } from './runtime'
 
 /** Where the default model is (FASTBIONER_DEFAULT_MODEL, the installation, the checkout), or why not. */
-export type DefaultModelFinder = () => { dir: string | null; searched: string[] }
+import type { DefaultModelFinder } from '../handlers'
+
+export type { DefaultModelFinder }
 
 export const MODEL_CARD_FILE = 'MODEL_CARD.md'
 

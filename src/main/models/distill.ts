@@ -3,7 +3,7 @@
 import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
 import { isStoreError, StoreError } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start'> {

@@ -6,7 +6,7 @@
 // workspace, chooses the checkpoint folders (<workspace folder>/models/<name>/), and writes results
 // in its own transactions. The host never opens the database.
 import type { ModelInfo } from '@shared/ipc'
-import type { HandlerContext, Handlers } from '../api'
+import type { HandlerContext, Handlers } from '../handlers'
 import { adaptHandlers } from './adapt'
 import { compareHandlers } from './compare'
 import { defaultModelInstaller } from './default-model'

@@ -4,7 +4,7 @@ import { TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelImportResult } from '@shared/ipc'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { StoreError } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { configOf, type ModelRuntime, toInfo } from './runtime'
 
 export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info' | 'models:list' | 'dialog:openModelFolder' | 'models:import' | 'models:setActive' | 'models:delete'> {

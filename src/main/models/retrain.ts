@@ -3,7 +3,7 @@
 import { RETRAIN_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { RetrainResult } from '@shared/ipc'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { configOf, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start' | 'retrain:decide'> {

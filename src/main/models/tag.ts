@@ -3,7 +3,7 @@
 import type { TagResult } from '@shared/ipc'
 import { throttle } from '../jobs'
 import { isStoreError, StoreError } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { plural, TAG_CHUNK, type ModelRuntime } from './runtime'
 
 export function tagHandlers(rt: ModelRuntime): Pick<Handlers, 'tag:run' | 'suggestions:accept' | 'suggestions:reject' | 'suggestions:acceptAbove' | 'review:queue'> {

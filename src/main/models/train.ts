@@ -1,7 +1,7 @@
 // models:train: a new teacher on the labelled documents, from scratch or from a model's encoder.
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
-import type { Handlers } from '../api'
+import type { Handlers } from '../handlers'
 import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> {

@@ -1,0 +1,55 @@
+// The types of the handler table, apart from its implementation (api.ts), so that the handler
+// files under models/ and the table that assembles them do not import each other.
+import type { z } from 'zod'
+import type { Channel, EventName, EventPayloads, IpcErrorShape, ResponseOf, contract } from '@shared/ipc'
+import type { CorpusFormat } from '@shared/domain'
+import type { Workspace } from '../core/store'
+import type { ModelHost } from '../host/client'
+
+/** Finds the default model that ships with the app (core/model/default-model.ts findDefaultModel). */
+export type DefaultModelFinder = () => { dir: string | null; searched: string[] }
+
+export interface HandlerContext {
+  /** The open workspace (the shell keeps exactly one open). */
+  workspace: () => Workspace
+  /** Opens `path` (default: defaultWorkspacePath), closes the previous one, and returns it. */
+  openWorkspace(path?: string): Workspace
+  emit<E extends EventName>(event: E, payload: EventPayloads[E]): void
+  dialogs: {
+    openCorpusFiles(): Promise<string[]>
+    saveExport(format: CorpusFormat): Promise<string | null>
+    /** Chooses a workspace file, an existing one or a new one (dialog:chooseWorkspace); null when cancelled. */
+    chooseWorkspace?(purpose: 'open' | 'create'): Promise<string | null>
+    /** Chooses an HF checkpoint folder (dialog:openModelFolder); null when cancelled. */
+    openModelFolder?(): Promise<string | null>
+  }
+  /**
+   * Where model work runs (tagging, training, retraining, distillation, comparison): a separate
+   * process. Electron: utilityProcess (src/main/index.ts); plain Node (tests, the e2e harness):
+   * `createNodeModelHost()` from src/host/node.ts. Without it the model channels fail.
+   */
+  modelHost?: ModelHost
+  /**
+   * Where the default model that ships with the app is (findDefaultModel from
+   * core/model/default-model.ts). When set, the workspace open when the table is built and every
+   * one opened later get a copy of it if they have no model (src/main/models/default-model.ts).
+   * Unset (most tests): workspaces start without a model.
+   */
+  findDefaultModel?: DefaultModelFinder
+  user: string
+  defaultWorkspacePath: string
+  /**
+   * When true (the Electron shell), file paths in requests must have come back from this session's
+   * own dialogs, so a compromised renderer cannot read or overwrite arbitrary files.
+   */
+  restrictPathsToDialogs?: boolean
+}
+
+/** A request after validation (zod output: defaults applied, strings trimmed). */
+export type RequestPayload<C extends Channel> = z.output<(typeof contract)[C]['request']>
+
+export type Handlers = { [C in Channel]: (req: RequestPayload<C>) => Promise<ResponseOf<C>> }
+
+/** What crosses IPC / Playwright bindings: plain data, never a thrown Error. */
+export type DispatchResult<T> = { ok: true; value: T } | { ok: false; error: IpcErrorShape }
+
