@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { compareModels, formatCompareTable } from '../../core/eval/compare'
-import { CliError, formatOpt, intOpt, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { checkHeadOption, CliError, formatOpt, intOpt, mapTypesHelp, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt } from './_ml'
 
 const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]
 
@@ -21,6 +21,9 @@ time reductions. Prints a table on standard output; --out writes the full report
   --rounds N          timed passes, per-document medians over them (default 1)
   --warmup N          untimed warm-up documents per model (default 3)
   --max-docs N        use only the first N gold (and timing) documents
+  --head NAME         score one head of every model (e.g. the NCBI head of a multi-task model on
+                      NCBI-disease); default: every head merged
+${mapTypesHelp(22)}
   --gold-format F, --timing-format F   formats when detection is not wanted
   -q, --quiet         no progress on standard error
   -h, --help          this text
@@ -58,6 +61,8 @@ export async function run(argv: string[]): Promise<number> {
       rounds: { type: 'string' },
       warmup: { type: 'string' },
       'max-docs': { type: 'string' },
+      head: { type: 'string' },
+      'map-types': { type: 'string', multiple: true },
       'gold-format': { type: 'string' },
       'timing-format': { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
@@ -73,7 +78,9 @@ export async function run(argv: string[]): Promise<number> {
     if (v.engine !== undefined && v.engine !== 'onnx' && v.engine !== 'tfjs') throw new CliError(`--engine must be onnx or tfjs, got '${v.engine}'`, 2)
     const quiet = v.quiet ?? false
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
-    let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet)).documents
+    for (const m of models) checkHeadOption(m, v.head)
+    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
+    let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)).documents
     let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined
     if (maxDocs !== undefined) {
       gold = gold.slice(0, maxDocs)
@@ -85,6 +92,7 @@ export async function run(argv: string[]): Promise<number> {
       engine: v.engine as 'onnx' | 'tfjs' | undefined,
       rounds: intOpt(v.rounds, '--rounds'),
       warmupDocs: intOpt(v.warmup, '--warmup', 0),
+      head: v.head,
       logger: quiet ? () => {} : (line) => process.stderr.write(line + '\n'),
     })
     process.stdout.write(formatCompareTable(report) + '\n')

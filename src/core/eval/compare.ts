@@ -42,6 +42,8 @@ export interface CompareOptions {
   maxLength?: number
   /** Display names (default: the directory names). */
   names?: string[]
+  /** Tag with this head of every model (default: every head merged). */
+  head?: string
   logger?: (line: string) => void
   /** Tests inject engines. */
   openEngine?: (dir: string, opts: OpenEngineOptions) => Promise<InferenceEngine>
@@ -149,8 +151,8 @@ async function loadForCompare(dir: string, name: string, opts: CompareOptions): 
 }
 
 /** One document through a model: its mentions and the pieces run. */
-async function tagOne(m: Loaded, doc: CorpusDocument, batchSize: number): Promise<TagResult> {
-  return (await m.tagger.tag([doc], { batchSize }))[0]
+async function tagOne(m: Loaded, doc: CorpusDocument, batchSize: number, head?: string): Promise<TagResult> {
+  return (await m.tagger.tag([doc], { batchSize, head }))[0]
 }
 
 export async function compareModels(modelDirs: readonly string[], goldDocs: readonly CorpusDocument[], opts: CompareOptions = {}): Promise<CompareReport> {
@@ -165,7 +167,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
     const batchSize = opts.batchSize ?? 64
     const rounds = Math.max(1, opts.rounds ?? 1)
     const warm = Math.min(timing.length, opts.warmupDocs ?? 3)
-    for (const m of models) for (let d = 0; d < warm; d++) await tagOne(m, timing[d], batchSize)
+    for (const m of models) for (let d = 0; d < warm; d++) await tagOne(m, timing[d], batchSize, opts.head)
 
     const times = models.map(() => timing.map(() => [] as number[]))
     const pieces = models.map(() => 0)
@@ -176,7 +178,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
         for (let k = 0; k < models.length; k++) {
           const i = (d + k) % models.length
           const t0 = performance.now()
-          const out = await tagOne(models[i], timing[d], batchSize)
+          const out = await tagOne(models[i], timing[d], batchSize, opts.head)
           times[i][d].push(performance.now() - t0)
           if (r === 0) {
             pieces[i] += out.pieces
@@ -186,7 +188,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
       }
     }
     if (!predFromTiming) {
-      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagOne(m, doc, batchSize)).mentions
+      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagOne(m, doc, batchSize, opts.head)).mentions
     }
     const reports: ModelReport[] = models.map((m, i) => {
       const ev = scoreByPosition(goldDocs, preds[i])

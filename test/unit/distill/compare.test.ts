@@ -83,4 +83,24 @@ describe('compareModels', () => {
     teacher.dispose()
     student.dispose()
   })
+
+  it('scores one head of a multi-head model when asked (the NCBI head on NCBI-disease)', async () => {
+    const docs = syntheticDocs(48, 1, 4, 'tr')
+    const gold = syntheticDocs(6, 2, 4, 'g')
+    const model = tinyModel(2, 5)
+    await train({ model, tokenizer, train: docs, epochs: 4, batchSize: 16, lr: 5e-3, maxLength: 32, seed: 1 })
+    // A second, untrained head for a type the gold does not annotate.
+    model.setHead('chem', ['O', 'B-Chemical', 'I-Chemical'], 3)
+    const dir = join(tmp, 'two-heads')
+    await saveCheckpoint(dir, model, tokenizer.vocab as string[], { lowercase: true, metadata: { training: { maxLength: 32, sentenceLevel: true } } })
+    const one = (await compareModels([dir], gold, { warmupDocs: 0, head: 'default', logger: () => {} })).models[0]
+    const merged = (await compareModels([dir], gold, { warmupDocs: 0, logger: () => {} })).models[0]
+    expect(one.f1).toBeCloseTo((await evaluate(model, tokenizer, gold, { maxLength: 32, head: 'default' })).overall.f1, 6)
+    expect(Object.keys(one.types)).toEqual(['Disease'])
+    // Merged, the untrained head adds Chemical false alarms: a head-blind compare would pass neither check.
+    expect(Object.keys(merged.types)).toContain('Chemical')
+    expect(merged.f1).toBeLessThan(one.f1)
+    expect(merged.f1).toBeCloseTo((await evaluate(model, tokenizer, gold, { maxLength: 32 })).overall.f1, 6)
+    model.dispose()
+  })
 })
