@@ -4,7 +4,7 @@ import { compareModels, type CompareReport } from '../../core/eval/compare'
 import { OnnxExportError } from '../../core/onnx/export'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
-import { CliError, formatOpt, intOpt, numOpt, parse, readCorpus, runCommand, writeJsonLine } from './_ml'
+import { checkHeadOption, CliError, formatOpt, intOpt, numOpt, parse, readCorpus, runCommand, writeJsonLine } from './_ml'
 
 const USAGE = `usage: fastbioner quantize --model DIR --out DIR2 [--calibrate FILE] [options]
 
@@ -26,6 +26,8 @@ goes to standard error, a JSON line to standard output.
   --max-f1-drop P      with --calibrate: write nothing and exit 1 when the int8 F1 is more than
                        P points (0-100 scale) below the float F1
   --max-docs N         calibrate on the first N documents only
+  --head NAME          calibrate with this head only (a multi-task model on one corpus); default:
+                       every head merged
   --format F           format of --calibrate when detection is not wanted
   --bits 8|7           weight range: 8 = −127…127 (default); 7 = −63…63, for CPUs with AVX2
                        but no VNNI, whose u8×s8 multiply-adds can saturate at 8 bits
@@ -36,10 +38,11 @@ goes to standard error, a JSON line to standard output.
 exit codes: 0 done, 1 input/model problem or accuracy below --max-f1-drop, 2 usage error`
 
 /** The calibration summary stored in fastbioner.json (F1 on the 0-1 scale, as compare). */
-function calibrationSummary(path: string, r: CompareReport): Record<string, unknown> {
+function calibrationSummary(path: string, r: CompareReport, head: string | undefined): Record<string, unknown> {
   const [f, q] = r.models
   return {
     file: path,
+    head: head ?? null,
     documents: r.goldDocuments,
     float: { f1: f.f1, precision: f.precision, recall: f.recall, tokensPerSecond: f.tokensPerSecond, medianMs: f.latency.medianMs, bytes: f.bytes, engine: f.engine },
     int8: { f1: q.f1, precision: q.precision, recall: q.recall, tokensPerSecond: q.tokensPerSecond, medianMs: q.latency.medianMs, bytes: q.bytes, engine: q.engine },
@@ -57,6 +60,7 @@ export async function run(argv: string[]): Promise<number> {
       calibrate: { type: 'string' },
       'max-f1-drop': { type: 'string' },
       'max-docs': { type: 'string' },
+      head: { type: 'string' },
       format: { type: 'string' },
       bits: { type: 'string' },
       'float-embeddings': { type: 'boolean' },
@@ -73,6 +77,8 @@ export async function run(argv: string[]): Promise<number> {
     const maxDrop = numOpt(v['max-f1-drop'], '--max-f1-drop', (n) => n >= 0, 'a number of F1 points >= 0')
     if (maxDrop !== undefined && v.calibrate === undefined) throw new CliError('--max-f1-drop needs --calibrate', 2)
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
+    if (v.head !== undefined && v.calibrate === undefined) throw new CliError('--head needs --calibrate', 2)
+    checkHeadOption(v.model, v.head)
     const quiet = v.quiet ?? false
     const say = (line: string) => {
       if (!quiet) process.stderr.write(line + '\n')
@@ -93,8 +99,8 @@ export async function run(argv: string[]): Promise<number> {
         check: calibration
           ? async (tmp) => {
               say(`calibrating on ${calibration!.length} documents of ${v.calibrate} (float and int8, same run)…`)
-              const report = await compareModels([v.model!, tmp], calibration!, { names: ['float32', 'int8'], logger: quiet ? () => {} : say })
-              const summary = calibrationSummary(v.calibrate!, report)
+              const report = await compareModels([v.model!, tmp], calibration!, { names: ['float32', 'int8'], head: v.head, logger: quiet ? () => {} : say })
+              const summary = calibrationSummary(v.calibrate!, report, v.head)
               const drop = summary.f1DropPoints as number
               say(`calibration: F1 float ${(report.models[0].f1 * 100).toFixed(2)} → int8 ${(report.models[1].f1 * 100).toFixed(2)} (${drop >= 0 ? '−' : '+'}${Math.abs(drop).toFixed(2)} points), ${(summary.speedup as number).toFixed(2)}× tokens/s, ${(summary.bytesRatio as number).toFixed(2)}× bytes`)
               if (maxDrop !== undefined && drop > maxDrop) {

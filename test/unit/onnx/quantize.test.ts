@@ -292,10 +292,14 @@ describe('quantizeModelFolder', () => {
     let code: number
     let usage: number
     let again: number
+    let headWithoutCalibration: number
+    let unknownHead: number
     try {
       code = await quantizeCli(['--model', dir, '--out', out, '--bits', '7'])
       usage = await quantizeCli(['--model', dir, '--out', join(root, 'x'), '--max-f1-drop', '1'])
       again = await quantizeCli(['--model', dir, '--out', out])
+      headWithoutCalibration = await quantizeCli(['--model', dir, '--out', join(root, 'y'), '--head', 'default'])
+      unknownHead = await quantizeCli(['--model', dir, '--out', join(root, 'z'), '--calibrate', 'gold.tsv', '--head', 'nope'])
     } finally {
       process.stdout.write = origOut
       process.stderr.write = origErr
@@ -307,5 +311,9 @@ describe('quantizeModelFolder', () => {
     expect(summary.onnxBytes).toBe(statSync(join(out, 'model.onnx')).size)
     expect(usage).toBe(2)
     expect(again).toBe(1)
+    // --head picks the calibration head: a usage error without --calibrate or for a head the model lacks.
+    expect(headWithoutCalibration).toBe(2)
+    expect(unknownHead).toBe(2)
+    expect(existsSync(join(root, 'y')) || existsSync(join(root, 'z'))).toBe(false)
   })
 })
