@@ -131,7 +131,8 @@ export async function run(argv: string[]): Promise<number> {
       flag: '--out',
       kind: 'checkpoint',
       inputs: [trainPath, v.dev, v.init, ...taskSpecs.flatMap((t) => [t.train, t.dev])],
-      replace: v.overwrite,
+      // --resume continues the model that is there (the run checks its optimizer state).
+      replace: v.overwrite || resume,
       replaceFlag: '--overwrite',
     })
 

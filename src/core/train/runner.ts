@@ -285,25 +285,31 @@ export async function runTraining(o: RunnerOptions): Promise<RunResult> {
 
 export const OPTIMIZER_FILE = 'optimizer.safetensors'
 
-/** Writes the AdamW moments and the save point to dir/optimizer.safetensors (atomically). */
-export function saveOptimizerState(dir: string, s: OptimizerState, p: SavePoint, extra: Record<string, string> = {}): void {
+/**
+ * Writes the AdamW moments and the save point to dir/optimizer.safetensors (atomically), and
+ * `params`: trained values that are not part of the checkpoint (distillation's projections W).
+ */
+export function saveOptimizerState(dir: string, s: OptimizerState, p: SavePoint, extra: Record<string, string> = {}, params?: ReadonlyMap<string, Float32Array>): void {
   const tensors = new Map<string, TensorToWrite>()
   for (const [n, m] of s.m) tensors.set(`m.${n}`, { shape: [m.length], data: m })
   for (const [n, v] of s.v) tensors.set(`v.${n}`, { shape: [v.length], data: v })
+  for (const [n, x] of params ?? []) tensors.set(`p.${n}`, { shape: [x.length], data: x })
   writeSafetensors(join(dir, OPTIMIZER_FILE), tensors, { ...extra, step: String(s.step), save_point: JSON.stringify(p) })
 }
 
 /** Reads dir/optimizer.safetensors; null when there is none. */
-export function loadOptimizerState(dir: string): { state: OptimizerState; point: SavePoint; metadata: Record<string, string> } | null {
+export function loadOptimizerState(dir: string): { state: OptimizerState; point: SavePoint; metadata: Record<string, string>; params: Map<string, Float32Array> } | null {
   const path = join(dir, OPTIMIZER_FILE)
   if (!existsSync(path)) return null
   const f = readSafetensors(path)
   const m = new Map<string, Float32Array>()
   const v = new Map<string, Float32Array>()
+  const params = new Map<string, Float32Array>()
   for (const [name, t] of f.tensors) {
     if (!(t.data instanceof Float32Array)) throw new Error(`${path}: ${name} is not float32`)
     if (name.startsWith('m.')) m.set(name.slice(2), t.data)
     else if (name.startsWith('v.')) v.set(name.slice(2), t.data)
+    else if (name.startsWith('p.')) params.set(name.slice(2), t.data)
   }
   const step = Number(f.metadata.step)
   let point: SavePoint
@@ -313,7 +319,7 @@ export function loadOptimizerState(dir: string): { state: OptimizerState; point:
     throw new Error(`${path}: no save point in the metadata (not written by fastbioner?)`)
   }
   if (!Number.isInteger(step) || step !== point.step) throw new Error(`${path}: step ${f.metadata.step} does not match its save point`)
-  return { state: { step, m, v }, point, metadata: f.metadata }
+  return { state: { step, m, v }, point, metadata: f.metadata, params }
 }
 
 export function readJsonIfExists(path: string): unknown {

@@ -38,6 +38,18 @@ describe('CLI: train → tag → eval → encode', () => {
     expect(summary.tokens_per_second).toBeGreaterThan(0)
     for (const f of ['config.json', 'vocab.txt', 'model.safetensors', 'fastbioner.json']) expect(existsSync(join(model, f))).toBe(true)
 
+    // --resume continues the run in --out (one more epoch), although the folder holds a model.
+    const more = await capture(() =>
+      trainCmd([
+        '--resume', '--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--out', model,
+        '--epochs', '4', '--seed', '1', '--batch-size', '16', '--lr', '2e-3', '--max-length', '32', '-q',
+      ]),
+    )
+    expect(more.code).toBe(0)
+    const resumed = JSON.parse(more.out)
+    expect(resumed.resumed_after_epoch).toBe(summary.best_epoch)
+    expect(resumed.epochs.map((e: { epoch: number }) => e.epoch)).toEqual(Array.from({ length: 4 - summary.best_epoch }, (_, i) => summary.best_epoch + 1 + i))
+
     const predPath = join(tmp, 'pred.json')
     const tg = await capture(() => tagCmd(['--model', model, '--in', join(FIX, 'dev.pubtator'), '--out', predPath, '--format', 'bioc']))
     expect(tg.code).toBe(0)
