@@ -102,8 +102,6 @@ interface Stage {
   resumeArgs?: string[]
   /** The file an interrupted run leaves when it can be resumed. */
   resumeMarker?: string
-  /** No resume: an interrupted run's partial output (in the recipe's own folder) is cleared and the stage starts over. */
-  restartable?: boolean
 }
 
 async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
@@ -114,11 +112,7 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   }
   if (opts.stages && !opts.stages.has(stage.name)) throw new Error(`stage ${stage.name} has not run; it is needed (add it to --stages)`)
   const resuming = stage.resumeArgs !== undefined && stage.resumeMarker !== undefined && existsSync(join(stage.dir, stage.resumeMarker))
-  if (!resuming && nonEmpty(stage.dir)) {
-    if (!stage.restartable) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
-    process.stderr.write(`[${stage.name}] an interrupted run left ${stage.dir}; starting the stage over\n`)
-    rmSync(stage.dir, { recursive: true, force: true })
-  }
+  if (!resuming && nonEmpty(stage.dir)) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
   const args = resuming ? stage.resumeArgs! : stage.args
   process.stderr.write(`[${stage.name}] ${resuming ? 'resuming' : 'starting'}: fastbioner ${args.join(' ')}\n`)
   mkdirSync(stage.dir, { recursive: true })
@@ -243,17 +237,13 @@ async function main(): Promise<void> {
 
   // (3) FastBioNER: the teacher distilled into a shallower student, on the same three corpora.
   const studentDir = join(opts.out, '3-student')
+  const studentArgs = [
+    'distill', '--teacher', teacherDir, '--layers', String(STUDENT.layers), '--kd', STUDENT.kd, ...taskArgs, '--out', studentDir, '--map-types', TYPE_MAP,
+    '--epochs', String(STUDENT.epochs), '--lr', String(STUDENT.lr), '--batch-size', String(STUDENT.batchSize), '--patience', String(STUDENT.patience),
+    '--seed', String(STUDENT.seed), '--cache-mb', String(STUDENT.cacheMb),
+  ]
   const student = await runStage(
-    {
-      name: 'student',
-      dir: studentDir,
-      args: [
-        'distill', '--teacher', teacherDir, '--layers', String(STUDENT.layers), '--kd', STUDENT.kd, ...taskArgs, '--out', studentDir, '--map-types', TYPE_MAP,
-        '--epochs', String(STUDENT.epochs), '--lr', String(STUDENT.lr), '--batch-size', String(STUDENT.batchSize), '--patience', String(STUDENT.patience),
-        '--seed', String(STUDENT.seed), '--cache-mb', String(STUDENT.cacheMb),
-      ],
-      restartable: true,
-    },
+    { name: 'student', dir: studentDir, args: studentArgs, resumeArgs: [...studentArgs, '--resume'], resumeMarker: 'optimizer.safetensors' },
     opts,
   )
   const choice = chooseShipped(teacher, student)

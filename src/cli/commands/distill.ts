@@ -61,6 +61,8 @@ ${mapTypesHelp(25)}
   --warmup-ratio X, --weight-decay X, --max-length N, --max-steps N   as for 'fastbioner train'
   --seed N               default ${TRAIN_DEFAULTS.seed}
   --patience N           stop after N epochs without a devel F1 improvement (default: never)
+  --resume               continue the run saved in --out (student, optimizer state, projections),
+                         with the same options it was started with
   --threads N            onnxruntime intra-op threads of the trainer (default: all cores)
   --quantize             last step: also write the student's int8 version (see 'fastbioner
                          quantize') to --quantize-out (default <out>-int8), calibrated on the
@@ -115,6 +117,7 @@ export async function run(argv: string[]): Promise<number> {
       seed: { type: 'string' },
       patience: { type: 'string' },
       threads: { type: 'string' },
+      resume: { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
     })
@@ -139,7 +142,8 @@ export async function run(argv: string[]): Promise<number> {
       flag: '--out',
       kind: 'checkpoint',
       inputs: [...teacherDirs, v.train, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])],
-      replace: v.overwrite,
+      // --resume continues the student that is there (the run checks its optimizer state).
+      replace: v.overwrite || v.resume,
       replaceFlag: '--overwrite',
     })
     const oneOf = <T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined => {
@@ -245,6 +249,7 @@ export async function run(argv: string[]): Promise<number> {
         maxSteps: intOpt(v['max-steps'], '--max-steps'),
         seed: intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed,
         patience: intOpt(v.patience, '--patience'),
+        resume: v.resume ?? false,
         threads: intOpt(v.threads, '--threads'),
         onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
         onProgress,
@@ -303,6 +308,7 @@ export async function run(argv: string[]): Promise<number> {
       best_dev_f1: res.bestDevF1,
       cancelled: res.cancelled,
       stopped_early: res.stoppedEarly,
+      resumed_after_epoch: res.resumedAfterEpoch,
       trainer: res.trainer,
       trainer_reason: res.trainerReason,
       tokens_per_second: res.tokensPerSecond,

@@ -17,6 +17,7 @@
 // Once a loss weight is 0 (dynamic mode after s/G ≥ 1 − b) neither the teacher targets nor
 // the student's hidden states/attentions are computed.
 
+import { join } from 'node:path'
 import type * as tf from '@tensorflow/tfjs-core'
 import type { CorpusDocument } from '../../shared/domain'
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
@@ -29,7 +30,7 @@ import type { BatchableExample, HostBatch } from '../train/batching'
 import { evaluateHeads, type RunSettings, type TrainingMetadata } from '../train/loop'
 import type { TrainerEngine } from '../train/engine'
 import { runOptimizer } from '../train/optimizer'
-import { runTraining, type DevScores, type RunProgress, type RunResult } from '../train/runner'
+import { loadOptimizerState, OPTIMIZER_FILE, runTraining, saveOptimizerState, type ResumePoint, type RunProgress, type RunResult, type SavePoint } from '../train/runner'
 import { openDistillEngine, type DistillEngine, type DistillStepInputs } from './engine'
 import { softTargets } from './losses'
 import { checkLayerPairs, defaultLayerPairs, featurePairs, type LayerPair } from './mapping'
@@ -126,6 +127,11 @@ export interface DistillOptions extends RunSettings {
   onProgress?: (p: DistillProgress) => void
   /** Problems worth telling the user that do not stop the run (default: ignored). */
   onWarning?: (message: string) => void
+  /**
+   * Continue the run saved in outDir (the student already loaded from it by the caller): the
+   * optimizer state, the projections W and the save point beside the checkpoint are read back.
+   */
+  resume?: boolean
 }
 
 export interface StepRecord {
@@ -172,6 +178,8 @@ export interface DistillResult {
   /** Engine that trained ('onnxruntime-cpu', 'tfjs-wasm', …) and why. */
   trainer: string
   trainerReason: string
+  /** Epoch the run resumed after, when it resumed. */
+  resumedAfterEpoch: number | null
   teachers: Array<{ name: string; engine: string; reason: string; cached: boolean; cacheBytes: number; buildSeconds: number; pairs: LayerPair[] }>
 }
 
@@ -348,6 +356,18 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
     sc.hiddenSize,
     teachers.map((t, k) => ({ hiddenSize: t.model.config.hiddenSize, numAttentionHeads: t.model.config.numAttentionHeads, pairs: pairs[k], hidden: needsAll[k].hidden, attentions: needsAll[k].attentions })),
   )
+  let resume: ResumePoint | undefined
+  if (opts.resume) {
+    if (!opts.outDir) throw new DistillError('resume needs the checkpoint directory (outDir) of the run to continue')
+    const saved = loadOptimizerState(opts.outDir)
+    if (!saved) throw new DistillError(`${opts.outDir}: no ${OPTIMIZER_FILE}, so there is no distillation run to resume`)
+    for (const [name, p] of features.projections) {
+      const value = saved.params.get(name)
+      if (!value || value.length !== p.init.length) throw new DistillError(`${join(opts.outDir, OPTIMIZER_FILE)}: no saved ${name}; it was not written by this distillation run`)
+      p.init = value
+    }
+    resume = { ...saved.point, bestEpoch: saved.point.epoch, bestDevF1: saved.point.dev?.f1 ?? null, optimizer: saved.state }
+  }
   const lengths = data.perTask.map((ids) => ids.map((i) => data.examples[i].inputIds.length))
   // One corpus per batch (its head only); indices into data.examples.
   const planEpoch = (epoch: number) => planTaskBatches(lengths, { batchSize, seed, epoch, mix: opts.mix }).map((tb) => tb.indices.map((i) => data.perTask[tb.task][i]))
@@ -358,6 +378,8 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
 
   let engine: DistillEngine | null = null
   const records: StepRecord[] = []
+  /** Optimizer steps done (φ and the temperature follow it; a resumed run starts where it stopped). */
+  let stepIndex = resume?.step ?? 0
   let teacherMs = 0
   let tokensPerSecond = 0
   const teacherInfo = teachers.map((t, k) => ({
@@ -409,8 +431,9 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
     }
   }
 
-  const save = async (epoch: number, step: number, dev: DevScores | null): Promise<string | null> => {
+  const save = async (point: SavePoint): Promise<string | null> => {
     if (!opts.outDir) return null
+    const { epoch, step, dev } = point
     const first = tasks[0]
     const training: TrainingMetadata = {
       head: first.name,
@@ -447,6 +470,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
       lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
       metadata: { ...opts.checkpoint?.metadata, training, distillation },
     })
+    saveOptimizerState(opts.outDir, engine!.optimizerState(), point, { trainer: engine!.trainer }, engine!.projectionValues())
     return opts.outDir
   }
 
@@ -473,7 +497,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
       trainer: distillEngine.trainer,
       reason: distillEngine.reason,
       async step(host, _labels, stepSeed) {
-        const s = records.length
+        const s = stepIndex++
         const ti = data.task[host.indices[0]]
         const { inputs, dispose } = await prepare(host, ti, s)
         try {
@@ -521,7 +545,8 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
             return mean
           }
         : undefined,
-      save: opts.outDir ? (point) => save(point.epoch, point.step, point.dev) : undefined,
+      save: opts.outDir ? save : undefined,
+      resume,
     })
     // The student object is the result: leave the latest weights in it.
     distillEngine.syncModel()
@@ -550,6 +575,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
     tokensPerSecond: run.tokensPerSecond,
     trainer: engine!.trainer,
     trainerReason: engine!.reason,
+    resumedAfterEpoch: resume ? resume.epoch : null,
     teachers: teacherInfo,
   }
 }

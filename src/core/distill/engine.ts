@@ -50,6 +50,8 @@ export interface DistillEngine {
   currentLr(): number
   /** Copies the engine's weights into the student model. */
   syncModel(): void
+  /** Current values of the learned projections W (not part of the student checkpoint). */
+  projectionValues(): Map<string, Float32Array>
   optimizerState(): OptimizerState
   loadOptimizerState(s: OptimizerState): void
   dispose(): Promise<void>
@@ -168,6 +170,9 @@ class OrtDistillEngine implements DistillEngine {
   syncModel(): void {
     copyParamsIntoModel(this.opts.student, this.params)
   }
+  projectionValues(): Map<string, Float32Array> {
+    return new Map([...this.opts.projections.keys()].map((n) => [n, this.params.get(n)!]))
+  }
   optimizerState(): OptimizerState {
     return this.optimizer.state()
   }
@@ -242,6 +247,9 @@ class TfjsDistillEngine extends TfjsEngineBase implements DistillEngine {
     }
   }
 
+  projectionValues(): Map<string, Float32Array> {
+    return new Map([...this.projections].map(([n, v]) => [n, v.dataSync() as Float32Array]))
+  }
   override async dispose(): Promise<void> {
     await super.dispose()
     for (const v of this.projections.values()) v.dispose()

@@ -9,7 +9,7 @@ import { loadCheckpoint } from '../model/checkpoint'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import { distill, DistillError, type DistillOptions, type DistillResult, type DistillTask } from './distill'
 import type { LayerPair } from './mapping'
-import { createStudent, type StudentOptions } from './student'
+import { createStudent, type Student, type StudentOptions } from './student'
 
 export interface DistillRunOptions extends Omit<DistillOptions, 'student' | 'teachers' | 'tokenizer' | 'tasks' | 'outDir'> {
   teacherDirs: string[]
@@ -49,6 +49,26 @@ export function taskLabels(teacher: BertTokenClassifier, task: DistillTask): str
   return buildLabelMap(types).labels
 }
 
+/** The student of an interrupted run, as its last save left it in outDir. */
+async function resumedStudent(outDir: string, layers: number): Promise<Student> {
+  let ck
+  try {
+    ck = await loadCheckpoint(outDir)
+  } catch (e) {
+    throw new DistillError(`${outDir}: no student to resume (${(e as Error).message})`)
+  }
+  const info = (ck.metadata as { student?: { layerMap?: number[]; inherited?: boolean } } | undefined)?.student
+  if (!info?.layerMap) {
+    ck.model.dispose()
+    throw new DistillError(`${outDir}: the checkpoint was not written by a distillation run; there is nothing to resume`)
+  }
+  if (ck.config.numHiddenLayers !== layers) {
+    ck.model.dispose()
+    throw new DistillError(`${outDir}: the student has ${ck.config.numHiddenLayers} layers, not ${layers}; resume with the options the run was started with`)
+  }
+  return { model: ck.model, layerMap: info.layerMap, inherited: info.inherited ?? false, sources: new Map() }
+}
+
 export async function distillCheckpoints(o: DistillRunOptions): Promise<DistillRunResult> {
   const log = o.log ?? (() => {})
   if (o.teacherDirs.length === 0) throw new DistillError('no teacher checkpoint given')
@@ -69,7 +89,7 @@ export async function distillCheckpoints(o: DistillRunOptions): Promise<DistillR
     if (!init) throw new DistillError(`initTeacher ${o.initTeacher} is not one of the ${loaded.length} teachers`)
     const heads: Record<string, string[]> = {}
     for (const t of o.tasks) heads[t.name] = taskLabels(init.model, t)
-    const student = createStudent(init.model, { layers: o.layers, width: o.width, heads, seed: o.seed })
+    const student = o.resume ? await resumedStudent(o.outDir, o.layers) : createStudent(init.model, { layers: o.layers, width: o.width, heads, seed: o.seed })
     const tokenizer = new WordPieceTokenizer(first.vocab, { lowercase: first.lowercase, source: `${first.dir}/vocab.txt` })
     log(
       `student: ${o.layers} layers × ${student.model.config.hiddenSize} (${(student.model.numParameters() / 1e6).toFixed(2)}M parameters), ` +

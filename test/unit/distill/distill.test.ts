@@ -15,6 +15,7 @@ import { AdamW } from '@core/train/optimizer'
 import { distill, lossWeights, type DistillOptions } from '@core/distill/distill'
 import { hiddenMse, maskedKl, realMask } from '@core/distill/losses'
 import { planTaskBatches } from '@core/distill/multitask'
+import { loadOptimizerState } from '@core/train/runner'
 import { distillCheckpoints } from '@core/distill/run'
 import { createStudent } from '@core/distill/student'
 import { labels, syntheticDocs, tinyModel, tokenizer } from './helpers'
@@ -280,5 +281,36 @@ describe('distillation trainers', () => {
     // The later steps depend on every earlier update: the curves moved.
     expect(ort.losses[5]).not.toBe(ort.losses[0])
     t2.dispose()
+  })
+})
+
+describe('distillation resume', () => {
+  it('a stopped run resumes from its last save (student, optimizer state, projections W) and continues the loss curve', async () => {
+    const narrow = () => createStudent(teacher, { layers: 2, width: { hiddenSize: 16, intermediateSize: 32, numAttentionHeads: 2 }, seed: 7 }).model
+    const opts = { kd: 'fixed' as const, epochs: 2, trainer: 'onnxruntime' as const, threads: 1, tasks: [{ name: 'default', train: trainDocs }] }
+    const full = narrow()
+    const a = await distill({ ...base(full), ...opts, outDir: join(tmp, 'kd-full') })
+    full.dispose()
+    const perEpoch = a.epochs[0].steps
+    expect(a.losses).toHaveLength(2 * perEpoch)
+
+    // Stopped at the end of epoch 1: its checkpoint and optimizer state are written.
+    const out = join(tmp, 'kd-stopped')
+    const ac = new AbortController()
+    const first = narrow()
+    const b = await distill({ ...base(first), ...opts, outDir: out, signal: ac.signal, onProgress: (e) => e.kind === 'step' && e.step === perEpoch && ac.abort() })
+    first.dispose()
+    expect(b.cancelled).toBe(true)
+    expect(loadOptimizerState(out)!.params.has('distill.teacher0.W_h')).toBe(true)
+
+    const ck = await loadCheckpoint(out)
+    const c = await distill({ ...base(ck.model), ...opts, outDir: out, resume: true })
+    ck.model.dispose()
+    expect(c.resumedAfterEpoch).toBe(1)
+    expect(c.steps).toBe(2 * perEpoch)
+    // The fixed-weight losses include the hidden-state MSE through W_h: a W_h restarted from its
+    // initial value, or φ/temperature restarted at step 0, would change them.
+    for (let i = 0; i < perEpoch; i++) expect(c.losses[i]).toBeCloseTo(a.losses[perEpoch + i], 4)
+    await expect(distill({ ...base(narrow()), ...opts, outDir: join(tmp, 'kd-none'), resume: true })).rejects.toThrow(/no optimizer\.safetensors/)
   })
 })
