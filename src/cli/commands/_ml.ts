@@ -1,13 +1,14 @@
-// Shared by the model commands (train, tag, eval, encode): argument parsing with usage errors,
-// corpus reading with readable errors, model loading, and mapping known errors to exit codes.
+// Shared by the commands: running one (options parsed, --help answered, known errors mapped to
+// exit codes), corpus reading with readable errors, model loading and tagging, progress lines.
+// The options several commands share and the parsing of option values are in _options.ts.
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
 import { PretrainError } from '../../core/pretrain/run'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { CORPUS_FORMATS, type CorpusDocument, type CorpusFormat } from '../../shared/domain'
-import { CorpusError, formatIssue, mapMentionTypes, parseTypeMap, readCorpusFile, unusedSources, type TypeMap } from '../../core/corpus'
+import type { CorpusDocument, CorpusFormat } from '../../shared/domain'
+import { CorpusError, formatIssue, mapMentionTypes, readCorpusFile, unusedSources, type TypeMap } from '../../core/corpus'
 import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
 import type { BertTokenClassifier } from '../../core/model/bert'
 import { bertConfigFromHf, CheckpointError, loadCheckpoint } from '../../core/model/checkpoint'
@@ -34,6 +35,12 @@ export const MAX_WARNINGS_SHOWN = 10
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
+/** The options every command takes (tokenize, which parses on its own, aside). */
+const COMMON_OPTIONS = {
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
 /** parseArgs with strict checking; a usage problem becomes CliError(…, 2). */
 export function parse<O extends Options>(argv: string[], options: O) {
   try {
@@ -43,31 +50,8 @@ export function parse<O extends Options>(argv: string[], options: O) {
   }
 }
 
-export function requireOpt(value: string | undefined, flag: string): string {
-  if (value === undefined || value === '') throw new CliError(`${flag} is required`, 2)
-  return value
-}
-
-export function intOpt(value: string | undefined, flag: string, min = 1): number | undefined {
-  if (value === undefined) return undefined
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < min) throw new CliError(`${flag} must be an integer >= ${min}, got '${value}'`, 2)
-  return n
-}
-
-export function numOpt(value: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
-  if (value === undefined) return undefined
-  const n = Number(value)
-  if (!Number.isFinite(n) || !check(n)) throw new CliError(`${flag} must be ${what}, got '${value}'`, 2)
-  return n
-}
-
-export function formatOpt(value: string | undefined, flag: string): CorpusFormat | undefined {
-  if (value === undefined) return undefined
-  const v = value === 'bioc' ? 'bioc-json' : value
-  if (!(CORPUS_FORMATS as readonly string[]).includes(v)) throw new CliError(`unknown ${flag} format '${value}' (one of ${CORPUS_FORMATS.join(', ')}, or bioc = bioc-json)`, 2)
-  return v as CorpusFormat
-}
+/** What parse gives for a command's table: its own options, --quiet and --help. */
+export type OptionValues<O extends Options> = ReturnType<typeof parse<O & typeof COMMON_OPTIONS>>
 
 /** Reads a corpus; warnings go to stderr (capped), errors become a CliError naming file and line. */
 export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false, typeMap?: TypeMap): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
@@ -90,8 +74,13 @@ export async function readCorpus(path: string, format: CorpusFormat | undefined,
   }
 }
 
+/** Progress and notes: lines on standard error, none when quiet. */
+export function stderrLog(quiet: boolean): (line: string) => void {
+  return quiet ? () => {} : (line) => process.stderr.write(line + '\n')
+}
+
 export async function startBackend(quiet = false): Promise<BackendInfo> {
-  return initBackend({ logger: quiet ? () => {} : (line) => process.stderr.write(line + '\n') })
+  return initBackend({ logger: stderrLog(quiet) })
 }
 
 export interface LoadedModel {
@@ -171,10 +160,21 @@ export async function openModelTagger(dir: string, opts: ModelTaggerOptions, qui
   return tagger
 }
 
-/** Runs a command body: known errors → "fastbioner CMD: message" on stderr and their exit code. */
-export async function runCommand(cmd: string, usage: string, body: () => Promise<number>): Promise<number> {
+/**
+ * Runs a command: parses argv against its option table plus -q/--quiet and -h/--help (a usage
+ * problem exits 2 with the usage text), answers --help with the usage text on standard output,
+ * else runs the body on the values. Known errors → "fastbioner CMD: message" on stderr and their
+ * exit code.
+ */
+export async function runCommand<O extends Options>(cmd: string, usage: string, argv: string[], options: O, body: (values: OptionValues<O>) => Promise<number>): Promise<number> {
   try {
-    return await body()
+    const values = parse(argv, { ...options, ...COMMON_OPTIONS })
+    // (the generic values type does not resolve its keys here)
+    if ((values as { help?: boolean }).help) {
+      process.stdout.write(usage + '\n')
+      return 0
+    }
+    return await body(values)
   } catch (e) {
     if (e instanceof CliError) {
       process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
@@ -208,49 +208,6 @@ export function formatDuration(seconds: number): string {
   if (s < 60) return `${s}s`
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
-}
-
-/** --map-types values ("A,B=X;C=Y", repeatable) as a type map; a usage error names the bad rule. */
-export function typeMapOpt(values: readonly string[] | undefined): TypeMap | undefined {
-  if (!values || values.length === 0) return undefined
-  try {
-    return parseTypeMap(values)
-  } catch (e) {
-    throw new CliError(`--map-types: ${(e as Error).message}`, 2)
-  }
-}
-
-/** The --map-types lines of a command's usage text, options column at `indent`. */
-export function mapTypesHelp(indent: number): string {
-  const pad = ' '.repeat(indent)
-  return [
-    `  --map-types RULES${' '.repeat(Math.max(1, indent - 19))}rename entity types on reading (repeatable), e.g.`,
-    `${pad}"SpecificDisease,DiseaseClass,Modifier,CompositeMention=Disease;GENE=Gene"`,
-  ].join('\n')
-}
-
-/**
- * Splits "NAME=TRAIN:DEV" (or "TRAIN,DEV"). A ':' is a separator except after a lone drive letter
- * followed by a slash ("C:\\data\\train.tsv", "C:/data"), so POSIX absolute paths split too.
- */
-export function parseTaskSpec(spec: string): { name: string; train: string; dev?: string } {
-  const eq = spec.indexOf('=')
-  if (eq <= 0) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
-  const name = spec.slice(0, eq)
-  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new CliError(`--task name '${name}' must be letters, digits, '_' or '-'`, 2)
-  const rest = spec.slice(eq + 1)
-  let parts: string[]
-  if (rest.includes(',')) parts = rest.split(',')
-  else {
-    parts = []
-    for (const piece of rest.split(':')) {
-      const prev = parts.at(-1)
-      if (prev !== undefined && /^[A-Za-z]$/.test(prev) && /^[\\/]/.test(piece)) parts[parts.length - 1] = `${prev}:${piece}`
-      else parts.push(piece)
-    }
-  }
-  if (parts.length > 2 || !parts[0]) throw new CliError(`--task '${spec}' is not NAME=TRAIN[:DEV]`, 2)
-  return { name, train: parts[0], dev: parts[1] || undefined }
 }
 
 /** --model when given, else the installed default model (said on standard error unless quiet). */

@@ -2,7 +2,8 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { compareModels, formatCompareTable } from '../../core/eval/compare'
-import { checkHeadOption, CliError, formatOpt, intOpt, mapTypesHelp, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt } from './_ml'
+import { checkHeadOption, CliError, readCorpus, runCommand, startBackend, stderrLog } from './_ml'
+import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]
 
@@ -50,28 +51,13 @@ export function expandModels(argv: string[]): string[] {
   return out
 }
 
+const OPTIONS = {
+  ...valueOptions('gold', 'timing', 'out', 'engine', 'rounds', 'warmup', 'max-docs', 'head', 'gold-format', 'timing-format'),
+  ...repeatableOptions('models', 'map-types'),
+}
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('compare', USAGE, async () => {
-    const v = parse(expandModels(argv), {
-      models: { type: 'string', multiple: true },
-      gold: { type: 'string' },
-      timing: { type: 'string' },
-      out: { type: 'string' },
-      engine: { type: 'string' },
-      rounds: { type: 'string' },
-      warmup: { type: 'string' },
-      'max-docs': { type: 'string' },
-      head: { type: 'string' },
-      'map-types': { type: 'string', multiple: true },
-      'gold-format': { type: 'string' },
-      'timing-format': { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('compare', USAGE, expandModels(argv), OPTIONS, async (v) => {
     const models = v.models ?? []
     if (models.length === 0) throw new CliError('--models needs at least one checkpoint directory', 2)
     const goldPath = requireOpt(v.gold, '--gold')
@@ -79,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
     const quiet = v.quiet ?? false
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
     for (const m of models) checkHeadOption(m, v.head)
-    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
+    const typeMap = typeMapOpt(v['map-types'])
     let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)).documents
     let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined
     if (maxDocs !== undefined) {
@@ -93,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
       rounds: intOpt(v.rounds, '--rounds'),
       warmupDocs: intOpt(v.warmup, '--warmup', 0),
       head: v.head,
-      logger: quiet ? () => {} : (line) => process.stderr.write(line + '\n'),
+      logger: stderrLog(quiet),
     })
     process.stdout.write(formatCompareTable(report) + '\n')
     if (v.out !== undefined) {

@@ -5,7 +5,8 @@ import { dirname, resolve } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
 import { corpusChunks, CorpusError, documentFiles, formatIssue, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomicStream } from '../../core/fs/atomic'
-import { CliError, formatOpt, mapTypesHelp, parse, runCommand, typeMapOpt } from './_ml'
+import { CliError, runCommand } from './_ml'
+import { flagOptions, formatOpt, mapTypesHelp, repeatableOptions, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH [options]
@@ -30,24 +31,14 @@ exit codes: 0 done, 1 the input could not be read or the output not written, 2 u
 
 const MAX_WARNINGS_SHOWN = 20
 
+const OPTIONS = {
+  ...valueOptions('in', 'from', 'to', 'out', 'sentences-per-document', 'max-size'),
+  ...repeatableOptions('map-types'),
+  ...flagOptions('force'),
+}
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('convert', USAGE, async () => {
-    const values = parse(argv, {
-      in: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      out: { type: 'string' },
-      force: { type: 'boolean' },
-      'sentences-per-document': { type: 'string' },
-      'max-size': { type: 'string' },
-      'map-types': { type: 'string', multiple: true },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (values.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('convert', USAGE, argv, OPTIONS, async (values) => {
     if (!values.in) throw new CliError('--in FILE is required', 2)
     if (!values.to) throw new CliError('--to FORMAT is required', 2)
     if (!values.out) throw new CliError('--out PATH is required', 2)
@@ -62,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     if (multiFile && values.out === '-') throw new CliError(`${to} output is a directory of files; --out cannot be '-'`, 2)
     checkOutputPath(values.out, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [values.in], replace: values.force, replaceFlag: '--force' })
     const quiet = values.quiet ?? false
-    const typeMap = typeMapOpt(values['map-types'] as string[] | undefined)
+    const typeMap = typeMapOpt(values['map-types'])
     const typesSeen = new Set<string>()
 
     const warnings: CorpusIssue[] = []

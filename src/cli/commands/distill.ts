@@ -9,9 +9,9 @@ import { compareModels } from '../../core/eval/compare'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { OnnxExportError } from '../../core/onnx/export'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
-import { CliError, formatDuration, intOpt, mapTypesHelp, numOpt, parse, parseTaskSpec, readCorpus, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
+import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, writeJsonLine } from './_ml'
+import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, intOpt, mapTypesHelp, numOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
-
 
 const USAGE = `usage: fastbioner distill --teacher DIR --layers N --train FILE --dev FILE --out DIR [options]
        fastbioner distill --teachers DIR,DIR --layers N --task NAME=TRAIN:DEV --task … --out DIR [options]
@@ -76,55 +76,16 @@ FASTBIONER_TRAINER=onnxruntime|tfjs forces one (FASTBIONER_ORT_EP=cuda,dml,cpu p
 
 exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C`
 
+const OPTIONS = {
+  ...CORPUS_OPTIONS,
+  ...FINETUNE_OPTIONS,
+  ...valueOptions('teacher', 'teachers', 'layers', 'kd', 'temperature', 'temperature-schedule', 'b', 'alpha', 'beta', 'teacher-weights'),
+  ...valueOptions('layer-pairs', 'hidden-size', 'heads', 'intermediate-size', 'soft-positions', 'mix', 'teacher-engine', 'teacher-cache', 'cache-mb', 'quantize-out'),
+  ...flagOptions('no-t2', 'quantize', 'resume'),
+}
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('distill', USAGE, async () => {
-    const v = parse(argv, {
-      teacher: { type: 'string' },
-      teachers: { type: 'string' },
-      layers: { type: 'string' },
-      train: { type: 'string' },
-      dev: { type: 'string' },
-      task: { type: 'string', multiple: true },
-      'map-types': { type: 'string', multiple: true },
-      out: { type: 'string' },
-      kd: { type: 'string' },
-      temperature: { type: 'string' },
-      'temperature-schedule': { type: 'string' },
-      'no-t2': { type: 'boolean' },
-      b: { type: 'string' },
-      alpha: { type: 'string' },
-      beta: { type: 'string' },
-      'teacher-weights': { type: 'string' },
-      'layer-pairs': { type: 'string' },
-      'hidden-size': { type: 'string' },
-      heads: { type: 'string' },
-      'intermediate-size': { type: 'string' },
-      'soft-positions': { type: 'string' },
-      mix: { type: 'string' },
-      'teacher-engine': { type: 'string' },
-      'teacher-cache': { type: 'string' },
-      'cache-mb': { type: 'string' },
-      overwrite: { type: 'boolean' },
-      epochs: { type: 'string' },
-      'batch-size': { type: 'string' },
-      lr: { type: 'string' },
-      'warmup-ratio': { type: 'string' },
-      'weight-decay': { type: 'string' },
-      'max-length': { type: 'string' },
-      'max-steps': { type: 'string' },
-      quantize: { type: 'boolean' },
-      'quantize-out': { type: 'string' },
-      seed: { type: 'string' },
-      patience: { type: 'string' },
-      threads: { type: 'string' },
-      resume: { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('distill', USAGE, argv, OPTIONS, async (v) => {
     if ((v.teacher === undefined) === (v.teachers === undefined)) throw new CliError('give exactly one of --teacher DIR and --teachers DIR,DIR…', 2)
     const teacherDirs = v.teacher !== undefined ? [v.teacher] : v.teachers!.split(',').map((s) => s.trim()).filter(Boolean)
     if (teacherDirs.length === 0) throw new CliError('--teachers lists no directory', 2)
@@ -135,8 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     const int8Out = v.quantize ? (v['quantize-out'] ?? `${v.out.replace(/[\\/]+$/, '')}-int8`) : undefined
     const kd = (v.kd ?? DISTILL_DEFAULTS.kd) as KdMode
     if (!KD_MODES.includes(kd)) throw new CliError(`--kd must be one of ${KD_MODES.join(', ')}, got '${v.kd}'`, 2)
-    const taskSpecs = (v.task ?? []).map(parseTaskSpec)
-    if (taskSpecs.length && (v.train !== undefined || v.dev !== undefined)) throw new CliError('give either --train/--dev or --task, not both', 2)
+    const taskSpecs = taskSpecsOpt(v)
     if (!taskSpecs.length && v.train === undefined) throw new CliError('--train FILE (or --task NAME=TRAIN:DEV) is required', 2)
     checkOutputPath(v.out, {
       flag: '--out',
@@ -174,13 +134,11 @@ export async function run(argv: string[]): Promise<number> {
     const width = hiddenSize || heads || intermediate ? { ...(hiddenSize && { hiddenSize }), ...(heads && { numAttentionHeads: heads }), ...(intermediate && { intermediateSize: intermediate }) } : undefined
     const cacheMb = intOpt(v['cache-mb'], '--cache-mb', 0)
     const quiet = v.quiet ?? false
-    const log = (line: string) => {
-      if (!quiet) process.stderr.write(line + '\n')
-    }
+    const log = stderrLog(quiet)
 
     const tasks: DistillTask[] = []
     const sources: Record<string, { train: string; dev: string | null }> = {}
-    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
+    const typeMap = typeMapOpt(v['map-types'])
     const read = async (p: string): Promise<CorpusDocument[]> => (await readCorpus(p, undefined, quiet, typeMap)).documents
     if (taskSpecs.length) {
       for (const t of taskSpecs) {
@@ -221,6 +179,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     let r
     try {
+      const settings = finetuneSettings(v)
       r = await distillCheckpoints({
         teacherDirs,
         layers,
@@ -240,17 +199,11 @@ export async function run(argv: string[]): Promise<number> {
         teacherEngine: oneOf(v['teacher-engine'], '--teacher-engine', ['auto', 'onnx', 'tfjs'] as const),
         teacherCache: oneOf(v['teacher-cache'], '--teacher-cache', ['auto', 'on', 'off'] as const),
         cacheBudgetBytes: cacheMb !== undefined ? cacheMb * 1024 ** 2 : undefined,
-        epochs: intOpt(v.epochs, '--epochs') ?? DISTILL_RECIPE.epochs,
-        batchSize: intOpt(v['batch-size'], '--batch-size'),
-        lr: numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? DISTILL_RECIPE.lr,
-        warmupRatio: numOpt(v['warmup-ratio'], '--warmup-ratio', (n) => n >= 0 && n < 1, 'a number in [0, 1)'),
-        weightDecay: numOpt(v['weight-decay'], '--weight-decay', (n) => n >= 0 && n < 1, 'a number in [0, 1)'),
-        maxLength: intOpt(v['max-length'], '--max-length', 3),
-        maxSteps: intOpt(v['max-steps'], '--max-steps'),
-        seed: intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed,
-        patience: intOpt(v.patience, '--patience'),
+        ...settings,
+        epochs: settings.epochs ?? DISTILL_RECIPE.epochs,
+        lr: settings.lr ?? DISTILL_RECIPE.lr,
+        seed: settings.seed ?? TRAIN_DEFAULTS.seed,
         resume: v.resume ?? false,
-        threads: intOpt(v.threads, '--threads'),
         onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
         onProgress,
         onWarning: (m) => process.stderr.write(`warning: ${m}\n`),

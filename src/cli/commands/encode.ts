@@ -3,7 +3,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { DEFAULT_HEAD } from '../../core/model/bert'
-import { CliError, loadModel, parse, requireOpt, runCommand, startBackend } from './_ml'
+import { CliError, loadModel, runCommand, startBackend } from './_ml'
+import { requireOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner encode --model DIR --input FILE --out FILE [--head NAME]
 
@@ -48,20 +49,10 @@ function readMatrix(j: Record<string, unknown>, key: string, file: string, shape
   return rows as Matrix
 }
 
+const OPTIONS = valueOptions('model', 'input', 'out', 'head')
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('encode', USAGE, async () => {
-    const v = parse(argv, {
-      model: { type: 'string' },
-      input: { type: 'string' },
-      out: { type: 'string' },
-      head: { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('encode', USAGE, argv, OPTIONS, async (v) => {
     const modelDir = requireOpt(v.model, '--model')
     const inputPath = requireOpt(v.input, '--input')
     const outPath = requireOpt(v.out, '--out')

@@ -5,7 +5,8 @@ import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { headLabelsOf } from '../../core/model/checkpoint-files'
 import { typesOfLabels } from '../../core/nlp/bio'
-import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, mapTypesHelp, modelOrDefault, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
+import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, TAGGING_OPTIONS, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
 
@@ -32,30 +33,15 @@ ${mapTypesHelp(23)}
 
 exit codes: 0 done, 1 input/model problem, 2 usage error`
 
+const OPTIONS = { ...TAGGING_OPTIONS, ...valueOptions('gold', 'pred', 'gold-format', 'pred-format'), ...repeatableOptions('map-types') }
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('eval', USAGE, async () => {
-    const v = parse(argv, {
-      gold: { type: 'string' },
-      pred: { type: 'string' },
-      model: { type: 'string' },
-      'gold-format': { type: 'string' },
-      'pred-format': { type: 'string' },
-      'batch-size': { type: 'string' },
-      'max-length': { type: 'string' },
-      head: { type: 'string' },
-      'map-types': { type: 'string', multiple: true },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('eval', USAGE, argv, OPTIONS, async (v) => {
     const goldPath = requireOpt(v.gold, '--gold')
     if (v.pred !== undefined && v.model !== undefined) throw new CliError('give either --pred FILE or --model DIR, not both', 2)
     const quiet = v.quiet ?? false
     const modelDir = v.pred === undefined ? modelOrDefault(v.model, quiet) : undefined
-    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
+    const typeMap = typeMapOpt(v['map-types'])
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
     if (modelDir !== undefined) {

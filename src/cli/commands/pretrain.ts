@@ -1,7 +1,8 @@
 // `fastbioner pretrain --text FILE|DIR... --out DIR [--preset NAME | --init DIR] [options]`
 import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
 import { PRETRAIN_DEFAULTS, pretrain } from '../../core/pretrain/run'
-import { CliError, formatDuration, intOpt, numOpt, parse, runCommand, startBackend, writeJsonLine } from './_ml'
+import { CliError, formatDuration, runCommand, startBackend, stderrLog, writeJsonLine } from './_ml'
+import { flagOptions, intOpt, repeatableOptions, RUN_OPTIONS, runSettings, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner pretrain --text FILE|DIR [--text ...] --out DIR [--preset NAME | --init DIR] [options]
@@ -32,31 +33,15 @@ result is a HuggingFace BertForMaskedLM folder; fine-tune it with 'fastbioner tr
 Prints a JSON summary on standard output. Ctrl-C stops and keeps the last checkpoint.
 exit codes: 0 done, 1 input/training problem, 2 usage error, 130 interrupted`
 
+const OPTIONS = {
+  ...RUN_OPTIONS,
+  ...valueOptions('out', 'preset', 'init', 'vocab-size', 'save-every'),
+  ...repeatableOptions('text'),
+  ...flagOptions('cased', 'resume'),
+}
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('pretrain', USAGE, async () => {
-    const v = parse(argv, {
-      text: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      preset: { type: 'string' },
-      init: { type: 'string' },
-      'vocab-size': { type: 'string' },
-      cased: { type: 'boolean' },
-      'max-length': { type: 'string' },
-      epochs: { type: 'string' },
-      'max-steps': { type: 'string' },
-      'batch-size': { type: 'string' },
-      lr: { type: 'string' },
-      seed: { type: 'string' },
-      'save-every': { type: 'string' },
-      threads: { type: 'string' },
-      resume: { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('pretrain', USAGE, argv, OPTIONS, async (v) => {
     const outDir = v.out
     if (!outDir) throw new CliError('--out DIR is required', 2)
     const resume = v.resume ?? false
@@ -65,19 +50,11 @@ export async function run(argv: string[]): Promise<number> {
     if (resume && (text.length > 0 || v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out with its own text and model: give no --text, --init or --preset', 2)
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init DIR or --preset NAME, not both', 2)
     if (v.preset !== undefined && !(PRESET_NAMES as string[]).includes(v.preset)) throw new CliError(`unknown --preset '${v.preset}' (one of ${PRESET_NAMES.join(', ')})`, 2)
-    const maxLength = intOpt(v['max-length'], '--max-length', 8)
-    const epochs = intOpt(v.epochs, '--epochs')
-    const maxSteps = intOpt(v['max-steps'], '--max-steps')
-    const batchSize = intOpt(v['batch-size'], '--batch-size')
-    const lr = numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)')
-    const seed = intOpt(v.seed, '--seed', 0)
+    // The sequence packer takes at least 8 pieces (core/pretrain/mlm-data.ts).
+    const settings = runSettings(v, 8)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100)
     const saveEvery = intOpt(v['save-every'], '--save-every')
-    const threads = intOpt(v.threads, '--threads')
-    const quiet = v.quiet ?? false
-    const log = (line: string) => {
-      if (!quiet) process.stderr.write(line + '\n')
-    }
+    const log = stderrLog(v.quiet ?? false)
     if (!resume) checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: [...text, v.init] })
 
     await startBackend(true)
@@ -94,17 +71,11 @@ export async function run(argv: string[]): Promise<number> {
         outDir,
         preset: v.preset as PresetName | undefined,
         init: v.init,
-        maxLength,
-        epochs,
-        maxSteps,
-        batchSize,
-        lr,
-        seed,
+        ...settings,
         vocabSize,
         lowercase: !(v.cased ?? false),
         resume,
         saveEverySeconds: saveEvery,
-        threads,
         signal: controller.signal,
         log,
         onProgress: (p) => {

@@ -4,7 +4,8 @@ import { compareModels, type CompareReport } from '../../core/eval/compare'
 import { OnnxExportError } from '../../core/onnx/export'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
-import { checkHeadOption, CliError, formatOpt, intOpt, numOpt, parse, readCorpus, runCommand, writeJsonLine } from './_ml'
+import { checkHeadOption, CliError, readCorpus, runCommand, stderrLog, writeJsonLine } from './_ml'
+import { flagOptions, formatOpt, intOpt, numOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner quantize --model DIR --out DIR2 [--calibrate FILE] [options]
 
@@ -52,25 +53,10 @@ function calibrationSummary(path: string, r: CompareReport, head: string | undef
   }
 }
 
+const OPTIONS = { ...valueOptions('model', 'out', 'calibrate', 'max-f1-drop', 'max-docs', 'head', 'format', 'bits'), ...flagOptions('float-embeddings') }
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('quantize', USAGE, async () => {
-    const v = parse(argv, {
-      model: { type: 'string' },
-      out: { type: 'string' },
-      calibrate: { type: 'string' },
-      'max-f1-drop': { type: 'string' },
-      'max-docs': { type: 'string' },
-      head: { type: 'string' },
-      format: { type: 'string' },
-      bits: { type: 'string' },
-      'float-embeddings': { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
+  return runCommand('quantize', USAGE, argv, OPTIONS, async (v) => {
     if (!v.model) throw new CliError('--model is required', 2)
     if (!v.out) throw new CliError('--out is required', 2)
     if (v.bits !== undefined && v.bits !== '8' && v.bits !== '7') throw new CliError(`--bits must be 8 or 7, got '${v.bits}'`, 2)
@@ -80,9 +66,7 @@ export async function run(argv: string[]): Promise<number> {
     if (v.head !== undefined && v.calibrate === undefined) throw new CliError('--head needs --calibrate', 2)
     checkHeadOption(v.model, v.head)
     const quiet = v.quiet ?? false
-    const say = (line: string) => {
-      if (!quiet) process.stderr.write(line + '\n')
-    }
+    const say = stderrLog(quiet)
 
     let calibration: CorpusDocument[] | undefined
     if (v.calibrate !== undefined) {

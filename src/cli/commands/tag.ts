@@ -6,7 +6,8 @@ import { expandInputs, tagFiles } from '../../core/batch/run'
 import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
-import { checkHeadOption, checkWindowOptions, CliError, formatOpt, intOpt, MAX_WARNINGS_SHOWN, modelOrDefault, numOpt, openModelTagger, parse, readCorpus, requireOpt, runCommand, startBackend } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, type OptionValues } from './_ml'
+import { flagOptions, formatOpt, intOpt, numOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag [--model DIR] --in FILE --out FILE [--format pubtator|conll|bioc] [options]
@@ -50,34 +51,20 @@ either way the other files are tagged and the exit code is 1.
 
 exit codes: 0 done, 1 input/model/output problem, 2 usage error`
 
+const OPTIONS = {
+  ...TAGGING_OPTIONS,
+  ...valueOptions('out', 'out-dir', 'shard', 'shard-count', 'threads', 'format', 'in-format', 'stride', 'min-confidence'),
+  ...repeatableOptions('in'),
+  ...flagOptions('force'),
+}
+
+type Values = OptionValues<typeof OPTIONS>
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('tag', USAGE, async () => {
-    const v = parse(argv, {
-      model: { type: 'string' },
-      in: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      'out-dir': { type: 'string' },
-      shard: { type: 'string' },
-      'shard-count': { type: 'string' },
-      threads: { type: 'string' },
-      format: { type: 'string' },
-      'in-format': { type: 'string' },
-      'batch-size': { type: 'string' },
-      'max-length': { type: 'string' },
-      stride: { type: 'string' },
-      'min-confidence': { type: 'string' },
-      head: { type: 'string' },
-      force: { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
-    const ins = (v.in as string[] | undefined) ?? []
+  return runCommand('tag', USAGE, argv, OPTIONS, async (v) => {
+    const ins = v.in ?? []
     if (ins.length === 0) throw new CliError('--in is required', 2)
-    if (v['out-dir'] !== undefined) return runBatch(v as BatchValues, ins)
+    if (v['out-dir'] !== undefined) return runBatch(v, ins, v['out-dir'])
     if (ins.length > 1) throw new CliError('several --in need --out-dir DIR (one output per input)', 2)
     if (v.shard !== undefined || v['shard-count'] !== undefined) throw new CliError('--shard and --shard-count are for batch mode (--out-dir)', 2)
     const inPath = ins[0]
@@ -149,30 +136,11 @@ export async function run(argv: string[]): Promise<number> {
   })
 }
 
-interface BatchValues {
-  model?: string
-  'out-dir': string
-  out?: string
-  format?: string
-  'in-format'?: string
-  'batch-size'?: string
-  'max-length'?: string
-  stride?: string
-  'min-confidence'?: string
-  head?: string
-  shard?: string
-  'shard-count'?: string
-  threads?: string
-  quiet?: boolean
-}
-
-async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
+async function runBatch(v: Values, ins: string[], outDir: string): Promise<number> {
   if (v.out !== undefined) throw new CliError('give --out FILE (one input) or --out-dir DIR (batch), not both', 2)
   if (v['in-format'] !== undefined) throw new CliError('batch mode detects each input\'s format; --in-format is for one --in', 2)
   const quiet = v.quiet ?? false
-  const log = (line: string): void => {
-    if (!quiet) process.stderr.write(line + '\n')
-  }
+  const log = stderrLog(quiet)
   const format = formatOpt(v.format, '--format') ?? 'pubtator'
   if (!BATCH_FORMATS.includes(format)) throw new CliError(`--format ${format}: batch mode writes one file per input (${BATCH_FORMATS.join(', ')})`, 2)
   const batchSize = intOpt(v['batch-size'], '--batch-size')
@@ -193,7 +161,7 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
   const inputs = expandInputs(ins)
   try {
     // Output names clash (or would overwrite an input): a usage error before the model loads.
-    planOutputs(inputs, v['out-dir'], format)
+    planOutputs(inputs, outDir, format)
   } catch (e) {
     throw new CliError((e as Error).message, 2)
   }
@@ -205,7 +173,7 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
     .update(await checkpointFingerprint(modelDir))
     .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence }))
     .digest('hex')
-  log(`${shard.source}: ${filesOfShard(inputs, shard).length} of ${inputs.length} input file(s) → ${v['out-dir']} (${format})`)
+  log(`${shard.source}: ${filesOfShard(inputs, shard).length} of ${inputs.length} input file(s) → ${outDir} (${format})`)
   const controller = new AbortController()
   const onSigint = (): void => {
     log('stopping after the current chunk; finished outputs are kept, the file in progress is redone next time')
@@ -216,7 +184,7 @@ async function runBatch(v: BatchValues, ins: string[]): Promise<number> {
   try {
     result = await tagFiles({
       inputs,
-      outDir: v['out-dir'],
+      outDir,
       format,
       shard,
       tagger,

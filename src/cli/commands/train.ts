@@ -9,7 +9,8 @@ import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
-import { CliError, formatDuration, formatOpt, intOpt, mapTypesHelp, numOpt, parse, parseTaskSpec, readCorpus, requireOpt, runCommand, startBackend, typeMapOpt, writeJsonLine } from './_ml'
+import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, writeJsonLine } from './_ml'
+import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]
@@ -62,46 +63,18 @@ FASTBIONER_TRAINER=onnxruntime|tfjs forces one (FASTBIONER_ORT_EP=cuda,dml,cpu p
 
 exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C (best checkpoint kept)`
 
+const OPTIONS = {
+  ...CORPUS_OPTIONS,
+  ...FINETUNE_OPTIONS,
+  ...valueOptions('init', 'preset', 'max-grad-norm', 'augment-mentions', 'vocab-size', 'train-format', 'dev-format'),
+  ...flagOptions('resume', 'doc-level', 'cased'),
+}
+
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('train', USAGE, async () => {
-    const v = parse(argv, {
-      train: { type: 'string' },
-      dev: { type: 'string' },
-      task: { type: 'string', multiple: true },
-      'map-types': { type: 'string', multiple: true },
-      out: { type: 'string' },
-      init: { type: 'string' },
-      resume: { type: 'boolean' },
-      preset: { type: 'string' },
-      epochs: { type: 'string' },
-      'batch-size': { type: 'string' },
-      lr: { type: 'string' },
-      'warmup-ratio': { type: 'string' },
-      'weight-decay': { type: 'string' },
-      'max-grad-norm': { type: 'string' },
-      'max-length': { type: 'string' },
-      'doc-level': { type: 'boolean' },
-      patience: { type: 'string' },
-      'augment-mentions': { type: 'string' },
-      'max-steps': { type: 'string' },
-      seed: { type: 'string' },
-      threads: { type: 'string' },
-      'vocab-size': { type: 'string' },
-      cased: { type: 'boolean' },
-      'train-format': { type: 'string' },
-      'dev-format': { type: 'string' },
-      overwrite: { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    })
-    if (v.help) {
-      process.stdout.write(USAGE + '\n')
-      return 0
-    }
-    const taskSpecs = ((v.task as string[] | undefined) ?? []).map(parseTaskSpec)
-    if (taskSpecs.length && (v.train !== undefined || v.dev !== undefined)) throw new CliError('give either --train/--dev or --task, not both', 2)
+  return runCommand('train', USAGE, argv, OPTIONS, async (v) => {
+    const taskSpecs = taskSpecsOpt(v)
     const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
-    const typeMap = typeMapOpt(v['map-types'] as string[] | undefined)
+    const typeMap = typeMapOpt(v['map-types'])
     const outDir = requireOpt(v.out, '--out')
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init HF_DIR (fine-tune) or --preset NAME (from scratch), not both', 2)
     if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
@@ -109,23 +82,17 @@ export async function run(argv: string[]): Promise<number> {
     const scratch = v.init === undefined && !resume
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
     if (scratch && !isPresetName(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
-    const epochs = intOpt(v.epochs, '--epochs') ?? (scratch ? SCRATCH_RECIPE.epochs : FINETUNE_RECIPE.epochs)
-    const batchSize = intOpt(v['batch-size'], '--batch-size') ?? TRAIN_DEFAULTS.batchSize
-    const lr = numOpt(v.lr, '--lr', (n) => n > 0 && n < 1, 'a number in (0, 1)') ?? (scratch ? SCRATCH_RECIPE.lr : FINETUNE_RECIPE.lr)
-    const warmupRatio = numOpt(v['warmup-ratio'], '--warmup-ratio', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
-    const weightDecay = numOpt(v['weight-decay'], '--weight-decay', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
+    const settings = finetuneSettings(v)
+    const { warmupRatio, weightDecay, maxLength: maxLengthOpt, patience, maxSteps, threads } = settings
+    const epochs = settings.epochs ?? (scratch ? SCRATCH_RECIPE.epochs : FINETUNE_RECIPE.epochs)
+    const batchSize = settings.batchSize ?? TRAIN_DEFAULTS.batchSize
+    const lr = settings.lr ?? (scratch ? SCRATCH_RECIPE.lr : FINETUNE_RECIPE.lr)
+    const seed = settings.seed ?? TRAIN_DEFAULTS.seed
     const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
-    const maxLengthOpt = intOpt(v['max-length'], '--max-length', 3)
-    const patience = intOpt(v.patience, '--patience')
     const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
-    const maxSteps = intOpt(v['max-steps'], '--max-steps')
-    const threads = intOpt(v.threads, '--threads')
-    const seed = intOpt(v.seed, '--seed', 0) ?? TRAIN_DEFAULTS.seed
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
     const quiet = v.quiet ?? false
-    const log = (line: string) => {
-      if (!quiet) process.stderr.write(line + '\n')
-    }
+    const log = stderrLog(quiet)
 
     checkOutputPath(outDir, {
       flag: '--out',

@@ -7,7 +7,7 @@ import { useBackend } from '@core/model/backend'
 import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
 import { writeCorpus } from '@core/corpus'
 import { run } from '../../../src/cli/commands/distill'
-import { parseTaskSpec } from '../../../src/cli/commands/_ml'
+import { parseTaskSpec } from '../../../src/cli/commands/_options'
 import { syntheticDocs, tinyModel, tokenizer } from './helpers'
 
 let tmp: string
