@@ -5,7 +5,7 @@ import { basename, extname } from 'node:path'
 import { ADAPT_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelAdaptResult } from '@shared/ipc'
 import { documentLines, wordCount } from '../../core/pretrain/text'
-import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
+import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
 import { configOf, type ModelRuntime, plural, toInfo } from './runtime'
 
@@ -17,7 +17,7 @@ export function adaptedModelName(base: string, workspacePath: string): string {
 }
 
 export function adaptHandlers(rt: ModelRuntime): Pick<Handlers, 'models:adapt'> {
-  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun } = rt
+  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, abandonJob } = rt
   return {
     async 'models:adapt'(req): Promise<ModelAdaptResult> {
       const ws = workspace()
@@ -85,10 +85,7 @@ export function adaptHandlers(rt: ModelRuntime): Pick<Handlers, 'models:adapt'> 
         finishRun(ws, runId, 'done', { heldOut, steps: r.steps, seconds: r.seconds, firstLoss: r.firstLoss, lastLoss: r.lastLoss, tokensPerSecond: r.tokensPerSecond, lr: r.lr })
         return { cancelled: false, model: toInfo(model), heldOut, notes: r.notes }
       } catch (e) {
-        const cancelled = isStoreError(e) && e.code === 'cancelled'
-        if (runId !== null) finishRun(ws, runId, cancelled ? 'cancelled' : 'failed', { error: (e as Error).message })
-        if (rec) await discard(ws, rec)
-        if (cancelled) return { cancelled: true, model: null, heldOut: [], notes: [] }
+        if (await abandonJob(ws, runId, rec, e)) return { cancelled: true, model: null, heldOut: [], notes: [] }
         throw e
       } finally {
         end()

@@ -1,11 +1,11 @@
 // compare:run: accuracy, size and speed of models on the same gold documents.
 import type { ComparisonReport, ComparisonRow } from '@shared/ipc'
-import { isStoreError, StoreError } from '../../core/store'
+import { StoreError } from '../../core/store'
 import type { Handlers } from '../handlers'
 import { pickScores, type ModelRuntime } from './runtime'
 
 export function compareHandlers(rt: ModelRuntime): Pick<Handlers, 'compare:run'> {
-  const { ctx, host, workspace, begin, progressEmitter, finishRun } = rt
+  const { ctx, host, workspace, begin, progressEmitter, finishRun, abandonJob } = rt
   return {
     async 'compare:run'(req): Promise<ComparisonReport> {
       const ws = workspace()
@@ -54,7 +54,7 @@ export function compareHandlers(rt: ModelRuntime): Pick<Handlers, 'compare:run'>
         finishRun(ws, runId, 'done', { rows: rows.map((x) => ({ modelId: x.modelId, f1: x.overall.f1, ms: x.medianMsPerDocument, engine: x.engine })) })
         return report
       } catch (e) {
-        finishRun(ws, runId, isStoreError(e) && e.code === 'cancelled' ? 'cancelled' : 'failed', { error: (e as Error).message })
+        await abandonJob(ws, runId, null, e)
         throw e
       } finally {
         end()

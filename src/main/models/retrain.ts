@@ -2,12 +2,12 @@
 // held-out part before and after, kept or discarded by the user.
 import { RETRAIN_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { RetrainResult } from '@shared/ipc'
-import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
+import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
 import { configOf, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start' | 'retrain:decide'> {
-  const { deps, host, workspace, removeFolder, releaseHostFiles, begin, progressEmitter, reserve, discard, finishRun, withTypes } = rt
+  const { deps, host, workspace, removeFolder, releaseHostFiles, begin, progressEmitter, reserve, discard, finishRun, abandonJob, withTypes } = rt
   return {
     async 'retrain:start'(req): Promise<RetrainResult> {
       const ws = workspace()
@@ -74,9 +74,7 @@ export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start
         finishRun(ws, runId, 'done', { before: r.before, after: r.after }, model.id)
         return { ...out, candidate: toInfo(model) }
       } catch (e) {
-        const cancelled = isStoreError(e) && e.code === 'cancelled'
-        if (runId !== null) finishRun(ws, runId, cancelled ? 'cancelled' : 'failed', { error: (e as Error).message })
-        if (rec) await discard(ws, rec)
+        await abandonJob(ws, runId, rec, e)
         throw e
       } finally {
         end()

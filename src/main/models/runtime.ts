@@ -205,6 +205,17 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
     if (ws.isOpen) ws.finishRun(runId, status, metrics, modelId)
   }
 
+  /**
+   * A job that threw: its run (once started) is recorded as cancelled or failed and the model it was
+   * writing (if any) is removed. True when the error was the user's cancel.
+   */
+  async function abandonJob(ws: Workspace, runId: number | null, rec: ModelRecord | null, error: unknown): Promise<boolean> {
+    const cancelled = isStoreError(error) && error.code === 'cancelled'
+    if (runId !== null) finishRun(ws, runId, cancelled ? 'cancelled' : 'failed', { error: (error as Error).message })
+    if (rec) await discard(ws, rec)
+    return cancelled
+  }
+
   /** Labelled documents for training: reviewed (done, in progress) and gold-annotated ones. */
   const trainingDocuments = (ws: Workspace) => ws.labelledDocuments({ statuses: ['done', 'in_progress'], includeGold: true })
 
@@ -227,6 +238,7 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
     reserve,
     discard,
     finishRun,
+    abandonJob,
     trainingDocuments,
     devSize,
     withTypes,

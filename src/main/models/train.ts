@@ -1,11 +1,11 @@
 // models:train: a new teacher on the labelled documents, from scratch or from a model's encoder.
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
-import { isStoreError, StoreError, type ModelRecord } from '../../core/store'
+import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
 import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
 
 export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> {
-  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
+  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, abandonJob, trainingDocuments, devSize, withTypes } = rt
   return {
     async 'models:train'(req) {
       if (req.preset !== undefined && !isPresetName(req.preset)) {
@@ -67,9 +67,7 @@ export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> 
         finishRun(ws, runId, r.cancelled ? 'cancelled' : 'done', { devScores: r.devScores, steps: r.steps, seconds: r.seconds })
         return { cancelled: r.cancelled, model: toInfo(model) }
       } catch (e) {
-        if (runId !== null) finishRun(ws, runId, isStoreError(e) && e.code === 'cancelled' ? 'cancelled' : 'failed', { error: (e as Error).message })
-        if (rec) await discard(ws, rec)
-        if (isStoreError(e) && e.code === 'cancelled') return { cancelled: true, model: null }
+        if (await abandonJob(ws, runId, rec, e)) return { cancelled: true, model: null }
         throw e
       } finally {
         end()
