@@ -1,19 +1,21 @@
 // Details and corrections for one entity: retype, move either edge by a token, delete; who changed
 // it last and when. Opened by clicking an entity or pressing Enter with the cursor in it.
-import { useEffect, useRef, useState, type KeyboardEvent, type RefObject } from 'react'
-import type { EditorController, UiSnapshot } from '../editor/controller'
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import { colourClass } from '../palette'
 import { confidenceLabel } from '../editor/schema'
-import { placeBelow } from './place'
-
-interface Props {
-  controller: EditorController
-  snap: UiSnapshot
-  legend: string[]
-  pageRef: RefObject<HTMLDivElement | null>
-}
+import { Floating, type FloatingPanelProps } from './Floating'
+import { TypePicker } from './TypePicker'
 
 const WIDTH = 380
+
+/** Moving an edge by a token: Alt+Shift+arrow, or the popover's buttons (in their order). */
+const EDGE_MOVES = [
+  { key: 'ArrowLeft', edge: 'start', change: 'extend', label: '← Extend', title: 'Extend the start by one token (Alt+Shift+←)' },
+  { key: 'ArrowDown', edge: 'start', change: 'shrink', label: 'Shrink →', title: 'Shrink from the start by one token (Alt+Shift+↓)' },
+  { key: 'ArrowUp', edge: 'end', change: 'shrink', label: '← Shrink', title: 'Shrink from the end by one token (Alt+Shift+↑)' },
+  { key: 'ArrowRight', edge: 'end', change: 'extend', label: 'Extend →', title: 'Extend the end by one token (Alt+Shift+→)' },
+] as const
+type EdgeMove = (typeof EDGE_MOVES)[number]
 
 /** Who or what made the entity, in words (the popover and the cursor line say it the same way). */
 export function originText(origin: string, confidence: number | null, state: string): string {
@@ -29,7 +31,7 @@ function when(iso: string): string {
   return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 }
 
-export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
+export function EntityPopover({ controller, snap, legend, pageRef }: FloatingPanelProps) {
   const ref = useRef<HTMLDivElement | null>(null)
   const [draft, setDraft] = useState('')
   const key = snap.popover
@@ -47,12 +49,16 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
   }, [key])
 
   if (!key || !info || !pageRef.current) return null
-  const { left, top } = placeBelow(controller.view, info.to, pageRef.current, WIDTH)
   const types = legend.includes(info.attrs.type) ? legend : [...legend, info.attrs.type]
   const suggested = info.attrs.state === 'suggested'
 
   const close = () => {
     controller.openPopover(null)
+    controller.focus()
+  }
+  /** Accept or reject the suggestion; the text takes the focus back. */
+  const decide = (accept: boolean) => {
+    controller.decideActive(accept)
     controller.focus()
   }
   const act = (fn: () => void) => {
@@ -80,35 +86,40 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
       controller.focus()
     } else if (suggested && (e.key === 'a' || e.key === 'r') && !e.ctrlKey && !e.metaKey && !e.altKey) {
       e.preventDefault()
-      controller.decideActive(e.key === 'a')
-      controller.focus()
+      decide(e.key === 'a')
     } else if (e.altKey && e.shiftKey) {
-      const map: Record<string, ['start' | 'end', 'extend' | 'shrink']> = {
-        ArrowLeft: ['start', 'extend'],
-        ArrowRight: ['end', 'extend'],
-        ArrowDown: ['start', 'shrink'],
-        ArrowUp: ['end', 'shrink'],
-      }
-      const m = map[e.key]
-      if (m) {
+      const move = EDGE_MOVES.find((m) => m.key === e.key)
+      if (move) {
         e.preventDefault()
-        controller.adjust(key, m[0], m[1])
+        controller.adjust(key, move.edge, move.change)
       }
     }
   }
 
+  const edgeButton = (move: EdgeMove) => (
+    <button
+      key={move.key}
+      type="button"
+      className="btn small"
+      data-action={`${move.change}-${move.edge}`}
+      onClick={() => act(() => controller.adjust(key, move.edge, move.change))}
+      title={move.title}
+    >
+      {move.label}
+    </button>
+  )
+
   const saved = info.saved
   return (
-    <div
+    <Floating
       ref={ref}
-      className="floating entity-popover"
-      style={{ left, top, width: WIDTH }}
-      role="dialog"
+      view={controller.view}
+      pos={info.to}
+      page={pageRef.current}
+      width={WIDTH}
+      className="entity-popover"
       aria-label={`Entity ${info.text}`}
       onKeyDown={onKeyDown}
-      onMouseDown={(e) => {
-        if ((e.target as HTMLElement).tagName !== 'INPUT') e.preventDefault()
-      }}
       data-testid="entity-popover"
       data-entity-key={key}
       data-state={info.attrs.state}
@@ -131,26 +142,10 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
             <span className="muted"> · not in the annotations until you accept it</span>
           </p>
           <div className="row">
-            <button
-              type="button"
-              className="btn small primary"
-              onClick={() => {
-                controller.decideActive(true)
-                controller.focus()
-              }}
-              data-action="accept"
-            >
+            <button type="button" className="btn small primary" onClick={() => decide(true)} data-action="accept">
               ✓ Accept <kbd>a</kbd>
             </button>
-            <button
-              type="button"
-              className="btn small danger"
-              onClick={() => {
-                controller.decideActive(false)
-                controller.focus()
-              }}
-              data-action="reject"
-            >
+            <button type="button" className="btn small danger" onClick={() => decide(false)} data-action="reject">
               ✕ Reject <kbd>r</kbd>
             </button>
           </div>
@@ -159,80 +154,26 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
 
       <div className="popover-section">
         <span className="section-label">Type</span>
-        <div className="type-buttons">
-          {types.map((t, i) => (
-            <button
-              key={t}
-              type="button"
-              className={`type-btn${t === info.attrs.type ? ' is-current' : ''}`}
-              aria-pressed={t === info.attrs.type}
-              data-type={t}
-              onClick={() => act(() => controller.retype(key, t))}
-            >
-              {i < 9 && <kbd>{i + 1}</kbd>}
-              <span className={`swatch ${colourClass(t)}`} aria-hidden="true" />
-              {t}
-            </button>
-          ))}
-        </div>
-        <form
-          className="new-type"
-          onSubmit={(e) => {
-            e.preventDefault()
-            if (draft.trim() && controller.retype(key, draft)) setDraft('')
+        <TypePicker
+          types={types}
+          current={info.attrs.type}
+          onPick={(t) => act(() => controller.retype(key, t))}
+          draft={draft}
+          onDraftChange={setDraft}
+          onOther={(name) => {
+            if (controller.retype(key, name)) setDraft('')
           }}
-        >
-          <label htmlFor="popover-new-type" className="visually-hidden">
-            Other entity type
-          </label>
-          <input id="popover-new-type" value={draft} maxLength={64} placeholder="Other type…" onChange={(e) => setDraft(e.target.value)} />
-          <button type="submit" className="btn small" disabled={!draft.trim()}>
-            Set
-          </button>
-        </form>
+          field={{ id: 'popover-new-type', label: 'Other entity type', submit: 'Set' }}
+        />
       </div>
 
       <div className="popover-section">
         <span className="section-label">Boundaries · one token at a time</span>
         <div className="bounds">
           <span className="bounds-edge">Start</span>
-          <button
-            type="button"
-            className="btn small"
-            data-action="extend-start"
-            onClick={() => act(() => controller.adjust(key, 'start', 'extend'))}
-            title="Extend the start by one token (Alt+Shift+←)"
-          >
-            ← Extend
-          </button>
-          <button
-            type="button"
-            className="btn small"
-            data-action="shrink-start"
-            onClick={() => act(() => controller.adjust(key, 'start', 'shrink'))}
-            title="Shrink from the start by one token (Alt+Shift+↓)"
-          >
-            Shrink →
-          </button>
+          {EDGE_MOVES.slice(0, 2).map(edgeButton)}
           <span className="bounds-edge">End</span>
-          <button
-            type="button"
-            className="btn small"
-            data-action="shrink-end"
-            onClick={() => act(() => controller.adjust(key, 'end', 'shrink'))}
-            title="Shrink from the end by one token (Alt+Shift+↑)"
-          >
-            ← Shrink
-          </button>
-          <button
-            type="button"
-            className="btn small"
-            data-action="extend-end"
-            onClick={() => act(() => controller.adjust(key, 'end', 'extend'))}
-            title="Extend the end by one token (Alt+Shift+→)"
-          >
-            Extend →
-          </button>
+          {EDGE_MOVES.slice(2).map(edgeButton)}
         </div>
         <p className="floating-hint">
           Keys: <kbd>Alt</kbd>+<kbd>Shift</kbd>+<kbd>←</kbd> <kbd>→</kbd> extend, <kbd>↓</kbd> <kbd>↑</kbd> shrink start / end
@@ -277,6 +218,6 @@ export function EntityPopover({ controller, snap, legend, pageRef }: Props) {
           Close <kbd>Esc</kbd>
         </button>
       </div>
-    </div>
+    </Floating>
   )
 }

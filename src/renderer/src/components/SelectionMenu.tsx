@@ -1,20 +1,12 @@
 // The type menu for a selection: appears when words are selected (after the mouse is released);
 // Enter moves the keyboard into it. Number keys work here as in the text.
-import { useEffect, useRef, useState, type KeyboardEvent, type RefObject } from 'react'
-import type { EditorController, UiSnapshot } from '../editor/controller'
-import { colourClass } from '../palette'
-import { placeBelow } from './place'
-
-interface Props {
-  controller: EditorController
-  snap: UiSnapshot
-  legend: string[]
-  pageRef: RefObject<HTMLDivElement | null>
-}
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { Floating, type FloatingPanelProps } from './Floating'
+import { TypePicker } from './TypePicker'
 
 const WIDTH = 420
 
-export function SelectionMenu({ controller, snap, legend, pageRef }: Props) {
+export function SelectionMenu({ controller, snap, legend, pageRef }: FloatingPanelProps) {
   const ref = useRef<HTMLDivElement | null>(null)
   const [draft, setDraft] = useState('')
   const [dismissed, setDismissed] = useState<string | null>(null)
@@ -34,7 +26,6 @@ export function SelectionMenu({ controller, snap, legend, pageRef }: Props) {
 
   if (!visible || !sel || !pageRef.current) return null
   const preview = controller.snapSelection()
-  const { left, top } = placeBelow(controller.view, sel.to, pageRef.current, WIDTH)
 
   const close = () => {
     setDismissed(selKey)
@@ -68,16 +59,15 @@ export function SelectionMenu({ controller, snap, legend, pageRef }: Props) {
   }
 
   return (
-    <div
+    <Floating
       ref={ref}
-      className="floating type-menu"
-      style={{ left, top, width: WIDTH }}
-      role="dialog"
+      view={controller.view}
+      pos={sel.to}
+      page={pageRef.current}
+      width={WIDTH}
+      className="type-menu"
       aria-label="Annotate the selection"
       onKeyDown={onKeyDown}
-      onMouseDown={(e) => {
-        if ((e.target as HTMLElement).tagName !== 'INPUT') e.preventDefault()
-      }}
       data-testid="type-menu"
     >
       {preview && 'error' in preview ? (
@@ -87,39 +77,10 @@ export function SelectionMenu({ controller, snap, legend, pageRef }: Props) {
           Annotate <q className="quote">{preview?.text}</q> as
         </p>
       )}
-      <div className="type-buttons">
-        {legend.map((t, i) => (
-          <button key={t} type="button" className="type-btn" data-type={t} onClick={() => assign(t)}>
-            {i < 9 && <kbd>{i + 1}</kbd>}
-            <span className={`swatch ${colourClass(t)}`} aria-hidden="true" />
-            {t}
-          </button>
-        ))}
-      </div>
-      <form
-        className="new-type"
-        onSubmit={(e) => {
-          e.preventDefault()
-          if (draft.trim()) assign(draft)
-        }}
-      >
-        <label htmlFor="menu-new-type" className="visually-hidden">
-          New entity type
-        </label>
-        <input
-          id="menu-new-type"
-          value={draft}
-          maxLength={64}
-          placeholder="Other type…"
-          onChange={(e) => setDraft(e.target.value)}
-        />
-        <button type="submit" className="btn small" disabled={!draft.trim()}>
-          Add
-        </button>
-      </form>
+      <TypePicker types={legend} onPick={assign} onOther={assign} draft={draft} onDraftChange={setDraft} field={{ id: 'menu-new-type', label: 'New entity type', submit: 'Add' }} />
       <p className="floating-hint">
         <kbd>1</kbd>–<kbd>9</kbd> choose · type a name for a new type · <kbd>Esc</kbd> close
       </p>
-    </div>
+    </Floating>
   )
 }
