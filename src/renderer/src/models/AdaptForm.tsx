@@ -5,13 +5,12 @@ import type { ModelInfo } from '@shared/ipc'
 import { ADAPT_RECIPE, FORM_DEFAULTS } from '@shared/recipes'
 import { api } from '../api'
 import { notify } from '../toasts'
-import { JobProgressBar, TrainingCurve } from './JobViews'
-import { pct, refreshModels, runModelJob, useModelJob } from './store'
+import { EpochsField, FormActions } from './FormParts'
+import { pct, refreshModels, runModelJob } from './store'
 
 export function AdaptForm({ base, disabled, onDone }: { base: ModelInfo; disabled: boolean; onDone: () => void }) {
   const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.adaptEpochs)
   const [documents, setDocuments] = useState<number | null>(null)
-  const epochsId = useId()
   const titleId = useId()
 
   useEffect(() => {
@@ -65,26 +64,11 @@ export function AdaptForm({ base, disabled, onDone }: { base: ModelInfo; disable
         it.
       </p>
       <div className="form-grid">
-        <div className="form-row">
-          <label htmlFor={epochsId}>Passes over the text (epochs)</label>
-          <input
-            id={epochsId}
-            type="number"
-            min={1}
-            max={10}
-            value={epochs}
-            onChange={(e) => setEpochs(Math.max(1, Math.min(10, Number(e.target.value) || 1)))}
-          />
-        </div>
+        <EpochsField label="Passes over the text (epochs)" max={10} value={epochs} onChange={setEpochs} />
         <div />
-        <div className="form-actions">
-          <button type="button" className="btn" onClick={onDone}>
-            Cancel
-          </button>
-          <button type="submit" className="btn primary" disabled={disabled} data-testid="start-adapt">
-            Start adapting
-          </button>
-        </div>
+        <FormActions onCancel={onDone} disabled={disabled} testId="start-adapt">
+          Start adapting
+        </FormActions>
       </div>
       <p className="muted small-print">
         Needs at least {ADAPT_RECIPE.minWords.toLocaleString('en-US')} words of text (about ten abstracts); at most{' '}
@@ -92,16 +76,5 @@ export function AdaptForm({ base, disabled, onDone }: { base: ModelInfo; disable
         text is held out to measure, after each pass, how many masked words the model guesses right.
       </p>
     </form>
-  )
-}
-
-export function AdaptJobPanel() {
-  const { job } = useModelJob()
-  if (!job || job.kind !== 'adapt') return null
-  return (
-    <div className="job-panel" data-testid="adapt-job">
-      <JobProgressBar job={job} />
-      <TrainingCurve job={job} height={220} />
-    </div>
   )
 }

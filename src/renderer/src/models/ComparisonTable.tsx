@@ -2,8 +2,15 @@
 // reference beside FastBioNER's published figures for a student of the same depth.
 import type { ComparisonReport, ComparisonRow } from '@shared/ipc'
 import { PUBLISHED_FASTBIONER } from '@shared/published'
+import { DataTable, type ColumnHead } from '../components/DataTable'
 import { DeviceBadge } from './EngineCard'
 import { formatBytes, formatCount, formatDate, pct } from './store'
+
+const COLUMNS: ColumnHead[] = [
+  ['Model'], ['Layers', 'num'], ['Params', 'num'], ['Size', 'num'], ['P', 'num'], ['R', 'num'], ['F1', 'num'], ['ms / doc', 'num'], ['Tokens / s', 'num'], ['Engine'],
+  // Against the reference (the first model):
+  ['F1 kept', 'num group-start'], ['Size −', 'num'], ['Time −', 'num'],
+]
 
 const publishedFor = (layers: number) => PUBLISHED_FASTBIONER.rows.find((r) => r.layers === layers)
 
@@ -19,54 +26,11 @@ export function ComparisonTable({ report }: { report: ComparisonReport }) {
           {report.documents} documents · {report.machine} · {formatDate(report.measuredAt)}
         </span>
       </div>
-      <div className="table-wrap">
-        <table className="data-table compare-table" data-testid="comparison-table">
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col" className="num">
-                Layers
-              </th>
-              <th scope="col" className="num">
-                Params
-              </th>
-              <th scope="col" className="num">
-                Size
-              </th>
-              <th scope="col" className="num">
-                P
-              </th>
-              <th scope="col" className="num">
-                R
-              </th>
-              <th scope="col" className="num">
-                F1
-              </th>
-              <th scope="col" className="num">
-                ms / doc
-              </th>
-              <th scope="col" className="num">
-                Tokens / s
-              </th>
-              <th scope="col">Engine</th>
-              <th scope="col" className="num group-start">
-                F1 kept
-              </th>
-              <th scope="col" className="num">
-                Size −
-              </th>
-              <th scope="col" className="num">
-                Time −
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r, i) => (
-              <CompareRow key={r.modelId} row={r} isTeacher={i === 0} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable name="compare-table" testId="comparison-table" columns={COLUMNS}>
+        {rows.map((r, i) => (
+          <CompareRow key={r.modelId} row={r} isTeacher={i === 0} />
+        ))}
+      </DataTable>
       <p className="muted small-print">
         P, R, F1 in %, entity level. “F1 kept”, “Size −” and “Time −” are relative to {teacher?.name ?? 'the first model'} (the reference); under each,{' '}
         <span className="published-inline">grey</span>: FastBioNER's published figure for a student of that depth ({PUBLISHED_FASTBIONER.teacherLayers}-layer

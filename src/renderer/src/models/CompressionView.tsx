@@ -6,6 +6,7 @@ import { useEffect, useState } from 'react'
 import { ComparePanel } from './ComparePanel'
 import { DistilPanel } from './DistilPanel'
 import { refreshModels } from './store'
+import { ViewFrame } from './ViewFrame'
 
 export function CompressionView({ initialTab = 'distil' }: { initialTab?: 'distil' | 'compare' }) {
   const [tab, setTab] = useState<'distil' | 'compare'>(initialTab)
@@ -14,33 +15,32 @@ export function CompressionView({ initialTab = 'distil' }: { initialTab?: 'disti
     void refreshModels()
   }, [])
   return (
-    <div className="view compression-view" data-testid="compression-view">
-      <div className="view-inner wide">
-        <header className="view-head">
-          <div>
-            <h2>Compression</h2>
-            <p className="muted">Distil a large model into smaller, faster students, then measure what each one keeps and gains.</p>
-          </div>
-          <div className="segmented" role="tablist" aria-label="Compression">
-            <button type="button" role="tab" aria-selected={tab === 'distil'} className={tab === 'distil' ? 'is-on' : ''} onClick={() => setTab('distil')} data-testid="tab-distil">
-              Distil
-            </button>
-            <button type="button" role="tab" aria-selected={tab === 'compare'} className={tab === 'compare' ? 'is-on' : ''} onClick={() => setTab('compare')} data-testid="tab-compare">
-              Compare models
-            </button>
-          </div>
-        </header>
-        {tab === 'distil' ? (
-          <DistilPanel
-            onCompare={(ids) => {
-              setCompareIds(ids)
-              setTab('compare')
-            }}
-          />
-        ) : (
-          <ComparePanel preset={compareIds} />
-        )}
-      </div>
-    </div>
+    <ViewFrame
+      name="compression-view"
+      title="Compression"
+      intro="Distil a large model into smaller, faster students, then measure what each one keeps and gains."
+      wide
+      aside={
+        <div className="segmented" role="tablist" aria-label="Compression">
+          <button type="button" role="tab" aria-selected={tab === 'distil'} className={tab === 'distil' ? 'is-on' : ''} onClick={() => setTab('distil')} data-testid="tab-distil">
+            Distil
+          </button>
+          <button type="button" role="tab" aria-selected={tab === 'compare'} className={tab === 'compare' ? 'is-on' : ''} onClick={() => setTab('compare')} data-testid="tab-compare">
+            Compare models
+          </button>
+        </div>
+      }
+    >
+      {tab === 'distil' ? (
+        <DistilPanel
+          onCompare={(ids) => {
+            setCompareIds(ids)
+            setTab('compare')
+          }}
+        />
+      ) : (
+        <ComparePanel preset={compareIds} />
+      )}
+    </ViewFrame>
   )
 }

@@ -13,6 +13,21 @@ export function DeviceBadge({ name }: { name: string }) {
     </span>
   )
 }
+
+/** One engine: what it is for, its name and device, and why the host chose it. */
+function EngineItem({ label, name, reason, testId }: { label: string; name: string; reason: string; testId: string }) {
+  return (
+    <div className="engine-item">
+      <span className="section-label">{label}</span>
+      <div className="engine-name">
+        <DeviceBadge name={name} />
+        <code data-testid={testId}>{name}</code>
+      </div>
+      <p className="engine-reason">{reason}</p>
+    </div>
+  )
+}
+
 export function EngineCard({ engine }: { engine: EngineInfo | null }) {
   return (
     <section className="card engine" aria-labelledby="engine-title" data-testid="engine-card">
@@ -21,22 +36,8 @@ export function EngineCard({ engine }: { engine: EngineInfo | null }) {
       </div>
       {engine ? (
         <div className="engine-grid">
-          <div className="engine-item">
-            <span className="section-label">Training</span>
-            <div className="engine-name">
-              <DeviceBadge name={engine.trainingBackend} />
-              <code data-testid="training-backend">{engine.trainingBackend}</code>
-            </div>
-            <p className="engine-reason">{engine.trainingBackendReason}</p>
-          </div>
-          <div className="engine-item">
-            <span className="section-label">Tagging (inference)</span>
-            <div className="engine-name">
-              <DeviceBadge name={engine.inferenceEngine} />
-              <code data-testid="inference-engine">{engine.inferenceEngine}</code>
-            </div>
-            <p className="engine-reason">{engine.inferenceEngineReason}</p>
-          </div>
+          <EngineItem label="Training" name={engine.trainingBackend} reason={engine.trainingBackendReason} testId="training-backend" />
+          <EngineItem label="Tagging (inference)" name={engine.inferenceEngine} reason={engine.inferenceEngineReason} testId="inference-engine" />
         </div>
       ) : (
         <p className="muted">Asking the model host…</p>

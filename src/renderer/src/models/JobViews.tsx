@@ -180,3 +180,13 @@ function Stat({ label, value, testId }: { label: string; value: string; testId?:
     </div>
   )
 }
+
+/** A running (or just finished) job under its form: the bar and the live curve. */
+export function JobPanel({ job, testId }: { job: ModelJob; testId: string }) {
+  return (
+    <div className="job-panel" data-testid={testId}>
+      <JobProgressBar job={job} />
+      <TrainingCurve job={job} height={220} />
+    </div>
+  )
+}

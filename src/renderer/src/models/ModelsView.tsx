@@ -8,10 +8,11 @@ import { notify } from '../toasts'
 import { Modal } from '../components/Modal'
 import { ThresholdSlider, useStoredThreshold } from '../components/ThresholdSlider'
 import { EngineCard } from './EngineCard'
-import { JobProgressBar } from './JobViews'
+import { JobPanel, JobProgressBar } from './JobViews'
+import { ViewFrame } from './ViewFrame'
 import { ModelTable } from './ModelTable'
-import { TrainForm, TrainJobPanel } from './TrainForm'
-import { AdaptForm, AdaptJobPanel } from './AdaptForm'
+import { TrainForm } from './TrainForm'
+import { AdaptForm } from './AdaptForm'
 import { activeModel, jobOfKind, refreshModels, useModelJob, useModels } from './store'
 
 export type TagScope = 'document' | 'selected' | 'filtered' | 'workspace'
@@ -78,137 +79,131 @@ export function ModelsView(props: Props) {
     }
   }
 
-  return (
-    <div className="view models-view" data-testid="models-view">
-      <div className="view-inner">
-        <header className="view-head">
-          <div>
-            <h2>Models</h2>
-            <p className="muted">
-              Everything runs on this computer. The active model tags documents; its suggestions appear dashed in the text until you accept or
-              reject them.
-            </p>
-          </div>
-        </header>
-
-        <EngineCard engine={engine} />
-
-        <section className="card" aria-labelledby="registry-title">
-          <div className="card-head">
-            <h3 id="registry-title">Model registry</h3>
-            <div className="row">
-              <button type="button" className="btn" onClick={() => void importFolder()} data-testid="import-model">
-                Import HF folder…
-              </button>
-              <button
-                type="button"
-                className={`btn ${models.length === 0 ? 'primary' : ''}`}
-                onClick={() => {
-                  setAdapting(null)
-                  setTraining((v) => !v)
-                }}
-                aria-expanded={training}
-                data-testid="train-new"
-              >
-                Train new model…
-              </button>
-            </div>
-          </div>
-          {error && <p className="form-error">Cannot read the models: {error}</p>}
-          {training && <TrainForm models={models} disabled={running} onDone={() => setTraining(false)} />}
-          {trainJob && <TrainJobPanel />}
-          {adapting && <AdaptForm key={adapting.id} base={adapting} disabled={running} onDone={() => setAdapting(null)} />}
-          {adaptJob && <AdaptJobPanel />}
-          {loaded && models.length === 0 ? (
-            <div className="card-empty">
-              <p>
-                <strong>No model yet.</strong> Train one on this workspace's reviewed and gold annotations (start with <em>cpu-tiny</em> or{' '}
-                <em>cpu-small</em>), or import a Hugging Face checkpoint folder (BioBERT, PubMedBERT, a fine-tuned NER model).
-              </p>
-            </div>
-          ) : (
-            <ModelTable
-              models={models}
-              onSetActive={setActive}
-              onDelete={setConfirmDelete}
-              onOpenRetrain={props.onOpenRetrain}
-              onAdapt={(m) => {
-                setTraining(false)
-                setAdapting(m)
-              }}
-              busy={running}
-            />
-          )}
-        </section>
-
-        <section className="card" aria-labelledby="tag-title" data-testid="tag-card">
-          <div className="card-head">
-            <h3 id="tag-title">Tag documents</h3>
-            <span className="muted">{active ? <>with <strong>{active.name}</strong> (the active model)</> : 'no active model'}</span>
-          </div>
-          <p className="card-text">
-            The model's mentions become suggestions; a document's earlier suggestions are replaced, and mentions that overlap an accepted annotation are
-            left out.
-          </p>
-          <div className="row">
-            <button
-              type="button"
-              className="btn"
-              disabled={!active || running || !props.currentDocument}
-              onClick={() => props.onTag('document')}
-            >
-              Tag the open document{props.currentDocument ? ` (${props.currentDocument})` : ''}
-            </button>
-            <button type="button" className="btn" disabled={!active || running || props.selectedCount === 0} onClick={() => props.onTag('selected')}>
-              Tag {props.selectedCount} selected
-            </button>
-            <button type="button" className="btn" disabled={!active || running || props.filteredCount === 0} onClick={() => props.onTag('filtered')}>
-              Tag all {props.filteredCount} in the list
-            </button>
-            <button
-              type="button"
-              className="btn primary"
-              disabled={!active || running}
-              onClick={() => props.onTag('workspace')}
-              data-testid="tag-workspace"
-            >
-              Tag the whole workspace
-            </button>
-          </div>
-          <p className="muted small-print">“Whole workspace” tags every document not marked done. Select documents in the list with their check boxes (or x).</p>
-          {tagJob && <JobProgressBar job={tagJob} testId="tag-progress" />}
-          {tagJob?.finished && results.tag && (
-            <p className="job-result" data-testid="tag-result">
-              {results.tag.documents} document{results.tag.documents === 1 ? '' : 's'} tagged: {results.tag.suggestions} suggestion
-              {results.tag.suggestions === 1 ? '' : 's'}
-              {results.tag.dropped ? `, ${results.tag.dropped} left out (they overlap accepted annotations)` : ''} ·{' '}
-              {results.tag.msPerDocument.toFixed(0)} ms per document on <code>{results.tag.engine}</code>
-            </p>
-          )}
-        </section>
-
-        <AcceptAcrossWorkspace onChanged={props.onWorkspaceChanged} disabled={running} />
+  const deleteDialog = confirmDelete && (
+    <Modal title={`Delete ${confirmDelete.name}?`} onClose={() => setConfirmDelete(null)} testId="confirm-delete">
+      <div className="form">
+        <p>
+          The model's files are removed from this workspace. Suggestions it made stay in the documents.
+          {confirmDelete.active ? ' It is the active model: tagging needs another model made active afterwards.' : ''}
+          {confirmDelete.shipped ? ' The default model is not installed in this workspace again.' : ''}
+        </p>
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={() => setConfirmDelete(null)}>
+            Keep it
+          </button>
+          <button type="button" className="btn danger" onClick={() => void remove(confirmDelete)} data-testid="confirm-delete-button">
+            Delete {confirmDelete.name}
+          </button>
+        </div>
       </div>
-      {confirmDelete && (
-        <Modal title={`Delete ${confirmDelete.name}?`} onClose={() => setConfirmDelete(null)} testId="confirm-delete">
-          <div className="form">
-            <p>
-              The model's files are removed from this workspace. Suggestions it made stay in the documents.
-              {confirmDelete.active ? ' It is the active model: tagging needs another model made active afterwards.' : ''}
-              {confirmDelete.shipped ? ' The default model is not installed in this workspace again.' : ''}
-            </p>
-            <div className="form-actions">
-              <button type="button" className="btn" onClick={() => setConfirmDelete(null)}>
-                Keep it
-              </button>
-              <button type="button" className="btn danger" onClick={() => void remove(confirmDelete)} data-testid="confirm-delete-button">
-                Delete {confirmDelete.name}
-              </button>
-            </div>
+    </Modal>
+  )
+
+  return (
+    <ViewFrame
+      name="models-view"
+      title="Models"
+      intro="Everything runs on this computer. The active model tags documents; its suggestions appear dashed in the text until you accept or reject them."
+      dialogs={deleteDialog}
+    >
+      <EngineCard engine={engine} />
+
+      <section className="card" aria-labelledby="registry-title">
+        <div className="card-head">
+          <h3 id="registry-title">Model registry</h3>
+          <div className="row">
+            <button type="button" className="btn" onClick={() => void importFolder()} data-testid="import-model">
+              Import HF folder…
+            </button>
+            <button
+              type="button"
+              className={`btn ${models.length === 0 ? 'primary' : ''}`}
+              onClick={() => {
+                setAdapting(null)
+                setTraining((v) => !v)
+              }}
+              aria-expanded={training}
+              data-testid="train-new"
+            >
+              Train new model…
+            </button>
           </div>
-        </Modal>
-      )}
-    </div>
+        </div>
+        {error && <p className="form-error">Cannot read the models: {error}</p>}
+        {training && <TrainForm models={models} disabled={running} onDone={() => setTraining(false)} />}
+        {trainJob && <JobPanel job={trainJob} testId="train-job" />}
+        {adapting && <AdaptForm key={adapting.id} base={adapting} disabled={running} onDone={() => setAdapting(null)} />}
+        {adaptJob && <JobPanel job={adaptJob} testId="adapt-job" />}
+        {loaded && models.length === 0 ? (
+          <div className="card-empty">
+            <p>
+              <strong>No model yet.</strong> Train one on this workspace's reviewed and gold annotations (start with <em>cpu-tiny</em> or{' '}
+              <em>cpu-small</em>), or import a Hugging Face checkpoint folder (BioBERT, PubMedBERT, a fine-tuned NER model).
+            </p>
+          </div>
+        ) : (
+          <ModelTable
+            models={models}
+            onSetActive={setActive}
+            onDelete={setConfirmDelete}
+            onOpenRetrain={props.onOpenRetrain}
+            onAdapt={(m) => {
+              setTraining(false)
+              setAdapting(m)
+            }}
+            busy={running}
+          />
+        )}
+      </section>
+
+      <section className="card" aria-labelledby="tag-title" data-testid="tag-card">
+        <div className="card-head">
+          <h3 id="tag-title">Tag documents</h3>
+          <span className="muted">{active ? <>with <strong>{active.name}</strong> (the active model)</> : 'no active model'}</span>
+        </div>
+        <p className="card-text">
+          The model's mentions become suggestions; a document's earlier suggestions are replaced, and mentions that overlap an accepted annotation are
+          left out.
+        </p>
+        <div className="row">
+          <button
+            type="button"
+            className="btn"
+            disabled={!active || running || !props.currentDocument}
+            onClick={() => props.onTag('document')}
+          >
+            Tag the open document{props.currentDocument ? ` (${props.currentDocument})` : ''}
+          </button>
+          <button type="button" className="btn" disabled={!active || running || props.selectedCount === 0} onClick={() => props.onTag('selected')}>
+            Tag {props.selectedCount} selected
+          </button>
+          <button type="button" className="btn" disabled={!active || running || props.filteredCount === 0} onClick={() => props.onTag('filtered')}>
+            Tag all {props.filteredCount} in the list
+          </button>
+          <button
+            type="button"
+            className="btn primary"
+            disabled={!active || running}
+            onClick={() => props.onTag('workspace')}
+            data-testid="tag-workspace"
+          >
+            Tag the whole workspace
+          </button>
+        </div>
+        <p className="muted small-print">“Whole workspace” tags every document not marked done. Select documents in the list with their check boxes (or x).</p>
+        {tagJob && <JobProgressBar job={tagJob} testId="tag-progress" />}
+        {tagJob?.finished && results.tag && (
+          <p className="job-result" data-testid="tag-result">
+            {results.tag.documents} document{results.tag.documents === 1 ? '' : 's'} tagged: {results.tag.suggestions} suggestion
+            {results.tag.suggestions === 1 ? '' : 's'}
+            {results.tag.dropped ? `, ${results.tag.dropped} left out (they overlap accepted annotations)` : ''} ·{' '}
+            {results.tag.msPerDocument.toFixed(0)} ms per document on <code>{results.tag.engine}</code>
+          </p>
+        )}
+      </section>
+
+      <AcceptAcrossWorkspace onChanged={props.onWorkspaceChanged} disabled={running} />
+    </ViewFrame>
   )
 }
 

@@ -7,7 +7,10 @@ import { FORM_DEFAULTS } from '@shared/recipes'
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { colourClass } from '../palette'
+import { DataTable, type ColumnHead } from '../components/DataTable'
 import { JobProgressBar, TrainingCurve } from './JobViews'
+import { EpochsField, FormActions } from './FormParts'
+import { ViewFrame } from './ViewFrame'
 import { activeModel, clearResult, jobOfKind, pct, refreshModels, runModelJob, useModelJob, useModels } from './store'
 
 function basename(p: string): string {
@@ -27,7 +30,6 @@ export function RetrainView() {
   const [reviewed, setReviewed] = useState<number | null>(null)
   const baseSel = useId()
   const heldId = useId()
-  const epochsId = useId()
   const running = !!job && !job.finished
   const retrainJob = jobOfKind(job, 'retrain')
   const result = results.retrain
@@ -100,145 +102,124 @@ export function RetrainView() {
   const baseOf = (id: number): ModelInfo | undefined => models.find((m) => m.id === id)
 
   return (
-    <div className="view retrain-view" data-testid="retrain-view">
-      <div className="view-inner">
-        <header className="view-head">
-          <div>
-            <h2>Retrain with my corrections</h2>
-            <p className="muted">
-              Fine-tunes a model on the documents you have reviewed (marked done, or in progress), with your corrections and accepted suggestions. Part of
-              them is held out to measure the model before and after. The current model stays active until you choose.
-            </p>
+    <ViewFrame
+      name="retrain-view"
+      title="Retrain with my corrections"
+      intro="Fine-tunes a model on the documents you have reviewed (marked done, or in progress), with your corrections and accepted suggestions. Part of them is held out to measure the model before and after. The current model stays active until you choose."
+    >
+      <div className="retrain-grid">
+        <form
+          className="card retrain-form"
+          onSubmit={(e) => {
+            e.preventDefault()
+            void start()
+          }}
+          data-testid="retrain-form"
+        >
+          <div className="card-head">
+            <h3>Settings</h3>
           </div>
-        </header>
-
-        <div className="retrain-grid">
-          <form
-            className="card retrain-form"
-            onSubmit={(e) => {
-              e.preventDefault()
-              void start()
-            }}
-            data-testid="retrain-form"
-          >
-            <div className="card-head">
-              <h3>Settings</h3>
-            </div>
-            {usable.length === 0 ? (
-              <p className="muted">No model to start from. Train or import one in Models first.</p>
-            ) : (
-              <>
-                <div className="form-row">
-                  <label htmlFor={baseSel}>Base model</label>
-                  <select id={baseSel} value={baseId ?? ''} onChange={(e) => setBaseId(Number(e.target.value))} data-testid="retrain-base">
-                    {usable.map((m) => (
-                      <option key={m.id} value={m.id}>
-                        {m.name}
-                        {m.active ? ' (active)' : ''} · {m.layers}×{m.hidden}
-                        {m.devScores ? ` · F1 ${pct(m.devScores.f1)}` : ''}
-                      </option>
+          {usable.length === 0 ? (
+            <p className="muted">No model to start from. Train or import one in Models first.</p>
+          ) : (
+            <>
+              <div className="form-row">
+                <label htmlFor={baseSel}>Base model</label>
+                <select id={baseSel} value={baseId ?? ''} onChange={(e) => setBaseId(Number(e.target.value))} data-testid="retrain-base">
+                  {usable.map((m) => (
+                    <option key={m.id} value={m.id}>
+                      {m.name}
+                      {m.active ? ' (active)' : ''} · {m.layers}×{m.hidden}
+                      {m.devScores ? ` · F1 ${pct(m.devScores.f1)}` : ''}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <div className="form-row">
+                <label htmlFor={heldId}>
+                  Held out for measuring: <strong>{heldOut} %</strong>
+                </label>
+                <input id={heldId} type="range" min={5} max={50} step={5} value={heldOut} onChange={(e) => setHeldOut(Number(e.target.value))} />
+              </div>
+              <EpochsField max={50} value={epochs} onChange={setEpochs} testId="retrain-epochs" />
+              <div className="form-row">
+                <span className="label-like">Extra training corpora (optional)</span>
+                {extra.length > 0 && (
+                  <ul className="file-list">
+                    {extra.map((p) => (
+                      <li key={p}>
+                        <span title={p}>{basename(p)}</span>
+                        <button type="button" className="icon-close small" aria-label={`Remove ${basename(p)}`} onClick={() => setExtra((x) => x.filter((y) => y !== p))}>
+                          ×
+                        </button>
+                      </li>
                     ))}
-                  </select>
-                </div>
-                <div className="form-row">
-                  <label htmlFor={heldId}>
-                    Held out for measuring: <strong>{heldOut} %</strong>
-                  </label>
-                  <input id={heldId} type="range" min={5} max={50} step={5} value={heldOut} onChange={(e) => setHeldOut(Number(e.target.value))} />
-                </div>
-                <div className="form-row">
-                  <label htmlFor={epochsId}>Epochs</label>
-                  <input
-                    id={epochsId}
-                    type="number"
-                    min={1}
-                    max={50}
-                    value={epochs}
-                    onChange={(e) => setEpochs(Math.max(1, Math.min(50, Number(e.target.value) || 1)))}
-                    data-testid="retrain-epochs"
-                  />
-                </div>
-                <div className="form-row">
-                  <span className="label-like">Extra training corpora (optional)</span>
-                  {extra.length > 0 && (
-                    <ul className="file-list">
-                      {extra.map((p) => (
-                        <li key={p}>
-                          <span title={p}>{basename(p)}</span>
-                          <button type="button" className="icon-close small" aria-label={`Remove ${basename(p)}`} onClick={() => setExtra((x) => x.filter((y) => y !== p))}>
-                            ×
-                          </button>
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                  <div>
-                    <button type="button" className="btn small" onClick={() => void addFiles()}>
-                      Add corpus files…
-                    </button>
-                  </div>
-                </div>
-                <p className={`reviewed-count${reviewed !== null && reviewed < 2 ? ' is-short' : ''}`} data-testid="reviewed-count">
-                  {reviewed === null
-                    ? ' '
-                    : reviewed < 2
-                      ? `You have reviewed ${reviewed} document${reviewed === 1 ? '' : 's'}; at least 2 are needed (one part trains, the other measures).`
-                      : `${reviewed} reviewed documents: about ${Math.min(reviewed - 1, Math.max(1, Math.round((reviewed * heldOut) / 100)))} held out, the rest for training.`}
-                </p>
-                <div className="form-actions">
-                  <button type="submit" className="btn primary" disabled={!base || running || (reviewed !== null && reviewed < 2)} data-testid="start-retrain">
-                    Retrain {base ? base.name : ''}
-                  </button>
-                </div>
-              </>
-            )}
-          </form>
-
-          <section className="card retrain-live" aria-labelledby="retrain-live-title">
-            <div className="card-head">
-              <h3 id="retrain-live-title">Training</h3>
-            </div>
-            {retrainJob ? (
-              <>
-                <JobProgressBar job={retrainJob} testId="retrain-progress" />
-                <TrainingCurve job={retrainJob} />
-              </>
-            ) : (
-              <p className="muted card-empty">The loss curve and the devel F1 of every epoch appear here while the model trains.</p>
-            )}
-          </section>
-        </div>
-
-        {result && !result.cancelled && result.after && (
-          <BeforeAfter result={result} baseName={baseOf(result.baseModelId)?.name ?? 'base model'} onDecide={decide} deciding={deciding} />
-        )}
-        {/* Candidates from an earlier session (the window was closed before deciding). */}
-        {models
-          .filter((m) => m.candidate && m.id !== result?.candidate?.id)
-          .map((m) => (
-            <section key={m.id} className="card before-after" data-testid="pending-candidate">
-              <div className="card-head">
-                <h3>{m.name} is waiting for your decision</h3>
-                <span className="muted">{m.parentId !== null ? `retrained from ${baseOf(m.parentId)?.name ?? 'a model'}` : ''}</span>
-              </div>
-              <p className="card-text">{m.trainingSummary ?? 'A retrained model.'}</p>
-              <div className="decide">
-                <p>
-                  Until you choose, <strong>{active?.name ?? 'the current model'}</strong> stays active.
-                </p>
-                <div className="row">
-                  <button type="button" className="btn" onClick={() => void decide(false, m)} disabled={deciding}>
-                    Discard
-                  </button>
-                  <button type="button" className="btn primary" onClick={() => void decide(true, m)} disabled={deciding}>
-                    Keep new model
+                  </ul>
+                )}
+                <div>
+                  <button type="button" className="btn small" onClick={() => void addFiles()}>
+                    Add corpus files…
                   </button>
                 </div>
               </div>
-            </section>
-          ))}
+              <p className={`reviewed-count${reviewed !== null && reviewed < 2 ? ' is-short' : ''}`} data-testid="reviewed-count">
+                {reviewed === null
+                  ? ' '
+                  : reviewed < 2
+                    ? `You have reviewed ${reviewed} document${reviewed === 1 ? '' : 's'}; at least 2 are needed (one part trains, the other measures).`
+                    : `${reviewed} reviewed documents: about ${Math.min(reviewed - 1, Math.max(1, Math.round((reviewed * heldOut) / 100)))} held out, the rest for training.`}
+              </p>
+              <FormActions disabled={!base || running || (reviewed !== null && reviewed < 2)} testId="start-retrain">
+                Retrain {base ? base.name : ''}
+              </FormActions>
+            </>
+          )}
+        </form>
+
+        <section className="card retrain-live" aria-labelledby="retrain-live-title">
+          <div className="card-head">
+            <h3 id="retrain-live-title">Training</h3>
+          </div>
+          {retrainJob ? (
+            <>
+              <JobProgressBar job={retrainJob} testId="retrain-progress" />
+              <TrainingCurve job={retrainJob} />
+            </>
+          ) : (
+            <p className="muted card-empty">The loss curve and the devel F1 of every epoch appear here while the model trains.</p>
+          )}
+        </section>
       </div>
-    </div>
+
+      {result && !result.cancelled && result.after && (
+        <BeforeAfter result={result} baseName={baseOf(result.baseModelId)?.name ?? 'base model'} onDecide={decide} deciding={deciding} />
+      )}
+      {/* Candidates from an earlier session (the window was closed before deciding). */}
+      {models
+        .filter((m) => m.candidate && m.id !== result?.candidate?.id)
+        .map((m) => (
+          <section key={m.id} className="card before-after" data-testid="pending-candidate">
+            <div className="card-head">
+              <h3>{m.name} is waiting for your decision</h3>
+              <span className="muted">{m.parentId !== null ? `retrained from ${baseOf(m.parentId)?.name ?? 'a model'}` : ''}</span>
+            </div>
+            <p className="card-text">{m.trainingSummary ?? 'A retrained model.'}</p>
+            <div className="decide">
+              <p>
+                Until you choose, <strong>{active?.name ?? 'the current model'}</strong> stays active.
+              </p>
+              <div className="row">
+                <button type="button" className="btn" onClick={() => void decide(false, m)} disabled={deciding}>
+                  Discard
+                </button>
+                <button type="button" className="btn primary" onClick={() => void decide(true, m)} disabled={deciding}>
+                  Keep new model
+                </button>
+              </div>
+            </div>
+          </section>
+        ))}
+    </ViewFrame>
   )
 }
 
@@ -259,6 +240,7 @@ const METRICS: Array<[keyof Scores, string]> = [
   ['recall', 'Recall'],
   ['f1', 'F1'],
 ]
+const PER_TYPE_COLUMNS: ColumnHead[] = [['Entity type'], ...METRICS.map(([, label]): ColumnHead => [`${label} before → after`, 'num'])]
 
 function BeforeAfter({
   result,
@@ -308,38 +290,24 @@ function BeforeAfter({
         ))}
       </div>
       {types.length > 0 && (
-        <div className="table-wrap">
-          <table className="data-table per-type" data-testid="per-type-table">
-            <thead>
-              <tr>
-                <th scope="col">Entity type</th>
-                {METRICS.map(([k, label]) => (
-                  <th key={k} scope="col" className="num">
-                    {label} before → after
-                  </th>
+        <DataTable name="per-type" testId="per-type-table" columns={PER_TYPE_COLUMNS}>
+          {types.map((t) => {
+            const b = before.types[t]
+            const a = after.types[t]
+            return (
+              <tr key={t}>
+                <th scope="row">
+                  <span className={`swatch ${colourClass(t)}`} aria-hidden="true" /> {t}
+                </th>
+                {METRICS.map(([k]) => (
+                  <td key={k} className="num">
+                    {pct(b?.[k])} → {pct(a?.[k])} {b && a ? <Delta before={b[k]} after={a[k]} /> : <span className="muted">new</span>}
+                  </td>
                 ))}
               </tr>
-            </thead>
-            <tbody>
-              {types.map((t) => {
-                const b = before.types[t]
-                const a = after.types[t]
-                return (
-                  <tr key={t}>
-                    <th scope="row">
-                      <span className={`swatch ${colourClass(t)}`} aria-hidden="true" /> {t}
-                    </th>
-                    {METRICS.map(([k]) => (
-                      <td key={k} className="num">
-                        {pct(b?.[k])} → {pct(a?.[k])} {b && a ? <Delta before={b[k]} after={a[k]} /> : <span className="muted">new</span>}
-                      </td>
-                    ))}
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
+            )
+          })}
+        </DataTable>
       )}
       <div className="decide">
         <p>

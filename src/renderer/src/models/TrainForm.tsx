@@ -6,8 +6,8 @@ import type { ModelInfo } from '@shared/ipc'
 import { FORM_DEFAULTS, MODEL_PRESETS } from '@shared/recipes'
 import { api } from '../api'
 import { notify } from '../toasts'
-import { JobProgressBar, TrainingCurve } from './JobViews'
-import { pct, refreshModels, runModelJob, useModelJob } from './store'
+import { EpochsField, FormActions } from './FormParts'
+import { pct, refreshModels, runModelJob } from './store'
 
 const PRESETS = MODEL_PRESETS.map((p) => ({
   name: p.name,
@@ -31,7 +31,6 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
   const [name, setName] = useState(() => nameFor(base))
   const [nameTouched, setNameTouched] = useState(false)
   const nameId = useId()
-  const epochsId = useId()
   const baseSel = useId()
 
   const chooseBase = (id: number | null) => {
@@ -123,18 +122,10 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
             required
           />
         </div>
-        <div className="form-row">
-          <label htmlFor={epochsId}>Epochs</label>
-          <input id={epochsId} type="number" min={1} max={100} value={epochs} onChange={(e) => setEpochs(Math.max(1, Math.min(100, Number(e.target.value) || 1)))} />
-        </div>
-        <div className="form-actions">
-          <button type="button" className="btn" onClick={onDone}>
-            Cancel
-          </button>
-          <button type="submit" className="btn primary" disabled={disabled || !name.trim()} data-testid="start-training">
-            Start training
-          </button>
-        </div>
+        <EpochsField max={100} value={epochs} onChange={setEpochs} />
+        <FormActions onCancel={onDone} disabled={disabled || !name.trim()} testId="start-training">
+          Start training
+        </FormActions>
       </div>
       <p className="muted small-print">
         {base
@@ -144,16 +135,5 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
         held out to measure devel F1 after each epoch, and the best epoch is kept.
       </p>
     </form>
-  )
-}
-
-export function TrainJobPanel() {
-  const { job } = useModelJob()
-  if (!job || job.kind !== 'train') return null
-  return (
-    <div className="job-panel" data-testid="train-job">
-      <JobProgressBar job={job} />
-      <TrainingCurve job={job} height={220} />
-    </div>
   )
 }
