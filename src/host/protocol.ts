@@ -7,7 +7,7 @@
 // the one result carry it. A cancel asks the job to stop at its next check (training: between
 // steps); ModelHost kills the process when a cancelled job does not answer in time.
 // Imports types only, so both sides can use it without pulling in the other's code.
-import type { DistillMode, EngineInfo, Scores } from '@shared/ipc'
+import type { DistillMode, EngineInfo, ModelShape, Scores } from '@shared/ipc'
 import type { CorpusDocument, CorpusIssue } from '@shared/domain'
 import type { CompareReport } from '../core/eval/compare'
 
@@ -33,15 +33,7 @@ export interface HostErrorShape {
 export type ScoresWithTypes = Scores & { types: Record<string, Scores> }
 
 /** What the registry records about a checkpoint folder (read back after saving it). */
-export interface ModelSummary {
-  layers: number
-  hidden: number
-  heads: number
-  parameters: number
-  /** Bytes of model.safetensors. */
-  bytes: number
-  /** 'int8' for a folder written by `fastbioner quantize`. */
-  weights: 'float32' | 'int8'
+export interface ModelSummary extends ModelShape {
   /** The default head's labels (IOB2). */
   labels: string[]
   /** Entity types of every head's labels (tagging merges all heads), sorted. */

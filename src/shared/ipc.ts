@@ -77,7 +77,19 @@ export interface ModelAdaptation {
   heldOutAccuracy: number | null
 }
 
-export interface ModelInfo {
+/** A checkpoint's shape and size: what the registry shows of a model and the host reads back from a saved folder. */
+export interface ModelShape {
+  layers: number
+  hidden: number
+  heads: number
+  parameters: number
+  /** Bytes of model.safetensors. */
+  bytes: number
+  /** 'int8': a folder written by `fastbioner quantize` (int8 weights, same layers). */
+  weights: 'float32' | 'int8'
+}
+
+export interface ModelInfo extends ModelShape {
   id: number
   name: string
   kind: ModelKind
@@ -89,13 +101,6 @@ export interface ModelInfo {
   candidate: boolean
   /** HF-layout checkpoint folder (config.json, vocab.txt, model.safetensors[, model.onnx]). */
   path: string
-  layers: number
-  hidden: number
-  heads: number
-  parameters: number
-  bytes: number
-  /** 'int8': a folder written by `fastbioner quantize` (int8 weights, same layers). */
-  weights: 'float32' | 'int8'
   entityTypes: string[]
   createdAt: string
   active: boolean

@@ -1,6 +1,6 @@
 import type { CorpusDocument, CorpusIssue, Mention } from '@shared/domain'
 import { IssueLog } from './errors'
-import { mention, PROGRESS_EVERY, q, splitLines, stem, type ReadOptions, type ReadResult } from './util'
+import { parseLines, q, stem, type ReadOptions, type ReadResult } from './util'
 
 export const DEFAULT_SENTENCES_PER_DOCUMENT = 10
 
@@ -192,13 +192,7 @@ export function readConllWithLines(content: string, fileName: string, options: C
     documents.push(parsed.document)
     tokenLines.push(parsed.tokenLines)
   })
-  const lines = splitLines(content)
-  for (let i = 0; i < lines.length; i++) {
-    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
-    parser.line(lines[i]!, i + 1)
-  }
-  const issues = parser.end()
-  options.onProgress?.(lines.length, lines.length)
+  const issues = parseLines(content, parser, options.onProgress)
   return { documents, issues, tokenLines }
 }
 

@@ -1,6 +1,6 @@
 import type { CorpusDocument, CorpusIssue, Mention, Passage } from '@shared/domain'
 import { IssueLog } from './errors'
-import { checkedMention, flattenWhitespace, parseOffset, PROGRESS_EVERY, q, splitLines, type ReadOptions, type ReadResult } from './util'
+import { checkedMention, flattenWhitespace, parseLines, parseOffset, q, type ReadOptions, type ReadResult } from './util'
 
 interface RawMention {
   line: number
@@ -160,13 +160,7 @@ export class PubtatorParser {
 export function readPubtator(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
   const documents: CorpusDocument[] = []
   const parser = new PubtatorParser(fileName, (doc) => documents.push(doc))
-  const lines = splitLines(content)
-  for (let i = 0; i < lines.length; i++) {
-    if (options.onProgress && i % PROGRESS_EVERY === 0 && i > 0) options.onProgress(i, lines.length)
-    parser.line(lines[i]!, i + 1)
-  }
-  const issues = parser.end()
-  options.onProgress?.(lines.length, lines.length)
+  const issues = parseLines(content, parser, options.onProgress)
   return { documents, issues }
 }
 

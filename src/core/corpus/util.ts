@@ -46,6 +46,25 @@ export function splitLines(content: string): string[] {
   return lines
 }
 
+/** A line-by-line reader (PubTator, CoNLL): fed every line with its 1-based number, then ended. */
+export interface LineParser {
+  line(line: string, lineNo: number): void
+  /** The warnings; throws a CorpusError when the input had errors. */
+  end(): CorpusIssue[]
+}
+
+/** Feeds a whole file's lines to a line parser, reporting progress; returns the parser's warnings. */
+export function parseLines(content: string, parser: LineParser, onProgress?: ReadOptions['onProgress']): CorpusIssue[] {
+  const lines = splitLines(content)
+  for (let i = 0; i < lines.length; i++) {
+    if (onProgress && i % PROGRESS_EVERY === 0 && i > 0) onProgress(i, lines.length)
+    parser.line(lines[i]!, i + 1)
+  }
+  const issues = parser.end()
+  onProgress?.(lines.length, lines.length)
+  return issues
+}
+
 /** Maps character offsets of a string to 1-based line numbers. */
 export class LineIndex {
   private readonly starts: number[] = [0]

@@ -104,20 +104,9 @@ export function snapshot(r: AnnRow): Snapshot {
   }
 }
 
+/** An annotation: what a revision records of it (its snapshot), with its identity and last change. */
 export function toAnnotation(r: AnnRow): Annotation {
-  return {
-    id: r.id,
-    documentId: r.document_id,
-    start: r.start,
-    end: r.end,
-    type: r.type,
-    conceptId: r.concept_id,
-    origin: r.origin,
-    confidence: r.confidence,
-    state: r.state,
-    updatedAt: r.updated_at,
-    updatedBy: r.updated_by,
-  }
+  return { id: r.id, documentId: r.document_id, ...snapshot(r), updatedAt: r.updated_at, updatedBy: r.updated_by }
 }
 
 export function toSummary(r: SummaryRow): DocumentSummary {

@@ -1,5 +1,5 @@
 // The workspace's public input and result types (re-exported by index.ts).
-import type { DistillMode, ModelAdaptation, ModelInfo, ModelKind } from '@shared/ipc'
+import type { DistillMode, ModelAdaptation, ModelInfo, ModelKind, ModelShape } from '@shared/ipc'
 import type { AnnotationOrigin, ReviewStatus } from '@shared/domain'
 
 export interface OpenOptions {
@@ -66,17 +66,8 @@ export interface ModelRecord extends ModelInfo {
   status: ModelStatus
 }
 
-/** Architecture summary stored with a model (models.config). */
-export interface ModelConfigSummary {
-  layers: number
-  hidden: number
-  heads: number
-  parameters: number
-  /** Bytes of the weights file (model.safetensors) on disk. */
-  bytes: number
-  /** Absent in older rows: float32. */
-  weights?: 'float32' | 'int8'
-}
+/** Architecture summary stored with a model (models.config); `weights` is absent in older rows (float32). */
+export type ModelConfigSummary = Omit<ModelShape, 'weights'> & Partial<Pick<ModelShape, 'weights'>>
 
 export interface NewModelInput {
   name: string
