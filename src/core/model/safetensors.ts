@@ -11,6 +11,7 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { endianness } from 'node:os'
 import { writeFileAtomic } from '../fs/atomic'
 import { fromHalf, toHalf } from './f16'
+import { FileError } from '../fs/file-error'
 
 export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL'
 
@@ -35,14 +36,8 @@ export interface TensorToWrite {
   dtype?: 'F32' | 'F16' | 'BF16' | 'I32' | 'I64' | 'I8'
 }
 
-export class SafetensorsError extends Error {
+export class SafetensorsError extends FileError {
   override name = 'SafetensorsError'
-  constructor(
-    readonly file: string,
-    problem: string,
-  ) {
-    super(`${file}: ${problem}`)
-  }
 }
 
 // Hard limit from the reference implementation (100 MB of header) against hostile files.

@@ -11,18 +11,13 @@ import { dequantizeRows, INT8_SCALE_SUFFIX } from '../model/int8'
 import { CONFIG_FILE, findWeightFiles } from '../model/checkpoint-files'
 import { readSafetensors } from '../model/safetensors'
 import type { WeightsMap } from './weights'
+import { FileError } from '../fs/file-error'
 
 export const ONNX_FILE = 'model.onnx'
 
 /** A problem with a file on disk; the message names the file. */
-export class OnnxFileError extends Error {
+export class OnnxFileError extends FileError {
   override name = 'OnnxFileError'
-  constructor(
-    readonly file: string,
-    problem: string,
-  ) {
-    super(`${file}: ${problem}`)
-  }
 }
 
 function errnoText(e: unknown): string {
