@@ -7,7 +7,7 @@ import type { ModelAdaptResult } from '@shared/ipc'
 import { documentLines, wordCount } from '../../core/pretrain/text'
 import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
-import { configOf, type ModelRuntime, plural, toInfo } from './runtime'
+import { type ModelRuntime, plural, savedFolderFields, toInfo } from './runtime'
 
 /** "<base> adapted to <workspace>", within the registry's 100 characters. */
 export function adaptedModelName(base: string, workspacePath: string): string {
@@ -72,8 +72,7 @@ export function adaptHandlers(rt: ModelRuntime): Pick<Handlers, 'models:adapt'> 
         const accuracy = last ? `; held-out masked-word accuracy ${(100 * last.accuracy).toFixed(1)}%` : ''
         const model = ws.updateModel(rec.id, {
           status: 'ready',
-          config: configOf(r.summary),
-          entityTypes: r.summary.entityTypes,
+          ...savedFolderFields(r.summary),
           trainedOn: r.backend,
           devScores: null,
           trainingSummary:

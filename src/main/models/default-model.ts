@@ -18,7 +18,7 @@ import type { ModelInfo } from '@shared/ipc'
 import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-files'
 import { labelMapFromLabels } from '../../core/nlp/bio'
 import type { ModelRecord, Workspace } from '../../core/store'
-import { configOf, type ModelRuntime, toInfo } from './runtime'
+import { type ModelRuntime, savedFolderFields, toInfo } from './runtime'
 
 /** Where the default model is (FASTBIONER_DEFAULT_MODEL, the installation, the checkout), or why not. */
 import type { DefaultModelFinder } from '../handlers'
@@ -89,8 +89,7 @@ export function defaultModelInstaller(rt: ModelRuntime) {
       const card = existsSync(join(rec.path, MODEL_CARD_FILE)) ? `; its model card is ${MODEL_CARD_FILE} in the model folder` : ''
       const model = ws.updateModel(rec.id, {
         status: 'ready',
-        config: configOf(r.summary),
-        entityTypes: r.summary.entityTypes,
+        ...savedFolderFields(r.summary),
         trainedOn: null,
         trainingSummary: `The default model that ships with the app, copied from ${dir}${card}`,
       })

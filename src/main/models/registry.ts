@@ -5,7 +5,7 @@ import type { ModelImportResult } from '@shared/ipc'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { StoreError } from '../../core/store'
 import type { Handlers } from '../handlers'
-import { configOf, type ModelRuntime, toInfo } from './runtime'
+import { type ModelRuntime, savedFolderFields, toInfo } from './runtime'
 
 export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info' | 'models:list' | 'dialog:openModelFolder' | 'models:import' | 'models:setActive' | 'models:delete'> {
   const { ctx, deps, host, workspace, removeFolder, releaseHostFiles, begin, isInUse, reserve, discard, finishRun } = rt
@@ -45,8 +45,7 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
         const model = ws.updateModel(rec.id, {
           status: 'ready',
           kind: r.freshHead ? 'teacher' : 'imported',
-          config: configOf(r.summary),
-          entityTypes: r.summary.entityTypes,
+          ...savedFolderFields(r.summary),
           trainedOn: null,
           trainingSummary: r.freshHead
             ? `Imported from ${source}: pre-trained encoder with a new, untrained head for ${r.summary.entityTypes.join(', ')}`

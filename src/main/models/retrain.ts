@@ -4,7 +4,7 @@ import { RETRAIN_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { RetrainResult } from '@shared/ipc'
 import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
-import { configOf, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
+import { type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
 
 export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start' | 'retrain:decide'> {
   const { deps, host, workspace, removeFolder, releaseHostFiles, begin, progressEmitter, reserve, discard, finishRun, abandonJob, withTypes } = rt
@@ -62,8 +62,7 @@ export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start
         }
         const model = ws.updateModel(rec.id, {
           status: 'candidate',
-          config: configOf(r.summary),
-          entityTypes: r.summary.entityTypes,
+          ...savedFolderFields(r.summary),
           trainedOn: r.backend,
           devScores: withTypes(r.after),
           trainingSummary:

@@ -52,6 +52,9 @@ export const configOf = (s: ModelSummary): ModelConfigSummary => ({
   weights: s.weights,
 })
 
+/** What the registry records of a saved folder from the host's summary: its config and its entity types. */
+export const savedFolderFields = (s: ModelSummary) => ({ config: configOf(s), entityTypes: s.entityTypes })
+
 export const pickScores = (s: { precision: number; recall: number; f1: number }): Scores => ({ precision: s.precision, recall: s.recall, f1: s.f1 })
 
 /** A folder name for a model: letters, digits, '.', '_', '-'; unique inside `dir`. */

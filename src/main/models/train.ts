@@ -2,7 +2,7 @@
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
-import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
+import { mentionCount, type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
 
 export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> {
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, abandonJob, trainingDocuments, devSize, withTypes } = rt
@@ -58,8 +58,7 @@ export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> 
           (r.cancelled ? '; stopped by the user (best checkpoint so far kept)' : '')
         const model = ws.updateModel(rec.id, {
           status: 'ready',
-          config: configOf(r.summary),
-          entityTypes: r.summary.entityTypes,
+          ...savedFolderFields(r.summary),
           trainedOn: r.backend,
           devScores: withTypes(r.devScores),
           trainingSummary: summary,
