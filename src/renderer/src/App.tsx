@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
 import type { WorkspaceInfo } from '@shared/ipc'
 import type { ReviewStatus } from '@shared/domain'
 import { api, errorMessage, onEvent } from './api'
@@ -437,32 +437,26 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
       </div>
       {/* Each view is the page's one main landmark while it shows (the documents view has its own). */}
       {view === 'models' && (
-        <div className="view-host" id="view-models" role="tabpanel" aria-labelledby="tab-models">
-          <main>
-            <ModelsView
-              selectedCount={selected.size}
-              filteredCount={filteredTotal}
-              currentDocument={current?.externalId ?? null}
-              onTag={(scope) => void tag(scope)}
-              onWorkspaceChanged={afterWorkspaceAccept}
-              onOpenRetrain={() => setView('retrain')}
-            />
-          </main>
-        </div>
+        <ViewHost view="models">
+          <ModelsView
+            selectedCount={selected.size}
+            filteredCount={filteredTotal}
+            currentDocument={current?.externalId ?? null}
+            onTag={(scope) => void tag(scope)}
+            onWorkspaceChanged={afterWorkspaceAccept}
+            onOpenRetrain={() => setView('retrain')}
+          />
+        </ViewHost>
       )}
       {view === 'retrain' && (
-        <div className="view-host" id="view-retrain" role="tabpanel" aria-labelledby="tab-retrain">
-          <main>
-            <RetrainView />
-          </main>
-        </div>
+        <ViewHost view="retrain">
+          <RetrainView />
+        </ViewHost>
       )}
       {view === 'compression' && (
-        <div className="view-host" id="view-compression" role="tabpanel" aria-labelledby="tab-compression">
-          <main>
-            <CompressionView />
-          </main>
-        </div>
+        <ViewHost view="compression">
+          <CompressionView />
+        </ViewHost>
       )}
       {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}
       {typeMapOpen && <TypeMapDialog onClose={() => setTypeMapOpen(false)} />}
@@ -475,6 +469,15 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
           }}
         />
       )}
+    </div>
+  )
+}
+
+/** A view beside the documents: the tab panel of its header tab, and the page's one main landmark while it shows. */
+function ViewHost({ view, children }: { view: View; children: ReactNode }) {
+  return (
+    <div className="view-host" id={`view-${view}`} role="tabpanel" aria-labelledby={`tab-${view}`}>
+      <main>{children}</main>
     </div>
   )
 }
