@@ -79,6 +79,25 @@ export function stderrLog(quiet: boolean): (line: string) => void {
   return quiet ? () => {} : (line) => process.stderr.write(line + '\n')
 }
 
+/**
+ * Ctrl-C asks a long run to stop at its next safe point: `message` (what is kept) goes to the log
+ * and the returned signal aborts. With exitOnSecond a second Ctrl-C exits at once (code 130);
+ * without it, further presses repeat the message and the run still stops at that point.
+ * release() removes the handler when the run is over.
+ */
+export function stopOnCtrlC(log: (line: string) => void, message: string, opts: { exitOnSecond?: boolean } = {}): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController()
+  let presses = 0
+  const onSigint = () => {
+    presses++
+    if (presses > 1 && opts.exitOnSecond) process.exit(130)
+    log(message)
+    controller.abort()
+  }
+  process.on('SIGINT', onSigint)
+  return { signal: controller.signal, release: () => process.off('SIGINT', onSigint) }
+}
+
 export async function startBackend(quiet = false): Promise<BackendInfo> {
   return initBackend({ logger: stderrLog(quiet) })
 }

@@ -9,7 +9,7 @@ import { compareModels } from '../../core/eval/compare'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { OnnxExportError } from '../../core/onnx/export'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
-import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, writeJsonLine } from './_ml'
+import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, intOpt, mapTypesHelp, numOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
@@ -153,12 +153,7 @@ export async function run(argv: string[]): Promise<number> {
     for (const t of tasks) if (!t.dev) log(`warning: task '${t.name}' has no devel file: the last epoch is kept (no model selection on it)`)
 
     const backend = await startBackend(quiet)
-    const controller = new AbortController()
-    const onSigint = () => {
-      log('stopping after the current step; the best checkpoint so far is kept')
-      controller.abort()
-    }
-    process.on('SIGINT', onSigint)
+    const stop = stopOnCtrlC(log, 'stopping after the current step; the best checkpoint so far is kept')
     let lastLine = 0
     const onProgress = (p: DistillProgress) => {
       const now = performance.now()
@@ -207,7 +202,7 @@ export async function run(argv: string[]): Promise<number> {
         onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
         onProgress,
         onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
-        signal: controller.signal,
+        signal: stop.signal,
         log,
         checkpoint: { metadata: { source: { teachers: teacherDirs, tasks: sources } } },
       })
@@ -216,7 +211,7 @@ export async function run(argv: string[]): Promise<number> {
       if (e instanceof DistillError || e instanceof RangeError) throw new CliError(e.message)
       throw e
     } finally {
-      process.off('SIGINT', onSigint)
+      stop.release()
     }
     const res = r.result
     let int8: Record<string, unknown> | null = null

@@ -1,7 +1,7 @@
 // `fastbioner pretrain --text FILE|DIR... --out DIR [--preset NAME | --init DIR] [options]`
 import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
 import { PRETRAIN_DEFAULTS, pretrain } from '../../core/pretrain/run'
-import { CliError, formatDuration, runCommand, startBackend, stderrLog, writeJsonLine } from './_ml'
+import { CliError, formatDuration, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { flagOptions, intOpt, repeatableOptions, RUN_OPTIONS, runSettings, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
@@ -58,12 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     if (!resume) checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: [...text, v.init] })
 
     await startBackend(true)
-    const controller = new AbortController()
-    const onSigint = () => {
-      log('stopping: the last checkpoint is kept (--resume continues)')
-      controller.abort()
-    }
-    process.once('SIGINT', onSigint)
+    const stop = stopOnCtrlC(log, 'stopping: the last checkpoint is kept (--resume continues)', { exitOnSecond: true })
     let lastReport = 0
     try {
       const r = await pretrain({
@@ -76,7 +71,7 @@ export async function run(argv: string[]): Promise<number> {
         lowercase: !(v.cased ?? false),
         resume,
         saveEverySeconds: saveEvery,
-        signal: controller.signal,
+        signal: stop.signal,
         log,
         onProgress: (p) => {
           const now = performance.now()
@@ -109,7 +104,7 @@ export async function run(argv: string[]): Promise<number> {
       })
       return r.cancelled ? 130 : 0
     } finally {
-      process.off('SIGINT', onSigint)
+      stop.release()
     }
   })
 }

@@ -6,7 +6,7 @@ import { expandInputs, tagFiles } from '../../core/batch/run'
 import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
-import { checkHeadOption, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, type OptionValues } from './_ml'
+import { checkHeadOption, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, type OptionValues } from './_ml'
 import { flagOptions, formatOpt, intOpt, numOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
@@ -174,12 +174,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
     .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence }))
     .digest('hex')
   log(`${shard.source}: ${filesOfShard(inputs, shard).length} of ${inputs.length} input file(s) → ${outDir} (${format})`)
-  const controller = new AbortController()
-  const onSigint = (): void => {
-    log('stopping after the current chunk; finished outputs are kept, the file in progress is redone next time')
-    controller.abort()
-  }
-  process.on('SIGINT', onSigint)
+  const stop = stopOnCtrlC(log, 'stopping after the current chunk; finished outputs are kept, the file in progress is redone next time')
   let result
   try {
     result = await tagFiles({
@@ -192,7 +187,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
       head: v.head,
       batchSize,
       minConfidence,
-      signal: controller.signal,
+      signal: stop.signal,
       onFile: (f) => {
         if (f.status === 'skipped') log(`skipped ${f.input}: ${f.output} is complete`)
         else if (f.status === 'failed') process.stderr.write(`error: ${f.reason}\n`)
@@ -209,7 +204,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
     if (e instanceof CorpusError) throw new CliError(e.message)
     throw e
   } finally {
-    process.off('SIGINT', onSigint)
+    stop.release()
     await tagger.dispose()
   }
   const failed = result.files.filter((f) => f.status === 'failed')
@@ -228,7 +223,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
       seconds: result.seconds,
     }) + '\n',
   )
-  if (controller.signal.aborted) return 130
+  if (stop.signal.aborted) return 130
   // A file that failed, or had records that could not be read: the scheduler should flag the task.
   return failed.length > 0 || withProblems.length > 0 ? 1 : 0
 }

@@ -9,7 +9,7 @@ import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
-import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, writeJsonLine } from './_ml'
+import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
@@ -152,15 +152,7 @@ export async function run(argv: string[]): Promise<number> {
         `${(numParameters / 1e6).toFixed(2)}M parameters; ${tasks.map((t) => `${tasks.length > 1 ? `head ${t.head}: ` : ''}labels ${t.labels.join(' ')}`).join('; ')}`,
     )
 
-    const controller = new AbortController()
-    let interrupts = 0
-    const onSigint = () => {
-      interrupts++
-      if (interrupts > 1) process.exit(130)
-      log('stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept')
-      controller.abort()
-    }
-    process.on('SIGINT', onSigint)
+    const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
 
     let lastLine = 0
     const onProgress = (p: TrainProgress) => {
@@ -198,7 +190,7 @@ export async function run(argv: string[]): Promise<number> {
         maxSteps,
         threads,
         onProgress,
-        signal: controller.signal,
+        signal: stop.signal,
         resume,
         onTrainer: (trainer, reason) => log(`trainer: ${trainer} (${reason})`),
         checkpoint: {
@@ -213,7 +205,7 @@ export async function run(argv: string[]): Promise<number> {
         },
       })
     } finally {
-      process.off('SIGINT', onSigint)
+      stop.release()
       model.dispose()
     }
     if (result.cancelled) log(`stopped at step ${result.steps}; ${result.checkpointDir ? `best checkpoint (epoch ${result.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
