@@ -10,6 +10,7 @@
 // (`--install`), never done by a run.
 import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { writeFileAtomic } from '../src/core/fs/atomic'
 import { openTagger } from '../src/core/tag/open'
@@ -159,7 +160,7 @@ interface EvalSummary {
 }
 
 /** Median wall time of tagging one ~300-piece abstract (sentence windows), onnxruntime, 2 threads. */
-async function measureLatency(modelDir: string, devText: string): Promise<{ pieces: number; medianMs: number; p90Ms: number; runs: number }> {
+async function measureLatency(modelDir: string, devText: string): Promise<{ pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage: number }> {
   const tagger = await openTagger(modelDir, { engine: 'onnx', threads: LATENCY_THREADS })
   try {
     // The first sentences of the devel text that make up about 300 word pieces.
@@ -174,6 +175,8 @@ async function measureLatency(modelDir: string, devText: string): Promise<{ piec
     }
     const doc = { id: 'latency', text, passages: [{ type: 'abstract', offset: 0, length: text.length }], mentions: [] }
     for (let i = 0; i < 3; i++) await tagger.tag([doc])
+    // Other work on the machine slows the timing: say how busy it was.
+    const loadAverage = loadavg()[0]
     const times: number[] = []
     for (let i = 0; i < 30; i++) {
       const t0 = performance.now()
@@ -181,7 +184,7 @@ async function measureLatency(modelDir: string, devText: string): Promise<{ piec
       times.push(performance.now() - t0)
     }
     times.sort((a, b) => a - b)
-    return { pieces, medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.floor(times.length * 0.9)], runs: times.length }
+    return { pieces, medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.floor(times.length * 0.9)], runs: times.length, loadAverage }
   } finally {
     await tagger.dispose()
   }
@@ -345,7 +348,7 @@ interface CardInput {
   choice: ReturnType<typeof chooseShipped>
   int8: StageRecord
   scores: Record<string, EvalSummary>
-  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number }
+  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage?: number }
   evalWall: number
   candidateDir: string
 }
@@ -443,7 +446,7 @@ ${rows.join('\n')}
 
 Latency: a ${c.latency.pieces}-piece abstract (NCBI-disease devel sentences) tags in ${c.latency.medianMs.toFixed(1)} ms median
 (90th percentile ${c.latency.p90Ms.toFixed(1)} ms, ${c.latency.runs} runs) with onnxruntime on ${LATENCY_THREADS} CPU threads, on the machine that ran the recipe
-(2 cores, shared with other work).
+(2 cores${c.latency.loadAverage !== undefined ? `; 1-minute load average ${c.latency.loadAverage.toFixed(2)} when timed` : ', shared with other work'}).
 
 ## Known limits
 - Trained without BioBERT or any large pretrained model (none can be downloaded where it is
