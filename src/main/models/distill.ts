@@ -2,12 +2,12 @@
 // followed by its int8 version when asked.
 import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
-import { isStoreError, StoreError } from '../../core/store'
+import { StoreError } from '../../core/store'
 import type { Handlers } from '../handlers'
-import { configOf, mentionCount, type ModelRuntime, plural, splitDocuments, toInfo } from './runtime'
+import { mentionCount, type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
 
 export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start'> {
-  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, trainingDocuments, devSize, withTypes } = rt
+  const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, abandonJob, trainingDocuments, devSize, withTypes } = rt
   return {
     async 'distill:start'(req) {
       const ws = workspace()
@@ -50,8 +50,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
           const f1 = (s: { f1: number }) => (s.f1 * 100).toFixed(1)
           const model = ws.updateModel(rec.id, {
             status: 'ready',
-            config: configOf(r.summary),
-            entityTypes: r.summary.entityTypes,
+            ...savedFolderFields(r.summary),
             trainedOn: student.trainedOn,
             devScores: withTypes(r.devScores),
             trainingSummary:
@@ -61,10 +60,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
           finishRun(ws, runId, 'done', { devScores: r.devScores, seconds: r.seconds })
           return toInfo(model)
         } catch (e) {
-          const wasCancel = isStoreError(e) && e.code === 'cancelled'
-          finishRun(ws, runId, wasCancel ? 'cancelled' : 'failed', { error: (e as Error).message })
-          await discard(ws, rec)
-          if (wasCancel) return null
+          if (await abandonJob(ws, runId, rec, e)) return null
           throw e
         } finally {
           job.models.delete(rec.id)
@@ -105,8 +101,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
             }
             const model = ws.updateModel(rec.id, {
               status: 'ready',
-              config: configOf(r.summary),
-              entityTypes: r.summary.entityTypes,
+              ...savedFolderFields(r.summary),
               trainedOn: r.backend,
               devScores: withTypes(r.devScores),
               trainingSummary:
@@ -118,10 +113,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
             student = toInfo(model)
             students.push(student)
           } catch (e) {
-            const wasCancel = isStoreError(e) && e.code === 'cancelled'
-            finishRun(ws, runId, wasCancel ? 'cancelled' : 'failed', { error: (e as Error).message })
-            await discard(ws, rec)
-            if (wasCancel) {
+            if (await abandonJob(ws, runId, rec, e)) {
               cancelled = true
               break
             }
