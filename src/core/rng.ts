@@ -46,33 +46,6 @@ export class Rng {
   }
 
   /**
-   * Fills `out` with the next out.length values of nextU32(), much faster: the state lives in
-   * int32 locals, which V8 keeps unboxed (dropout draws millions of values per training step).
-   */
-  fillU32(out: Uint32Array): Uint32Array {
-    let s0 = this.s0 | 0
-    let s1 = this.s1 | 0
-    let s2 = this.s2 | 0
-    let s3 = this.s3 | 0
-    for (let i = 0; i < out.length; i++) {
-      const m = Math.imul(s1, 5)
-      out[i] = Math.imul((m << 7) | (m >>> 25), 9)
-      const t = s1 << 9
-      s2 ^= s0
-      s3 ^= s1
-      s1 ^= s2
-      s0 ^= s3
-      s2 ^= t
-      s3 = (s3 << 11) | (s3 >>> 21)
-    }
-    this.s0 = s0 >>> 0
-    this.s1 = s1 >>> 0
-    this.s2 = s2 >>> 0
-    this.s3 = s3 >>> 0
-    return out
-  }
-
-  /**
    * Fills `out` with an inverted-dropout mask (0 or 1/(1−p)) from the next out.length draws of
    * nextU32(): an element is kept when its draw is ≥ p·2³². One pass, state in int32 locals
    * (compared in the signed domain, both sides offset by 2³¹), no scratch array: a training step

@@ -10,11 +10,13 @@ describe('the one seeded generator', () => {
     expect(Array.from({ length: 8 }, () => c.nextU32())).not.toEqual(xs)
   })
 
-  it('fillU32 (the fast dropout path) yields exactly the nextU32 sequence and leaves the same state', () => {
+  it('fillDropoutMask (the fast dropout path) keeps exactly the units whose nextU32 draw is ≥ p·2³², and leaves the same state', () => {
     const fast = new Rng(7)
     const slow = new Rng(7)
-    const filled = fast.fillU32(new Uint32Array(1000))
-    expect(Array.from(filled)).toEqual(Array.from({ length: 1000 }, () => slow.nextU32()))
+    const p = 0.3
+    const mask = fast.fillDropoutMask(new Float32Array(1000), p)
+    const expected = Array.from({ length: 1000 }, () => (slow.nextU32() >= Math.floor(p * 2 ** 32) ? Math.fround(1 / (1 - p)) : 0))
+    expect(Array.from(mask)).toEqual(expected)
     expect(fast.nextU32()).toBe(slow.nextU32())
   })
 
