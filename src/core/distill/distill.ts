@@ -395,7 +395,7 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
   const devByEpoch = new Map<number, Record<string, number>>()
 
   /** The loss weights, temperature and teacher targets of step s on a batch of task `ti`. */
-  const prepare = async (host: HostBatch, ti: number, s: number): Promise<{ inputs: DistillStepInputs; dispose: () => void }> => {
+  const prepare = async (host: HostBatch, ti: number, s: number): Promise<{ inputs: DistillStepInputs; phi: number; dispose: () => void }> => {
     const head = tasks[ti].name
     const w = lossWeights(kd, s, plannedSteps, b, fixed)
     const temperature = temperatureAt(s)
@@ -424,6 +424,8 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
         hidden: features.hidden.map((p) => targets[p.teacher]?.hidden.get(p.teacherLayer) ?? null),
         attention: features.attention.map((p) => targets[p.teacher]?.attentions.get(p.teacherLayer) ?? null),
       },
+      // φ(s) is the soft weight of the dynamic mode (before λ); the other modes have none.
+      phi: kd === 'dynamic' ? w.soft : NaN,
       dispose: () => {
         soft?.dispose()
         for (const t of targets) if (t) disposeTargets(t)
@@ -499,10 +501,9 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
       async step(host, _labels, stepSeed) {
         const s = stepIndex++
         const ti = data.task[host.indices[0]]
-        const { inputs, dispose } = await prepare(host, ti, s)
+        const { inputs, phi: phiValue, dispose } = await prepare(host, ti, s)
         try {
           const r = await distillEngine.step(host, inputs, stepSeed)
-          const phiValue = kd === 'dynamic' ? lossWeights(kd, s, plannedSteps, b, fixed).soft : NaN
           records.push({ loss: r.loss, hard: r.hard, soft: r.soft, hidden: r.hidden, attention: r.attention, phi: phiValue, temperature: inputs.temperature, task: ti })
           last = { phi: kd === 'dynamic' ? phiValue : 0, temperature: inputs.temperature }
           return r

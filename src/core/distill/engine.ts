@@ -76,9 +76,9 @@ export function openDistillEngine(opts: OpenDistillEngineOptions): Promise<Disti
 }
 
 /** The soft-loss positions of a batch [B·S]: labelled word starts or every real token. */
-export function softMaskOf(b: HostBatch, labels: Int32Array, positions: 'labeled' | 'real'): Float32Array {
+export function softMaskOf(b: HostBatch, positions: 'labeled' | 'real'): Float32Array {
   const m = new Float32Array(b.batchSize * b.seqLen)
-  for (let i = 0; i < m.length; i++) m[i] = positions === 'real' ? (b.attentionMask[i] ? 1 : 0) : labels[i] !== IGNORE_INDEX ? 1 : 0
+  for (let i = 0; i < m.length; i++) m[i] = positions === 'real' ? (b.attentionMask[i] ? 1 : 0) : b.labels[i] !== IGNORE_INDEX ? 1 : 0
   return m
 }
 
@@ -140,7 +140,7 @@ class OrtDistillEngine implements DistillEngine {
       'weight.hard': scalar(inputs.weights.hard),
       'weight.feature': scalar(inputs.weights.feature),
       soft_targets: f32(inputs.soft ? (inputs.soft.dataSync() as Float32Array) : new Float32Array(B * S * numLabels), [B, S, numLabels]),
-      soft_mask: f32(softMaskOf(b, b.labels, this.opts.softPositions), [B, S]),
+      soft_mask: f32(softMaskOf(b, this.opts.softPositions), [B, S]),
     }
     this.opts.hiddenPairs.forEach((p, k) => {
       const t = inputs.hidden[k]
