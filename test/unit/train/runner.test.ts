@@ -56,6 +56,26 @@ describe('training runner', () => {
     for (let i = 0; i < 20; i++) expect(Math.abs(ort.losses[i] - tfjs.losses[i]) / Math.abs(tfjs.losses[i])).toBeLessThan(1e-3)
   })
 
+  it('a step budget below epochs × steps per epoch: warm-up and decay are planned over the budget, and the partial last epoch is scored on devel', async () => {
+    const model = tinyModel()
+    const lrs: number[] = []
+    // 120 sentences at batch 8: 15 steps per epoch, so 18 steps end 3 steps into epoch 2 of 5.
+    const r = await train({
+      model, tokenizer, train: docs, dev: syntheticDocs(6, 9, 3, 'dv'), ...fast, epochs: 5, maxSteps: 18,
+      onProgress: (p) => p.kind === 'step' && lrs.push(p.lr),
+    })
+    model.dispose()
+    expect(r.plannedSteps).toBe(18)
+    expect(r.steps).toBe(18)
+    expect(r.epochs.map((e) => e.steps)).toEqual([15, 3])
+    expect(r.epochs[1].dev).toBeDefined()
+    // Warm-up is ceil(0.1 · 18) = 2 steps; planned over 5 epochs (75 steps) it would be 8.
+    expect(lrs.indexOf(Math.max(...lrs))).toBeLessThanOrEqual(2)
+    expect(Math.max(...lrs)).toBeCloseTo(fast.lr, 6)
+    // Decayed to (almost) zero at the budget's end; planned over 75 steps it would still be ~0.85 · peak.
+    expect(lrs.at(-1)!).toBeLessThan(0.1 * fast.lr)
+  })
+
   it('FASTBIONER_TRAINER forces an engine; a bad value is an error', async () => {
     const model = tinyModel()
     const optimizer = { lr: 1e-3 }
