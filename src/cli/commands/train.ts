@@ -45,6 +45,9 @@ ${mapTypesHelp(22)}
   --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
   --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength})
   --doc-level         windows over whole documents instead of one example per sentence
+  --crf               a CRF over each head's labels (transition scores learnt with the encoder,
+                      Viterbi decoding when tagging); a run resumed or fine-tuned from a CRF
+                      checkpoint keeps its CRF without this flag
   --augment-mentions N  add N copies of the training documents in which each mention is, with
                       probability 0.5, replaced by another training mention of its type
                       (mention replacement, Dai & Adel 2020); default 0
@@ -67,7 +70,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...valueOptions('init', 'preset', 'max-grad-norm', 'augment-mentions', 'vocab-size', 'train-format', 'dev-format'),
-  ...flagOptions('resume', 'doc-level', 'cased'),
+  ...flagOptions('resume', 'doc-level', 'cased', 'crf'),
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -144,12 +147,18 @@ export async function run(argv: string[]): Promise<number> {
       const config = presetConfig(presetName as PresetName, { vocabSize: vocab.tokens.length })
       model = BertTokenClassifier.random(config, seed, headLabels)
     }
+    if (v.crf) {
+      const missing = tasks.filter((t) => !model.heads.get(t.head)?.crf)
+      if (resume && missing.length) throw new CliError(`--crf: the run in ${outDir} was started without a CRF; --resume continues it as it was`, 2)
+      for (const t of missing) model.addCrf(t.head)
+    }
+    const crfHeads = tasks.filter((t) => model.heads.get(t.head)?.crf).map((t) => t.head)
     const maxLength = maxLengthOpt ?? Math.min(TRAIN_DEFAULTS.maxLength, model.config.maxPositionEmbeddings)
     const c = model.config
     const numParameters = model.numParameters()
     log(
       `model: ${scratch ? `preset ${presetName} (from scratch)` : resume ? `${outDir} (resuming)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide, ` +
-        `${(numParameters / 1e6).toFixed(2)}M parameters; ${tasks.map((t) => `${tasks.length > 1 ? `head ${t.head}: ` : ''}labels ${t.labels.join(' ')}`).join('; ')}`,
+        `${(numParameters / 1e6).toFixed(2)}M parameters; ${tasks.map((t) => `${tasks.length > 1 ? `head ${t.head}: ` : ''}labels ${t.labels.join(' ')}${crfHeads.includes(t.head) ? ' + CRF' : ''}`).join('; ')}`,
     )
 
     const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
@@ -218,6 +227,7 @@ export async function run(argv: string[]): Promise<number> {
       trainer_reason: result.trainerReason,
       resumed_after_epoch: result.resumedAfterEpoch,
       init: v.init ?? null,
+      crf_heads: crfHeads,
       preset: scratch ? presetName : null,
       labels: result.labels,
       heads: headLabels,

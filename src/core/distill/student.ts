@@ -2,6 +2,7 @@
 // uniformly mapped layers (see mapping.ts for the indexing), plus the classifier heads.
 
 import * as tf from '@tensorflow/tfjs-core'
+import { crfParamNames } from '../model/crf'
 import { BertTokenClassifier, encoderParamShapes, headParamNames, makeBertConfig, type BertConfig } from '../model/bert'
 import { uniformLayerMap } from './mapping'
 
@@ -63,6 +64,7 @@ export function createStudent(teacher: BertTokenClassifier, opts: StudentOptions
   if (!sameWidth) {
     const model = BertTokenClassifier.random(config, seed, heads)
     for (const name of model.variables().keys()) sources.set(name, null)
+    inheritCrfs(teacher, model, sources)
     return { model, layerMap, sources, inherited: false }
   }
 
@@ -97,5 +99,29 @@ export function createStudent(teacher: BertTokenClassifier, opts: StudentOptions
     sources.set(p.weight, null)
     sources.set(p.bias, null)
   })
+  inheritCrfs(teacher, model, sources)
   return { model, layerMap, sources, inherited: true }
+}
+
+/**
+ * A teacher head's CRF goes to the student head with the same labels: the student learns the
+ * teacher's emissions, so the teacher's transitions decode them. Distillation has no CRF loss,
+ * so the student keeps them as they are (no gradient reaches them; AdamW leaves them untouched).
+ */
+function inheritCrfs(teacher: BertTokenClassifier, student: BertTokenClassifier, sources: Map<string, string | null>): void {
+  for (const [h, info] of student.heads) {
+    const have = teacher.heads.get(h)
+    const scores = teacher.crfScores(h)
+    if (!have || !scores || have.labels.join('\n') !== info.labels.join('\n')) continue
+    student.addCrf(h)
+    const n = crfParamNames(h)
+    const vars = student.variables()
+    const C = info.labels.length
+    tf.tidy(() => {
+      vars.get(n.transitions)!.assign(tf.tensor(scores.transitions, [C, C]))
+      vars.get(n.start)!.assign(tf.tensor(scores.start, [C]))
+      vars.get(n.end)!.assign(tf.tensor(scores.end, [C]))
+    })
+    for (const name of [n.transitions, n.start, n.end]) sources.set(name, name)
+  }
 }

@@ -22,6 +22,7 @@ import { gradientsRegistered } from './gradients'
 import { dense, dropout, gelu, layerNorm } from './ops'
 import { Rng } from '../rng'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, validateConfig, type BertConfig } from './config'
+import { crfParamNames, crfParamShapes, type CrfScores } from './crf'
 
 export {
   DEFAULT_BERT_CONFIG, DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, makeBertConfig, validateConfig, type BertConfig,
@@ -57,6 +58,8 @@ export interface BertOutput {
 
 export interface HeadInfo {
   labels: string[]
+  /** A CRF over this head's logits (./crf): its transitions are model parameters, tagging decodes with Viterbi. */
+  crf: boolean
 }
 
 /** Float32 min, the additive mask value HF uses (torch.finfo(torch.float32).min). */
@@ -77,7 +80,7 @@ export class BertTokenClassifier {
    * Takes ownership of `params` (HF name → tensor in our layout); every encoder parameter and
    * both parameters of every head must be present with the right shape.
    */
-  constructor(config: BertConfig, params: Map<string, tf.Tensor>, heads: Record<string, string[]>, opts: { trainable?: boolean; seed?: number } = {}) {
+  constructor(config: BertConfig, params: Map<string, tf.Tensor>, heads: Record<string, string[]>, opts: { trainable?: boolean; seed?: number; crfHeads?: readonly string[] } = {}) {
     validateConfig(config)
     this.config = { ...config }
     this.scope = `fastbioner${++modelCounter}`
@@ -87,11 +90,14 @@ export class BertTokenClassifier {
     for (const [head, labels] of Object.entries(heads)) {
       if (labels.length === 0) throw new Error(`head '${head}' has no labels`)
       if (!/^[A-Za-z0-9_-]+$/.test(head)) throw new Error(`head name '${head}' must be letters, digits, '_' or '-'`)
-      this.heads.set(head, { labels: [...labels] })
+      const crf = opts.crfHeads?.includes(head) ?? false
+      this.heads.set(head, { labels: [...labels], crf })
       const n = headParamNames(head)
       expected.set(n.weight, [config.hiddenSize, labels.length])
       expected.set(n.bias, [labels.length])
+      if (crf) for (const [name, shape] of crfParamShapes(head, labels.length)) expected.set(name, shape)
     }
+    for (const h of opts.crfHeads ?? []) if (!this.heads.has(h)) throw new Error(`CRF for unknown head '${h}'`)
     for (const [name, shape] of expected) {
       const t = params.get(name)
       if (!t) throw new Error(`model parameter ${name} is missing`)
@@ -146,13 +152,40 @@ export class BertTokenClassifier {
     this.vars.set(n.bias, tf.variable(b, true, `${this.scope}/${n.bias}`))
     w.dispose()
     b.dispose()
-    this.heads.set(name, { labels: [...labels] })
+    this.heads.set(name, { labels: [...labels], crf: false })
+  }
+
+  /**
+   * Puts a CRF on a head (no-op if it has one): transitions, start and end scores start at zero,
+   * so until trained the Viterbi path is the per-word argmax.
+   */
+  addCrf(head: string): void {
+    this.assertAlive()
+    const info = this.heads.get(head)
+    if (!info) throw new Error(`unknown head '${head}'`)
+    if (info.crf) return
+    for (const [name, shape] of crfParamShapes(head, info.labels.length)) {
+      const z = tf.zeros(shape)
+      this.vars.set(name, tf.variable(z, true, `${this.scope}/${name}`))
+      z.dispose()
+    }
+    info.crf = true
+  }
+
+  /** A head's CRF scores as they are now; undefined for a head without CRF. */
+  crfScores(head: string): CrfScores | undefined {
+    this.assertAlive()
+    if (!this.heads.get(head)?.crf) return undefined
+    const n = crfParamNames(head)
+    const read = (name: string) => Float32Array.from(this.v(name).dataSync() as Float32Array)
+    return { transitions: read(n.transitions), start: read(n.start), end: read(n.end) }
   }
 
   removeHead(name: string): void {
     if (!this.heads.has(name)) return
     const n = headParamNames(name)
-    for (const p of [n.weight, n.bias]) {
+    const c = crfParamNames(name)
+    for (const p of [n.weight, n.bias, c.transitions, c.start, c.end]) {
       this.vars.get(p)?.dispose()
       this.vars.delete(p)
     }

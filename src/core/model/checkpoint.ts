@@ -6,7 +6,7 @@
 // A BioBERT / PubMedBERT / bert-base-cased download (converted to safetensors) loads as-is; its
 // MLM/NSP/pooler weights are ignored and a classifier head is created for the requested labels.
 
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
@@ -19,8 +19,11 @@ import {
   METADATA_FILE,
   readCheckpointInfo,
   transpose2d,
+  WEIGHTS_FILE,
+  WEIGHTS_INDEX_FILE,
 } from './checkpoint-files'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, type BertConfig } from './config'
+import { crfParamNames, crfParamShapes, type CrfScores } from './crf'
 import { dequantizeRows, INT8_SCALE_SUFFIX } from './int8'
 import { SafetensorsReader, serializeSafetensors, type TensorToWrite } from './safetensors'
 
@@ -195,12 +198,20 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
       wanted = { [DEFAULT_HEAD]: id2label?.length ? id2label : ['O'] }
     }
     const fresh: string[] = []
+    const crfHeads: string[] = []
     for (const [head, labels] of Object.entries(wanted)) {
       const n = headParamNames(head)
       const have = storedLabels(head)
       if (storedHeads.has(head) && have && have.length === labels.length && have.every((l, i) => l === labels[i])) {
         params.set(n.weight, take(n.weight, [config.hiddenSize, labels.length]))
         params.set(n.bias, take(n.bias, [labels.length]))
+        // A head trained with a CRF (./crf) keeps it: its transitions belong to its labels.
+        const crf = crfParamShapes(head, labels.length)
+        const stored = [...crf.keys()].filter((name) => byName.has(name))
+        if (stored.length === crf.size) {
+          for (const [name, shape] of crf) params.set(name, take(name, shape))
+          crfHeads.push(head)
+        } else if (stored.length) throw new CheckpointError(`${dir}: head '${head}' has ${stored.join(', ')} but not all of ${[...crf.keys()].join(', ')}`)
       } else {
         fresh.push(head)
         notes.push(
@@ -213,8 +224,8 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
     for (const head of storedHeads.keys()) {
       if (!(head in wanted)) notes.push(`head '${head}' in the checkpoint was not requested; ignored`)
       const n = headParamNames(head)
-      byName.delete(n.weight)
-      byName.delete(n.bias)
+      const c = crfParamNames(head)
+      for (const name of [n.weight, n.bias, c.transitions, c.start, c.end]) byName.delete(name)
     }
     for (const [name, t] of byName) {
       if (name.startsWith('bert.')) throw new CheckpointError(`${t.file}: tensor ${t.raw} is not part of a BERT encoder with this config.json (${config.numHiddenLayers} layers)`)
@@ -222,13 +233,39 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
     }
 
     const loadedHeads = Object.fromEntries(Object.entries(wanted).filter(([h]) => !fresh.includes(h)))
-    const model = new BertTokenClassifier(config, params, loadedHeads, { trainable: opts.trainable, seed: opts.seed })
+    const model = new BertTokenClassifier(config, params, loadedHeads, { trainable: opts.trainable, seed: opts.seed, crfHeads })
     fresh.forEach((head, i) => model.setHead(head, wanted[head], (opts.seed ?? 0) + 1 + i))
     return { model, vocab, lowercase, config, notes, metadata }
   } catch (e) {
     for (const t of params.values()) if (!t.isDisposed) t.dispose()
     throw e
   }
+}
+
+/**
+ * The CRF scores of the heads that have one, read from the weight files alone (taggers on
+ * onnxruntime never load the encoder into tfjs). heads: name → labels, as config.json gives them.
+ */
+export function readCrfScores(dir: string, heads: Record<string, readonly string[]>): Record<string, CrfScores> {
+  // A folder the engine reads without safetensors (an exported model.onnx alone) has no CRF.
+  if (!existsSync(join(dir, WEIGHTS_FILE)) && !existsSync(join(dir, WEIGHTS_INDEX_FILE))) return {}
+  const stored = openWeights(dir)
+  const out: Record<string, CrfScores> = {}
+  for (const [head, labels] of Object.entries(heads)) {
+    const shapes = crfParamShapes(head, labels.length)
+    const present = [...shapes.keys()].filter((n) => stored.has(n))
+    if (present.length === 0) continue
+    if (present.length !== shapes.size) throw new CheckpointError(`${dir}: head '${head}' has ${present.join(', ')} but not all of ${[...shapes.keys()].join(', ')}`)
+    const read = (name: string): Float32Array => {
+      const t = stored.get(name)!
+      const want = shapes.get(name)!
+      if (!tf.util.arraysEqual(t.shape, want)) throw new CheckpointError(`${t.file}: tensor ${name} has shape [${t.shape}], expected [${want}] for head '${head}' (${labels.length} labels)`)
+      return readFloatOrInt8(stored, t)
+    }
+    const n = crfParamNames(head)
+    out[head] = { transitions: read(n.transitions), start: read(n.start), end: read(n.end) }
+  }
+  return out
 }
 
 /** Every parameter in HF layout (torch shapes), ready for safetensors. */

@@ -8,6 +8,7 @@
 // (the probability of the label that was chosen for that word), in [0, 1].
 import type { CorpusDocument, Mention } from '../../shared/domain'
 import { alignLabels, IGNORE_INDEX, tagsToChunks, type LabelMap } from './bio'
+import { viterbi, type CrfScores } from '../model/crf'
 import type { Tokenization, WordPieceTokenizer } from './tokenizer'
 import { makeWindows, mergeWindowPredictions, splitSentences, type PieceWindow } from './windows'
 
@@ -155,13 +156,18 @@ export interface DecodeOptions {
   logits?: boolean
   /** A line break between two words ends any entity (CoNLL sentence breaks). Default true. */
   breakAtNewlines?: boolean
+  /** The head's CRF: each run of words takes its Viterbi path instead of per-word argmax labels. */
+  crf?: CrfScores
 }
 
 /**
  * Mentions from model output. perWindowProbs[k] is the output for plan.examples[k]: row-major
  * [seqLen, numLabels] with row 0 = [CLS] (padding rows allowed). Each word takes the label of
  * its first piece from the window where that piece is farthest from an edge; tags are decoded
- * with conlleval's chunk rules per segment.
+ * with conlleval's chunk rules per run of words (a segment, cut at line breaks). With a CRF the
+ * run's labels are its Viterbi path over log-probabilities (the same path as over the logits:
+ * log-softmax only shifts each word's scores by a constant), and a word's confidence is the
+ * probability of the label it was given.
  */
 export function predictionsToMentions(
   doc: Pick<CorpusDocument, 'text'>,
@@ -174,21 +180,20 @@ export function predictionsToMentions(
   const numWords = enc.wordOffsets.length
   const merged = mergeWindowPredictions(plan.windows, perWindowProbs, enc.wordIndex, numWords, numLabels)
   const oId = labelMap.label2id.O
-  const tags: string[] = new Array(numWords).fill('O')
-  const conf = new Float64Array(numWords)
+  // Probabilities of each covered word (softmax of logits when given those).
+  const probs = new Float64Array(numWords * numLabels)
   for (let w = 0; w < numWords; w++) {
     if (!merged.covered[w]) continue
     const base = w * numLabels
-    let best = 0
-    for (let j = 1; j < numLabels; j++) if (merged.scores[base + j] > merged.scores[base + best]) best = j
-    let p = merged.scores[base + best]
-    if (opts.logits) {
-      let z = 0
-      for (let j = 0; j < numLabels; j++) z += Math.exp(merged.scores[base + j] - merged.scores[base + best])
-      p = 1 / z
+    if (!opts.logits) {
+      for (let j = 0; j < numLabels; j++) probs[base + j] = merged.scores[base + j]
+      continue
     }
-    tags[w] = best === oId ? 'O' : labelMap.labels[best]
-    conf[w] = p
+    let max = -Infinity
+    for (let j = 0; j < numLabels; j++) max = Math.max(max, merged.scores[base + j])
+    let z = 0
+    for (let j = 0; j < numLabels; j++) z += probs[base + j] = Math.exp(merged.scores[base + j] - max)
+    for (let j = 0; j < numLabels; j++) probs[base + j] /= z
   }
   // Segment of each word (by its first piece); -1 for words without pieces.
   const wordSeg = new Int32Array(numWords).fill(-1)
@@ -209,12 +214,13 @@ export function predictionsToMentions(
           wordSeg[w] < 0 ||
           (breakNl && /[\r\n]/.test(doc.text.slice(enc.wordOffsets[w - 1][1], enc.wordOffsets[w][0])))))
     if (!boundary) continue
-    for (const c of tagsToChunks(tags.slice(runStart, w))) {
+    const { tags, conf } = runLabels(probs, merged.covered, runStart, w, numLabels, oId, labelMap.labels, opts.crf)
+    for (const c of tagsToChunks(tags)) {
       if (c.type === '') continue
       const a = runStart + c.start
       const b = runStart + c.end
       let sum = 0
-      for (let k = a; k < b; k++) sum += conf[k]
+      for (let k = c.start; k < c.end; k++) sum += conf[k]
       const start = enc.wordOffsets[a][0]
       const end = enc.wordOffsets[b - 1][1]
       out.push({ start, end, text: doc.text.slice(start, end), type: c.type, confidence: sum / (b - a) })
@@ -222,4 +228,47 @@ export function predictionsToMentions(
     runStart = w
   }
   return out.sort((x, y) => x.start - y.start || x.end - y.end)
+}
+
+/**
+ * Tags and confidences of words [from, to): per-word argmax, or the Viterbi path of each stretch
+ * of covered words when the head has a CRF. Words no window covered are 'O'.
+ */
+function runLabels(
+  probs: Float64Array,
+  covered: ArrayLike<boolean | number>,
+  from: number,
+  to: number,
+  C: number,
+  oId: number,
+  labels: readonly string[],
+  crf: CrfScores | undefined,
+): { tags: string[]; conf: Float64Array } {
+  const tags: string[] = new Array(to - from).fill('O')
+  const conf = new Float64Array(to - from)
+  const give = (w: number, j: number) => {
+    tags[w - from] = j === oId ? 'O' : labels[j]
+    conf[w - from] = probs[w * C + j]
+  }
+  for (let w = from; w < to; ) {
+    if (!covered[w]) {
+      w++
+      continue
+    }
+    let end = w
+    while (end < to && covered[end]) end++
+    if (crf) {
+      const em = new Float64Array((end - w) * C)
+      for (let i = 0; i < em.length; i++) em[i] = Math.log(Math.max(probs[w * C + i], 1e-30))
+      viterbi(em, end - w, C, crf).forEach((j, t) => give(w + t, j))
+    } else {
+      for (let k = w; k < end; k++) {
+        let best = 0
+        for (let j = 1; j < C; j++) if (probs[k * C + j] > probs[k * C + best]) best = j
+        give(k, best)
+      }
+    }
+    w = end
+  }
+  return { tags, conf }
 }

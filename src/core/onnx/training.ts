@@ -49,7 +49,16 @@ export interface CeHead {
   /** 'default' → classifier.*, else classifiers.<name>.* */
   name: string
   numLabels: number
+  /**
+   * The head's loss is computed on the host (a CRF, core/model/crf): instead of labels the graph
+   * takes `dlogits.<name>` [batch·sequence, C], d loss / d logits from the host, and backpropagates
+   * it; the graph's `loss` leaves this head out.
+   */
+  lossOnHost?: boolean
 }
+
+export const dlogitsInput = (head: string): string => `dlogits.${head}`
+export const logitsOutput = (head: string): string => `logits.${head}`
 
 export interface TrainGraph {
   model: Uint8Array
@@ -398,9 +407,16 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
   const lossTerms: string[] = []
   const extraInputs: TrainGraph['extraInputs'] = []
   for (const h of opts.heads) {
+    const head = t.linear(headPrefix(h.name), top.y, H, h.numLabels)
+    if (h.lossOnHost) {
+      const dims = ['batch*sequence', h.numLabels]
+      const dLogits = g.input(dlogitsInput(h.name), 'float32', dims)
+      extraInputs.push({ name: dLogits, dims, type: 'float32' })
+      dTop.push(head.backward(dLogits))
+      continue
+    }
     const labels = g.input(`labels.${h.name}`, 'int64', ['batch', 'sequence'])
     extraInputs.push({ name: labels, dims: ['batch', 'sequence'], type: 'int64' })
-    const head = t.linear(headPrefix(h.name), top.y, H, h.numLabels)
     const ce = crossEntropy(t, head.y, labels, h.numLabels)
     losses.push(ce.loss)
     dTop.push(head.backward(ce.dLogits))
@@ -409,7 +425,7 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
     lossTerms.push(term)
   }
   enc.backward(top.backward(t.sum(dTop)))
-  g.output('loss', t.sum(losses), 'float32', [])
+  g.output('loss', losses.length ? t.sum(losses) : g.float(0), 'float32', [])
   t.finishGradients()
   return {
     model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `token-classification training graph (${opts.heads.map((h) => h.name).join(', ')})` }),
@@ -417,6 +433,28 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
     lossTerms,
     dropoutInputs: t.dropoutInputs,
     extraInputs,
+  }
+}
+
+/**
+ * The forward half of tokenClassificationTrainGraph: `logits.<head>` [batch·sequence, C] for the
+ * heads given, with the same parameter and dropout-mask inputs, so a host loss (CRF) can be
+ * computed on exactly the logits the training graph's backward pass will differentiate.
+ */
+export function tokenClassificationLogitsGraph(opts: TokenClassificationGraphOptions): TrainGraph {
+  const c = opts.config
+  const drop = opts.dropout ?? NO_DROPOUT
+  const t = new GradGraph('fastbioner_token_classification_logits')
+  const enc = encoder(t, c, drop)
+  const H = c.hiddenSize
+  const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H])
+  for (const h of opts.heads) t.g.output(logitsOutput(h.name), t.linear(headPrefix(h.name), top.y, H, h.numLabels).y, 'float32', ['batch*sequence', h.numLabels])
+  return {
+    model: t.g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `token-classification logits with training inputs (${opts.heads.map((h) => h.name).join(', ')})` }),
+    params: t.params,
+    lossTerms: [],
+    dropoutInputs: t.dropoutInputs,
+    extraInputs: [],
   }
 }
 

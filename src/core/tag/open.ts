@@ -4,13 +4,19 @@
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
+import { readCrfScores } from '../model/checkpoint'
 import { headLabelsOf, readCheckpointInfo, VOCAB_FILE, type CheckpointInfo } from '../model/checkpoint-files'
 import { labelMapFromLabels } from '../nlp/bio'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
 import { openInferenceEngine, openOrtEngineFromBytes, type OpenEngineOptions } from '../onnx/session'
 import { exportModelOnnx, tfjsEngineFromModel } from '../onnx/tfjs'
-import { checkMaxLength, TAGGING_DEFAULTS, Tagger, type WindowSettings } from './tagger'
+import { checkMaxLength, TAGGING_DEFAULTS, Tagger, type TaggerHead, type WindowSettings } from './tagger'
+
+/** The heads of a model in memory, with their CRF scores as they are now. */
+function modelHeads(model: BertTokenClassifier): TaggerHead[] {
+  return [...model.heads].map(([name, info]) => ({ name, labelMap: labelMapFromLabels(info.labels), crf: model.crfScores(name) }))
+}
 
 export interface OpenTaggerOptions {
   /** Engine preference (default: onnxruntime when it loads, or FASTBIONER_INFERENCE). */
@@ -46,7 +52,9 @@ export function windowSettingsOf(info: Pick<CheckpointInfo, 'training' | 'config
 export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Promise<CheckpointTagger> {
   const info = readCheckpointInfo(dir)
   const tokenizer = new WordPieceTokenizer(info.vocab, { lowercase: info.lowercase, source: join(dir, VOCAB_FILE) })
-  const heads = Object.entries(headLabelsOf(info)).map(([name, labels]) => ({ name, labelMap: labelMapFromLabels(labels) }))
+  const headLabels = headLabelsOf(info)
+  const crf = readCrfScores(dir, headLabels)
+  const heads = Object.entries(headLabels).map(([name, labels]) => ({ name, labelMap: labelMapFromLabels(labels), crf: crf[name] }))
   const windows = windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride })
   // Before the engine (and perhaps an ONNX export) is paid for.
   checkMaxLength(windows.maxLength, info.config.maxPositionEmbeddings)
@@ -62,7 +70,7 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
  */
 export async function ortTaggerForModel(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, windows: Partial<WindowSettings> = {}, opts: { threads?: number } = {}): Promise<Tagger> {
   const engine = await openOrtEngineFromBytes(exportModelOnnx(model), 'model in memory', opts)
-  const heads = [...model.heads].map(([name, info]) => ({ name, labelMap: labelMapFromLabels(info.labels) }))
+  const heads = modelHeads(model)
   const settings = windowSettingsOf({ training: {}, config: model.config }, windows)
   return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings)
 }
@@ -73,7 +81,7 @@ export async function ortTaggerForModel(model: BertTokenClassifier, tokenizer: W
  */
 export function taggerForModel(model: BertTokenClassifier, tokenizer: WordPieceTokenizer, windows: Partial<WindowSettings> = {}): Tagger {
   const engine = tfjsEngineFromModel(model, tf.getBackend(), 'tfjs, model in memory', [], { ownsModel: false })
-  const heads = [...model.heads].map(([name, info]) => ({ name, labelMap: labelMapFromLabels(info.labels) }))
+  const heads = modelHeads(model)
   const settings = windowSettingsOf({ training: {}, config: model.config }, windows)
   return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings)
 }

@@ -11,6 +11,7 @@
 
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import type { CorpusDocument } from '../../shared/domain'
+import type { CrfScores } from '../model/crf'
 import type { LabelMap } from '../nlp/bio'
 import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
@@ -27,6 +28,8 @@ export class TaggingError extends Error {
 export interface TaggerHead {
   name: string
   labelMap: LabelMap
+  /** The head's CRF (core/model/crf): its words are labelled by the Viterbi path. */
+  crf?: CrfScores
 }
 
 /** How documents are cut into windows; must match how the model was trained. */
@@ -164,7 +167,7 @@ export class Tagger {
 
 /** Mentions (merged over heads) and uncertainty of one document from its windows' probabilities. */
 function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number): TagResult {
-  const perHead: ScoredMention[][] = heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k]))
+  const perHead: ScoredMention[][] = heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k], { crf: head.crf }))
   const mentions: TaggedMention[] | HeadMention[] = heads.length === 1 ? perHead[0] : mergeHeadMentions(heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
   let sum = 0
   let n = 0

@@ -7,7 +7,8 @@ import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
 import { errorText } from '../onnx/session'
 import { toTensors, type HostBatch } from './batching'
-import { maskedCrossEntropy } from './loss'
+import { crfParamNames } from '../model/crf'
+import { crfLoss, maskedCrossEntropy } from './loss'
 import { AdamW, type AdamWOptions, type OptimizerState } from './optimizer'
 import { OrtTokenClassifierTrainer, type OrtSessionOptions } from './ort'
 
@@ -114,7 +115,7 @@ class OrtTrainer implements TrainerEngine {
       heads: opts.heads.map((h) => {
         const info = opts.model.heads.get(h)
         if (!info) throw new TrainerError(`model has no head '${h}'`)
-        return { name: h, numLabels: info.labels.length }
+        return { name: h, numLabels: info.labels.length, lossOnHost: info.crf }
       }),
       params,
       optimizer: opts.optimizer,
@@ -191,7 +192,12 @@ class TfjsTrainer extends TfjsEngineBase implements TrainerEngine {
     try {
       return this.optimizer.step(() => {
         const out = this.opts.model.forward({ inputIds: t.inputIds, attentionMask: t.attentionMask, tokenTypeIds: t.tokenTypeIds }, { training: this.dropout, seed, heads })
-        const terms = heads.map((h, i) => maskedCrossEntropy(out.logits[h], labelTensors[i]))
+        const terms = heads.map((h, i) => {
+          if (!this.opts.model.heads.get(h)?.crf) return maskedCrossEntropy(out.logits[h], labelTensors[i])
+          const n = crfParamNames(h)
+          const v = this.opts.model.variables()
+          return crfLoss(out.logits[h], labels[h], v.get(n.transitions)!, v.get(n.start)!, v.get(n.end)!)
+        })
         return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
       })
     } finally {

@@ -1,6 +1,7 @@
 // Token-classification cross-entropy with ignored positions (HF / torch ignore_index = -100).
 
 import * as tf from '@tensorflow/tfjs-core'
+import { crfBatchLoss } from '../model/crf'
 import { IGNORE_INDEX } from './batching'
 
 /**
@@ -35,4 +36,29 @@ export function countLabeled(labels: ArrayLike<number>, ignoreIndex = IGNORE_IND
   let n = 0
   for (let i = 0; i < labels.length; i++) if (labels[i] !== ignoreIndex) n++
   return n
+}
+
+/**
+ * The CRF loss (core/model/crf: −log p(gold path) per sequence over the labelled positions, summed
+ * and divided by their count, the scale of maskedCrossEntropy) as a tfjs op. The recursions run
+ * on the host in float64; the custom gradient hands tfjs d loss / d logits and the CRF scores'
+ * gradients, so autodiff trains the encoder and the CRF together.
+ * logits [B, S, C], labels [B, S] (−100 = no label), transitions [C, C], start/end [C].
+ */
+export function crfLoss(logits: tf.Tensor, labels: Int32Array, transitions: tf.Tensor, start: tf.Tensor, end: tf.Tensor): tf.Scalar {
+  const [B, S, C] = logits.shape
+  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    const [lg, tr, st, en] = args as tf.Tensor[]
+    const r = crfBatchLoss(lg.dataSync(), labels, B, S, C, { transitions: tr.dataSync(), start: st.dataSync(), end: en.dataSync() })
+    return {
+      value: tf.scalar(r.loss),
+      gradFunc: (dy: tf.Tensor) => [
+        tf.mul(dy, tf.tensor(r.dLogits, [B, S, C])),
+        tf.mul(dy, tf.tensor(Float32Array.from(r.grads.transitions), [C, C])),
+        tf.mul(dy, tf.tensor(Float32Array.from(r.grads.start), [C])),
+        tf.mul(dy, tf.tensor(Float32Array.from(r.grads.end), [C])),
+      ],
+    }
+  })
+  return f(tf.cast(logits, 'float32'), transitions, start, end) as tf.Scalar
 }

@@ -8,7 +8,8 @@ import type { BertConfig } from '../model/bert'
 import { dropoutMask } from '../model/dropout'
 import { Rng } from '../rng'
 import { createOrtSession, defaultExecutionProviders, loadOnnxRuntime, parseProviders, type ExecutionProvider } from '../onnx/session'
-import { GRAD_NORM_SQ, gradName, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
+import { crfBatchLoss, crfParamNames, crfParamShapes } from '../model/crf'
+import { dlogitsInput, GRAD_NORM_SQ, gradName, logitsOutput, tokenClassificationLogitsGraph, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
 import { onnxConfigOf } from '../onnx/export'
 import type { HostBatch } from './batching'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
@@ -97,15 +98,20 @@ export class OrtGraphRunner {
     return new OrtGraphRunner(ort, opened.session, graph, opened.provider, threads, opened.failures)
   }
 
-  /** Runs forward + backward; `inputs` holds the batch, masks and targets (already ORT tensors). */
-  async run(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>): Promise<GraphRunResult> {
+  /** Runs the graph on `inputs` (batch, masks, targets as ORT tensors) and the parameters; every output. */
+  async outputs(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>): Promise<Ort.InferenceSession.ReturnType> {
     const feeds: Record<string, Ort.Tensor> = { ...inputs }
     for (const p of this.graph.params) {
       const data = params.get(p.name)
       if (!data) throw new Error(`training graph: parameter ${p.name} has no value`)
       feeds[p.name] = new this.ort.Tensor('float32', data, p.shape)
     }
-    const out = await this.session.run(feeds)
+    return this.session.run(feeds)
+  }
+
+  /** Runs forward + backward; `inputs` holds the batch, masks and targets (already ORT tensors). */
+  async run(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>): Promise<GraphRunResult> {
+    const out = await this.outputs(params, inputs)
     const grads = new Map<string, Float32Array>()
     for (const p of this.graph.params) grads.set(p.name, out[gradName(p.name)].data as Float32Array)
     const terms: Record<string, number> = {}
@@ -162,6 +168,7 @@ export function maskFeeds(runner: OrtGraphRunner, c: BertConfig, batch: number, 
 
 export interface TokenClassifierTrainerOptions extends OrtSessionOptions {
   config: BertConfig
+  /** Heads with lossOnHost have a CRF (core/model/crf); `params` must hold its scores. */
   heads: CeHead[]
   /** Parameters in the tfjs layout; updated in place. Must hold every parameter of the graph. */
   params: Map<string, Float32Array>
@@ -176,10 +183,16 @@ export interface TrainStepResult {
   gradNorm: number
 }
 
-/** Token-classification training on onnxruntime: one graph run + one HostAdamW update per step. */
+/**
+ * Token-classification training on onnxruntime: one graph run + one HostAdamW update per step.
+ * A CRF head costs one more run, of the forward graph: its logits go through the CRF on the host
+ * (core/model/crf), whose d loss / d logits the training graph then backpropagates.
+ */
 export class OrtTokenClassifierTrainer {
   private constructor(
     readonly runner: OrtGraphRunner,
+    /** The forward graph of the CRF heads; null without CRF. */
+    private readonly logitsRunner: OrtGraphRunner | null,
     readonly config: BertConfig,
     readonly heads: CeHead[],
     readonly params: Map<string, Float32Array>,
@@ -188,23 +201,64 @@ export class OrtTokenClassifierTrainer {
 
   static async create(opts: TokenClassifierTrainerOptions): Promise<OrtTokenClassifierTrainer> {
     const sites = opts.dropout === false ? { hidden: false, attention: false, classifier: false } : dropoutSitesOf(dropoutProbabilities(opts.config))
-    const graph = tokenClassificationTrainGraph({ config: onnxConfigOf(opts.config), heads: opts.heads, dropout: sites })
+    const config = onnxConfigOf(opts.config)
+    const graph = tokenClassificationTrainGraph({ config, heads: opts.heads, dropout: sites })
     const params = new Map<string, Float32Array>()
-    for (const p of graph.params) {
-      const data = opts.params.get(p.name)
-      const size = p.shape.reduce((a, b) => a * b, 1)
-      if (!data || data.length !== size) throw new Error(`onnxruntime trainer: parameter ${p.name} ${data ? `has ${data.length} values, expected ${size}` : 'is missing'}`)
-      params.set(p.name, data)
+    const take = (name: string, size: number) => {
+      const data = opts.params.get(name)
+      if (!data || data.length !== size) throw new Error(`onnxruntime trainer: parameter ${name} ${data ? `has ${data.length} values, expected ${size}` : 'is missing'}`)
+      params.set(name, data)
     }
+    for (const p of graph.params) take(p.name, p.shape.reduce((a, b) => a * b, 1))
+    const crfHeads = opts.heads.filter((h) => h.lossOnHost)
+    for (const h of crfHeads) for (const [name, shape] of crfParamShapes(h.name, h.numLabels)) take(name, shape.reduce((a, b) => a * b, 1))
     const runner = await OrtGraphRunner.open(graph, opts)
-    return new OrtTokenClassifierTrainer(runner, opts.config, opts.heads, params, new HostAdamW(params, opts.optimizer))
+    let logitsRunner: OrtGraphRunner | null = null
+    try {
+      if (crfHeads.length) logitsRunner = await OrtGraphRunner.open(tokenClassificationLogitsGraph({ config, heads: crfHeads, dropout: sites }), opts)
+    } catch (e) {
+      await runner.dispose()
+      throw e
+    }
+    return new OrtTokenClassifierTrainer(runner, logitsRunner, opts.config, opts.heads, params, new HostAdamW(params, opts.optimizer))
   }
 
   /** Loss and gradients of one batch without an update (gradient checks). */
   async gradients(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<GraphRunResult> {
     const ort = this.runner.ort
-    const feeds = { ...batchFeeds(ort, b, labels), ...maskFeeds(this.runner, this.config, b.batchSize, b.seqLen, seed) }
-    return this.runner.run(this.params, feeds)
+    const crfHeads = this.heads.filter((h) => h.lossOnHost)
+    const ceLabels = Object.fromEntries(Object.entries(labels).filter(([h]) => !crfHeads.some((c) => c.name === h)))
+    const masks = maskFeeds(this.runner, this.config, b.batchSize, b.seqLen, seed)
+    const feeds = { ...batchFeeds(ort, b, ceLabels), ...masks }
+    const hostLoss: Array<{ head: string; loss: number; grads: Map<string, Float32Array> }> = []
+    if (this.logitsRunner && crfHeads.length) {
+      // Same masks as the training graph: both runs see the same dropped units.
+      const out = await this.logitsRunner.outputs(this.params, { ...batchFeeds(ort, b, {}), ...masks })
+      for (const h of crfHeads) {
+        const y = labels[h.name]
+        if (!y) throw new Error(`onnxruntime trainer: no labels for CRF head '${h.name}'`)
+        const n = crfParamNames(h.name)
+        const scores = { transitions: this.params.get(n.transitions)!, start: this.params.get(n.start)!, end: this.params.get(n.end)! }
+        const r = crfBatchLoss(out[logitsOutput(h.name)].data as Float32Array, y, b.batchSize, b.seqLen, h.numLabels, scores)
+        feeds[dlogitsInput(h.name)] = new ort.Tensor('float32', r.dLogits, [b.batchSize * b.seqLen, h.numLabels])
+        const grads = new Map([
+          [n.transitions, Float32Array.from(r.grads.transitions)],
+          [n.start, Float32Array.from(r.grads.start)],
+          [n.end, Float32Array.from(r.grads.end)],
+        ])
+        hostLoss.push({ head: h.name, loss: r.loss, grads })
+      }
+    }
+    const r = await this.runner.run(this.params, feeds)
+    for (const h of hostLoss) {
+      r.loss += h.loss
+      r.terms[`loss.${h.head}`] = h.loss
+      for (const [name, g] of h.grads) {
+        r.grads.set(name, g)
+        for (let i = 0; i < g.length; i++) r.gradNormSq += g[i] * g[i]
+      }
+    }
+    return r
   }
 
   async step(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<TrainStepResult> {
@@ -220,5 +274,6 @@ export class OrtTokenClassifierTrainer {
 
   async dispose(): Promise<void> {
     await this.runner.dispose()
+    await this.logitsRunner?.dispose()
   }
 }

@@ -131,6 +131,24 @@ describe('distillation', () => {
     }
   })
 
+  it("a CRF teacher's transitions go to the student and stay as they are through distillation (both trainers)", async () => {
+    const crfTeacher = tinyModel(2, 5)
+    crfTeacher.addCrf('default')
+    const C = labels.length
+    const want = Float32Array.from({ length: C * C }, (_, i) => (i % 4) - 1.5)
+    tf.tidy(() => crfTeacher.variables().get('crf.transitions')!.assign(tf.tensor(want, [C, C])))
+    for (const [trainer, width] of [['onnxruntime', undefined], ['tfjs', { hiddenSize: 16, intermediateSize: 32, numAttentionHeads: 2 }]] as const) {
+      const s = createStudent(crfTeacher, { layers: 1, width })
+      expect([...s.model.crfScores('default')!.transitions]).toEqual([...want])
+      expect(s.sources.get('crf.transitions')).toBe('crf.transitions')
+      const r = await distill({ ...base(s.model), teachers: [{ model: crfTeacher }], epochs: 1, maxSteps: 3, trainer, kd: 'dynamic' })
+      expect(r.steps).toBe(3)
+      expect([...s.model.crfScores('default')!.transitions]).toEqual([...want])
+      s.model.dispose()
+    }
+    crfTeacher.dispose()
+  })
+
   it('Bert-OG (none) needs no teacher targets; the result saves and reloads as a checkpoint', async () => {
     const s = createStudent(teacher, { layers: 1 })
     const out = join(tmp, 'og')

@@ -97,4 +97,33 @@ describe('tagger', () => {
     expect(opened).toBe(false)
     model.dispose()
   })
+
+  it('a CRF head decodes by Viterbi, in memory and from its checkpoint folder; zero transitions decode as argmax', async () => {
+    const model = tinyModel(1, 5, 32, heads)
+    const argmax = await taggerForModel(model, tokenizer, { maxLength: 32 }).tag(docs, { head: 'disease' })
+    model.addCrf('disease')
+    const zero = await taggerForModel(model, tokenizer, { maxLength: 32 }).tag(docs, { head: 'disease' })
+    expect(zero.map((d) => d.mentions)).toEqual(argmax.map((d) => d.mentions))
+    expect(argmax.flatMap((d) => d.mentions).some((m) => m.text.includes(' '))).toBe(true)
+    // Transitions that forbid every move into an entity label except from O into B: no mention is
+    // longer than one word, and there are mentions still (B after O stays cheap).
+    const labels = heads.disease // O, B-Disease, I-Disease
+    const C = labels.length
+    const t = new Float32Array(C * C)
+    for (let from = 0; from < C; from++) for (let to = 1; to < C; to++) t[from * C + to] = from === 0 && labels[to].startsWith('B-') ? 0 : -1e4
+    model.variables().get('crfs.disease.transitions')!.assign(tf.tensor(t, [C, C]))
+    const forbidden = await taggerForModel(model, tokenizer, { maxLength: 32 }).tag(docs, { head: 'disease' })
+    const mentions = forbidden.flatMap((d) => d.mentions)
+    expect(mentions.length).toBeGreaterThan(0)
+    for (const m of mentions) expect(m.text).not.toMatch(/\s/)
+    // The CRF is saved with the model and the folder's tagger decodes the same way.
+    const dir = join(tmp, 'crf')
+    await saveCheckpoint(dir, model, [...vocab], { lowercase: true, metadata: { training: { maxLength: 32 } } })
+    const tagger = await openTagger(dir, { engine: 'tfjs', logger: () => {} })
+    expect(tagger.heads.find((h) => h.name === 'disease')!.crf).toBeDefined()
+    expect(tagger.heads.find((h) => h.name === 'chem')!.crf).toBeUndefined()
+    expect((await tagger.tag(docs, { head: 'disease' })).map((d) => d.mentions)).toEqual(forbidden.map((d) => d.mentions))
+    await tagger.dispose()
+    model.dispose()
+  })
 })

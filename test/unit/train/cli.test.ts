@@ -8,6 +8,7 @@ import { run as tagCmd } from '../../../src/cli/commands/tag'
 import { run as evalCmd } from '../../../src/cli/commands/eval'
 import { run as encodeCmd } from '../../../src/cli/commands/encode'
 import { readCorpusFile } from '@core/corpus'
+import { SafetensorsReader } from '@core/model/safetensors'
 import { capture } from '../cli/capture'
 
 const FIX = resolve(__dirname, '../../fixtures/train')
@@ -104,6 +105,30 @@ describe('CLI: train → tag → eval → encode', () => {
     const row = enc.attentions[1][1][0][0] as number[] // batch 1, head 0, query 0
     expect(row[3]).toBe(0) // padded key
     expect(row.reduce((s, x) => s + x, 0)).toBeCloseTo(1, 5)
+  }, 120_000)
+
+  it('--crf: trains a CRF with the encoder, saves it, and tagging decodes as training evaluated', async () => {
+    const model = join(tmp, 'crf')
+    const args = ['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--preset', 'cpu-tiny', '--seed', '1', '--batch-size', '16', '--lr', '2e-3', '--max-length', '32', '--vocab-size', '400', '-q']
+    const tr = await capture(() => trainCmd([...args, '--out', model, '--epochs', '3', '--crf']))
+    expect(tr.code).toBe(0)
+    const summary = JSON.parse(tr.out)
+    expect(summary.crf_heads).toEqual(['default'])
+    expect(summary.trainer).toBe('onnxruntime-cpu')
+    expect(summary.best_dev_f1).toBeGreaterThan(0.8)
+    const stored = SafetensorsReader.open(join(model, 'model.safetensors'))
+    const transitions = stored.read('crf.transitions')
+    expect(transitions.shape).toEqual([3, 3])
+    expect([...transitions.data].some((x) => Math.abs(x) > 1e-3)).toBe(true) // learnt, not the zero start
+    const ev = await capture(() => evalCmd(['--gold', join(FIX, 'dev.pubtator'), '--model', model, '-q']))
+    expect(ev.code).toBe(0)
+    expect(JSON.parse(ev.out).overall.f1).toBeCloseTo(summary.best_dev_f1, 6)
+    // A run started without a CRF cannot gain one on --resume.
+    const plain = join(tmp, 'plain')
+    expect((await capture(() => trainCmd([...args, '--out', plain, '--epochs', '1']))).code).toBe(0)
+    const res = await capture(() => trainCmd([...args.filter((a) => !['--preset', 'cpu-tiny', '--vocab-size', '400'].includes(a)), '--out', plain, '--epochs', '2', '--resume', '--crf']))
+    expect(res.code).toBe(2)
+    expect(res.err).toMatch(/--crf: the run in .*plain was started without a CRF/)
   }, 120_000)
 
   it('reports usage and input problems with exit codes and actionable messages', async () => {

@@ -13,7 +13,8 @@ import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/tr
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from '@core/distill/losses'
 import { Rng } from '@core/rng'
 import { collate, type HostBatch } from '@core/train/batching'
-import { maskedCrossEntropy } from '@core/train/loss'
+import { crfLoss, maskedCrossEntropy } from '@core/train/loss'
+import { crfParamNames } from '@core/model/crf'
 import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'
 import { onnxConfigOf } from '@core/onnx/export'
 
@@ -37,8 +38,9 @@ export function tinyConfig(dropout: number, extra: Partial<BertConfig> = {}): Be
 }
 
 /** A model whose every parameter is random (LayerNorm and biases too), so each gradient matters. */
-export function randomModel(c: BertConfig, heads: Record<string, string[]>, seed: number): BertTokenClassifier {
+export function randomModel(c: BertConfig, heads: Record<string, string[]>, seed: number, crfHeads: string[] = []): BertTokenClassifier {
   const model = BertTokenClassifier.random(c, seed, heads)
+  for (const h of crfHeads) model.addCrf(h)
   const rng = new Rng(seed + 1)
   for (const [name, v] of model.variables()) {
     const std = name.includes('LayerNorm') || name.endsWith('.bias') ? 0.2 : 0.4
@@ -75,7 +77,12 @@ function tfjsGradients(model: BertTokenClassifier, b: HostBatch, labels: Record<
       { inputIds: tf.tensor2d(b.inputIds, shape, 'int32'), attentionMask: tf.tensor2d(b.attentionMask, shape, 'int32'), tokenTypeIds: tf.tensor2d(b.tokenTypeIds, shape, 'int32') },
       { training, seed, heads: Object.keys(labels) },
     )
-    const terms = Object.entries(labels).map(([h, l]) => maskedCrossEntropy(out.logits[h], tf.tensor2d(l, shape, 'int32')))
+    const terms = Object.entries(labels).map(([h, l]) => {
+      if (!model.heads.get(h)!.crf) return maskedCrossEntropy(out.logits[h], tf.tensor2d(l, shape, 'int32'))
+      const n = crfParamNames(h)
+      const v = model.variables()
+      return crfLoss(out.logits[h], l, v.get(n.transitions)!, v.get(n.start)!, v.get(n.end)!)
+    })
     return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
   }, vars)
   const out = new Map<string, Float32Array>()
@@ -87,8 +94,8 @@ function paramsOf(model: BertTokenClassifier): Map<string, Float32Array> {
   return new Map([...model.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
 }
 
-async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean) {
-  const model = randomModel(c, heads, 7)
+async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean, crfHeads: string[] = []) {
+  const model = randomModel(c, heads, 7, crfHeads)
   const names = Object.keys(heads)
   const { batch, labels } = tinyBatch(c, names.map((h) => heads[h].length), 11)
   const labelMap = Object.fromEntries(names.map((h, i) => [h, labels[i]]))
@@ -96,7 +103,7 @@ async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: 
   const ref = tfjsGradients(model, batch, labelMap, seed, dropout)
   const trainer = await OrtTokenClassifierTrainer.create({
     config: c,
-    heads: names.map((h) => ({ name: h, numLabels: heads[h].length })),
+    heads: names.map((h) => ({ name: h, numLabels: heads[h].length, lossOnHost: crfHeads.includes(h) })),
     params: paramsOf(model),
     optimizer: { lr: 1e-3 },
     dropout,
@@ -135,6 +142,12 @@ describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
 
   it('dropout on every site with identical masks', async () => {
     await compare(tinyConfig(0.2, { classifierDropout: 0.3 }), { default: ['O', 'B-X', 'I-X'] }, true)
+  })
+
+  it('a CRF head beside a cross-entropy head, dropout on: the host CRF gradient flows back through the graph', async () => {
+    const { got } = await compare(tinyConfig(0.2), { default: ['O', 'B-X', 'I-X'], genes: ['O', 'B-G', 'I-G', 'B-H', 'I-H'] }, true, ['default'])
+    expect(Object.keys(got.terms).sort()).toEqual(['loss.default', 'loss.genes'])
+    expect(got.grads.get('crf.transitions')!.some((x) => x !== 0)).toBe(true)
   })
 })
 
