@@ -52,6 +52,8 @@ ${mapTypesHelp(22)}
                       probability 0.5, replaced by another training mention of its type
                       (mention replacement, Dai & Adel 2020); default 0
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
+  --average-last N    checkpoint averaging: score the mean of the last N epochs' weights on
+                      devel after training and keep it if it beats the best epoch
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
   --threads N         onnxruntime intra-op threads (default: all cores)
@@ -69,7 +71,7 @@ exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C 
 const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
-  ...valueOptions('init', 'preset', 'max-grad-norm', 'augment-mentions', 'vocab-size', 'train-format', 'dev-format'),
+  ...valueOptions('init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf'),
 }
 
@@ -93,6 +95,8 @@ export async function run(argv: string[]): Promise<number> {
     const seed = settings.seed ?? TRAIN_DEFAULTS.seed
     const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
     const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
+    const averageLast = intOpt(v['average-last'], '--average-last', 2)
+    if (averageLast !== undefined && !v.dev && !taskSpecs.some((t) => t.dev)) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
     const quiet = v.quiet ?? false
     const log = stderrLog(quiet)
@@ -197,6 +201,7 @@ export async function run(argv: string[]): Promise<number> {
         sentenceLevel: !(v['doc-level'] ?? false),
         patience,
         maxSteps,
+        averageLast,
         threads,
         onProgress,
         signal: stop.signal,
@@ -219,6 +224,10 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (result.cancelled) log(`stopped at step ${result.steps}; ${result.checkpointDir ? `best checkpoint (epoch ${result.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
     else if (result.stoppedEarly) log(`early stop after epoch ${result.epochs.at(-1)?.epoch}: no devel improvement for ${patience} epoch(s)`)
+    if (result.averaged) {
+      const a = result.averaged
+      log(`checkpoint average of epochs ${a.epochs.join(', ')}: devel F1 ${a.dev.f1.toFixed(4)} — ${a.kept ? 'kept (better than every single epoch)' : 'not kept (the best epoch is better)'}`)
+    }
     log(`done in ${formatDuration(result.wallSeconds)}; best epoch ${result.bestEpoch ?? '-'}${result.bestDevF1 !== null ? ` (devel F1 ${result.bestDevF1.toFixed(4)})` : ''}`)
     writeJsonLine({
       out: result.checkpointDir,
@@ -228,6 +237,7 @@ export async function run(argv: string[]): Promise<number> {
       resumed_after_epoch: result.resumedAfterEpoch,
       init: v.init ?? null,
       crf_heads: crfHeads,
+      averaged: result.averaged,
       preset: scratch ? presetName : null,
       labels: result.labels,
       heads: headLabels,

@@ -39,6 +39,8 @@ export interface TrainingMetadata {
   tasks?: string[]
   /** Each head's devel scores at this epoch. */
   devByHead?: Record<string, { precision: number; recall: number; f1: number }>
+  /** Checkpoint averaging: the weights are the mean of these epochs' (`epoch` is the last). */
+  averagedEpochs?: number[]
   /** Engine that trained and why; real tokens per second of training time. */
   trainer?: string
   trainerReason?: string

@@ -13,6 +13,7 @@ import { evaluate } from '../eval/evaluate'
 import { DEFAULT_HEAD, type BertTokenClassifier } from '../model/bert'
 import { saveCheckpoint, type TrainingMetadata } from '../model/checkpoint'
 import { ensureGradients } from '../model/gradients'
+import * as tf from '@tensorflow/tfjs-core'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
@@ -31,6 +32,7 @@ import {
   type ResumePoint,
   type RunProgress,
   type RunResult,
+  type SavePoint,
 } from './runner'
 
 /** Progress of a training run (see core/train/runner). */
@@ -72,6 +74,12 @@ export interface RunSettings {
   patience?: number
   /** Hard cap on optimizer steps (the schedule is planned for min(cap, epochs·steps)). */
   maxSteps?: number
+  /**
+   * Checkpoint averaging: after the last epoch, the mean of the weights at the end of the last
+   * N epochs is scored on devel and saved when it beats the best single epoch. Needs devel data;
+   * holds N copies of the weights in memory.
+   */
+  averageLast?: number
   evalBatchSize?: number
   /** Checked between steps; the run ends cleanly and the best checkpoint stays as it was. */
   signal?: AbortSignal
@@ -127,6 +135,8 @@ export interface TrainResult extends RunResult {
   trainerReason: string
   /** Epoch the run resumed after, when it resumed. */
   resumedAfterEpoch: number | null
+  /** Checkpoint averaging's outcome (averageLast): the epochs averaged, their devel scores, and whether the average was kept. */
+  averaged: { epochs: number[]; dev: DevScores; kept: boolean } | null
 }
 
 export type { TrainingMetadata } from '../model/checkpoint-files'
@@ -228,6 +238,11 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const batchLabels = (b: HostBatch): Record<string, Int32Array> => (tasks.length === 1 ? { [head]: b.labels } : labelsByTask(b, taskOf, heads))
   const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
   const devByEpoch = new Map<number, Record<string, DevScores>>()
+  const averageLast = opts.averageLast ?? 0
+  if (!(Number.isInteger(averageLast) && averageLast >= 0)) throw new Error(`checkpoint averaging needs a whole number of epochs, got ${averageLast}`)
+  if (averageLast >= 2 && devTasks.length === 0) throw new Error('checkpoint averaging decides on devel scores: give devel data')
+  /** Weights at the end of the last `averageLast` epochs, oldest first. */
+  const snapshots: Array<{ epoch: number; weights: Map<string, Float32Array> }> = []
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, opts.maxSteps)
   const engine = await openTrainer({
     model,
@@ -240,6 +255,39 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   opts.onTrainer?.(engine.trainer, engine.reason)
 
   let tokensPerSecond = 0
+  let averaged: TrainResult['averaged'] = null
+  /** The epochs a save's weights average (checkpoint averaging), for its metadata. */
+  let averagedInSave: number[] | null = null
+  const saveTo = opts.outDir
+    ? async (point: SavePoint): Promise<string> => {
+        const outDir = opts.outDir!
+        const training: TrainingMetadata = {
+          head,
+          labels: labelMap.labels,
+          ...(tasks.length > 1 ? { tasks: heads } : {}),
+          ...(devByEpoch.has(point.epoch) ? { devByHead: devByEpoch.get(point.epoch) } : {}),
+          maxLength,
+          stride: opts.stride ?? null,
+          sentenceLevel,
+          epoch: point.epoch,
+          step: point.step,
+          seed,
+          batchSize,
+          lr: peakLr,
+          dev: point.dev,
+          ...(averagedInSave ? { averagedEpochs: averagedInSave } : {}),
+          trainer: engine.trainer,
+          trainerReason: engine.reason,
+          tokensPerSecond,
+        }
+        await saveCheckpoint(outDir, model, [...tokenizer.vocab], {
+          lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
+          metadata: { ...opts.checkpoint?.metadata, training },
+        })
+        saveOptimizerState(outDir, engine.optimizerState(), point, { trainer: engine.trainer })
+        return outDir
+      }
+    : undefined
   let run: RunResult
   try {
     run = await runTraining({
@@ -262,50 +310,37 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
       evaluate:
         devTasks.length > 0
           ? async (epoch) => {
-              const { byHead, mean } = await evaluateHeads(model, tokenizer, devTasks, {
-                batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
-                maxLength,
-                stride: opts.stride,
-                sentenceLevel,
-                trainer: engine.trainer,
-              })
+              if (averageLast >= 2) {
+                snapshots.push({ epoch, weights: new Map([...model.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)])) })
+                if (snapshots.length > averageLast) snapshots.shift()
+              }
+              const { byHead, mean } = await scoreDevel()
               devByEpoch.set(epoch, byHead)
               opts.onTaskScores?.(epoch, byHead)
               return mean
             }
           : undefined,
-      save: opts.outDir
-        ? async (point) => {
-            const outDir = opts.outDir!
-            const training: TrainingMetadata = {
-              head,
-              labels: labelMap.labels,
-              ...(tasks.length > 1 ? { tasks: heads } : {}),
-              ...(devByEpoch.has(point.epoch) ? { devByHead: devByEpoch.get(point.epoch) } : {}),
-              maxLength,
-              stride: opts.stride ?? null,
-              sentenceLevel,
-              epoch: point.epoch,
-              step: point.step,
-              seed,
-              batchSize,
-              lr: peakLr,
-              dev: point.dev,
-              trainer: engine.trainer,
-              trainerReason: engine.reason,
-              tokensPerSecond,
-            }
-            await saveCheckpoint(outDir, model, [...tokenizer.vocab], {
-              lowercase: opts.checkpoint?.lowercase ?? tokenizer.lowercase,
-              metadata: { ...opts.checkpoint?.metadata, training },
-            })
-            saveOptimizerState(outDir, engine.optimizerState(), point, { trainer: engine.trainer })
-            return outDir
-          }
-        : undefined,
+      save: saveTo,
     })
     // The model object is the result of training: leave the latest weights in it.
     engine.syncModel()
+    if (snapshots.length >= 2 && !run.cancelled) {
+      // Checkpoint averaging: the mean of the last epochs' weights, kept only if devel says so.
+      assignMeanWeights(model, snapshots.map((s) => s.weights))
+      const { byHead, mean } = await scoreDevel()
+      const epochsAveraged = snapshots.map((s) => s.epoch)
+      const kept = run.bestDevF1 === null || mean.f1 > run.bestDevF1
+      averaged = { epochs: epochsAveraged, dev: mean, kept }
+      const last = epochsAveraged[epochsAveraged.length - 1]
+      if (kept) {
+        devByEpoch.set(last, byHead)
+        averagedInSave = epochsAveraged
+        const dir = saveTo ? await saveTo({ epoch: last, step: run.steps, dev: mean }) : null
+        if (dir) run.checkpointDir = dir
+        run.bestDevF1 = mean.f1
+        run.bestEpoch = last
+      }
+    }
   } finally {
     await engine.dispose()
   }
@@ -318,5 +353,33 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     trainer: engine.trainer,
     trainerReason: engine.reason,
     resumedAfterEpoch: resume ? resume.epoch : null,
+    averaged,
   }
+
+  function scoreDevel() {
+    return evaluateHeads(model, tokenizer, devTasks, {
+      batchSize: opts.evalBatchSize ?? TRAIN_DEFAULTS.evalBatchSize,
+      maxLength,
+      stride: opts.stride,
+      sentenceLevel,
+      trainer: engine.trainer,
+    })
+  }
+}
+
+/** Sets every variable of the model to the mean of its values in `weights` (checkpoint averaging). */
+export function assignMeanWeights(model: BertTokenClassifier, weights: ReadonlyArray<ReadonlyMap<string, Float32Array>>): void {
+  if (weights.length === 0) throw new Error('no weights to average')
+  tf.tidy(() => {
+    for (const [name, v] of model.variables()) {
+      const mean = new Float64Array(v.size)
+      for (const w of weights) {
+        const x = w.get(name)
+        if (!x || x.length !== v.size) throw new Error(`checkpoint averaging: ${name} ${x ? `has ${x.length} values, expected ${v.size}` : 'is missing from a snapshot'}`)
+        for (let i = 0; i < mean.length; i++) mean[i] += x[i]
+      }
+      for (let i = 0; i < mean.length; i++) mean[i] /= weights.length
+      v.assign(tf.tensor(Float32Array.from(mean), v.shape, 'float32'))
+    }
+  })
 }

@@ -10,7 +10,7 @@ import { buildLabelMap } from '@core/nlp/bio'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
 import { evaluate } from '@core/eval/evaluate'
 import { taggerForModel } from '@core/tag/open'
-import { train, type TrainProgress } from '@core/train/loop'
+import { assignMeanWeights, train, type TrainProgress } from '@core/train/loop'
 import { syntheticDocs, syntheticVocab } from './synthetic'
 
 const vocab = syntheticVocab()
@@ -130,6 +130,42 @@ describe('training loop', () => {
     const res = await train({ model, tokenizer, train: trainDocs.slice(0, 8), dev: devDocs.slice(0, 4), ...fast, lr: 1e-9, epochs: 5, patience: 1 })
     expect(res.stoppedEarly).toBe(true)
     expect(res.epochs.length).toBe(2)
+    model.dispose()
+  })
+
+  it('checkpoint averaging scores the mean of the last epochs and saves it only when devel prefers it', async () => {
+    const model = tinyModel()
+    const out = join(tmp, 'avg')
+    const res = await train({ model, tokenizer, train: trainDocs, dev: devDocs, ...fast, epochs: 4, averageLast: 3, outDir: out })
+    expect(res.averaged!.epochs).toEqual([2, 3, 4])
+    const saved = JSON.parse(readFileSync(join(out, 'fastbioner.json'), 'utf8')).training
+    const folder = await loadCheckpoint(out)
+    const scored = await evaluate(folder.model, tokenizer, devDocs, { maxLength: 32 })
+    folder.model.dispose()
+    if (res.averaged!.kept) {
+      expect(res.averaged!.dev.f1).toBeGreaterThan(Math.max(...res.epochs.map((e) => e.dev!.f1)))
+      expect(saved.averagedEpochs).toEqual([2, 3, 4])
+      expect(res.bestDevF1).toBe(res.averaged!.dev.f1)
+    } else {
+      expect(saved.averagedEpochs).toBeUndefined()
+      expect(res.bestDevF1).toBe(Math.max(...res.epochs.map((e) => e.dev!.f1)))
+    }
+    // The folder holds what the result says is best.
+    expect(scored.overall.f1).toBeCloseTo(res.bestDevF1!, 6)
+    await expect(train({ model, tokenizer, train: trainDocs, ...fast, epochs: 2, averageLast: 2 })).rejects.toThrow(/devel/)
+    model.dispose()
+  })
+
+  it('assignMeanWeights sets each variable to the element-wise mean', () => {
+    const model = tinyModel()
+    const names = [...model.variables().keys()]
+    const snap = (k: number) => new Map(names.map((n) => [n, Float32Array.from({ length: model.variables().get(n)!.size }, (_, i) => k * (i + 1))]))
+    assignMeanWeights(model, [snap(1), snap(2), snap(6)])
+    for (const [, v] of model.variables()) {
+      const d = v.dataSync()
+      for (let i = 0; i < Math.min(5, d.length); i++) expect(d[i]).toBeCloseTo(3 * (i + 1), 4)
+    }
+    expect(() => assignMeanWeights(model, [new Map()])).toThrow(/missing from a snapshot/)
     model.dispose()
   })
 })
