@@ -51,6 +51,8 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'mlm', description: 'fine-tuned from a whole-word MLM checkpoint (--mlm), lr 5e-4', needs: 'mlm', flags: (c) => [...single(c), '--init', checkpoint(c, 'mlm'), '--lr', '5e-4', '--batch-size', '32'] },
   { name: 'augment', description: 'scratch + one mention-replaced copy of the training set', flags: (c) => [...single(c), ...SCRATCH, '--augment-mentions', '1'] },
   { name: 'multitask', description: 'scratch, one head per corpus: NCBI-disease + BC5CDR-disease', flags: (c) => [...multitask(c), ...SCRATCH] },
+  { name: 'crf', description: 'scratch + a CRF output layer (Viterbi decoding)', flags: (c) => [...single(c), ...SCRATCH, '--crf'] },
+  { name: 'average', description: 'scratch + the mean of the last 3 epochs kept if devel prefers it', flags: (c) => [...single(c), ...SCRATCH, '--average-last', '3'] },
 ]
 
 export interface PlannedRun {
