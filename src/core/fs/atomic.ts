@@ -133,6 +133,23 @@ export async function writeFolderAtomicStream(path: string, files: AsyncIterable
   return count
 }
 
+/**
+ * writeFolderAtomic for a writer that wants a folder path (a checkpoint saver): `fill` writes into
+ * a temporary folder beside `path`, which takes `path`'s place only once `fill` has finished; if
+ * it throws, the temporary folder is removed and `path` is left as it was.
+ */
+export async function populateFolderAtomic(path: string, fill: (dir: string) => Promise<void>): Promise<void> {
+  const tmp = tempSibling(path)
+  mkdirSync(tmp)
+  try {
+    await fill(tmp)
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw e
+  }
+  publishFolder(tmp, path)
+}
+
 /** Moves the finished temporary folder to `path`, replacing what is there only once it is complete. */
 function publishFolder(tmp: string, path: string): void {
   let old: string | undefined

@@ -44,12 +44,17 @@ export interface TrainedVocab {
   merges: number
 }
 
-/** Counts of normalised basic-tokenizer words. */
-export function countWords(texts: Iterable<string>, opts: Pick<TrainVocabOptions, 'lowercase' | 'stripAccents'>): Map<string, number> {
+/**
+ * Counts of normalised basic-tokenizer words. `onWords` sees each text's words as they are
+ * counted (the word-vector trainer reuses them, so the text is tokenised once).
+ */
+export function countWords(texts: Iterable<string>, opts: Pick<TrainVocabOptions, 'lowercase' | 'stripAccents'>, onWords?: (words: string[]) => void): Map<string, number> {
   const basic = new BasicTokenizer({ lowercase: opts.lowercase, stripAccents: opts.stripAccents })
   const counts = new Map<string, number>()
   for (const text of texts) {
-    for (const tok of basic.tokenize(text)) counts.set(tok.text, (counts.get(tok.text) ?? 0) + 1)
+    const words = basic.words(text)
+    for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1)
+    onWords?.(words)
   }
   return counts
 }

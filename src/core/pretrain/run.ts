@@ -125,7 +125,25 @@ export class PretrainError extends Error {
   override name = 'PretrainError'
 }
 
-async function collectDocuments(paths: readonly string[]): Promise<TextDocument[]> {
+/**
+ * The WordPiece vocabulary of a from-scratch model, learnt from the documents' lines (pretrain and
+ * wordvec make the same vocabulary from the same text). `onWords` sees every line's normalised words.
+ */
+export function learnVocabulary(
+  docs: readonly TextDocument[],
+  o: { vocabSize: number; lowercase: boolean; onWords?: (words: string[]) => void },
+): { tokens: string[]; wordTypes: number; wordCounts: Map<string, number> } {
+  const counts = countWords(
+    (function* () {
+      for (const d of docs) yield* d.lines
+    })(),
+    { lowercase: o.lowercase },
+    o.onWords,
+  )
+  return { tokens: trainFromWordCounts(counts, { vocabSize: o.vocabSize, lowercase: o.lowercase }).tokens, wordTypes: counts.size, wordCounts: counts }
+}
+
+export async function collectDocuments(paths: readonly string[]): Promise<TextDocument[]> {
   const docs: TextDocument[] = []
   for await (const d of readTextDocuments(paths)) docs.push(d)
   return docs
@@ -207,16 +225,11 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       )
     } else {
       lowercase = o.lowercase ?? PRETRAIN_DEFAULTS.lowercase
-      const counts = countWords(
-        (function* () {
-          for (const d of docs) yield* d.lines
-        })(),
-        { lowercase },
-      )
-      vocab = trainFromWordCounts(counts, { vocabSize: o.vocabSize ?? PRETRAIN_DEFAULTS.vocabSize, lowercase }).tokens
+      const learnt = learnVocabulary(docs, { vocabSize: o.vocabSize ?? PRETRAIN_DEFAULTS.vocabSize, lowercase })
+      vocab = learnt.tokens
       const config: BertConfig = presetConfig(o.preset ?? PRETRAIN_DEFAULTS.preset, { vocabSize: vocab.length, maxPositionEmbeddings: Math.max(512, settings.maxLength) })
       model = BertTokenClassifier.random(config, settings.seed, {})
-      log(`learnt a ${vocab.length}-piece WordPiece vocabulary from ${counts.size} word types`)
+      log(`learnt a ${vocab.length}-piece WordPiece vocabulary from ${learnt.wordTypes} word types`)
     }
   }
   model = model!

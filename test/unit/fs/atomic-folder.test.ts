@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { TEMP_PREFIX, writeFolderAtomicStream } from '@core/fs/atomic'
+import { populateFolderAtomic, TEMP_PREFIX, writeFolderAtomicStream } from '@core/fs/atomic'
 
 let dir: string
 beforeEach(() => {
@@ -59,6 +59,31 @@ describe('writeFolderAtomicStream', () => {
     }
     await writeFolderAtomicStream(out, files())
     expect(readdirSync(out)).toEqual(['a.txt'])
+    expect(tempFolders()).toEqual([])
+  })
+})
+
+describe('populateFolderAtomic', () => {
+  it('the writer fills a hidden folder that becomes the output only when it has finished', async () => {
+    const out = join(dir, 'model')
+    await populateFolderAtomic(out, async (tmp) => {
+      expect(tmp).not.toBe(out)
+      expect(existsSync(out)).toBe(false)
+      writeFileSync(join(tmp, 'config.json'), '{}\n')
+    })
+    expect(readdirSync(out)).toEqual(['config.json'])
+    expect(tempFolders()).toEqual([])
+  })
+
+  it('a writer that fails leaves no output and no temporary folder', async () => {
+    const out = join(dir, 'model')
+    await expect(
+      populateFolderAtomic(out, async (tmp) => {
+        writeFileSync(join(tmp, 'model.safetensors'), 'half')
+        throw new Error('disk full')
+      }),
+    ).rejects.toThrow('disk full')
+    expect(existsSync(out)).toBe(false)
     expect(tempFolders()).toEqual([])
   })
 })
