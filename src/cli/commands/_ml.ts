@@ -3,6 +3,7 @@
 // The options several commands share and the parsing of option values are in _options.ts.
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
+import { FastTextError } from '../../core/pretrain/fasttext'
 import { PretrainError } from '../../core/pretrain/run'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -208,7 +209,8 @@ export async function runCommand<O extends Options>(cmd: string, usage: string, 
       e instanceof CorpusError ||
       e instanceof TaggingError ||
       e instanceof InferenceEngineError ||
-      e instanceof PretrainError
+      e instanceof PretrainError ||
+      e instanceof FastTextError
     ) {
       process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
       return 1
