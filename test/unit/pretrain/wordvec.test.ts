@@ -7,6 +7,7 @@ import { BertTokenClassifier } from '@core/model/bert'
 import { loadCheckpoint } from '@core/model/checkpoint'
 import { SPECIAL_TOKENS } from '@core/nlp/vocab-trainer'
 import { FastTextVectors } from '@core/pretrain/fasttext'
+import { pretrain } from '@core/pretrain/run'
 import { buildWordVectorCheckpoint, embeddingFromPieceVectors, fragmentNgrams, pieceVectors, type PieceVectorSource } from '@core/pretrain/wordvec'
 import { Rng } from '@core/rng'
 import { run as tagCmd } from '../../../src/cli/commands/tag'
@@ -159,6 +160,13 @@ describe('wordvec checkpoint (fastText in WebAssembly)', () => {
     const tagged = await capture(() => tagCmd(['--model', tuned, '--in', join(FIX, 'dev.pubtator'), '--out', join(dir, 'pred.json'), '--format', 'bioc', '-q']))
     expect(tagged.code).toBe(0)
     expect(existsSync(join(dir, 'pred.json'))).toBe(true)
+  }, 120_000)
+
+  it('pretrain --init continues from the folder with its vocabulary and a new LM head', async () => {
+    const lines: string[] = []
+    const r = await pretrain({ text: [text], outDir: join(dir, 'mlm'), init: out, maxSteps: 2, batchSize: 8, maxLength: 32, log: (l) => lines.push(l) })
+    expect(r.steps).toBe(2)
+    expect(lines.join('\n')).toContain(`continuing pretraining of ${out} (${result.pieces} pieces, new LM head)`)
   }, 120_000)
 
   it('names a missing or empty text file, refuses a folder that holds a model, and writes nothing on failure', async () => {
