@@ -1,6 +1,7 @@
 // `fastbioner pretrain --text FILE|DIR... --out DIR [--preset NAME | --init DIR] [options]`
 import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
-import { PRETRAIN_DEFAULTS, pretrain } from '../../core/pretrain/run'
+import type { ElectraScores } from '../../core/pretrain/electra'
+import { PRETRAIN_DEFAULTS, pretrain, type PretrainObjective } from '../../core/pretrain/run'
 import { CliError, formatDuration, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { flagOptions, intOpt, repeatableOptions, RUN_OPTIONS, runSettings, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
@@ -16,6 +17,10 @@ result is a HuggingFace BertForMaskedLM folder; fine-tune it with 'fastbioner tr
   --out DIR          new (or empty) folder for the checkpoint
   --preset NAME      model shape when starting from scratch: ${PRESET_NAMES.join(', ')} (default ${PRETRAIN_DEFAULTS.preset})
   --init DIR         continue pretraining this checkpoint with its vocabulary (domain adaptation)
+  --objective NAME   mlm (default): masked-LM; electra: replaced-token detection (ELECTRA) —
+                     a generator a quarter as wide fills the masked positions and the model
+                     learns from every token whether it was replaced; the result is that
+                     discriminator, a BERT encoder to fine-tune with 'train --init'
   --vocab-size N     WordPiece pieces learnt from the text, from scratch (default ${PRETRAIN_DEFAULTS.vocabSize})
   --cased            keep case (default: lower-cased vocabulary) when learning the vocabulary
   --max-length N     pieces per packed sequence incl. [CLS]/[SEP] (default ${PRETRAIN_DEFAULTS.maxLength})
@@ -35,7 +40,7 @@ exit codes: 0 done, 1 input/training problem, 2 usage error, 130 interrupted`
 
 const OPTIONS = {
   ...RUN_OPTIONS,
-  ...valueOptions('out', 'preset', 'init', 'vocab-size', 'save-every'),
+  ...valueOptions('out', 'preset', 'init', 'vocab-size', 'save-every', 'objective'),
   ...repeatableOptions('text'),
   ...flagOptions('cased', 'resume'),
 }
@@ -50,6 +55,8 @@ export async function run(argv: string[]): Promise<number> {
     if (resume && (text.length > 0 || v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out with its own text and model: give no --text, --init or --preset', 2)
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init DIR or --preset NAME, not both', 2)
     if (v.preset !== undefined && !(PRESET_NAMES as string[]).includes(v.preset)) throw new CliError(`unknown --preset '${v.preset}' (one of ${PRESET_NAMES.join(', ')})`, 2)
+    if (v.objective !== undefined && v.objective !== 'mlm' && v.objective !== 'electra') throw new CliError(`unknown --objective '${v.objective}' (mlm or electra)`, 2)
+    if (resume && v.objective !== undefined) throw new CliError('--resume continues with the objective the run was started with: give no --objective', 2)
     // The sequence packer takes at least 8 pieces (core/pretrain/mlm-data.ts).
     const settings = runSettings(v, 8)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100)
@@ -66,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
         outDir,
         preset: v.preset as PresetName | undefined,
         init: v.init,
+        objective: v.objective as PretrainObjective | undefined,
         ...settings,
         vocabSize,
         lowercase: !(v.cased ?? false),
@@ -80,7 +88,13 @@ export async function run(argv: string[]): Promise<number> {
             log(`step ${p.step}/${p.totalSteps} epoch ${p.epoch}/${p.epochs} loss ${p.loss.toFixed(4)} lr ${p.lr.toExponential(2)} ${Math.round(p.tokensPerSecond)} tokens/s ETA ${formatDuration(p.etaSeconds)}`)
           }
         },
-        onHeldOut: (epoch, s) => log(`epoch ${epoch}: held-out masked-token accuracy ${s.accuracy.toFixed(4)}, loss ${s.loss.toFixed(4)} (${s.predicted} masked pieces)`),
+        onHeldOut: (epoch, s) => {
+          const rtd = 'replacedTokenAccuracy' in s ? (s as ElectraScores) : null
+          log(
+            `epoch ${epoch}: held-out ${rtd ? 'generator ' : ''}masked-token accuracy ${s.accuracy.toFixed(4)}, loss ${s.loss.toFixed(4)} (${s.predicted} masked pieces)` +
+              (rtd ? `; replaced-token detection accuracy ${rtd.replacedTokenAccuracy.toFixed(4)} (${(rtd.replacedFraction * 100).toFixed(1)} % replaced), loss ${rtd.replacedTokenLoss.toFixed(4)}` : ''),
+          )
+        },
       })
       const last = r.heldOut[r.heldOut.length - 1]
       writeJsonLine({

@@ -461,7 +461,12 @@ export function tokenClassificationLogitsGraph(opts: TokenClassificationGraphOpt
 export interface MaskedLmGraphOptions {
   config: OnnxBertConfig
   dropout?: DropoutSites
+  /** Also output the labelled rows' logits `mlm.logits` [M, V] (ELECTRA samples its replacements from them). */
+  outputLogits?: boolean
 }
+
+/** Output of the masked-LM graph with outputLogits: [M, V] logits of the labelled positions, in flat (row-major) order. */
+export const MLM_LOGITS_OUTPUT = 'mlm.logits'
 
 /** HF BertForMaskedLM head parameter names (the decoder weight is the word-embedding table). */
 /** Output of the masked-LM graph: how many labelled positions the model predicts right. */
@@ -516,6 +521,7 @@ export function maskedLmTrainGraph(opts: MaskedLmGraphOptions): TrainGraph {
   // Held-out masked-token accuracy needs only the count of arg-max hits; [M, V] logits never leave the graph.
   const hits = g.node('Cast', [g.node('Equal', [g.node('ArgMax', [logits], { axis: attr.int(1), keepdims: attr.int(0) }), pickedLabels])], { to: attr.int(1) }) // [M]
   g.output(MLM_CORRECT_OUTPUT, t.reduceSum(hits, [0], false), 'float32', [])
+  if (opts.outputLogits) g.output(MLM_LOGITS_OUTPUT, logits, 'float32', ['masked', c.vocabSize])
   t.finishGradients()
   return {
     model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'masked-LM training graph (decoder tied to the word embeddings)' }),

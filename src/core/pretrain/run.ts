@@ -25,6 +25,8 @@ import { countWords, trainFromWordCounts } from '../nlp/vocab-trainer'
 import { collate, type BatchableExample, type HostBatch } from '../train/batching'
 import { linearScheduleWithWarmup, warmupStepsFromRatio } from '../train/optimizer'
 import { loadOptimizerState, plannedStepsOf, runTraining, saveOptimizerState, type RunProgress, type SavePoint } from '../train/runner'
+import { deriveSeed } from '../rng'
+import { ElectraTrainer, GENERATOR_PREFIX, generatorConfig, RTD_HEAD, RTD_LABELS } from './electra'
 import { initLmHead, lmHeadFromTensors, lmHeadTensors, MaskedLmTrainer, type HeldOutScores } from './engine'
 import { heldOutEvery, maskRng, packDocuments, wholeWordMask, type MaskOptions, type PackedSequence } from './mlm-data'
 import { readTextDocuments, type TextDocument } from './text'
@@ -58,6 +60,11 @@ export interface PretrainOptions {
   preset?: PresetName
   /** Continue pretraining this checkpoint (its vocabulary and encoder; its LM head when present). */
   init?: string
+  /**
+   * 'mlm' (default): BERT's masked-LM. 'electra': replaced-token detection against a small
+   * masked-LM generator (./electra); the result is the discriminator encoder.
+   */
+  objective?: PretrainObjective
   /**
    * With `init`: keep the checkpoint's token-classification heads in the result (unchanged;
    * masked-LM training does not touch them). Default: dropped, the result is an encoder only.
@@ -100,7 +107,11 @@ export interface PretrainSettings {
   keepHeads?: boolean
   /** The run read text held in memory (not resumable). */
   inMemoryText?: boolean
+  /** Absent in runs saved before ELECTRA existed: 'mlm'. */
+  objective?: PretrainObjective
 }
+
+export type PretrainObjective = 'mlm' | 'electra'
 
 export interface PretrainResult {
   outDir: string
@@ -157,6 +168,8 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
   let vocab: string[]
   let lowercase: boolean
   let head: Map<string, Float32Array> | null = null
+  /** ELECTRA's generator (encoder + LM head, graph layout), when resuming one. */
+  let generator: Map<string, Float32Array> | null = null
   let resumePoint: (SavePoint & { optimizer: ReturnType<typeof loadOptimizerState> }) | null = null
   let history: PretrainResult['heldOut'] = []
 
@@ -177,13 +190,20 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       text: meta.text,
       heldOutEvery: meta.heldOutEvery,
       keepHeads: meta.keepHeads,
+      objective: meta.objective ?? 'mlm',
     }
-    const ck = await loadCheckpoint(o.outDir, { heads: settings.keepHeads ? storedHeads(o.outDir) : {} })
+    const electra = settings.objective === 'electra'
+    const ck = await loadCheckpoint(o.outDir, { heads: { ...(settings.keepHeads ? storedHeads(o.outDir) : {}), ...(electra ? { [RTD_HEAD]: RTD_LABELS } : {}) } })
     model = ck.model
     vocab = ck.vocab
     lowercase = ck.lowercase
-    head = lmHeadFromTensors(readSafetensors(join(o.outDir, 'model.safetensors'), (n) => n.startsWith('cls.')).tensors as never, model.config.hiddenSize)
-    if (!head) throw new PretrainError(`${o.outDir}: the checkpoint has no masked-LM head to resume`)
+    if (electra) {
+      generator = new Map([...saved.params].filter(([n]) => n.startsWith(GENERATOR_PREFIX)).map(([n, x]) => [n.slice(GENERATOR_PREFIX.length), x]))
+      if (generator.size === 0) throw new PretrainError(`${o.outDir}: the optimizer state holds no ELECTRA generator to resume`)
+    } else {
+      head = lmHeadFromTensors(readSafetensors(join(o.outDir, 'model.safetensors'), (n) => n.startsWith('cls.')).tensors as never, model.config.hiddenSize)
+      if (!head) throw new PretrainError(`${o.outDir}: the checkpoint has no masked-LM head to resume`)
+    }
     resumePoint = { ...saved.point, optimizer: saved }
     history = meta.heldOut ?? []
     log(`resuming ${o.outDir} after step ${saved.point.step}`)
@@ -202,6 +222,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       heldOutEvery: o.heldOutEvery ?? PRETRAIN_DEFAULTS.heldOutEvery,
       keepHeads: (o.keepHeads ?? false) && o.init !== undefined,
       ...(o.documents ? { inMemoryText: true } : {}),
+      objective: o.objective ?? 'mlm',
     }
   }
 
@@ -241,7 +262,13 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     if (settings.maxLength > model.config.maxPositionEmbeddings) {
       throw new PretrainError(`--max-length ${settings.maxLength} exceeds the model's ${model.config.maxPositionEmbeddings} positions`)
     }
-    head ??= initLmHead(model.config.hiddenSize, model.config.vocabSize, model.config.initializerRange, settings.seed)
+    const electra = settings.objective === 'electra'
+    if (electra) {
+      if (!model.heads.has(RTD_HEAD)) model.setHead(RTD_HEAD, RTD_LABELS, settings.seed)
+      generator ??= initGenerator(model.config, settings.seed)
+    } else {
+      head ??= initLmHead(model.config.hiddenSize, model.config.vocabSize, model.config.initializerRange, settings.seed)
+    }
 
     const tokenizer = WordPieceTokenizer.fromVocab(vocab, { lowercase })
     const train: PackedSequence[] = []
@@ -281,15 +308,13 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     }
 
     const { plannedSteps } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
-    const engine = await MaskedLmTrainer.open(
-      model,
-      head,
-      {
-        lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
-        weightDecay: PRETRAIN_DEFAULTS.weightDecay,
-      },
-      { threads: o.threads },
-    )
+    const optimizer = {
+      lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
+      weightDecay: PRETRAIN_DEFAULTS.weightDecay,
+    }
+    const engine = electra
+      ? await ElectraTrainer.open(model, generator!, maskOpts.specialIds, optimizer, { threads: o.threads })
+      : await MaskedLmTrainer.open(model, head!, optimizer, { threads: o.threads })
     log(`trainer: ${engine.trainer} — ${engine.reason}`)
     let tokensPerSecond = 0
     try {
@@ -320,15 +345,16 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
           }
           await saveCheckpoint(o.outDir, model, vocab, {
             lowercase,
-            // With kept heads the folder is first a tagger (HF loads either class from it).
-            architectures: model.heads.size ? ['BertForTokenClassification', 'BertForMaskedLM'] : ['BertForMaskedLM'],
-            extraTensors: lmHeadTensors(engine.head(), model.config.hiddenSize),
+            // With kept heads the folder is first a tagger (HF loads either class from it); an
+            // ELECTRA discriminator is an encoder with its replaced-token head.
+            architectures: engine instanceof ElectraTrainer ? ['BertForTokenClassification'] : model.heads.size ? ['BertForTokenClassification', 'BertForMaskedLM'] : ['BertForMaskedLM'],
+            extraTensors: engine instanceof MaskedLmTrainer ? lmHeadTensors(engine.head(), model.config.hiddenSize) : undefined,
             metadata: {
               ...o.metadata,
               pretraining: { ...settings, epoch: point.epoch, step: point.step, batchesIntoEpoch: point.batchesIntoEpoch ?? null, heldOut: history, trainer: engine.trainer, trainerReason: engine.reason, tokensPerSecond },
             },
           })
-          saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer })
+          saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer }, engine instanceof ElectraTrainer ? engine.generatorParams() : undefined)
           return o.outDir
         },
       })
@@ -368,4 +394,17 @@ function readSafetensorsIfAny(dir: string): Map<string, { shape: number[]; data:
   const path = join(dir, 'model.safetensors')
   if (!existsSync(path)) return null
   return readSafetensors(path, (n) => n.startsWith('cls.')).tensors as never
+}
+
+/** A fresh ELECTRA generator for a discriminator of config `disc`: random encoder and masked-LM head, graph layout. */
+function initGenerator(disc: BertConfig, seed: number): Map<string, Float32Array> {
+  const c = generatorConfig(disc)
+  const m = BertTokenClassifier.random(c, deriveSeed(seed, 0x6e4), {})
+  try {
+    const out = new Map<string, Float32Array>([...m.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
+    for (const [n, x] of initLmHead(c.hiddenSize, c.vocabSize, c.initializerRange, deriveSeed(seed, 0x6e5))) out.set(n, x)
+    return out
+  } finally {
+    m.dispose()
+  }
 }

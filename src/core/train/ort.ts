@@ -66,6 +66,8 @@ export class MaskPool {
 }
 
 export interface GraphRunResult {
+  /** Every output of the run, for graphs with outputs beyond loss and gradients. */
+  outputs: Ort.InferenceSession.ReturnType
   loss: number
   /** Each `loss.<term>` output. */
   terms: Record<string, number>
@@ -117,7 +119,7 @@ export class OrtGraphRunner {
     const terms: Record<string, number> = {}
     for (const t of this.graph.lossTerms) terms[t] = (out[t].data as Float32Array)[0]
     for (const name of this.graph.metricOutputs ?? []) terms[name] = (out[name].data as Float32Array)[0]
-    return { loss: (out.loss.data as Float32Array)[0], terms, grads, gradNormSq: (out[GRAD_NORM_SQ].data as Float32Array)[0] }
+    return { outputs: out, loss: (out.loss.data as Float32Array)[0], terms, grads, gradNormSq: (out[GRAD_NORM_SQ].data as Float32Array)[0] }
   }
 
   async dispose(): Promise<void> {

@@ -5,6 +5,7 @@ import { initBackend } from '@core/model/backend'
 import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
 import { readSafetensors } from '@core/model/safetensors'
 import { pretrain } from '@core/pretrain/run'
+import type { ElectraScores } from '@core/pretrain/electra'
 import { Rng } from '@core/rng'
 
 // Made-up "biomedical" text with a learnable pattern: the word after "gene" is always a code.
@@ -90,6 +91,48 @@ describe('pretrain (masked LM on onnxruntime)', () => {
     const wholeCurve: number[] = []
     await pretrain({ ...tiny, text: [text], outDir: join(dir, 'whole2'), epochs: 2, onProgress: (p) => p.kind === 'step' && wholeCurve.push(p.loss) })
     for (let i = 0; i < curve.length; i++) expect(curve[i]).toBeCloseTo(wholeCurve[i], 4)
+  })
+
+  it('ELECTRA: writes the discriminator as a BERT encoder that fine-tunes; the detector learns; resume replays the curve', async () => {
+    const run = (outDir: string, extra: Partial<Parameters<typeof pretrain>[0]> = {}) => pretrain({ ...tiny, text: [text], outDir, epochs: 3, objective: 'electra', ...extra })
+    const out = join(dir, 'electra')
+    const losses: number[] = []
+    const r = await run(out, { onProgress: (p) => p.kind === 'step' && losses.push(p.loss) })
+    expect(r.trainer).toMatch(/^onnxruntime/)
+    expect(r.heldOut).toHaveLength(3)
+    const [first, , last] = r.heldOut as Array<ElectraScores & { epoch: number }>
+    // The generator learns its masked LM, and the discriminator's held-out loss falls below that of
+    // always answering with the replaced fraction (the best guess that ignores the input).
+    expect(last.loss).toBeLessThan(first.loss)
+    const q = last.replacedFraction
+    expect(q).toBeGreaterThan(0)
+    expect(last.replacedTokenLoss).toBeLessThan(-(q * Math.log(q) + (1 - q) * Math.log(1 - q)))
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'))
+    expect(config.architectures).toEqual(['BertForTokenClassification'])
+    const names = [...readSafetensors(join(out, 'model.safetensors')).tensors.keys()]
+    expect(names).toEqual(expect.arrayContaining(['bert.embeddings.word_embeddings.weight', 'classifiers.rtd.weight']))
+    expect(names.some((n) => n.startsWith('cls.') || n.startsWith('generator.'))).toBe(false)
+    const ck = await loadCheckpoint(out, { heads: { default: ['O', 'B-Gene', 'I-Gene'] } })
+    expect([...ck.model.heads.keys()]).toEqual(['default'])
+    ck.model.dispose()
+
+    // Stopped part-way and resumed: the generator comes back from optimizer.safetensors.
+    const cut = join(dir, 'electra-cut')
+    const controller = new AbortController()
+    const stopAt = Math.floor(r.plannedSteps * 0.5)
+    const part: number[] = []
+    await run(cut, { saveEverySeconds: 0, signal: controller.signal, onProgress: (p) => {
+      if (p.kind !== 'step') return
+      part.push(p.loss)
+      if (p.step === stopAt) controller.abort()
+    } })
+    expect(readSafetensors(join(cut, 'optimizer.safetensors')).tensors.has('p.generator.bert.embeddings.word_embeddings.weight')).toBe(true)
+    const rest: number[] = []
+    const resumed = await pretrain({ text: [], outDir: cut, resume: true, onProgress: (p) => p.kind === 'step' && rest.push(p.loss) })
+    expect(resumed.steps).toBe(r.plannedSteps)
+    const curve = [...part, ...rest]
+    expect(curve).toHaveLength(losses.length)
+    for (let i = 0; i < curve.length; i++) expect(curve[i]).toBeCloseTo(losses[i], 3)
   })
 
   it('continues a tagger on text in memory keeping its heads unchanged; such a run cannot be resumed', async () => {
