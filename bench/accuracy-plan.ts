@@ -3,7 +3,7 @@
 // or process access here, so test/unit/bench can check all of it without training.
 
 /** Options of the bench that name a checkpoint a variant starts from. */
-export type CheckpointOption = 'mlm' | 'wordvec'
+export type CheckpointOption = 'mlm' | 'wordvec' | 'electra'
 
 /** A labelled corpus in sentence-level IOB (train/devel/test .tsv) and the head it trains in multi-task runs. */
 export interface Corpus {
@@ -51,6 +51,8 @@ export const VARIANTS: readonly Variant[] = [
   { name: 'mlm', description: 'fine-tuned from a whole-word MLM checkpoint (--mlm), lr 5e-4', needs: 'mlm', flags: (c) => [...single(c), '--init', checkpoint(c, 'mlm'), '--lr', '5e-4', '--batch-size', '32'] },
   { name: 'augment', description: 'scratch + one mention-replaced copy of the training set', flags: (c) => [...single(c), ...SCRATCH, '--augment-mentions', '1'] },
   { name: 'multitask', description: 'scratch, one head per corpus: NCBI-disease + BC5CDR-disease', flags: (c) => [...multitask(c), ...SCRATCH] },
+  { name: 'wordvec', description: 'fine-tuned from a fastText-initialised encoder (--wordvec, `fastbioner wordvec`), lr 1e-3', needs: 'wordvec', flags: (c) => [...single(c), '--init', checkpoint(c, 'wordvec'), '--lr', '1e-3', '--batch-size', '32'] },
+  { name: 'electra', description: 'fine-tuned from an ELECTRA discriminator (--electra, `pretrain --objective electra`), lr 5e-4', needs: 'electra', flags: (c) => [...single(c), '--init', checkpoint(c, 'electra'), '--lr', '5e-4', '--batch-size', '32'] },
   { name: 'crf', description: 'scratch + a CRF output layer (Viterbi decoding)', flags: (c) => [...single(c), ...SCRATCH, '--crf'] },
   { name: 'average', description: 'scratch + the mean of the last 3 epochs kept if devel prefers it', flags: (c) => [...single(c), ...SCRATCH, '--average-last', '3'] },
 ]
@@ -102,7 +104,7 @@ export function selectVariants(
 export function isMultiTask(v: Variant): boolean {
   const corpus = (name: string): Corpus => ({ name, train: `${name}/train.tsv`, devel: `${name}/devel.tsv`, test: `${name}/test.tsv` })
   const a = corpus('a')
-  return v.flags({ target: a, tasks: [a, corpus('b')], checkpoints: { mlm: 'ckpt', wordvec: 'ckpt' } }).includes('--task')
+  return v.flags({ target: a, tasks: [a, corpus('b')], checkpoints: { mlm: 'ckpt', wordvec: 'ckpt', electra: 'ckpt' } }).includes('--task')
 }
 
 /**

@@ -3,7 +3,7 @@
 // docs/ACCURACY.md rewritten from every stored result.
 //
 //   npm run bench:accuracy -- [--only scratch,mlm] [--seeds 42,43,44] [--steps 1098] [--threads N]
-//       [--mlm DIR] [--wordvec DIR] [--data DIR] [--out DIR] [--keep] [--test VARIANT]
+//       [--mlm DIR] [--wordvec DIR] [--electra DIR] [--data DIR] [--out DIR] [--keep] [--test VARIANT]
 //       [--bc5cdr VARIANT] [--render]
 //
 // The variants are the table in bench/accuracy-plan.ts. Each run's result is stored as
@@ -50,6 +50,7 @@ const { values: a } = parseArgs({
     threads: { type: 'string' },
     mlm: { type: 'string' },
     wordvec: { type: 'string' },
+    electra: { type: 'string' },
     data: { type: 'string', default: resolve(ROOT, '../shared/data/mtl-bioner') },
     out: { type: 'string', default: resolve(ROOT, 'bench-results/accuracy') },
     keep: { type: 'boolean', default: false },
@@ -78,7 +79,7 @@ const threads = a.threads === undefined ? null : positiveInt(a.threads, '--threa
 const outDir = resolve(a.out!)
 const dataDir = resolve(a.data!)
 const checkpoints: Partial<Record<CheckpointOption, string>> = {}
-for (const o of ['mlm', 'wordvec'] as const) {
+for (const o of ['mlm', 'wordvec', 'electra'] as const) {
   const dir = a[o]
   if (dir === undefined) continue
   if (!existsSync(join(dir, 'config.json'))) fail(`--${o} ${dir}: no config.json there (give a checkpoint folder)`)

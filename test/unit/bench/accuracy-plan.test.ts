@@ -79,7 +79,11 @@ describe('bench:accuracy variants and planning', () => {
   it('a variant that needs a checkpoint is skipped with the reason when its option is absent, and takes the folder when given', () => {
     const none = selectVariants(VARIANTS, undefined, {})
     expect(none.run.map((v) => v.name)).not.toContain('mlm')
-    expect(none.skipped).toEqual([{ variant: 'mlm', reason: expect.stringContaining('--mlm DIR') }])
+    expect(none.skipped).toEqual([
+      { variant: 'mlm', reason: expect.stringContaining('--mlm DIR') },
+      { variant: 'wordvec', reason: expect.stringContaining('--wordvec DIR') },
+      { variant: 'electra', reason: expect.stringContaining('--electra DIR') },
+    ])
     const withMlm = selectVariants(VARIANTS, ['mlm', BASELINE], { mlm: '/ckpt/mlm' })
     expect(withMlm.run.map((v) => v.name)).toEqual([BASELINE, 'mlm'])
     const t = { name: 'ncbi', train: 't.tsv', devel: 'd.tsv', test: 'x.tsv' }
