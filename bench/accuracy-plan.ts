@@ -268,6 +268,8 @@ export interface DocContext {
   /** Names of the corpora by target, e.g. { ncbi: 'NCBI-disease', bc5cdr_disease: 'BC5CDR-disease' }. */
   corpusTitles: Record<string, string>
   variantOrder: readonly string[]
+  /** Hand-written reading of the results (bench/accuracy-notes.md), placed after the tables. */
+  notes?: string
 }
 
 /** docs/ACCURACY.md from every stored result. */
@@ -297,6 +299,7 @@ export function renderDoc(runs: readonly StoredRun[], c: DocContext): string {
     for (const r of tested) out.push(`- ${r.variant}, seed ${r.seed}, ${title(r.target)} test: F1 ${f3(r.test!.f1)} (precision ${f3(r.test!.precision)}, recall ${f3(r.test!.recall)}); \`${shellLine(r.test!.command)}\``)
     out.push('')
   }
+  if (c.notes?.trim()) out.push(c.notes.trim(), '')
   out.push('## Commands', '', 'Run from the project root; MODEL_DIR is a temporary folder, SEED one of the seeds.', '', '```')
   const seen = new Set<string>()
   const order = (n: string) => (c.variantOrder.includes(n) ? c.variantOrder.indexOf(n) : c.variantOrder.length)

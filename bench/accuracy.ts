@@ -226,7 +226,9 @@ function render(all: StoredRun[]): void {
   const mainRows = summarise(all, MAIN_TARGET, VARIANT_ORDER)
   if (mainRows.length) process.stdout.write(`${renderTable(mainRows)}\n`)
   const benchCommand = `npm run bench:accuracy -- ${process.argv.slice(2).map(shown).join(' ')}`.trim()
-  const doc = renderDoc(all, { benchCommand, corpusTitles: TITLES, variantOrder: VARIANT_ORDER })
+  const notesPath = join(ROOT, 'bench', 'accuracy-notes.md')
+  const notes = existsSync(notesPath) ? readFileSync(notesPath, 'utf8') : undefined
+  const doc = renderDoc(all, { benchCommand, corpusTitles: TITLES, variantOrder: VARIANT_ORDER, notes })
   const docPath = join(ROOT, 'docs/ACCURACY.md')
   writeFileSync(`${docPath}.tmp`, doc)
   renameSync(`${docPath}.tmp`, docPath)

@@ -179,6 +179,9 @@ describe('bench:accuracy table and doc', () => {
     expect(doc).toMatch(/min 1\.50, mean 1\.50, max 1\.50/)
     expect(doc).not.toContain('different step budgets')
     expect(renderDoc([...runs, stored('crf', 44, 0.7, { steps_budget: 500 })], { benchCommand: 'x', corpusTitles: {}, variantOrder: order })).toContain('different step budgets (500, 1098)')
+    const withNotes = renderDoc(runs, { benchCommand: 'x', corpusTitles: {}, variantOrder: order, notes: '## Reading the results\n\nCRF helps.\n' })
+    expect(withNotes.indexOf('## Reading the results')).toBeGreaterThan(withNotes.indexOf('| variant |'))
+    expect(withNotes.indexOf('## Reading the results')).toBeLessThan(withNotes.indexOf('## Commands'))
   })
 
   it('a variant asked for its flags without the checkpoint it needs throws instead of passing undefined', () => {
