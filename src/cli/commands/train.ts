@@ -1,7 +1,7 @@
 // `fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]`
 import type { CorpusDocument } from '../../shared/domain'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
-import { loadCheckpoint } from '../../core/model/checkpoint'
+import { loadCheckpoint, readCheckpointInfo } from '../../core/model/checkpoint'
 import { presetConfig } from '../../core/model/presets'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
@@ -45,15 +45,16 @@ ${mapTypesHelp(22)}
   --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
   --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength})
   --doc-level         windows over whole documents instead of one example per sentence
-  --crf               a CRF over each head's labels (transition scores learnt with the encoder,
-                      Viterbi decoding when tagging); a run resumed or fine-tuned from a CRF
-                      checkpoint keeps its CRF without this flag
+  --crf, --no-crf     a CRF over each head's labels (transition scores learnt with the encoder,
+                      Viterbi decoding when tagging); default ${SCRATCH_RECIPE.crf ? 'on' : 'off'} from scratch, off with --init
+                      (a run resumed or fine-tuned from a CRF checkpoint keeps its CRF)
   --augment-mentions N  add N copies of the training documents in which each mention is, with
                       probability 0.5, replaced by another training mention of its type
-                      (mention replacement, Dai & Adel 2020); default 0
+                      (mention replacement, Dai & Adel 2020); default ${SCRATCH_RECIPE.augmentCopies} from scratch, 0 with --init
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
   --average-last N    checkpoint averaging: score the mean of the last N epochs' weights on
-                      devel after training and keep it if it beats the best epoch
+                      devel after training and keep it if it beats the best epoch; default
+                      ${SCRATCH_RECIPE.averageLast >= 2 ? `${SCRATCH_RECIPE.averageLast} from scratch with --dev, ` : ''}0 (off)
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
   --threads N         onnxruntime intra-op threads (default: all cores)
@@ -72,7 +73,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...valueOptions('init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
-  ...flagOptions('resume', 'doc-level', 'cased', 'crf'),
+  ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf'),
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -94,9 +95,16 @@ export async function run(argv: string[]): Promise<number> {
     const lr = settings.lr ?? (scratch ? SCRATCH_RECIPE.lr : FINETUNE_RECIPE.lr)
     const seed = settings.seed ?? TRAIN_DEFAULTS.seed
     const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
-    const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
-    const averageLast = intOpt(v['average-last'], '--average-last', 2)
-    if (averageLast !== undefined && !v.dev && !taskSpecs.some((t) => t.dev)) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
+    // From scratch the recipe's levers are on unless turned off (--no-crf, --augment-mentions 0,
+    // --average-last 0); a resumed run continues with the levers it was started with.
+    if (v.crf && v['no-crf']) throw new CliError('give either --crf or --no-crf', 2)
+    const wantCrf = v.crf ?? (scratch && SCRATCH_RECIPE.crf && !v['no-crf'])
+    const started = resume ? startedLevers(outDir) : null
+    const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? started?.augmentMentions ?? (scratch ? SCRATCH_RECIPE.augmentCopies : 0)
+    const hasDev = v.dev !== undefined || taskSpecs.some((t) => t.dev !== undefined)
+    const averageOpt = intOpt(v['average-last'], '--average-last', 0)
+    if (averageOpt !== undefined && averageOpt >= 2 && !hasDev) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
+    const averageLast = averageOpt ?? started?.averageLast ?? (scratch && hasDev ? SCRATCH_RECIPE.averageLast : 0)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
     const quiet = v.quiet ?? false
     const log = stderrLog(quiet)
@@ -151,7 +159,7 @@ export async function run(argv: string[]): Promise<number> {
       const config = presetConfig(presetName as PresetName, { vocabSize: vocab.tokens.length })
       model = BertTokenClassifier.random(config, seed, headLabels)
     }
-    if (v.crf) {
+    if (wantCrf) {
       const missing = tasks.filter((t) => !model.heads.get(t.head)?.crf)
       if (resume && missing.length) throw new CliError(`--crf: the run in ${outDir} was started without a CRF; --resume continues it as it was`, 2)
       for (const t of missing) model.addCrf(t.head)
@@ -201,7 +209,7 @@ export async function run(argv: string[]): Promise<number> {
         sentenceLevel: !(v['doc-level'] ?? false),
         patience,
         maxSteps,
-        averageLast,
+        averageLast: averageLast >= 2 ? averageLast : undefined,
         threads,
         onProgress,
         signal: stop.signal,
@@ -213,6 +221,8 @@ export async function run(argv: string[]): Promise<number> {
               ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
               init: v.init ?? null,
               preset: scratch ? presetName : null,
+              augmentMentions: augmentCopies,
+              averageLast,
               ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
             },
           },
@@ -260,4 +270,12 @@ export async function run(argv: string[]): Promise<number> {
     })
     return result.cancelled ? 130 : 0
   })
+}
+
+/** The levers a run in `dir` was started with (fastbioner.json's source), for --resume. */
+function startedLevers(dir: string): { augmentMentions?: number; averageLast?: number } | null {
+  const source = (readCheckpointInfo(dir).metadata as { source?: { augmentMentions?: unknown; averageLast?: unknown } } | undefined)?.source
+  if (!source) return null
+  const int = (x: unknown) => (typeof x === 'number' && Number.isInteger(x) && x >= 0 ? x : undefined)
+  return { augmentMentions: int(source.augmentMentions), averageLast: int(source.averageLast) }
 }

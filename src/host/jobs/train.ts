@@ -7,6 +7,7 @@ import { presetConfig } from '../../core/model/presets'
 import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
+import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train } from '../../core/train/loop'
 import type { HostParams, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
@@ -22,6 +23,9 @@ interface TrainingStart {
   sentenceLevel: boolean
   metadata: Record<string, unknown>
   note: string
+  /** Mention-replaced copies of the training documents and checkpoint averaging (the scratch recipe's levers). */
+  augmentCopies: number
+  averageLast: number
 }
 
 function scratchStart(p: HostParams<'trainModel'>, labels: string[], ctx: JobContext): TrainingStart {
@@ -31,15 +35,19 @@ function scratchStart(p: HostParams<'trainModel'>, labels: string[], ctx: JobCon
     [...p.train, ...p.dev].map((d) => d.text),
     { vocabSize: p.vocabSize ?? SCRATCH_RECIPE.vocabSize, lowercase: SCRATCH_RECIPE.lowercase },
   )
+  const model = BertTokenClassifier.random(presetConfig(p.preset, { vocabSize: vocab.tokens.length }), p.seed, { [DEFAULT_HEAD]: labels })
+  if (SCRATCH_RECIPE.crf) model.addCrf(DEFAULT_HEAD)
   return {
-    model: BertTokenClassifier.random(presetConfig(p.preset, { vocabSize: vocab.tokens.length }), p.seed, { [DEFAULT_HEAD]: labels }),
+    model,
     tokenizer: new WordPieceTokenizer(vocab.tokens, { lowercase: SCRATCH_RECIPE.lowercase }),
     lr: p.lr ?? SCRATCH_RECIPE.lr,
     warmupRatio: SCRATCH_RECIPE.warmupRatio,
     maxLength: p.maxLength ?? TRAIN_DEFAULTS.maxLength,
     sentenceLevel: TRAIN_DEFAULTS.sentenceLevel,
     metadata: { preset: p.preset },
-    note: `vocabulary: ${vocab.tokens.length} WordPiece tokens learnt from the training text`,
+    note: `vocabulary: ${vocab.tokens.length} WordPiece tokens learnt from the training text${SCRATCH_RECIPE.crf ? '; CRF output layer' : ''}`,
+    augmentCopies: SCRATCH_RECIPE.augmentCopies,
+    averageLast: SCRATCH_RECIPE.averageLast,
   }
 }
 
@@ -61,6 +69,8 @@ async function initStart(p: HostParams<'trainModel'>, initDir: string, labels: s
     maxLength: Math.min(p.maxLength ?? meta.maxLength ?? TRAIN_DEFAULTS.maxLength, ck.config.maxPositionEmbeddings),
     sentenceLevel: meta.sentenceLevel ?? TRAIN_DEFAULTS.sentenceLevel,
     metadata: { init: initDir },
+    augmentCopies: 0,
+    averageLast: 0,
     note: `initialised from ${initDir} (${ck.vocab.length}-piece vocabulary; ${fresh ? `a new head for ${typesOfLabels(labels).join(', ')}` : 'its head kept'})`,
   }
 }
@@ -78,8 +88,9 @@ export const trainModel: Job<'trainModel'> = async (p, ctx) => {
     result = await train({
       model: start.model,
       tokenizer: start.tokenizer,
-      train: p.train,
+      train: start.augmentCopies > 0 ? augmentByMentionReplacement(p.train, { copies: start.augmentCopies, seed: p.seed }) : p.train,
       dev: p.dev.length ? p.dev : undefined,
+      averageLast: p.dev.length && start.averageLast >= 2 ? start.averageLast : undefined,
       outDir: p.dir,
       epochs: p.epochs,
       batchSize: p.batchSize ?? TRAIN_DEFAULTS.batchSize,

@@ -37,6 +37,9 @@ describe('CLI: train → tag → eval → encode', () => {
     expect(summary.best_dev_f1).toBeGreaterThan(0.9)
     expect(summary.trainer).toBe('onnxruntime-cpu')
     expect(summary.tokens_per_second).toBeGreaterThan(0)
+    // From scratch the recipe's levers are on by default: a CRF and mention replacement.
+    expect(summary.crf_heads).toEqual(['default'])
+    expect(summary.averaged).toBeNull()
     for (const f of ['config.json', 'vocab.txt', 'model.safetensors', 'fastbioner.json']) expect(existsSync(join(model, f))).toBe(true)
 
     // --resume continues the run in --out (one more epoch), although the folder holds a model.
@@ -110,12 +113,20 @@ describe('CLI: train → tag → eval → encode', () => {
   it('--crf: trains a CRF with the encoder, saves it, and tagging decodes as training evaluated', async () => {
     const model = join(tmp, 'crf')
     const args = ['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--preset', 'cpu-tiny', '--seed', '1', '--batch-size', '16', '--lr', '2e-3', '--max-length', '32', '--vocab-size', '400', '-q']
-    const tr = await capture(() => trainCmd([...args, '--out', model, '--epochs', '3', '--crf']))
+    const tr = await capture(() => trainCmd([...args, '--out', model, '--epochs', '3', '--crf', '--average-last', '2']))
     expect(tr.code).toBe(0)
     const summary = JSON.parse(tr.out)
     expect(summary.crf_heads).toEqual(['default'])
+    expect(summary.averaged.epochs).toEqual([2, 3])
     expect(summary.trainer).toBe('onnxruntime-cpu')
     expect(summary.best_dev_f1).toBeGreaterThan(0.8)
+    // --no-crf turns the default off; both flags at once are refused.
+    const plainRun = await capture(() => trainCmd([...args, '--out', join(tmp, 'nocrf'), '--epochs', '1', '--max-steps', '2', '--no-crf', '--augment-mentions', '0', '--average-last', '0']))
+    expect(plainRun.code).toBe(0)
+    const plainSummary = JSON.parse(plainRun.out)
+    expect(plainSummary).toMatchObject({ crf_heads: [], averaged: null })
+    expect(plainSummary.train_examples).toBeLessThan(summary.train_examples * 0.6) // no mention-replaced copy
+    expect((await capture(() => trainCmd([...args, '--out', join(tmp, 'both'), '--crf', '--no-crf']))).err).toMatch(/either --crf or --no-crf/)
     const stored = SafetensorsReader.open(join(model, 'model.safetensors'))
     const transitions = stored.read('crf.transitions')
     expect(transitions.shape).toEqual([3, 3])
@@ -125,7 +136,7 @@ describe('CLI: train → tag → eval → encode', () => {
     expect(JSON.parse(ev.out).overall.f1).toBeCloseTo(summary.best_dev_f1, 6)
     // A run started without a CRF cannot gain one on --resume.
     const plain = join(tmp, 'plain')
-    expect((await capture(() => trainCmd([...args, '--out', plain, '--epochs', '1']))).code).toBe(0)
+    expect((await capture(() => trainCmd([...args, '--out', plain, '--epochs', '1', '--no-crf']))).code).toBe(0)
     const res = await capture(() => trainCmd([...args.filter((a) => !['--preset', 'cpu-tiny', '--vocab-size', '400'].includes(a)), '--out', plain, '--epochs', '2', '--resume', '--crf']))
     expect(res.code).toBe(2)
     expect(res.err).toMatch(/--crf: the run in .*plain was started without a CRF/)
