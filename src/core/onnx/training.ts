@@ -394,26 +394,22 @@ export interface TokenClassificationGraphOptions {
  * the parameters and the dropout masks.
  */
 export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOptions): TrainGraph {
-  const c = opts.config
-  const drop = opts.dropout ?? NO_DROPOUT
   if (opts.heads.length === 0) throw new Error('training graph: no head to train')
   const t = new GradGraph('fastbioner_token_classification_train')
-  const enc = encoder(t, c, drop)
+  const { enc, top, heads } = tokenClassifierForward(t, opts)
   const g = t.g
-  const H = c.hiddenSize
-  const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H])
   const losses: string[] = []
   const dTop: string[] = []
   const lossTerms: string[] = []
   const extraInputs: TrainGraph['extraInputs'] = []
-  for (const h of opts.heads) {
-    const head = t.linear(headPrefix(h.name), top.y, H, h.numLabels)
+  opts.heads.forEach((h, k) => {
+    const head = heads[k]
     if (h.lossOnHost) {
       const dims = ['batch*sequence', h.numLabels]
       const dLogits = g.input(dlogitsInput(h.name), 'float32', dims)
       extraInputs.push({ name: dLogits, dims, type: 'float32' })
       dTop.push(head.backward(dLogits))
-      continue
+      return
     }
     const labels = g.input(`labels.${h.name}`, 'int64', ['batch', 'sequence'])
     extraInputs.push({ name: labels, dims: ['batch', 'sequence'], type: 'int64' })
@@ -423,7 +419,7 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
     const term = `loss.${h.name}`
     g.output(term, ce.loss, 'float32', [])
     lossTerms.push(term)
-  }
+  })
   enc.backward(top.backward(t.sum(dTop)))
   g.output('loss', losses.length ? t.sum(losses) : g.float(0), 'float32', [])
   t.finishGradients()
@@ -436,19 +432,24 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
   }
 }
 
+/** Encoder, classifier dropout and one linear head per entry of opts.heads: the forward both graphs share. */
+function tokenClassifierForward(t: GradGraph, opts: TokenClassificationGraphOptions) {
+  const drop = opts.dropout ?? NO_DROPOUT
+  const enc = encoder(t, opts.config, drop)
+  const H = opts.config.hiddenSize
+  const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H]) // [N, H]
+  return { enc, top, heads: opts.heads.map((h) => t.linear(headPrefix(h.name), top.y, H, h.numLabels)) }
+}
+
 /**
  * The forward half of tokenClassificationTrainGraph: `logits.<head>` [batch·sequence, C] for the
  * heads given, with the same parameter and dropout-mask inputs, so a host loss (CRF) can be
  * computed on exactly the logits the training graph's backward pass will differentiate.
  */
 export function tokenClassificationLogitsGraph(opts: TokenClassificationGraphOptions): TrainGraph {
-  const c = opts.config
-  const drop = opts.dropout ?? NO_DROPOUT
   const t = new GradGraph('fastbioner_token_classification_logits')
-  const enc = encoder(t, c, drop)
-  const H = c.hiddenSize
-  const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H])
-  for (const h of opts.heads) t.g.output(logitsOutput(h.name), t.linear(headPrefix(h.name), top.y, H, h.numLabels).y, 'float32', ['batch*sequence', h.numLabels])
+  const { heads } = tokenClassifierForward(t, opts)
+  opts.heads.forEach((h, k) => t.g.output(logitsOutput(h.name), heads[k].y, 'float32', ['batch*sequence', h.numLabels]))
   return {
     model: t.g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `token-classification logits with training inputs (${opts.heads.map((h) => h.name).join(', ')})` }),
     params: t.params,

@@ -17,6 +17,7 @@ import { onnxConfigOf } from '../onnx/export'
 import { logitsOutput, MLM_CORRECT_OUTPUT, MLM_LOGITS_OUTPUT, maskedLmTrainGraph, tokenClassificationLogitsGraph, tokenClassificationTrainGraph } from '../onnx/training'
 import { deriveSeed, Rng } from '../rng'
 import type { HostBatch } from '../train/batching'
+import { countLabeled } from '../train/loss'
 import { copyParamsIntoModel, type TrainerEngine, type TrainStepInfo } from '../train/engine'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from '../train/optimizer'
 import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, OrtGraphRunner, type OrtSessionOptions } from '../train/ort'
@@ -185,7 +186,7 @@ export class ElectraTrainer implements TrainerEngine {
     let replaced = 0
     let k = 0
     for (const { batch, labels } of batches) {
-      const n = labels.reduce((a, l) => a + (l !== -100 ? 1 : 0), 0)
+      const n = countLabeled(labels)
       if (n === 0) continue
       const g = await this.genEval.run(this.genParams, { ...batchFeeds(this.genEval.ort, batch, { mlm: labels }) })
       genLoss += g.loss * n
