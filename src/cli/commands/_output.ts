@@ -5,8 +5,8 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
-import { writeCorpus } from '../../core/corpus'
-import { writeFileAtomic, writeFolderAtomic } from '../../core/fs/atomic'
+import { encodeForPath, isGzipped, writeCorpus } from '../../core/corpus'
+import { writeFileAtomicStream, writeFolderAtomic } from '../../core/fs/atomic'
 import { CliError } from './_ml'
 
 export type OutputKind =
@@ -53,6 +53,8 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
   if (existing !== target && info && !info.isDirectory()) usage(`${existing} is a file, not a folder`)
 
   const here = existing === target ? info : undefined
+  // A .gz file is written gzipped; a folder of files cannot be.
+  if (kind !== 'file' && isGzipped(target)) usage('names a folder of files, which is not compressed; drop the .gz')
   if (here) {
     if (kind === 'file' && here.isDirectory()) usage('is a folder; give a file name')
     if (kind !== 'file' && !here.isDirectory()) usage('is a file; give a folder')
@@ -122,15 +124,15 @@ function isInside(child: string, folder: string): boolean {
 
 /**
  * Writes documents as `format` to `outPath` (checked beforehand with checkOutputPath): standard
- * output for '-', one file written atomically, or for brat and text a folder that replaces
- * `outPath` as a whole. Returns the number of files written.
+ * output for '-', one file written atomically (gzipped when its name ends in .gz), or for brat
+ * and text a folder that replaces `outPath` as a whole. Returns the number of files written.
  */
-export function writeCorpusOutput(
+export async function writeCorpusOutput(
   docs: CorpusDocument[],
   format: CorpusFormat,
   outPath: string,
   options: { baseName: string; onIssue?: (issue: CorpusIssue) => void; outputName?: string },
-): number {
+): Promise<number> {
   const { files } = writeCorpus(docs, format, options)
   try {
     if (outPath === '-') process.stdout.write(files[0]!.content)
@@ -139,10 +141,14 @@ export function writeCorpusOutput(
       writeFolderAtomic(outPath, files)
     } else {
       mkdirSync(dirname(resolve(outPath)), { recursive: true })
-      writeFileAtomic(outPath, [files[0]!.content])
+      await writeFileAtomicStream(outPath, encodeForPath(outPath, once(files[0]!.content)))
     }
   } catch (e) {
     throw new CliError(`${outPath}: cannot write the output: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
   }
   return files.length
+}
+
+async function* once(text: string): AsyncGenerator<string> {
+  yield text
 }

@@ -3,7 +3,7 @@ import { CORPUS_FORMATS, type CorpusIssue } from '../../shared/domain'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
-import { corpusChunks, CorpusError, documentFiles, formatIssue, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
+import { corpusChunks, CorpusError, documentFiles, encodeForPath, formatIssue, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomicStream } from '../../core/fs/atomic'
 import { CliError, runCommand } from './_ml'
 import { flagOptions, formatOpt, mapTypesHelp, repeatableOptions, typeMapOpt, valueOptions } from './_options'
@@ -98,7 +98,7 @@ export async function run(argv: string[]): Promise<number> {
         }
       } else {
         mkdirSync(dirname(resolve(values.out)), { recursive: true })
-        await writeFileAtomicStream(values.out, corpusChunks(counted(), to, { onIssue, outputName }))
+        await writeFileAtomicStream(values.out, encodeForPath(values.out, corpusChunks(counted(), to, { onIssue, outputName })))
       }
       warnings.unshift(...stream.issues)
     } catch (error) {

@@ -121,7 +121,7 @@ export async function run(argv: string[]): Promise<number> {
       return { ...d, mentions }
     })
     const warnings: CorpusIssue[] = []
-    writeCorpusOutput(docs, outFormat, outPath, { baseName: stemOf(inPath) || 'corpus', onIssue: (w) => warnings.push(w), outputName: outPath === '-' ? 'standard output' : outPath })
+    await writeCorpusOutput(docs, outFormat, outPath, { baseName: stemOf(inPath) || 'corpus', onIssue: (w) => warnings.push(w), outputName: outPath === '-' ? 'standard output' : outPath })
     if (!quiet) {
       for (const w of warnings.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
       if (warnings.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${warnings.length - MAX_WARNINGS_SHOWN} more\n`)

@@ -11,11 +11,8 @@
 import { readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { createGzip } from 'node:zlib'
 import type { CorpusDocument, CorpusFormat } from '@shared/domain'
-import { corpusChunks, CorpusError, formatIssue, isGzipped, openCorpusStream } from '../corpus'
+import { corpusChunks, CorpusError, encodeForPath, formatIssue, openCorpusStream } from '../corpus'
 import { TEMP_PREFIX, writeFileAtomicStream } from '../fs/atomic'
 import type { Tagger } from '../tag/tagger'
 import { checkComplete, fileDigest, recordPathOf, RECORD_SUFFIX, RECORD_VERSION, writeRecord } from './manifest'
@@ -181,7 +178,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       }
     }
     const text = corpusChunks(tagged(), o.format)
-    await writeFileAtomicStream(output, isGzipped(output) ? gzipped(text) : text)
+    await writeFileAtomicStream(output, encodeForPath(output, text))
     const [inp, out] = await Promise.all([fileDigest(input), fileDigest(output)])
     const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
     writeRecord({
@@ -209,14 +206,3 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
     return { input, output, status: 'failed', documents: 0, mentions: 0, pieces, seconds: (performance.now() - t0) / 1000, reason }
   }
 }
-
-/** The text gzipped on the fly (outputs of .gz inputs stay gzipped). */
-async function* gzipped(text: AsyncIterable<string>): AsyncGenerator<Buffer> {
-  const gzip = createGzip()
-  const feeding = pipeline(Readable.from(text), gzip)
-  // The pipeline's error (a bad input record) also destroys gzip, which ends the loop below with it.
-  feeding.catch(() => {})
-  for await (const b of gzip as AsyncIterable<Buffer>) yield b
-  await feeding
-}
-

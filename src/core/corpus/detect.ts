@@ -1,6 +1,6 @@
 import type { CorpusFormat } from '@shared/domain'
 import { CorpusError } from './errors'
-import { extension, stripBom } from './util'
+import { extension, isGzipped, stripBom } from './util'
 
 const PUBTATOR_TITLE = /^[^\t|]+\|t\|/
 const PUBTATOR_SECTION = /^[^\t|]+\|[A-Za-z]\|/
@@ -12,9 +12,10 @@ const CONLL_EXTENSIONS = new Set(['.tsv', '.conll', '.conll03', '.iob', '.iob2',
  * 64 KiB is plenty). Unmistakable content wins over the extension (a `.txt` of `ID|t|` lines is
  * PubTator); a `.xml` or `.json` file that is neither PubMed nor BioC is an error rather than text.
  * A `.txt` next to a `.ann` is brat, but that needs the file system: see readCorpusFile.
+ * A `.gz` name is judged by what is inside (`x.json.gz` by `.json`); `head` is the uncompressed text.
  */
 export function detectFormat(fileName: string, head: string): CorpusFormat {
-  const ext = extension(fileName)
+  const ext = extension(isGzipped(fileName) ? fileName.slice(0, -3) : fileName)
   if (ext === '.ann') return 'brat'
   const content = stripBom(head).trimStart()
 

@@ -1,6 +1,7 @@
 // Reading a corpus file whole (any format, detected or given; size, binary and UTF-8 checks)
 // and serialising documents in every writable format. The barrel (index.ts) re-exports it.
 import { readFileSync } from 'node:fs'
+import { gunzipSync } from 'node:zlib'
 import { readFile, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
@@ -12,7 +13,7 @@ import { CorpusError } from './errors'
 import { readPubmedXml } from './pubmed-xml'
 import { readPubtator, writePubtator } from './pubtator'
 import { readText } from './text'
-import { extension, safeFileName, stem, stripBom, type ReadOptions } from './util'
+import { extension, isGzipped, safeFileName, stem, stripBom, type ReadOptions } from './util'
 
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
@@ -59,8 +60,12 @@ export async function readCorpusFile(path: string, format?: CorpusFormat, option
   return readCorpusBuffer(bytes, path, chosen, options)
 }
 
-/** Reads a corpus from bytes: rejects oversized, empty, binary and non-UTF-8 input, strips a BOM. */
+/**
+ * Reads a corpus from bytes: rejects oversized, empty, binary and non-UTF-8 input, strips a BOM.
+ * A `.gz` name is decompressed first (the limit applies to the uncompressed size).
+ */
 export function readCorpusBuffer(bytes: Uint8Array, fileName: string, format?: CorpusFormat, options: CorpusReadOptions = {}): CorpusReadResult {
+  if (isGzipped(fileName)) bytes = gunzipCorpusBytes(bytes, fileName, options.maxBytes ?? DEFAULT_MAX_BYTES)
   const content = decodeCorpusBytes(bytes, fileName, options.maxBytes ?? DEFAULT_MAX_BYTES)
   let companion = options.companion
   if (companion instanceof Uint8Array) companion = decodeCorpusBytes(companion, companionName(fileName), options.maxBytes ?? DEFAULT_MAX_BYTES, true)
@@ -252,6 +257,21 @@ export function decodeCorpusBytes(bytes: Uint8Array, fileName: string, maxBytes 
     throw CorpusError.at(fileName, lineOfByte(bytes, bad), `invalid UTF-8 at byte ${bad}; save the file as UTF-8`)
   }
   return content
+}
+
+/** The content of a `.gz` file, or a CorpusError: not gzip at all, damaged, or over the limit once uncompressed. */
+export function gunzipCorpusBytes(bytes: Uint8Array, fileName: string, maxBytes = DEFAULT_MAX_BYTES): Uint8Array {
+  if (bytes.length === 0) throw CorpusError.at(fileName, 1, 'the file is empty')
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+    throw CorpusError.at(fileName, undefined, 'the name ends in .gz but the file is not gzip-compressed; rename it without .gz or compress it')
+  }
+  try {
+    return gunzipSync(bytes, { maxOutputLength: maxBytes })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ERR_BUFFER_TOO_LARGE') throw CorpusError.at(fileName, undefined, `uncompressed, the file is over the ${mib(maxBytes)} limit; split it or raise the limit (maxBytes, --max-size)`)
+    throw CorpusError.at(fileName, undefined, `the gzip data is truncated or damaged (${(error as Error).message}); download or compress the file again`)
+  }
 }
 
 function lineOfByte(bytes: Uint8Array, index: number): number {

@@ -12,7 +12,9 @@
 // writeCorpus.
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { createGunzip } from 'node:zlib'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createGunzip, createGzip } from 'node:zlib'
 import { SAXParser } from 'sax'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
 import { BIOC_JSON_TAIL, BIOC_XML_TAIL, biocJsonDocument, biocJsonHead, biocXmlDocument, biocXmlHead, BiocXmlDocumentReader } from './bioc'
@@ -23,7 +25,9 @@ import { readCorpusFile, type CorpusReadOptions, type WriteCorpusOptions } from 
 import { PubmedArticleReader } from './pubmed-xml'
 import { PubtatorParser, writePubtator } from './pubtator'
 import { writeConll } from './conll'
-import { extension } from './util'
+import { extension, isGzipped } from './util'
+
+export { isGzipped }
 
 /** Formats read record by record; the others are read whole. */
 export const STREAMED_FORMATS: readonly CorpusFormat[] = ['pubtator', 'conll', 'pubmed-xml', 'bioc-xml']
@@ -65,13 +69,12 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   const gzipped = isGzipped(path)
   if (!chosen) {
     const ext = extension(path)
-    // A brat pair is read whole by readCorpusFile, which finds the other half.
+    // A brat pair is read whole by readCorpusFile, which finds the other half. Formats that do
+    // not stream are read whole (a .gz decompressed in memory, within maxBytes).
     const bratPair = !gzipped && (ext === '.ann' || (ext === '.txt' && (await isFile(path.slice(0, -4) + '.ann'))))
-    if (!bratPair) chosen = detectFormat(gzipped ? path.slice(0, -3) : path, await readHead(path))
+    if (!bratPair) chosen = detectFormat(path, await readHead(path))
   }
-  if (gzipped && (!chosen || !STREAMED_FORMATS.includes(chosen))) {
-    throw CorpusError.at(path, undefined, `gzipped input is read for ${STREAMED_FORMATS.join(', ')} only; gunzip this ${chosen ?? 'file'} first`)
-  }
+  if (gzipped && chosen === 'brat') throw CorpusError.at(path, undefined, 'a brat pair is read uncompressed: gunzip its .txt and .ann first')
   if (!chosen || !STREAMED_FORMATS.includes(chosen)) {
     const whole = await readCorpusFile(path, chosen, options)
     return { format: whole.format, documents: fromArray(whole.documents), issues: whole.issues, deleted: [] }
@@ -87,10 +90,6 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   return { format: chosen, documents, issues, deleted }
 }
 
-/** `.gz` files are decompressed while read (PubMed baseline files are .xml.gz). */
-export function isGzipped(path: string): boolean {
-  return /\.gz$/i.test(path)
-}
 
 async function isFile(path: string): Promise<boolean> {
   try {
@@ -341,4 +340,21 @@ export async function* corpusChunks(docs: AsyncIterable<CorpusDocument>, format:
     default:
       throw new RangeError(`${format} is not a single-file format; use writeCorpus`)
   }
+}
+
+/**
+ * The bytes of a file named `path` made of `text`: gzipped on the fly when the name ends in .gz
+ * (`x.pubtator.gz`), so that a .gz output is always gzip; else the text as it is.
+ */
+export function encodeForPath(path: string, text: AsyncIterable<string>): AsyncIterable<string | Buffer> {
+  return isGzipped(path) ? gzipped(text) : text
+}
+
+async function* gzipped(text: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  const gzip = createGzip()
+  const feeding = pipeline(Readable.from(text), gzip)
+  // The pipeline's error (a bad input record) also destroys gzip, which ends the loop below with it.
+  feeding.catch(() => {})
+  for await (const b of gzip as AsyncIterable<Buffer>) yield b
+  await feeding
 }

@@ -22,6 +22,11 @@ export function stem(fileName: string): string {
   return dot > 0 ? base.slice(0, dot) : base
 }
 
+/** `.gz` files are decompressed while read and compressed when written (PubMed baseline files are .xml.gz). */
+export function isGzipped(path: string): boolean {
+  return /\.gz$/i.test(path)
+}
+
 /** Lower-case extension with the dot, or '' ("x/train.PubTator" → ".pubtator"). */
 export function extension(fileName: string): string {
   const base = fileName.split(/[\\/]/).pop() ?? fileName
