@@ -193,6 +193,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
         else if (f.status === 'failed') process.stderr.write(`error: ${f.reason}\n`)
         else {
           for (const p of f.problems ?? []) process.stderr.write(`error: ${p} (record skipped; the rest of the file is tagged)\n`)
+          for (const w of f.warnings ?? []) log(`warning: ${w}`)
           log(
             `tagged ${f.input}: ${f.documents} documents, ${f.mentions} mentions${f.deleted?.length ? `, ${f.deleted.length} deleted PMIDs listed in the record` : ''}, ` +
               `${(f.documents / Math.max(f.seconds, 1e-9)).toFixed(1)} documents/s → ${f.output}${f.reason ? ` (${f.reason})` : ''}`,
@@ -218,7 +219,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   process.stdout.write(
     JSON.stringify({
       shard: { index: shard.index + 1, count: shard.count, source: shard.source },
-      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.deleted?.length ? { deleted: f.deleted } : {}), ...(f.problems?.length ? { problems: f.problems } : {}), ...(f.reason ? { reason: f.reason } : {}) })),
+      files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.deleted?.length ? { deleted: f.deleted } : {}), ...(f.problems?.length ? { problems: f.problems } : {}), ...(f.warnings?.length ? { warnings: f.warnings } : {}), ...(f.reason ? { reason: f.reason } : {}) })),
       documents: result.documents,
       seconds: result.seconds,
     }) + '\n',

@@ -35,6 +35,11 @@ export interface CompletionRecord {
    * version supersedes the earlier one (PubMed's rule: the latest file wins).
    */
   deleted?: string[]
+  /**
+   * Records left out on purpose (file:line: why): a PMID found twice in the file keeps only its
+   * highest <PMID Version>, else its last record; an article with neither title nor abstract.
+   */
+  warnings?: string[]
   startedAt: string
   finishedAt: string
   seconds: number

@@ -84,6 +84,8 @@ export interface FileOutcome {
   deleted?: string[]
   /** Records that could not be read (file:line: problem); the rest of the file was tagged. */
   problems?: string[]
+  /** Records left out on purpose, e.g. superseded revisions of a PMID (file:line: why). */
+  warnings?: string[]
 }
 
 export interface BatchTagResult {
@@ -181,6 +183,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
     await writeFileAtomicStream(output, encodeForPath(output, text))
     const [inp, out] = await Promise.all([fileDigest(input), fileDigest(output)])
     const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
+    const warnings = stream.issues.filter((i) => i.severity === 'warning').map(formatIssue)
     writeRecord({
       version: RECORD_VERSION,
       input,
@@ -196,11 +199,12 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       skipped: problems.length,
       problems,
       deleted: stream.deleted,
+      warnings,
       startedAt,
       finishedAt: new Date().toISOString(),
       seconds: (performance.now() - t0) / 1000,
     })
-    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000, deleted: stream.deleted, problems }
+    return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000, deleted: stream.deleted, problems, warnings }
   } catch (e) {
     const reason = e instanceof CorpusError ? e.issues.filter((i) => i.severity === 'error').map(formatIssue).join('; ') || e.message : (e as Error).message
     return { input, output, status: 'failed', documents: 0, mentions: 0, pieces, seconds: (performance.now() - t0) / 1000, reason }

@@ -29,10 +29,16 @@ export function readPubmedXml(content: string, fileName: string, options: ReadOp
   }
 
   const documents: CorpusDocument[] = []
-  const firstLineOf = new Map<string, number | undefined>()
+  const revisions = new RevisionPlan()
+  for (const article of articles) {
+    const pmidNode = citationPmid(article)
+    const pmid = pmidNode ? clean(textContent(pmidNode)) : ''
+    if (pmid !== '') revisions.add(pmid, pmidVersion(attr(pmidNode!, 'Version')), xml.lineOf(pmidNode!))
+  }
+  const seen = new Map<string, number>()
   articles.forEach((article, index) => {
     if (options.onProgress && index % 1000 === 0 && index > 0) options.onProgress(index, articles.length)
-    const doc = articleDocument(article, index, xml, log, firstLineOf)
+    const doc = articleDocument(article, index, xml, log, revisions, seen)
     if (doc) documents.push(doc)
   })
 
@@ -47,7 +53,55 @@ function bookTitle(bookDocument: XmlNode): XmlNode | undefined {
   return book ? element(book, 'BookTitle') : undefined
 }
 
-function articleDocument(article: XmlNode, index: number, xml: ParsedXml, log: IssueLog, firstLineOf: Map<string, number | undefined>): CorpusDocument | undefined {
+/** The record's own PMID element (MedlineCitation/PMID, BookDocument/PMID). */
+function citationPmid(article: XmlNode): XmlNode | undefined {
+  const citation = tagOf(article) === 'PubmedBookArticle' ? element(article, 'BookDocument') : element(article, 'MedlineCitation')
+  return citation && element(citation, 'PMID')
+}
+
+/** <PMID Version="2">: the record's revision (1 when absent or unreadable). */
+export function pmidVersion(value: string | undefined): number {
+  const v = Number(value)
+  return Number.isInteger(v) && v > 0 ? v : 1
+}
+
+/**
+ * PubMed's rule for a PMID found more than once in one file (a revised record): the record with
+ * the highest <PMID Version> is kept, else the last one; the others are skipped with a warning
+ * naming both. Every record's PMID is added, in file order, before the records are read (the
+ * streaming reader makes a first pass for it).
+ */
+export class RevisionPlan {
+  private readonly byPmid = new Map<string, Array<{ version: number; line: number | undefined }>>()
+
+  add(pmid: string, version: number, line: number | undefined): void {
+    const list = this.byPmid.get(pmid)
+    if (list) list.push({ version, line })
+    else this.byPmid.set(pmid, [{ version, line }])
+  }
+
+  /** The `occurrence`-th record (0-based) of `pmid`: kept (null), or why it is skipped. */
+  supersededAt(pmid: string, occurrence: number): string | null {
+    const list = this.byPmid.get(pmid) ?? []
+    if (occurrence === 0 && list.length <= 1) return null
+    // The plan did not see this record (unexpected layout): keep the first, as for other formats.
+    if (occurrence >= list.length) return `duplicate PMID ${pmid} not seen when the file was first scanned; keeping the first`
+    let kept = 0
+    list.forEach((r, i) => {
+      if (r.version >= list[kept]!.version) kept = i
+    })
+    if (kept === occurrence) return null
+    const mine = list[occurrence]!
+    const winner = list[kept]!
+    const versions = mine.version === winner.version ? '' : ` (version ${mine.version}; version ${winner.version} is kept)`
+    return (
+      `PMID ${pmid} occurs ${list.length} times: this record is superseded by the one on line ${winner.line ?? '?'}${versions}; skipped ` +
+      `(the highest <PMID Version> is kept, else the last)`
+    )
+  }
+}
+
+function articleDocument(article: XmlNode, index: number, xml: ParsedXml, log: IssueLog, revisions: RevisionPlan, seen: Map<string, number>): CorpusDocument | undefined {
     const line = xml.lineOf(article)
     const book = tagOf(article) === 'PubmedBookArticle'
     const citation = book ? element(article, 'BookDocument') : element(article, 'MedlineCitation')
@@ -65,11 +119,13 @@ function articleDocument(article: XmlNode, index: number, xml: ParsedXml, log: I
       .map((node) => ({ label: attr(node, 'Label'), text: clean(textContent(node)) }))
       .filter((p) => p.text !== '')
 
-    if (firstLineOf.has(pmid)) {
-      log.warn(line, `duplicate document ${pmid} (lines ${firstLineOf.get(pmid) ?? '?'} and ${line ?? '?'}); keeping the first`)
+    const occurrence = seen.get(pmid) ?? 0
+    seen.set(pmid, occurrence + 1)
+    const superseded = revisions.supersededAt(pmid, occurrence)
+    if (superseded !== null) {
+      log.warn(xml.lineOf(pmidNode!) ?? line, superseded)
       return undefined
     }
-    firstLineOf.set(pmid, line)
     if (title === '' && parts.length === 0) {
       log.warn(line, `article ${pmid} has neither a title nor an abstract; skipped`)
       return undefined
@@ -88,13 +144,17 @@ function articleDocument(article: XmlNode, index: number, xml: ParsedXml, log: I
 /** For streaming: reads PubMed XML one <PubmedArticle>/<PubmedBookArticle> element at a time. */
 export class PubmedArticleReader {
   readonly log: IssueLog
-  private readonly firstLineOf = new Map<string, number | undefined>()
+  private readonly seen = new Map<string, number>()
   private index = 0
 
-  /** lenient: an article with an error is skipped, the ones after it are still handed out. */
+  /**
+   * lenient: an article with an error is skipped, the ones after it are still handed out.
+   * revisions: every record's PMID, from a first pass over the file.
+   */
   constructor(
     private readonly fileName: string,
     private readonly lenient = false,
+    private readonly revisions = new RevisionPlan(),
   ) {
     this.log = new IssueLog(fileName)
   }
@@ -105,7 +165,7 @@ export class PubmedArticleReader {
     const root = xml.roots[0]
     if (!root) return undefined
     const errorsBefore = this.log.errors.length
-    const doc = articleDocument(root, this.index++, xml, this.log, this.firstLineOf)
+    const doc = articleDocument(root, this.index++, xml, this.log, this.revisions, this.seen)
     return this.log.errors.length > errorsBefore || (!this.lenient && this.log.hasErrors) ? undefined : doc
   }
 

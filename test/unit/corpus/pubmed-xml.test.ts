@@ -31,13 +31,23 @@ describe('readPubmedXml', () => {
     expect(readPubmedXml(xml, 'one.xml').documents).toEqual([{ id: '5', text: 'T.', passages: [{ type: 'title', offset: 0, length: 2 }], mentions: [] }])
   })
 
-  it('warns on duplicate PMIDs and keeps the first', () => {
+  it('keeps the last record of a duplicate PMID (a revision) and warns naming both lines', () => {
     const article = (title: string): string =>
       `<PubmedArticle><MedlineCitation><PMID>5</PMID><Article><ArticleTitle>${title}</ArticleTitle></Article></MedlineCitation></PubmedArticle>\n`
     const { documents, issues } = readPubmedXml(`<PubmedArticleSet>\n${article('First.')}${article('Second.')}</PubmedArticleSet>`, 'd.xml')
-    expect(documents.map((d) => d.text)).toEqual(['First.'])
+    expect(documents.map((d) => d.text)).toEqual(['Second.'])
+    expect(issues[0]).toMatchObject({ severity: 'warning', line: 2 })
+    expect(issues[0]!.message).toContain('PMID 5 occurs 2 times: this record is superseded by the one on line 3')
+  })
+
+  it('keeps the highest <PMID Version> of a PMID wherever it is in the file', () => {
+    const article = (version: number, title: string): string =>
+      `<PubmedArticle><MedlineCitation><PMID Version="${version}">5</PMID><Article><ArticleTitle>${title}</ArticleTitle></Article></MedlineCitation></PubmedArticle>\n`
+    const { documents, issues } = readPubmedXml(`<PubmedArticleSet>\n${article(2, 'Revised.')}${article(1, 'Original.')}</PubmedArticleSet>`, 'v.xml')
+    expect(documents.map((d) => d.text)).toEqual(['Revised.'])
+    expect(issues).toHaveLength(1)
     expect(issues[0]).toMatchObject({ severity: 'warning', line: 3 })
-    expect(issues[0]!.message).toContain('lines 2 and 3')
+    expect(issues[0]!.message).toContain('superseded by the one on line 2 (version 1; version 2 is kept)')
   })
 
   it('rejects malformed XML naming the line', () => {
