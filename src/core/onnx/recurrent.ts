@@ -1,0 +1,278 @@
+// Training and logits graphs of the word-level recurrent tagger (core/model/word-tagger.ts): word
+// embedding + character CNN + case/shape flags → BiLSTM → linear emissions; the CRF over the
+// emissions runs on the host (core/model/crf), which feeds d loss / d emissions back in as
+// `dlogits.<head>` like a CRF head of the BERT trainer.
+//
+// onnxruntime-node has no LSTM gradient kernel, so the recurrence is unrolled for a fixed number of
+// word positions T (one graph per length bucket; the batch stays dynamic) and its backward is
+// written step by step next to the forward, as the BERT blocks are in ./training.ts.
+//
+// Both directions run as one stacked recurrence [2, B, ·]: the host passes `reverse_index`, a
+// permutation of the B·T word rows that reverses each sentence within its own length (padding
+// stays in place), so the backward direction sees its words as a prefix too and no masking is
+// needed inside the recurrence. A permutation that reverses is its own inverse: the same Gather
+// maps outputs back and gradients through.
+//
+// Gate order and semantics are PyTorch's nn.LSTM (i, f, g, o; c = f·c + i·g; h = o·tanh(c)), with
+// the input bias (PyTorch's b_ih + b_hh as one vector). Parameters are in the tfjs layout
+// ([in, out]) as the rest of the training graphs.
+//
+// Backward of one step, with s = σ(z), (tanh)' = 1 − tanh²:
+//   dh = dh_out + dh_next;  dc = dc_next + dh·o·(1 − tanh²c)
+//   dz_o = dh·tanh(c)·o(1−o);  dz_i = dc·g·i(1−i);  dz_g = dc·i·(1 − g²);  dz_f = dc·c_prev·f(1−f)
+//   dh_prev = dz·W_hhᵀ;  dc_prev = dc·f;  dW_hh = Σ_t h_{t−1}ᵀ·dz_t;  dW_ih = Σ_t x_tᵀ·dz_t
+// Character CNN (width w, zero padding (w−1)/2, max over the word's characters):
+//   windows [N, L, w·Dc] · W [w·Dc, F] + b → max over L; d max goes to the arg-max position.
+
+import { attr } from './graph'
+import { ONNX_OPSET } from './export'
+import { dlogitsInput, GradGraph, logitsOutput, type TrainGraph } from './training'
+
+/** Sizes of the word-level tagger; see core/model/word-tagger.ts for their meaning and defaults. */
+export interface WordTaggerDims {
+  wordVocabSize: number
+  wordDim: number
+  charVocabSize: number
+  charDim: number
+  charFilters: number
+  /** Odd convolution width. */
+  charWidth: number
+  /** Characters kept per word (longer words are cut). */
+  maxChars: number
+  /** Case/shape flags per word. */
+  shapeFlags: number
+  /** Hidden size of each LSTM direction. */
+  lstmHidden: number
+}
+
+export interface WordTaggerGraphOptions {
+  dims: WordTaggerDims
+  /** Word positions of this graph's bucket. */
+  steps: number
+  heads: Array<{ name: string; numLabels: number }>
+  /** Dropout masks as inputs (`dropout.input` [B, T, Din], `dropout.output` [B·T, 2H]). */
+  dropout: boolean
+}
+
+export const WORD_TAGGER_PARAMS = {
+  wordEmbeddings: 'embeddings.word_embeddings.weight',
+  charEmbeddings: 'char_cnn.char_embeddings.weight',
+  charConv: 'char_cnn.conv',
+  lstm: 'lstm',
+} as const
+
+export function wordTaggerInputDim(d: WordTaggerDims): number {
+  return d.wordDim + d.charFilters + d.shapeFlags
+}
+
+const headPrefix = (head: string): string => (head === 'default' ? 'classifier' : `classifiers.${head}`)
+
+interface Forward {
+  t: GradGraph
+  logits: Array<{ name: string; y: string; backward: (dy: string) => string }>
+  backward: (dHidden: string) => void
+}
+
+function forward(name: string, o: WordTaggerGraphOptions): Forward {
+  const t = new GradGraph(name)
+  const g = t.g
+  const d = o.dims
+  const T = o.steps
+  const H = d.lstmHidden
+  const L = d.maxChars
+  const Din = wordTaggerInputDim(d)
+  if (d.charWidth % 2 !== 1) throw new Error(`word tagger: char_width must be odd, got ${d.charWidth}`)
+
+  const wordIds = g.input('word_ids', 'int64', ['batch', T])
+  const charIds = g.input('char_ids', 'int64', ['batch', T, L])
+  const shapeFlags = g.input('shape_flags', 'float32', ['batch', T, d.shapeFlags])
+  const reverseIndex = g.input('reverse_index', 'int64', ['batch*steps'])
+  const bShape = g.node('Slice', [g.node('Shape', [wordIds]), g.int64s([0]), g.int64s([1])]) // [1]: B
+  const shapeOf = (...rest: number[]) => g.node('Concat', [bShape, g.int64s(rest)], { axis: attr.int(0) })
+
+  // ---- word embedding [B, T, Dw] -------------------------------------------------------------
+  const wordTable = t.param(WORD_TAGGER_PARAMS.wordEmbeddings, [d.wordVocabSize, d.wordDim])
+  const words = g.node('Gather', [wordTable, wordIds])
+
+  // ---- character CNN [B, T, F] ---------------------------------------------------------------
+  const charTable = t.param(WORD_TAGGER_PARAMS.charEmbeddings, [d.charVocabSize, d.charDim])
+  const rowsNL = g.int64s([-1, L, d.charDim])
+  const chars = t.reshape(g.node('Gather', [charTable, charIds]), rowsNL) // [N, L, Dc]
+  const half = (d.charWidth - 1) / 2
+  const padded = g.node('Pad', [chars, g.int64s([0, half, 0, 0, half, 0])]) // [N, L + w − 1, Dc]
+  const windows = g.node(
+    'Concat',
+    Array.from({ length: d.charWidth }, (_, k) => g.node('Slice', [padded, g.int64s([k]), g.int64s([k + L]), g.int64s([1])])),
+    { axis: attr.int(2) },
+  ) // [N, L, w·Dc]
+  const windowsFlat = t.reshape(windows, g.int64s([-1, d.charWidth * d.charDim])) // [N·L, w·Dc]
+  const conv = t.linear(WORD_TAGGER_PARAMS.charConv, windowsFlat, d.charWidth * d.charDim, d.charFilters) // [N·L, F]
+  const convNL = t.reshape(conv.y, g.int64s([-1, L, d.charFilters])) // [N, L, F]
+  const charMax = g.node('ReduceMax', [convNL], { axes: attr.ints([1]), keepdims: attr.int(0) }) // [N, F]
+  const charFeat = g.node('Reshape', [charMax, shapeOf(T, d.charFilters)]) // [B, T, F]
+
+  // ---- input features [B·T, Din] with dropout -----------------------------------------------
+  const x = t.reshape(g.node('Concat', [words, charFeat, shapeFlags], { axis: attr.int(2) }), g.int64s([-1, Din]))
+  const xDrop = t.dropout(o.dropout, 'dropout.input', x, ['batch*steps', Din])
+  const xRev = g.node('Gather', [xDrop.y, reverseIndex]) // [B·T, Din], each sentence reversed
+  const x2 = g.node('Concat', [g.node('Unsqueeze', [xDrop.y, g.int64s([0])]), g.node('Unsqueeze', [xRev, g.int64s([0])])], { axis: attr.int(0) }) // [2, B·T, Din]
+
+  // ---- stacked BiLSTM ------------------------------------------------------------------------
+  const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
+  const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
+  const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
+  const xw = t.add(g.node('MatMul', [x2, wIh]), g.node('Unsqueeze', [bias, g.int64s([1])])) // [2, B·T, 4H]
+  const xwSteps = t.transpose(g.node('Reshape', [xw, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, 4 * H])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, 4H]
+  const xwT = T === 1 ? [xwSteps] : g.nodeOutputs('Split', [xwSteps], { axis: attr.int(0) }, { outputs: T })
+  const squeeze0 = (v: string) => g.node('Squeeze', [v, g.int64s([0])])
+  const sigmoidD = (s: string) => t.mul(s, t.sub(g.float(1), s)) // σ' from σ
+  const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
+
+  interface Step {
+    hPrev: string | null
+    cPrev: string | null
+    i: string
+    f: string
+    gg: string
+    o: string
+    tc: string
+  }
+  const steps: Step[] = []
+  const hs: string[] = []
+  let h: string | null = null
+  let c: string | null = null
+  for (let s = 0; s < T; s++) {
+    let z = squeeze0(xwT[s]) // [2, B, 4H]
+    if (h) z = t.add(z, g.node('MatMul', [h, wHh]))
+    const [zi, zf, zg, zo] = g.nodeOutputs('Split', [z], { axis: attr.int(2) }, { outputs: 4 })
+    const i = g.node('Sigmoid', [zi])
+    const f = g.node('Sigmoid', [zf])
+    const gg = g.node('Tanh', [zg])
+    const oo = g.node('Sigmoid', [zo])
+    const ig = t.mul(i, gg)
+    const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
+    const tc = g.node('Tanh', [cNew])
+    const hNew = t.mul(oo, tc) // [2, B, H]
+    steps.push({ hPrev: h, cPrev: c, i, f, gg, o: oo, tc })
+    hs.push(hNew)
+    h = hNew
+    c = cNew
+  }
+  const hAll = T === 1 ? g.node('Unsqueeze', [hs[0], g.int64s([2])]) : g.node('Concat', hs.map((v) => g.node('Unsqueeze', [v, g.int64s([2])])), { axis: attr.int(2) }) // [2, B, T, H]
+  const hFlat = t.reshape(hAll, g.int64s([2, -1, H])) // [2, B·T, H]
+  const [hFwd, hBwdRev] = g.nodeOutputs('Split', [hFlat], { axis: attr.int(0) }, { outputs: 2 })
+  const hBwd = g.node('Gather', [squeeze0(hBwdRev), reverseIndex]) // [B·T, H] back in word order
+  const hidden = g.node('Concat', [squeeze0(hFwd), hBwd], { axis: attr.int(1) }) // [B·T, 2H]
+  const hDrop = t.dropout(o.dropout, 'dropout.output', hidden, ['batch*steps', 2 * H])
+
+  const logits = o.heads.map((head) => {
+    const lin = t.linear(headPrefix(head.name), hDrop.y, 2 * H, head.numLabels)
+    return { name: head.name, y: lin.y, backward: lin.backward }
+  })
+
+  const backward = (dHiddenDrop: string) => {
+    const dHidden = hDrop.backward(dHiddenDrop) // [B·T, 2H]
+    const [dFwd, dBwd] = g.nodeOutputs('Split', [dHidden], { axis: attr.int(1) }, { outputs: 2 })
+    const dBwdRev = g.node('Gather', [dBwd, reverseIndex])
+    const dH2 = g.node('Concat', [g.node('Unsqueeze', [dFwd, g.int64s([0])]), g.node('Unsqueeze', [dBwdRev, g.int64s([0])])], { axis: attr.int(0) }) // [2, B·T, H]
+    const dHSteps = t.transpose(g.node('Reshape', [dH2, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, H])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, H]
+    const dHOut = T === 1 ? [dHSteps] : g.nodeOutputs('Split', [dHSteps], { axis: attr.int(0) }, { outputs: T })
+    const wHhT = t.transpose(wHh, [0, 2, 1]) // [2, 4H, H]
+    const dz: string[] = new Array<string>(T)
+    let dhNext: string | null = null
+    let dcNext: string | null = null
+    for (let s = T - 1; s >= 0; s--) {
+      const st = steps[s]
+      const dh: string = dhNext ? t.add(squeeze0(dHOut[s]), dhNext) : squeeze0(dHOut[s])
+      const dcFromH = t.mul(t.mul(dh, st.o), tanhD(st.tc))
+      const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
+      const dzo = t.mul(t.mul(dh, st.tc), sigmoidD(st.o))
+      const dzi = t.mul(t.mul(dc, st.gg), sigmoidD(st.i))
+      const dzg = t.mul(t.mul(dc, st.i), tanhD(st.gg))
+      const dzf = st.cPrev ? t.mul(t.mul(dc, st.cPrev), sigmoidD(st.f)) : g.node('Mul', [dzo, g.float(0)])
+      dz[s] = g.node('Concat', [dzi, dzf, dzg, dzo], { axis: attr.int(2) }) // [2, B, 4H]
+      if (s > 0) {
+        dhNext = g.node('MatMul', [dz[s], wHhT])
+        dcNext = t.mul(dc, st.f)
+      }
+    }
+    const dZ = t.reshape(
+      T === 1 ? g.node('Unsqueeze', [dz[0], g.int64s([2])]) : g.node('Concat', dz.map((v) => g.node('Unsqueeze', [v, g.int64s([2])])), { axis: attr.int(2) }),
+      g.int64s([2, -1, 4 * H]),
+    ) // [2, B·T, 4H]
+    // h_{t−1} for every step: zeros, then h_0 … h_{T−2}  [2, B, T, H]
+    if (T > 1) {
+      const zerosH = g.node('Mul', [hs[0], g.float(0)])
+      const hPrevAll = g.node('Concat', [zerosH, ...hs.slice(0, T - 1)].map((v) => g.node('Unsqueeze', [v, g.int64s([2])])), { axis: attr.int(2) })
+      const hPrevFlat = t.reshape(hPrevAll, g.int64s([2, -1, H]))
+      t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, g.node('MatMul', [t.transpose(hPrevFlat, [0, 2, 1]), dZ])) // [2, H, 4H]
+    }
+    t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, g.node('MatMul', [t.transpose(x2, [0, 2, 1]), dZ])) // [2, Din, 4H]
+    t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.bias`, t.reduceSum(dZ, [1], false)) // [2, 4H]
+    const dX2 = g.node('MatMul', [dZ, t.transpose(wIh, [0, 2, 1])]) // [2, B·T, Din]
+    const [dXf, dXr] = g.nodeOutputs('Split', [dX2], { axis: attr.int(0) }, { outputs: 2 })
+    const dXDrop = t.add(squeeze0(dXf), g.node('Gather', [squeeze0(dXr), reverseIndex])) // [B·T, Din]
+    const dX = xDrop.backward(dXDrop)
+    const [dWords, dChar] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 3 })
+    const zerosOf = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+    const scatterRows = (table: string, ids: string, rows: string) =>
+      g.node('ScatterND', [zerosOf(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), rows], { reduction: attr.string('add') })
+    t.addGrad(WORD_TAGGER_PARAMS.wordEmbeddings, scatterRows(wordTable, wordIds, dWords))
+    // max over characters: the gradient goes to the (first) arg-max position of each filter
+    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
+    const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
+    const oneHot = g.node('Cast', [g.node('Equal', [positions, arg])], { to: attr.int(1) }) // [N, L, F]
+    const dConv = t.mul(oneHot, g.node('Unsqueeze', [dChar, g.int64s([1])])) // [N, L, F]
+    const dWindows = t.reshape(conv.backward(t.reshape(dConv, g.int64s([-1, d.charFilters]))), g.int64s([-1, L, d.charWidth * d.charDim])) // [N, L, w·Dc]
+    const parts = g.nodeOutputs('Split', [dWindows], { axis: attr.int(2) }, { outputs: d.charWidth })
+    // window k at position l read padded[l + k] = chars[l + k − half]
+    const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, d.charWidth - 1 - k, 0])])))
+    const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [N, L, Dc]
+    t.addGrad(WORD_TAGGER_PARAMS.charEmbeddings, scatterRows(charTable, charIds, t.reshape(dChars, g.int64s([-1, d.charDim]))))
+  }
+  return { t, logits, backward }
+}
+
+/**
+ * Emissions and the backward of the host's CRF loss: inputs word_ids, char_ids, shape_flags,
+ * reverse_index, `dlogits.<head>` [B·T, C] and the dropout masks; outputs `logits.<head>`, the
+ * gradients and grad_norm_sq (`loss` is 0: the CRF loss is the host's).
+ */
+export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
+  const f = forward(`fastbioner_word_tagger_train_T${o.steps}`, o)
+  const { t } = f
+  const g = t.g
+  const extraInputs: TrainGraph['extraInputs'] = []
+  const dTop: string[] = []
+  for (const head of f.logits) {
+    const dims = ['batch*steps', o.heads.find((h) => h.name === head.name)!.numLabels]
+    const dl = g.input(dlogitsInput(head.name), 'float32', dims)
+    extraInputs.push({ name: dl, dims, type: 'float32' })
+    dTop.push(head.backward(dl))
+    g.output(logitsOutput(head.name), head.y, 'float32', dims)
+  }
+  f.backward(t.sum(dTop))
+  g.output('loss', g.float(0), 'float32', [])
+  t.finishGradients()
+  return {
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `word tagger training graph, ${o.steps} steps` }),
+    params: t.params,
+    lossTerms: [],
+    dropoutInputs: t.dropoutInputs,
+    extraInputs,
+  }
+}
+
+/** Emissions only (the same forward, no backward): the CRF loss's forward pass on the host. */
+export function wordTaggerLogitsGraph(o: WordTaggerGraphOptions): TrainGraph {
+  const f = forward(`fastbioner_word_tagger_logits_T${o.steps}`, o)
+  const g = f.t.g
+  for (const head of f.logits) g.output(logitsOutput(head.name), head.y, 'float32', ['batch*steps', o.heads.find((h) => h.name === head.name)!.numLabels])
+  return {
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `word tagger logits graph, ${o.steps} steps` }),
+    params: f.t.params,
+    lossTerms: [],
+    dropoutInputs: f.t.dropoutInputs,
+    extraInputs: [],
+  }
+}
