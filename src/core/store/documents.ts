@@ -114,6 +114,12 @@ function filters(
   return { where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params }
 }
 
+/** The distinct files documents were imported from (as recorded at import: absolute paths, or a pasted text's name). */
+export function sourceFiles(c: Connection): string[] {
+  c.assertOpen()
+  return (c.stmt('SELECT DISTINCT source_file AS f FROM documents WHERE source_file IS NOT NULL').all() as Array<{ f: string }>).map((r) => r.f)
+}
+
 export function summary(c: Connection, id: number): DocumentSummary {
   const row = c.stmt(`SELECT ${SUMMARY_COLUMNS} FROM documents d WHERE d.id = ?`).get(id) as SummaryRow | undefined
   if (!row) throw new StoreError('not_found', `Document ${id} does not exist`)

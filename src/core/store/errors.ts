@@ -18,3 +18,18 @@ export function isStoreError(e: unknown): e is StoreError {
     (e instanceof Error && e.name === 'StoreError' && typeof (e as { code?: unknown }).code === 'string')
   )
 }
+
+/** Why a workspace could not be opened: what the workspace chooser tells the user. */
+export type WorkspaceOpenReason = 'locked' | 'corrupt' | 'newer_schema' | 'missing' | 'other'
+
+/** A workspace that could not be opened, with the reason (Workspace.open). */
+export class WorkspaceOpenError extends StoreError {
+  constructor(
+    readonly reason: WorkspaceOpenReason,
+    message: string,
+    /** 'locked' by an instance on another host, which cannot be checked from here: the user may take over. */
+    readonly canTakeOver = false,
+  ) {
+    super(reason === 'missing' ? 'not_found' : reason === 'locked' ? 'conflict' : 'invalid_request', message)
+  }
+}

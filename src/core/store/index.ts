@@ -20,5 +20,6 @@ export type {
   WorkspaceSettings,
   WorkspaceSummary,
 } from './types'
-export { StoreError, isStoreError, type StoreErrorCode } from './errors'
+export { StoreError, isStoreError, WorkspaceOpenError, type StoreErrorCode, type WorkspaceOpenReason } from './errors'
+export { LOCK_SUFFIX, WorkspaceLockedError, type LockOwner } from './lock'
 export { SCHEMA_VERSION } from './schema'

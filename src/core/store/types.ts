@@ -5,6 +5,11 @@ import type { AnnotationOrigin, ReviewStatus } from '@shared/domain'
 export interface OpenOptions {
   /** Recorded as `updated_by` / revision `by` for every change made through this workspace. */
   user?: string
+  /**
+   * Take the workspace over from an instance on another host that holds its lock (that host
+   * cannot be checked from here). Locks of live processes on this host are never taken over.
+   */
+  takeOver?: boolean
 }
 
 export interface ImportOptions {

@@ -9,8 +9,9 @@ import type { Annotation, CorpusDocument, DocumentDetail, DocumentSummary, Revie
 import * as annotations from './annotations'
 import { Connection, openDatabase, type Db } from './connection'
 import * as documents from './documents'
-import { StoreError } from './errors'
+import { WorkspaceOpenError, type WorkspaceOpenReason } from './errors'
 import { ImportQueue } from './import'
+import { WorkspaceLock } from './lock'
 import * as models from './models'
 import { migrate } from './schema'
 import * as settings from './settings'
@@ -38,24 +39,39 @@ export class Workspace {
   /** The main connection; tests inspect its pragmas and constraints through it. */
   private readonly db: Db
 
-  private constructor(private readonly c: Connection) {
+  private constructor(
+    private readonly c: Connection,
+    private readonly lock: WorkspaceLock,
+  ) {
     this.imports = new ImportQueue(c)
     this.db = c.db
   }
 
-  /** Opens (creating and migrating as needed) the workspace at `path`. */
+  /**
+   * Opens (creating and migrating as needed) the workspace at `path`, taking its lock
+   * (`<path>.lock`, ./lock.ts) until close(). Throws WorkspaceOpenError with the reason: 'locked'
+   * (another instance has it open), 'corrupt', 'newer_schema', 'missing' (its folder cannot be
+   * made or reached), 'other'.
+   */
   static open(path: string, opts: OpenOptions = {}): Workspace {
     const file = resolve(path)
-    mkdirSync(dirname(file), { recursive: true })
+    try {
+      mkdirSync(dirname(file), { recursive: true })
+    } catch (e) {
+      throw new WorkspaceOpenError('missing', `Cannot open workspace ${file}: its folder cannot be reached or created (${(e as Error).message})`)
+    }
+    const user = opts.user?.trim() || 'annotator'
+    const lock = WorkspaceLock.acquire(file, { takeOver: opts.takeOver, user })
     let db: Db | undefined
     try {
       db = openDatabase(file)
       migrate(db, file)
     } catch (e) {
       db?.close()
-      throw new StoreError('invalid_request', `Cannot open workspace ${file}: ${(e as Error).message}`)
+      lock.release()
+      throw new WorkspaceOpenError(openFailure(e), `Cannot open workspace ${file}: ${(e as Error).message}`)
     }
-    return new Workspace(new Connection(db, file, opts.user?.trim() || 'annotator'))
+    return new Workspace(new Connection(db, file, user), lock)
   }
 
   /** Absolute path of the workspace file. */
@@ -68,9 +84,18 @@ export class Workspace {
     return this.c.user
   }
 
-  /** Closes the workspace; an import in flight is rolled back and rejects with 'cancelled'. */
+  /** Closes the workspace and releases its lock; an import in flight is rolled back and rejects with 'cancelled'. */
   close(): void {
     this.c.close()
+    this.lock.release()
+  }
+
+  /**
+   * True while this workspace's lock file is still the one it took at open (nobody took the
+   * workspace over). Start-up recovery of interrupted jobs runs only then.
+   */
+  get ownsLock(): boolean {
+    return this.lock.held
   }
 
   get isOpen(): boolean {
@@ -105,6 +130,11 @@ export class Workspace {
   }
 
   // Documents
+
+  /** The files documents were imported from (what an export must never overwrite). */
+  sourceFiles(): string[] {
+    return documents.sourceFiles(this.c)
+  }
 
   listDocuments(q: ListQuery = {}): DocumentListResult {
     return documents.listDocuments(this.c, q)
@@ -302,4 +332,14 @@ export class Workspace {
   documentsForTagging(ids: number[]): CorpusDocument[] {
     return documents.documentsForTagging(this.c, ids)
   }
+}
+
+/** Why opening failed, from the SQLite or file-system error. */
+function openFailure(e: unknown): WorkspaceOpenReason {
+  const code = String((e as { code?: unknown }).code ?? '')
+  const message = e instanceof Error ? e.message : String(e)
+  if (/newer than this app supports/.test(message)) return 'newer_schema'
+  if (/^SQLITE_(NOTADB|CORRUPT)/.test(code) || /not a database|malformed/i.test(message)) return 'corrupt'
+  if (/^(ENOENT|EACCES|EPERM|EROFS|ENOTDIR|SQLITE_CANTOPEN|SQLITE_READONLY)/.test(code) || /unable to open database/i.test(message)) return 'missing'
+  return 'other'
 }
