@@ -2,7 +2,7 @@
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { createHash } from 'node:crypto'
 import { CorpusError, formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
-import { expandInputs, tagFiles } from '../../core/batch/run'
+import { expandInputs, tagFiles, type IgnoredInput } from '../../core/batch/run'
 import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
@@ -158,7 +158,8 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   const modelDir = modelOrDefault(v.model, quiet)
   checkWindowOptions(modelDir, maxLength, stride)
   checkHeadOption(modelDir, v.head)
-  const inputs = expandInputs(ins)
+  const ignored: IgnoredInput[] = []
+  const inputs = expandInputs(ins, (i) => ignored.push(i))
   try {
     // Output names clash (or would overwrite an input): a usage error before the model loads.
     planOutputs(inputs, outDir, format)
@@ -173,7 +174,9 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
     .update(await checkpointFingerprint(modelDir))
     .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence }))
     .digest('hex')
-  log(`${shard.source}: ${filesOfShard(inputs, shard).length} of ${inputs.length} input file(s) → ${outDir} (${format})`)
+  for (const i of ignored.slice(0, MAX_WARNINGS_SHOWN)) log(`not tagged: ${i.path}: ${i.reason}`)
+  if (ignored.length > MAX_WARNINGS_SHOWN) log(`not tagged: … and ${ignored.length - MAX_WARNINGS_SHOWN} more (listed under "ignored" in the JSON summary)`)
+  log(`${shard.source}: ${filesOfShard(inputs, shard).length} of ${inputs.length} input file(s) → ${outDir} (${format})${ignored.length ? `; ${ignored.length} other file(s) in the --in folders not tagged` : ''}`)
   const stop = stopOnCtrlC(log, 'stopping after the current chunk; finished outputs are kept, the file in progress is redone next time')
   let result
   try {
@@ -220,6 +223,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
     JSON.stringify({
       shard: { index: shard.index + 1, count: shard.count, source: shard.source },
       files: result.files.map((f) => ({ input: f.input, output: f.output, status: f.status, documents: f.documents, mentions: f.mentions, seconds: f.seconds, ...(f.deleted?.length ? { deleted: f.deleted } : {}), ...(f.problems?.length ? { problems: f.problems } : {}), ...(f.warnings?.length ? { warnings: f.warnings } : {}), ...(f.reason ? { reason: f.reason } : {}) })),
+      ...(ignored.length ? { ignored } : {}),
       documents: result.documents,
       seconds: result.seconds,
     }) + '\n',

@@ -49,15 +49,23 @@ export function recordPathOf(output: string): string {
   return output + RECORD_SUFFIX
 }
 
-/** sha256 and size of a file, streamed (inputs can be hundreds of MB). */
-export async function fileDigest(path: string): Promise<{ sha256: string; bytes: number }> {
+/** sha256 and size of a file (or of several, one after the other), streamed (inputs can be hundreds of MB). */
+export async function fileDigest(...paths: string[]): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256')
   let bytes = 0
-  for await (const chunk of createReadStream(path)) {
-    hash.update(chunk as Buffer)
-    bytes += (chunk as Buffer).length
+  for (const path of paths) {
+    for await (const chunk of createReadStream(path)) {
+      hash.update(chunk as Buffer)
+      bytes += (chunk as Buffer).length
+    }
   }
   return { sha256: hash.digest('hex'), bytes }
+}
+
+/** The files an input's output depends on: the input, and for a brat .txt its .ann (the pair is one input). */
+export function inputFilesOf(input: string): string[] {
+  const ann = /\.txt$/i.test(input) ? input.slice(0, -4) + '.ann' : null
+  return ann !== null && existsSync(ann) ? [input, ann] : [input]
 }
 
 export function readRecord(output: string): CompletionRecord | null {
@@ -83,7 +91,7 @@ export async function checkComplete(input: string, output: string, model: string
   if (!record) return { done: false, reason: 'no completion record' }
   if (!existsSync(output)) return { done: false, reason: 'output missing' }
   if (record.model !== model) return { done: false, reason: 'made by another model' }
-  const [inp, out] = await Promise.all([fileDigest(input), fileDigest(output)])
+  const [inp, out] = await Promise.all([fileDigest(...inputFilesOf(input)), fileDigest(output)])
   if (inp.sha256 !== record.inputSha256) return { done: false, reason: 'input changed' }
   if (out.sha256 !== record.outputSha256) return { done: false, reason: 'output changed or damaged' }
   return { done: true, record }

@@ -12,21 +12,27 @@ import { readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { CorpusDocument, CorpusFormat } from '@shared/domain'
-import { corpusChunks, CorpusError, encodeForPath, formatIssue, openCorpusStream } from '../corpus'
+import { corpusChunks, CorpusError, encodeForPath, formatIssue, isCorpusFileName, openCorpusStream } from '../corpus'
 import { TEMP_PREFIX, writeFileAtomicStream } from '../fs/atomic'
 import type { Tagger } from '../tag/tagger'
-import { checkComplete, fileDigest, recordPathOf, RECORD_SUFFIX, RECORD_VERSION, writeRecord } from './manifest'
+import { checkComplete, fileDigest, inputFilesOf, recordPathOf, RECORD_SUFFIX, RECORD_VERSION, writeRecord } from './manifest'
 import { planOutputs } from './outputs'
 import { filesOfShard, type Shard } from './shard'
 
-/** Names batch tagging takes from a folder: the corpus formats that stream, gzipped or not. */
-const CORPUS_FILE = /\.(xml|pubtator|tsv|conll|iob|iob2|bioc\.xml)(\.gz)?$/i
+/** A file in an input folder that is not tagged, and why. */
+export interface IgnoredInput {
+  path: string
+  reason: string
+}
 
 /**
- * The input files: files as given, and the corpus files directly inside each folder (sorted;
- * subfolders and completion records are not entered). A path that does not exist is an error.
+ * The input files: files as given, and the corpus files directly inside each folder (sorted):
+ * every format the readers take, gzipped or not. A brat pair is one input, its .txt (the .ann
+ * goes with it). What a folder holds that is not tagged — subfolders, completion records,
+ * temporary files, other names, an .ann without its .txt — goes to `onIgnored` with the reason.
+ * A path that does not exist, or a folder with nothing to tag, is an error.
  */
-export function expandInputs(paths: readonly string[]): string[] {
+export function expandInputs(paths: readonly string[], onIgnored?: (ignored: IgnoredInput) => void): string[] {
   const files: string[] = []
   for (const p of paths) {
     let st
@@ -35,17 +41,42 @@ export function expandInputs(paths: readonly string[]): string[] {
     } catch {
       throw new CorpusError([{ file: p, severity: 'error', message: 'no such file or folder' }])
     }
-    if (st.isDirectory()) {
-      const inside = readdirSync(p)
-        .filter((n) => CORPUS_FILE.test(n) && !n.endsWith(RECORD_SUFFIX))
-        .sort()
-        .map((n) => join(p, n))
-        .filter((f) => statSync(f).isFile())
-      if (inside.length === 0) throw new CorpusError([{ file: p, severity: 'error', message: 'the folder holds no corpus files (.xml, .xml.gz, .pubtator, .tsv, .conll, …)' }])
-      files.push(...inside)
-    } else files.push(p)
+    if (!st.isDirectory()) {
+      files.push(p)
+      continue
+    }
+    const names = new Set(readdirSync(p))
+    const inside: string[] = []
+    for (const name of [...names].sort()) {
+      const path = join(p, name)
+      const reason = folderEntryReason(name, path, names)
+      if (reason === null) inside.push(path)
+      else if (reason !== '') onIgnored?.({ path, reason })
+    }
+    if (inside.length === 0) throw new CorpusError([{ file: p, severity: 'error', message: `the folder holds no corpus files (${CORPUS_NAMES})` }])
+    files.push(...inside)
   }
   return files.map((f) => resolve(f))
+}
+
+const CORPUS_NAMES = '.xml, .pubtator, .conll, .tsv, .json, .txt with or without a brat .ann, each also .gz'
+
+/** null: tag it; '': part of another input (a brat pair's .ann); else why it is left out. */
+function folderEntryReason(name: string, path: string, names: ReadonlySet<string>): string | null {
+  if (name.endsWith(RECORD_SUFFIX)) return 'a completion record of batch tagging'
+  if (name.startsWith(TEMP_PREFIX)) return 'a temporary file of an unfinished write'
+  let st
+  try {
+    st = statSync(path)
+  } catch {
+    return 'cannot be read'
+  }
+  if (st.isDirectory()) return 'a folder (folders inside --in folders are not entered)'
+  if (!st.isFile()) return 'not a regular file'
+  if (!isCorpusFileName(name)) return `not a corpus file name (${CORPUS_NAMES})`
+  if (/\.ann$/i.test(name)) return names.has(name.slice(0, -4) + '.txt') ? '' : `brat annotations without their text (${name.slice(0, -4)}.txt)`
+  if (/\.ann\.gz$/i.test(name) || (/\.txt\.gz$/i.test(name) && names.has(name.slice(0, -7) + '.ann'))) return 'half of a gzipped brat pair; brat pairs are read uncompressed'
+  return null
 }
 
 export interface BatchTagOptions {
@@ -181,7 +212,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
     }
     const text = corpusChunks(tagged(), o.format)
     await writeFileAtomicStream(output, encodeForPath(output, text))
-    const [inp, out] = await Promise.all([fileDigest(input), fileDigest(output)])
+    const [inp, out] = await Promise.all([fileDigest(...inputFilesOf(input)), fileDigest(output)])
     const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
     const warnings = stream.issues.filter((i) => i.severity === 'warning').map(formatIssue)
     writeRecord({

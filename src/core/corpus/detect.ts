@@ -7,6 +7,14 @@ const PUBTATOR_SECTION = /^[^\t|]+\|[A-Za-z]\|/
 const CONLL_TAG = /^(?:O|[BIESLU](?:-\S+)?)$/
 const CONLL_EXTENSIONS = new Set(['.tsv', '.conll', '.conll03', '.iob', '.iob2', '.bio', '.bioes', '.bilou'])
 
+/** Extensions of the files the readers take (brat: the .txt/.ann pair; .txt alone is plain text). */
+const CORPUS_EXTENSIONS = new Set(['.xml', '.bioc', '.pubtator', '.json', '.txt', '.ann', ...CONLL_EXTENSIONS])
+
+/** Whether a file name looks like a corpus file the readers take, gzipped or not (a folder's corpus files). */
+export function isCorpusFileName(fileName: string): boolean {
+  return CORPUS_EXTENSIONS.has(extension(isGzipped(fileName) ? fileName.slice(0, -3) : fileName))
+}
+
 /**
  * Chooses a reader from the file name and the first part of the content (`head`, any length;
  * 64 KiB is plenty). Unmistakable content wins over the extension (a `.txt` of `ID|t|` lines is
