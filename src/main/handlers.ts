@@ -1,7 +1,7 @@
 // The types of the handler table, apart from its implementation (api.ts), so that the handler
 // files under models/ and the table that assembles them do not import each other.
 import type { z } from 'zod'
-import type { Channel, EventName, EventPayloads, IpcErrorShape, ResponseOf, contract } from '@shared/ipc'
+import type { Channel, EventName, EventPayloads, IpcErrorShape, ResponseOf, WorkspaceProblem, contract } from '@shared/ipc'
 import type { CorpusFormat } from '@shared/domain'
 import type { Workspace } from '../core/store'
 import type { ModelHost } from '../host/client'
@@ -10,10 +10,18 @@ import type { ModelHost } from '../host/client'
 export type DefaultModelFinder = () => { dir: string | null; searched: string[] }
 
 export interface HandlerContext {
-  /** The open workspace (the shell keeps exactly one open). */
+  /**
+   * The open workspace (the shell keeps at most one open: src/main/workspace-session.ts); throws a
+   * StoreError when none is (see workspaceProblem).
+   */
   workspace: () => Workspace
-  /** Opens `path` (default: defaultWorkspacePath), closes the previous one, and returns it. */
-  openWorkspace(path?: string): Workspace
+  /**
+   * Opens `path` (default: defaultWorkspacePath), closes the previous one, and returns it.
+   * takeOver: from an instance on another host that holds its lock.
+   */
+  openWorkspace(path?: string, opts?: { takeOver?: boolean }): Workspace
+  /** Why no workspace is open (the start-up one failed to open); null or absent while one is. */
+  workspaceProblem?(): WorkspaceProblem | null
   emit<E extends EventName>(event: E, payload: EventPayloads[E]): void
   dialogs: {
     openCorpusFiles(): Promise<string[]>

@@ -5,10 +5,10 @@ import { app, BrowserWindow, dialog, ipcMain, Menu, utilityProcess, type IpcMain
 import { CHANNELS, type EventName, type EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext } from './api'
 import { findDefaultModel } from '../core/model/default-model'
-import { Workspace } from '../core/store'
 import { ModelHost, type HostChannel } from '../host/client'
 import type { HostToMain, MainToHost } from '../host/protocol'
 import { hardenSession, installGlobalGuards, isAppUrl } from './security'
+import { WorkspaceSession } from './workspace-session'
 
 let mainWindow: BrowserWindow | null = null
 
@@ -125,15 +125,40 @@ function buildMenu(): void {
   )
 }
 
+/** Brings the window of this (first) instance to the front: a second launch ends itself and calls this. */
+function focusMainWindow(): void {
+  if (!mainWindow) return
+  if (mainWindow.isMinimized()) mainWindow.restore()
+  mainWindow.show()
+  mainWindow.focus()
+}
+
 app.enableSandbox()
 installGlobalGuards(rendererUrl)
 
-void app.whenReady().then(() => {
+// One instance per user-data folder: a second launch focuses the running window and quits. A
+// second install or user-data folder is refused by the workspace lock instead (core/store/lock.ts).
+if (!app.requestSingleInstanceLock()) {
+  app.quit()
+} else {
+  app.on('second-instance', focusMainWindow)
+  void app
+    .whenReady()
+    .then(start)
+    .catch((e: unknown) => {
+      // Whatever else fails at start-up is said, never left as a silent exit.
+      dialog.showErrorBox('FastBioNER Workbench could not start', e instanceof Error ? (e.stack ?? e.message) : String(e))
+      app.quit()
+    })
+}
+
+function start(): void {
   hardenSession(rendererUrl())
   buildMenu()
   const user = userInfo().username || 'annotator'
   const defaultWorkspacePath = requestedWorkspacePath()
-  let workspace = Workspace.open(defaultWorkspacePath, { user })
+  // Never throws: a workspace that cannot be opened leaves the window showing the workspace chooser with the reason.
+  const session = WorkspaceSession.start(defaultWorkspacePath, user)
   const modelHost = new ModelHost(spawnUtilityModelHost)
   const ctx: HandlerContext = {
     user,
@@ -141,13 +166,9 @@ void app.whenReady().then(() => {
     restrictPathsToDialogs: true,
     modelHost,
     findDefaultModel: () => findDefaultModel(),
-    workspace: () => workspace,
-    openWorkspace(path) {
-      const next = Workspace.open(path ?? defaultWorkspacePath, { user })
-      workspace.close()
-      workspace = next
-      return workspace
-    },
+    workspace: () => session.current(),
+    openWorkspace: (path, opts) => session.open(path, opts),
+    workspaceProblem: () => session.problem,
     emit<E extends EventName>(event: E, payload: EventPayloads[E]) {
       mainWindow?.webContents.send(event, payload)
     },
@@ -197,13 +218,13 @@ void app.whenReady().then(() => {
     // A job still running in the host is interrupted; its 'training' rows are cleaned up on the
     // next start (src/main/models/). The process would be ended with the app anyway.
     void modelHost.close({ final: true, timeoutMs: 1000 })
-    workspace.close()
+    session.close()
   })
   mainWindow = createWindow()
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow()
   })
-})
+}
 
 app.on('window-all-closed', () => {
   if (process.platform !== 'darwin') app.quit()

@@ -26,6 +26,24 @@ export interface WorkspaceInfo {
   user: string
 }
 
+/**
+ * Why no workspace is open (the start-up one could not be opened): what the workspace chooser
+ * shows. 'locked': another FastBioNER instance has it open; canTakeOver when that instance is on
+ * another computer, which cannot be checked from here (workspace:open with takeOver).
+ */
+export interface WorkspaceProblem {
+  path: string
+  reason: 'locked' | 'corrupt' | 'newer_schema' | 'missing' | 'other'
+  message: string
+  canTakeOver: boolean
+}
+
+/** workspace:status: the open workspace, or, when none could be opened, why. */
+export interface WorkspaceStatus {
+  workspace: WorkspaceInfo | null
+  problem: WorkspaceProblem | null
+}
+
 export interface DocumentListResult {
   documents: DocumentSummary[]
   total: number
@@ -241,13 +259,19 @@ export interface ComparisonReport {
 
 export const contract = {
   'workspace:info': { request: z.object({}).strict() },
+  /** The open workspace or, when the start-up one could not be opened, the reason (the window then shows the workspace chooser). */
+  'workspace:status': { request: z.object({}).strict() },
   /**
    * Opens another workspace (closing this one). The path must come from dialog:chooseWorkspace.
    * `create: true` makes a new workspace and refuses a path that exists; `create: false` refuses a
-   * path that does not exist; without it the workspace is opened or created. Refused while an
+   * path that does not exist; without it the workspace is opened or created. Without a path, the
+   * start-up workspace is opened again. `takeOver` takes a workspace over from an instance on
+   * another computer whose lock cannot be checked (WorkspaceProblem.canTakeOver). Refused while an
    * import or model job runs.
    */
-  'workspace:open': { request: z.object({ path: z.string().min(1).optional(), create: z.boolean().optional() }).strict() },
+  'workspace:open': {
+    request: z.object({ path: z.string().min(1).optional(), create: z.boolean().optional(), takeOver: z.boolean().optional() }).strict(),
+  },
   /** The OS dialog for a workspace file: an existing one ('open') or a new one ('create'); null when cancelled. */
   'dialog:chooseWorkspace': { request: z.object({ purpose: z.enum(['open', 'create']) }).strict() },
 
@@ -469,6 +493,7 @@ export const contract = {
 
 export interface ContractResponses {
   'workspace:info': WorkspaceInfo
+  'workspace:status': WorkspaceStatus
   'workspace:open': WorkspaceInfo
   'documents:list': DocumentListResult
   'documents:get': DocumentDetail

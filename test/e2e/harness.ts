@@ -20,7 +20,8 @@ import type { Channel, EventName, EventPayloads } from '@shared/ipc'
 import type { CorpusFormat } from '@shared/domain'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
 import { findDefaultModel } from '../../src/core/model/default-model'
-import { Workspace } from '../../src/core/store'
+import type { Workspace } from '../../src/core/store'
+import { WorkspaceSession } from '../../src/main/workspace-session'
 import { createNodeModelHost } from '../../src/host/node'
 import type { ModelHost } from '../../src/host/client'
 import { CONTENT_SECURITY_POLICY, RENDERER_DIR, SCREENSHOTS } from './paths'
@@ -156,6 +157,8 @@ export async function startHarness(
     user?: string
     viewport?: { width: number; height: number }
     hostEnv?: NodeJS.ProcessEnv
+    /** Called with the workspace path before the shell opens it (a damaged or locked workspace for the chooser). */
+    prepareWorkspace?: (path: string) => void
     /** The installation's default model folder (as FASTBIONER_DEFAULT_MODEL); none by default. */
     defaultModel?: string
   } = {},
@@ -166,7 +169,9 @@ export async function startHarness(
   const dir = mkdtempSync(join(tmpdir(), 'fastbioner-e2e-'))
   const workspacePath = join(dir, 'workspace.sqlite')
   const user = opts.user ?? 'e2e-annotator'
-  let workspace = Workspace.open(workspacePath, { user })
+  opts.prepareWorkspace?.(workspacePath)
+  // As the Electron shell: a workspace that cannot be opened leaves the chooser, never a throw.
+  const session = WorkspaceSession.start(workspacePath, user)
   const openQueue: string[][] = []
   const folderQueue: Array<string | null> = []
   const workspaceQueue: Array<string | null> = []
@@ -178,13 +183,9 @@ export async function startHarness(
   const ctx: HandlerContext = {
     user,
     defaultWorkspacePath: workspacePath,
-    workspace: () => workspace,
-    openWorkspace(path) {
-      const next = Workspace.open(path ?? workspacePath, { user })
-      workspace.close()
-      workspace = next
-      return workspace
-    },
+    workspace: () => session.current(),
+    openWorkspace: (path, opts) => session.open(path, opts),
+    workspaceProblem: () => session.problem,
     emit<E extends EventName>(event: E, payload: EventPayloads[E]) {
       void page
         ?.evaluate(([e, p]) => (window as unknown as { __fastbionerEmit(e: string, p: unknown): void }).__fastbionerEmit(e, p), [
@@ -243,7 +244,7 @@ export async function startHarness(
     dir,
     workspacePath,
     handlers,
-    workspace: () => workspace,
+    workspace: () => session.current(),
     queueOpenFiles: (paths) => void openQueue.push(paths),
     queueModelFolder: (path) => void folderQueue.push(path),
     queueWorkspaceFile: (path) => void workspaceQueue.push(path),
@@ -260,7 +261,7 @@ export async function startHarness(
       await modelHost.close({ final: true, timeoutMs: 2000 }).catch(() => undefined)
       await browser.close().catch(() => undefined)
       await new Promise<void>((ok) => server.close(() => ok()))
-      workspace.close()
+      session.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }

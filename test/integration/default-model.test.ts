@@ -16,6 +16,7 @@ import { saveCheckpoint } from '../../src/core/model/checkpoint'
 import { findDefaultModel } from '../../src/core/model/default-model'
 import { buildLabelMap } from '../../src/core/nlp/bio'
 import { Workspace } from '../../src/core/store'
+import { WorkspaceSession } from '../../src/main/workspace-session'
 import type { ModelHost } from '../../src/host/client'
 import { createNodeModelHost } from '../../src/host/node'
 import { headEntityTypes } from '../../src/main/models/default-model'
@@ -39,18 +40,14 @@ interface Shell {
 
 /** A shell as src/main/index.ts builds it: a workspace open first, then the handler table. */
 function startShell(workspacePath: string, defaultModelDir: string): Shell {
-  let ws = Workspace.open(workspacePath, { user: 'tester' })
+  const session = WorkspaceSession.start(workspacePath, 'tester')
   const events: Shell['events'] = []
   const ctx: HandlerContext = {
     user: 'tester',
     defaultWorkspacePath: workspacePath,
-    workspace: () => ws,
-    openWorkspace(path) {
-      const next = Workspace.open(path ?? workspacePath, { user: 'tester' })
-      ws.close()
-      ws = next
-      return ws
-    },
+    workspace: () => session.current(),
+    openWorkspace: (path, opts) => session.open(path, opts),
+    workspaceProblem: () => session.problem,
     emit<E extends EventName>(event: E, payload: EventPayloads[E]) {
       events.push({ event, payload: structuredClone(payload) })
     },
@@ -58,7 +55,7 @@ function startShell(workspacePath: string, defaultModelDir: string): Shell {
     modelHost: host,
     findDefaultModel: () => findDefaultModel({ FASTBIONER_DEFAULT_MODEL: defaultModelDir }),
   }
-  return { ctx, handlers: createHandlers(ctx), events, workspace: () => ws, close: () => ws.close() }
+  return { ctx, handlers: createHandlers(ctx), events, workspace: () => session.current(), close: () => session.close() }
 }
 
 async function call<C extends Channel>(h: Handlers, channel: C, payload: unknown): Promise<ResponseOf<C>> {

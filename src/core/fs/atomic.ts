@@ -218,7 +218,8 @@ export function removeStaleTempFiles(dir: string): string[] {
   return removed
 }
 
-function processAlive(pid: number): boolean {
+/** True when a process with this id exists (EPERM: it exists, owned by another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

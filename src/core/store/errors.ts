@@ -1,3 +1,5 @@
+import type { WorkspaceProblem } from '@shared/ipc'
+
 // Typed workspace errors. `code` matches IpcErrorShape['code'] so the handler table can pass it through.
 export type StoreErrorCode = 'not_found' | 'conflict' | 'invalid_request' | 'cancelled'
 
@@ -20,7 +22,7 @@ export function isStoreError(e: unknown): e is StoreError {
 }
 
 /** Why a workspace could not be opened: what the workspace chooser tells the user. */
-export type WorkspaceOpenReason = 'locked' | 'corrupt' | 'newer_schema' | 'missing' | 'other'
+export type WorkspaceOpenReason = WorkspaceProblem['reason']
 
 /** A workspace that could not be opened, with the reason (Workspace.open). */
 export class WorkspaceOpenError extends StoreError {

@@ -13,6 +13,7 @@
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname, userInfo } from 'node:os'
 import { randomUUID } from 'node:crypto'
+import { processAlive } from '../fs/atomic'
 import { StoreError, WorkspaceOpenError } from './errors'
 
 export const LOCK_SUFFIX = '.lock'
@@ -67,20 +68,10 @@ export function processStartTime(pid: number): number | null {
   }
 }
 
-/** True when a process with this id exists (EPERM: it exists, owned by someone else). */
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** Stale: taken on this host by a process that no longer runs (or whose id now names another process). */
 export function isStale(o: LockOwner): boolean {
   if (o.host !== hostname()) return false
-  if (!processExists(o.pid)) return true
+  if (!processAlive(o.pid)) return true
   if (o.started === null) return false
   const now = processStartTime(o.pid)
   return now !== null && Math.abs(now - o.started) > 1000

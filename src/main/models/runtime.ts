@@ -98,7 +98,8 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
   const workspace = (): Workspace => {
     const ws = ctx.workspace()
     // While an import holds the write lock the clean-up waits for a later call.
-    if (!recovered.has(ws) && !ws.importing) {
+    // Only the lock holder may judge rows as interrupted: another instance's running job looks the same.
+    if (!recovered.has(ws) && !ws.importing && ws.ownsLock) {
       recovered.add(ws)
       const keepModels = new Set<number>()
       const keepRuns = new Set<number>()

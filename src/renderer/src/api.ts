@@ -71,6 +71,10 @@ export const api = {
   workspaceInfo: () => call('workspace:info', {}),
   chooseWorkspace: (purpose: 'open' | 'create') => call('dialog:chooseWorkspace', { purpose }),
   openWorkspace: (path: string, create: boolean) => call('workspace:open', { path, create }),
+  /** The open workspace, or why none could be opened at start-up (the window then shows the chooser). */
+  workspaceStatus: () => call('workspace:status', {}),
+  /** Opens the start-up workspace again; takeOver: from an instance on another computer. */
+  reopenWorkspace: (takeOver: boolean) => call('workspace:open', takeOver ? { takeOver } : {}),
   listDocuments: (req: RequestOf<'documents:list'>) => call('documents:list', req),
   getDocument: (id: number) => call('documents:get', { id }),
   setStatus: (id: number, status: RequestOf<'documents:setStatus'>['status']) => call('documents:setStatus', { id, status }),
