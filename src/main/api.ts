@@ -1,6 +1,6 @@
 // The handler table: one async function per contract channel, built from core/. Electron registers it
 // with ipcMain.handle; the e2e harness binds the same table into Chromium. Never imports 'electron'.
-import { existsSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs'
 import { mkdir, stat } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, relative, resolve } from 'node:path'
 import { z } from 'zod'
@@ -19,7 +19,7 @@ import { mapMentionTypes, parseCorpusText, parseTypeMap, readCorpusFile, WRITABL
 import { CorpusError } from '../core/corpus/errors'
 import { cancelJob, finishJob, runningJobs, startJob, throttle } from './jobs'
 import { writeFileAtomic } from '../core/fs/atomic'
-import { isStoreError, StoreError, type Workspace } from '../core/store'
+import { isStoreError, LOCK_SUFFIX, StoreError, type Workspace } from '../core/store'
 import { createModelHandlers } from './models'
 import type { DispatchResult, HandlerContext, Handlers, RequestPayload } from './handlers'
 
@@ -34,18 +34,29 @@ interface ParsedCorpus {
 }
 
 export function createHandlers(ctx: HandlerContext): Handlers {
-  const grantedPaths = new Set<string>()
-  const grant = (paths: string[]): string[] => {
-    for (const p of paths) grantedPaths.add(resolve(p))
+  // Grants by purpose: what a dialog returned may be used only for what that dialog was for.
+  // 'read' (open dialogs) stays valid for reading (a retrain may read its extra corpus files again);
+  // 'write' (the save dialog) and 'workspace' (the workspace chooser) are spent by one use.
+  const grants = new Map<string, Set<GrantUse>>()
+  const grant = (paths: string[], use: GrantUse = 'read'): string[] => {
+    for (const p of paths) {
+      const full = resolve(p)
+      grants.set(full, (grants.get(full) ?? new Set()).add(use))
+    }
     return paths
   }
-  const requireGranted = (path: string, purpose: string): string => {
+  const requireGranted = (path: string, purpose: string, use: GrantUse = 'read'): string => {
     const full = resolve(path)
-    if (ctx.restrictPathsToDialogs && !grantedPaths.has(full)) {
-      throw new StoreError('invalid_request', `${purpose} refused: ${full} was not chosen in a file dialog`)
+    if (ctx.restrictPathsToDialogs && !grants.get(full)?.has(use)) {
+      throw new StoreError('invalid_request', `${purpose} refused: ${full} was not chosen in ${DIALOG_OF[use]}`)
     }
     return full
   }
+  const spend = (full: string, use: Exclude<GrantUse, 'read'>): void => {
+    grants.get(full)?.delete(use)
+  }
+  /** The open workspace, or null when none could be opened (the window shows the chooser). */
+  const currentWorkspace = (): Workspace | null => (ctx.workspaceProblem?.() ? null : ctx.workspace())
   const info = (ws: Workspace): WorkspaceInfo => ({ ...ws.info(), user: ctx.user })
 
   /**
@@ -132,19 +143,23 @@ export function createHandlers(ctx: HandlerContext): Handlers {
   }
 
   const models = createModelHandlers(ctx, { grant, requireGranted })
-  // The shell opened its first workspace before building this table.
-  void models.installDefaultModel()
+  // The shell opened its first workspace (or failed to: the window shows the chooser) before building this table.
+  if (!ctx.workspaceProblem?.()) void models.installDefaultModel()
 
   return {
     ...models.handlers,
     async 'workspace:info'() {
       return info(ctx.workspace())
     },
+    async 'workspace:status'() {
+      const problem = ctx.workspaceProblem?.() ?? null
+      return { workspace: problem ? null : info(ctx.workspace()), problem }
+    },
     async 'workspace:open'(req) {
-      const path = req.path === undefined ? undefined : requireGranted(req.path, 'Opening a workspace')
+      const path = req.path === undefined ? undefined : requireGranted(req.path, 'Opening a workspace', 'workspace')
       // Closing the workspace under a running job would cancel an import or lose a model's results.
       const running = runningJobs()
-      if (running.length || ctx.workspace().importing) {
+      if (running.length || currentWorkspace()?.importing) {
         throw new StoreError('conflict', 'A job is still running (import, training, tagging…); wait for it to finish or cancel it first')
       }
       if (path !== undefined && req.create && existsSync(path)) {
@@ -153,14 +168,15 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       if (path !== undefined && req.create === false && !existsSync(path)) {
         throw new StoreError('not_found', `${path} does not exist: create it with "New workspace…"`)
       }
-      const ws = ctx.openWorkspace(path)
+      const ws = ctx.openWorkspace(path, { takeOver: req.takeOver })
+      if (path !== undefined) spend(path, 'workspace')
       void models.installDefaultModel()
       return info(ws)
     },
     async 'dialog:chooseWorkspace'(req) {
       if (!ctx.dialogs.chooseWorkspace) throw new Error('This shell has no workspace dialog')
       const path = await ctx.dialogs.chooseWorkspace(req.purpose)
-      if (path) grant([path])
+      if (path) grant([path], 'workspace')
       return { path }
     },
 
@@ -195,7 +211,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     },
     async 'dialog:saveExport'(req) {
       const path = await ctx.dialogs.saveExport(req.format)
-      if (path) grant([path])
+      if (path) grant([path], 'write')
       return { path }
     },
 
@@ -247,7 +263,9 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       const docs = ctx.workspace().exportDocuments(req.documentIds)
       const mentions = docs.reduce((n, d) => n + d.mentions.length, 0)
       const { files } = await writeCorpus(docs, req.format)
-      const target = requireGranted(req.path, 'Export')
+      const target = requireGranted(req.path, 'Export', 'write')
+      const protectedFiles = protectedTargets(ctx.workspace())
+      refuseProtected(target, protectedFiles)
       if (FOLDER_FORMATS.includes(req.format)) {
         const st = await stat(target).catch(() => null)
         if (st && !st.isDirectory()) {
@@ -262,18 +280,81 @@ export function createHandlers(ctx: HandlerContext): Handlers {
           if (!rel || rel.startsWith('..') || isAbsolute(rel)) {
             throw new StoreError('invalid_request', `Refusing to write "${f.name}" outside ${target}`)
           }
+          refuseProtected(p, protectedFiles)
           await mkdir(dirname(p), { recursive: true })
           writeFileAtomic(p, [f.content])
           written.push(p)
         }
+        spend(target, 'write')
         return { path: target, documents: docs.length, mentions, files: written }
       }
       if (files.length !== 1) throw new Error(`The ${req.format} writer produced ${files.length} files; expected one`)
       await mkdir(dirname(target), { recursive: true })
       writeFileAtomic(target, [files[0]!.content])
+      spend(target, 'write')
       return { path: target, documents: docs.length, mentions, files: [target] }
     },
   }
+}
+
+type GrantUse = 'read' | 'write' | 'workspace'
+
+const DIALOG_OF: Record<GrantUse, string> = {
+  read: 'a file dialog',
+  write: 'a save dialog for this export (each save dialog answer is good for one export)',
+  workspace: 'the workspace dialog',
+}
+
+/** Same file? Case-insensitive where the usual file systems are (macOS, Windows). */
+const samePathKey = (p: string): string => (process.platform === 'darwin' || process.platform === 'win32' ? p.toLowerCase() : p)
+
+/** The path and, when it exists, where its links lead. */
+function pathKeys(p: string): string[] {
+  const keys = [samePathKey(resolve(p))]
+  try {
+    keys.push(samePathKey(realpathSync.native(p)))
+  } catch {
+    // does not exist (yet): nothing to follow
+  }
+  return keys
+}
+
+/**
+ * Files an export must never write: the open workspace's database with its journal, WAL, shared
+ * memory and lock files, and every file its documents were imported from; each mapped to why.
+ */
+function protectedTargets(ws: Workspace): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const suffix of ['', '-wal', '-shm', '-journal', LOCK_SUFFIX]) {
+    for (const k of pathKeys(ws.path + suffix)) out.set(k, "is the open workspace's database (or one of its files)")
+  }
+  for (const f of ws.sourceFiles()) {
+    if (isAbsolute(f)) for (const k of pathKeys(f)) out.set(k, 'is a file documents were imported from')
+  }
+  return out
+}
+
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1')
+
+function refuseProtected(target: string, protectedFiles: Map<string, string>): void {
+  for (const k of pathKeys(target)) {
+    const why = protectedFiles.get(k)
+    if (why) throw new StoreError('invalid_request', `Export refused: ${target} ${why}; choose another file`)
+  }
+  // Any SQLite database (another workspace): never replaced by an export.
+  let head: Buffer | null = null
+  try {
+    const fd = openSync(target, 'r')
+    try {
+      head = Buffer.alloc(SQLITE_MAGIC.length)
+      if (readSync(fd, head, 0, head.length, 0) < head.length) head = null
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    // missing or unreadable (a folder, a new name): not a database
+  }
+  if (head?.equals(SQLITE_MAGIC)) throw new StoreError('invalid_request', `Export refused: ${target} is an SQLite database (a workspace?); choose another file`)
 }
 
 /** Validates `payload` against the contract, runs the handler, and turns any failure into data. */

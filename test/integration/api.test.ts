@@ -9,6 +9,7 @@ import { createHandlers, dispatch, type HandlerContext, type Handlers } from '..
 import { cancelJob, finishJob, startJob, throttle } from '../../src/main/jobs'
 import { parseCorpusText, writeCorpus } from '../../src/core/corpus'
 import { Workspace } from '../../src/core/store'
+import { WorkspaceSession } from '../../src/main/workspace-session'
 
 interface FixtureDoc {
   id: string
@@ -76,6 +77,7 @@ function synthetic(n: number, prefix: string): string {
 
 let dir: string
 let ws: Workspace
+let session: WorkspaceSession
 let events: Array<EventPayloads['job:progress']>
 let onEvent: ((e: EventPayloads['job:progress']) => void) | null
 let handlers: Handlers
@@ -85,20 +87,20 @@ let ctx: HandlerContext
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'fastbioner-api-'))
   const defaultWorkspacePath = join(dir, 'default.sqlite')
-  ws = Workspace.open(defaultWorkspacePath, { user: 'tester' })
+  session = WorkspaceSession.start(defaultWorkspacePath, 'tester')
+  ws = session.current()
   events = []
   onEvent = null
   saveExportAnswer = null
   ctx = {
     user: 'tester',
     defaultWorkspacePath,
-    workspace: () => ws,
-    openWorkspace(path) {
-      const next = Workspace.open(path ?? defaultWorkspacePath, { user: 'tester' })
-      ws.close()
-      ws = next
+    workspace: () => session.current(),
+    openWorkspace(path, opts) {
+      ws = session.open(path, opts)
       return ws
     },
+    workspaceProblem: () => session.problem,
     emit(event, payload) {
       expect(event).toBe('job:progress')
       // Payloads cross IPC: they must be plain, cloneable data.
@@ -115,7 +117,7 @@ beforeEach(() => {
 })
 
 afterEach(() => {
-  ws.close()
+  session.close()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -206,6 +208,9 @@ describe('paths restricted to dialogs (the Electron shell)', () => {
     expect(await fail('workspace:open', { path: chosen, create: false })).toMatchObject({ code: 'not_found' })
     expect(existsSync(chosen)).toBe(false)
     expect(await call('workspace:open', { path: chosen, create: true })).toMatchObject({ path: chosen, documentCount: 0 })
+    // The dialog's answer opened one workspace: a second use needs the dialog again.
+    expect((await fail('workspace:open', { path: chosen, create: true })).message).toMatch(/not chosen in the workspace dialog/)
+    await call('dialog:chooseWorkspace', { purpose: 'create' })
     expect(await fail('workspace:open', { path: chosen, create: true })).toMatchObject({ code: 'conflict' })
     expect(await fail('dialog:chooseWorkspace', { purpose: 'elsewhere' })).toMatchObject({ code: 'invalid_request' })
     expect(await call('workspace:open', {})).toMatchObject({ path: join(dir, 'default.sqlite') })
@@ -218,6 +223,92 @@ describe('paths restricted to dialogs (the Electron shell)', () => {
     expect(await call('dialog:saveExport', { format: 'pubtator' })).toEqual({ path: saveExportAnswer })
     expect((await call('export:write', { path: saveExportAnswer, format: 'pubtator' })).documents).toBe(1)
     expect(existsSync(saveExportAnswer)).toBe(true)
+  })
+})
+
+describe('grants by purpose (issue 31 F2)', () => {
+  it('never writes with a path an open dialog returned; a save dialog answer is good for one export', async () => {
+    handlers = createHandlers({ ...ctx, restrictPathsToDialogs: true })
+    const picked = join(dir, 'picked.pubtator')
+    const original = pubtator(FIXTURE.slice(0, 2))
+    writeFileSync(picked, original)
+    expect(await call('dialog:openCorpusFiles', {})).toEqual({ paths: [picked] })
+    const refused = await fail('export:write', { path: picked, format: 'pubtator' })
+    expect(refused).toMatchObject({ code: 'invalid_request' })
+    expect(refused.message).toMatch(/not chosen in a save dialog/)
+    expect(readFileSync(picked, 'utf8')).toBe(original)
+
+    saveExportAnswer = join(dir, 'out.pubtator')
+    await call('dialog:saveExport', { format: 'pubtator' })
+    // A save dialog's answer is not a read grant either.
+    expect((await fail('import:files', { jobId: 'g1', paths: [saveExportAnswer] })).message).toMatch(/not chosen in a file dialog/)
+    await call('export:write', { path: saveExportAnswer, format: 'pubtator' })
+    expect((await fail('export:write', { path: saveExportAnswer, format: 'pubtator' })).message).toMatch(/good for one export/)
+    // The chooser's answer opens one workspace; it is not a save grant.
+    expect(await call('dialog:chooseWorkspace', { purpose: 'create' })).toEqual({ path: join(dir, 'chosen.sqlite') })
+    expect((await fail('export:write', { path: join(dir, 'chosen.sqlite'), format: 'pubtator' })).message).toMatch(/not chosen in a save dialog/)
+  })
+
+  it("never exports onto the workspace's database, its WAL, another workspace or an imported file, whatever the dialog returned", async () => {
+    handlers = createHandlers({ ...ctx, restrictPathsToDialogs: true })
+    const picked = join(dir, 'picked.pubtator')
+    const original = pubtator(FIXTURE.slice(0, 2))
+    writeFileSync(picked, original)
+    await call('dialog:openCorpusFiles', {})
+    expect((await call('import:files', { jobId: 'g2', paths: [picked] })).files[0]).toMatchObject({ ok: true, imported: 2 })
+    const other = Workspace.open(join(dir, 'other.sqlite'))
+    other.close()
+    for (const [target, why] of [
+      [ws.path, /open workspace's database/],
+      [`${ws.path}-wal`, /open workspace's database/],
+      [picked, /imported from/],
+      [join(dir, 'other.sqlite'), /SQLite database/],
+    ] as const) {
+      saveExportAnswer = target
+      await call('dialog:saveExport', { format: 'pubtator' })
+      const e = await fail('export:write', { path: target, format: 'pubtator' })
+      expect(e.code).toBe('invalid_request')
+      expect(e.message).toMatch(why)
+    }
+    expect(readFileSync(picked, 'utf8')).toBe(original)
+    expect((await call('workspace:info', {})).documentCount).toBe(2)
+    ws.close()
+    const reopened = Workspace.open(join(dir, 'default.sqlite'))
+    expect(reopened.info().documentCount).toBe(2)
+    reopened.close()
+  })
+})
+
+describe('start-up that always shows a window (issue 31 F3)', () => {
+  it('keeps the reason when the start-up workspace cannot be opened; the chooser then opens another one', async () => {
+    const broken = join(dir, 'broken.sqlite')
+    writeFileSync(broken, 'not a database at all, '.repeat(100))
+    const start = WorkspaceSession.start(broken, 'tester')
+    try {
+      expect(start.problem).toMatchObject({ path: broken, reason: 'corrupt', canTakeOver: false })
+      const h = createHandlers({ ...ctx, workspace: () => start.current(), openWorkspace: (p, o) => start.open(p, o), workspaceProblem: () => start.problem })
+      const status = structuredClone(await dispatch(h, 'workspace:status', {}))
+      expect(status).toMatchObject({ ok: true, value: { workspace: null, problem: { reason: 'corrupt', path: broken } } })
+      const list = await dispatch(h, 'documents:list', {})
+      expect(list).toMatchObject({ ok: false, error: { code: 'not_found' } })
+      expect(!list.ok && list.error.message).toMatch(/No workspace is open: Cannot open workspace .*broken\.sqlite/)
+      // The chooser: another workspace opens, and the status says so.
+      const chosen = join(dir, 'chosen.sqlite')
+      expect(await dispatch(h, 'dialog:chooseWorkspace', { purpose: 'create' })).toMatchObject({ ok: true, value: { path: chosen } })
+      expect(await dispatch(h, 'workspace:open', { path: chosen, create: true })).toMatchObject({ ok: true, value: { path: chosen } })
+      expect(await dispatch(h, 'workspace:status', {})).toMatchObject({ ok: true, value: { workspace: { path: chosen }, problem: null } })
+      // Trying the start-up workspace again fails, and the open one stays open.
+      expect(await dispatch(h, 'workspace:open', {})).toMatchObject({ ok: false, error: { code: 'invalid_request' } })
+      expect(start.current().path).toBe(chosen)
+    } finally {
+      start.close()
+    }
+  })
+
+  it('reopens the open workspace (its own lock does not refuse it)', async () => {
+    expect((await call('workspace:open', {})).path).toBe(join(dir, 'default.sqlite'))
+    expect((await call('workspace:open', {})).path).toBe(join(dir, 'default.sqlite'))
+    expect((await call('workspace:info', {})).documentCount).toBe(0)
   })
 })
 
