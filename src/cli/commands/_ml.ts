@@ -19,7 +19,7 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { VocabError } from '../../core/nlp/vocab'
 import { headLabelsOf, readCheckpointInfo, readMetadata } from '../../core/model/checkpoint-files'
 import { InferenceEngineError } from '../../core/onnx/session'
-import { openTagger, type CheckpointTagger } from '../../core/tag/open'
+import { checkTaggingHeads, openTagger, type CheckpointTagger } from '../../core/tag/open'
 import { TaggingError } from '../../core/tag/tagger'
 import type { TrainingMetadata } from '../../core/train/loop'
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
@@ -144,18 +144,20 @@ export function checkWindowOptions(modelDir: string, maxLength: number | undefin
 }
 
 /**
- * Checks --head against the heads config.json names, before anything heavy is loaded. A missing
- * or unreadable checkpoint is left for the loader to report.
+ * Checks, before anything heavy is loaded, that a model folder can tag: --head is one of the heads
+ * config.json names (a usage error), and the heads used have entity labels and trained weights
+ * (core/tag/open: an encoder to fine-tune is refused with what to do). A missing or unreadable
+ * checkpoint is left for the loader to report.
  */
-export function checkHeadOption(modelDir: string, head: string | undefined): void {
-  if (head === undefined) return
+export function checkTaggingModel(modelDir: string, head: string | undefined): void {
   let heads: string[]
   try {
     heads = Object.keys(headLabelsOf(readCheckpointInfo(modelDir)))
   } catch {
     return
   }
-  if (!heads.includes(head)) throw new CliError(`--head ${head}: ${modelDir} has no such head (heads: ${heads.join(', ')})`, 2)
+  if (head !== undefined && !heads.includes(head)) throw new CliError(`--head ${head}: ${modelDir} has no such head (heads: ${heads.join(', ')})`, 2)
+  checkTaggingHeads(modelDir, head)
 }
 
 export interface ModelTaggerOptions {

@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { compareModels, formatCompareTable } from '../../core/eval/compare'
-import { checkHeadOption, CliError, readCorpus, runCommand, startBackend, stderrLog } from './_ml'
+import { checkTaggingModel, CliError, readCorpus, runCommand, startBackend, stderrLog } from './_ml'
 import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]
@@ -64,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
     if (v.engine !== undefined && v.engine !== 'onnx' && v.engine !== 'tfjs') throw new CliError(`--engine must be onnx or tfjs, got '${v.engine}'`, 2)
     const quiet = v.quiet ?? false
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
-    for (const m of models) checkHeadOption(m, v.head)
+    for (const m of models) checkTaggingModel(m, v.head)
     const typeMap = typeMapOpt(v['map-types'])
     let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)).documents
     let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined

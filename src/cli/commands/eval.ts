@@ -5,7 +5,7 @@ import type { EvalResult, Prf } from '../../core/eval/metrics'
 import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { headLabelsOf } from '../../core/model/checkpoint-files'
 import { typesOfLabels } from '../../core/nlp/bio'
-import { checkHeadOption, checkWindowOptions, CliError, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
+import { checkTaggingModel, checkWindowOptions, CliError, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
 import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, TAGGING_OPTIONS, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
@@ -46,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     const maxLength = intOpt(v['max-length'], '--max-length', 3)
     if (modelDir !== undefined) {
       checkWindowOptions(modelDir, maxLength, undefined)
-      checkHeadOption(modelDir, v.head)
+      checkTaggingModel(modelDir, v.head)
     }
     const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)
     const gold = goldCorpus.documents

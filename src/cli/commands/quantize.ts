@@ -4,7 +4,7 @@ import { compareModels, type CompareReport } from '../../core/eval/compare'
 import { OnnxExportError } from '../../core/onnx/export'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
-import { checkHeadOption, CliError, readCorpus, runCommand, stderrLog, writeJsonLine } from './_ml'
+import { checkTaggingModel, CliError, readCorpus, runCommand, stderrLog, writeJsonLine } from './_ml'
 import { flagOptions, formatOpt, intOpt, numOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner quantize --model DIR --out DIR2 [--calibrate FILE] [options]
@@ -64,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
     if (maxDrop !== undefined && v.calibrate === undefined) throw new CliError('--max-f1-drop needs --calibrate', 2)
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
     if (v.head !== undefined && v.calibrate === undefined) throw new CliError('--head needs --calibrate', 2)
-    checkHeadOption(v.model, v.head)
+    checkTaggingModel(v.model, v.head)
     const quiet = v.quiet ?? false
     const say = stderrLog(quiet)
 

@@ -6,7 +6,7 @@ import { expandInputs, tagFiles, type IgnoredInput } from '../../core/batch/run'
 import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
-import { checkHeadOption, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, type OptionValues } from './_ml'
+import { checkTaggingModel, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, type OptionValues } from './_ml'
 import { flagOptions, formatOpt, intOpt, numOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
@@ -84,7 +84,7 @@ export async function run(argv: string[]): Promise<number> {
       checkOutputPath(outPath, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [inPath], replace: v.force, replaceFlag: '--force' })
     }
     checkWindowOptions(modelDir, maxLengthOpt, stride)
-    checkHeadOption(modelDir, v.head)
+    checkTaggingModel(modelDir, v.head)
     if (outFormat) checkOutput(outFormat)
 
     const corpus = await readCorpus(inPath, inFormat, quiet)
@@ -157,7 +157,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   }
   const modelDir = modelOrDefault(v.model, quiet)
   checkWindowOptions(modelDir, maxLength, stride)
-  checkHeadOption(modelDir, v.head)
+  checkTaggingModel(modelDir, v.head)
   const ignored: IgnoredInput[] = []
   const inputs = expandInputs(ins, (i) => ignored.push(i))
   try {

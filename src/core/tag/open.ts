@@ -1,17 +1,24 @@
 // Taggers on an engine: for a checkpoint folder (onnxruntime, else tfjs: core/onnx/session), or
 // for a tfjs model in memory (evaluation between training epochs).
 
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
 import { readCrfScores } from '../model/checkpoint'
-import { headLabelsOf, readCheckpointInfo, VOCAB_FILE, type CheckpointInfo } from '../model/checkpoint-files'
+import { findWeightFiles, headLabelsOf, readCheckpointInfo, VOCAB_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, type CheckpointInfo } from '../model/checkpoint-files'
+import { headParamNames } from '../model/config'
+import { readSafetensorsNames } from '../model/safetensors'
 import { labelMapFromLabels } from '../nlp/bio'
+import { makeBertConfig } from '../model/bert'
+import { crfParamNames } from '../model/crf'
+import { headsOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_PIECE_VOCAB, type WordTaggerFolder } from '../model/word-tagger'
+import { WordTaggerEngine } from '../onnx/word-engine'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
 import { openInferenceEngine, openOrtEngineFromBytes, type OpenEngineOptions } from '../onnx/session'
 import { exportModelOnnx, tfjsEngineFromModel } from '../onnx/tfjs'
-import { checkMaxLength, TAGGING_DEFAULTS, Tagger, type TaggerHead, type WindowSettings } from './tagger'
+import { checkMaxLength, TAGGING_DEFAULTS, Tagger, TaggingError, type TaggerHead, type WindowSettings } from './tagger'
 
 /** The heads of a model in memory, with their CRF scores as they are now. */
 function modelHeads(model: BertTokenClassifier): TaggerHead[] {
@@ -48,8 +55,40 @@ export function windowSettingsOf(info: Pick<CheckpointInfo, 'training' | 'config
   }
 }
 
+/**
+ * Refuses a folder that cannot tag (before anything heavy is loaded): a head without entity
+ * labels or without trained weights would otherwise "tag" with nothing or with a fresh random
+ * head. Pretraining, ELECTRA and word-vector outputs are encoders to fine-tune first. `head`:
+ * only that head is used.
+ */
+export function checkTaggingHeads(dir: string, head?: string): void {
+  const heads = Object.entries(headLabelsOf(readCheckpointInfo(dir))).filter(([name]) => head === undefined || name === head)
+  const files = [WEIGHTS_FILE, WEIGHTS_INDEX_FILE].some((f) => existsSync(join(dir, f))) ? findWeightFiles(dir) : []
+  // A folder the engine reads without safetensors (model.onnx alone) has no names to check.
+  const stored = files.length ? new Set(files.flatMap((f) => readSafetensorsNames(f))) : null
+  const problems: string[] = []
+  for (const [name, labels] of heads) {
+    let types: string[]
+    try {
+      types = labelMapFromLabels(labels).types
+    } catch (e) {
+      problems.push(`head '${name}' has labels ${labels.join(', ')}, not entity labels (${(e as Error).message})`)
+      continue
+    }
+    if (types.length === 0) problems.push(`head '${name}' has no entity labels (only ${labels.join(', ')})`)
+    else if (stored && !stored.has(headParamNames(name).weight)) problems.push(`head '${name}' has no trained weights (${headParamNames(name).weight})`)
+  }
+  if (problems.length) {
+    throw new TaggingError(
+      `${dir} is not a token-classification model: ${problems.join('; ')}. A pretrained encoder (pretrain, wordvec, ELECTRA output) tags nothing until it is fine-tuned: ` +
+        `fastbioner train --init ${dir} --train FILE --dev FILE --out DIR`,
+    )
+  }
+}
+
 /** Opens the checkpoint in `dir` on the fastest engine that loads (or the one preferred). */
 export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Promise<CheckpointTagger> {
+  if (isWordTaggerFolder(dir)) return openWordTagger(dir, opts)
   const info = readCheckpointInfo(dir)
   const tokenizer = new WordPieceTokenizer(info.vocab, { lowercase: info.lowercase, source: join(dir, VOCAB_FILE) })
   const headLabels = headLabelsOf(info)
@@ -61,6 +100,33 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
   const open = opts.openEngine ?? openInferenceEngine
   const engine = await open(dir, { prefer: opts.engine, export: opts.export, threads: opts.threads, spin: opts.spin, logger: opts.logger })
   return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings), { checkpoint: info })
+}
+
+/** The longest window a word tagger is given, in words (its recurrence has no position limit). */
+export const WORD_TAGGER_MAX_WORDS = 512
+
+/** A tagger for a word tagger's folder (core/model/word-tagger): its own engine, words as pieces. */
+function openWordTagger(dir: string, opts: OpenTaggerOptions): CheckpointTagger {
+  const m = loadWordTagger(dir)
+  const training = ((m.metadata?.training ?? {}) as CheckpointInfo['training']) ?? {}
+  // What the rest of the product reads of a checkpoint (sizes for comparison, heads, settings).
+  const config = makeBertConfig({ vocabSize: m.config.wordVocabSize, hiddenSize: 2 * m.config.lstmHidden, numHiddenLayers: 1, numAttentionHeads: 1, intermediateSize: 4 * m.config.lstmHidden, maxPositionEmbeddings: WORD_TAGGER_MAX_WORDS })
+  const info: CheckpointInfo = { dir, configPath: join(dir, 'config.json'), hf: {}, config, vocab: WORD_TAGGER_PIECE_VOCAB, lowercase: false, configHeads: m.heads, id2label: null, metadata: m.metadata, training, notes: [] }
+  const tagger = wordTaggerFor(m, windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride }), { threads: opts.threads }, [join(dir, 'model.safetensors')])
+  return Object.assign(tagger, { checkpoint: info })
+}
+
+/** A tagger for a word tagger in memory or loaded; its engine reads `m.params` on every call. */
+export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number } = {}, files: string[] = []): Tagger {
+  const tokenizer = new WordPieceTokenizer(WORD_TAGGER_PIECE_VOCAB, { lowercase: false })
+  const heads = Object.entries(m.heads).map(([name, labels]) => {
+    const n = crfParamNames(name)
+    const transitions = m.params.get(n.transitions)
+    const crf = transitions ? { transitions, start: m.params.get(n.start)!, end: m.params.get(n.end)! } : undefined
+    return { name, labelMap: labelMapFromLabels(labels), crf }
+  })
+  const engine = new WordTaggerEngine(m.config, m.featurizer, headsOf(m.heads), m.params, opts, files)
+  return new Tagger(engine, tokenizer, heads, windows, WORD_TAGGER_MAX_WORDS)
 }
 
 /**
