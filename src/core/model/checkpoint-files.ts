@@ -4,10 +4,13 @@
 //   config.json (BertConfig + id2label/label2id + our `fastbioner_heads`), vocab.txt (or
 //   tokenizer.json's WordPiece vocabulary), tokenizer_config.json / tokenizer.json (casing),
 //   fastbioner.json (our training metadata), and where the weights are: model.safetensors or the
-//   shards listed in model.safetensors.index.json.
+//   shards listed in model.safetensors.index.json, else PyTorch's pytorch_model.bin or the shards
+//   of pytorch_model.bin.index.json (read weights-only by ./torch-checkpoint).
+// A model folder is untrusted: files are read as regular files by their size with a cap.
 
-import { existsSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, readSync } from 'node:fs'
 import { join } from 'node:path'
+import { openRegularFile, readRegularFile } from '../fs/read-regular'
 import { DEFAULT_HEAD, validateConfig, type BertConfig } from './config'
 
 export class CheckpointError extends Error {
@@ -18,6 +21,9 @@ export const CONFIG_FILE = 'config.json'
 export const VOCAB_FILE = 'vocab.txt'
 export const WEIGHTS_FILE = 'model.safetensors'
 export const WEIGHTS_INDEX_FILE = 'model.safetensors.index.json'
+/** PyTorch's weights (torch.save's zip format), read when a folder has no safetensors. */
+export const TORCH_WEIGHTS_FILE = 'pytorch_model.bin'
+export const TORCH_WEIGHTS_INDEX_FILE = 'pytorch_model.bin.index.json'
 /** Our key in config.json: every head's labels in id order. HF ignores unknown keys. */
 export const HEADS_KEY = 'fastbioner_heads'
 export const METADATA_FILE = 'fastbioner.json'
@@ -49,13 +55,16 @@ export interface TrainingMetadata {
 
 type Json = Record<string, unknown>
 
+/** The most a model folder's JSON or vocabulary file may hold (a large tokenizer.json is ~10 MB). */
+const MAX_SMALL_FILE = 256 * 1024 * 1024
+
+/** A model folder's small file as text: a regular file of bounded size. */
+function readSmallFile(path: string): string {
+  return readRegularFile(path, MAX_SMALL_FILE, (file, problem) => new CheckpointError(`${file}: ${problem}`)).toString('utf8')
+}
+
 export function readJsonObject(path: string): Json {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (e) {
-    throw new CheckpointError(`${path}: cannot read (${(e as Error).message})`)
-  }
+  const text = readSmallFile(path)
   try {
     const v = JSON.parse(text)
     if (v == null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object')
@@ -169,7 +178,7 @@ export function bertConfigToHf(c: BertConfig, heads: Map<string, { labels: strin
 function readVocab(dir: string, notes: string[]): string[] {
   const vocabPath = join(dir, VOCAB_FILE)
   if (existsSync(vocabPath)) {
-    const lines = readFileSync(vocabPath, 'utf8').split('\n')
+    const lines = readSmallFile(vocabPath).split('\n')
     if (lines.length && lines[lines.length - 1] === '') lines.pop()
     return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
   }
@@ -230,31 +239,67 @@ function convertHint(dir: string): string {
   return `python -c "from transformers import ${cls} as M; d=r'${dir.replace(/'/g, "\\'")}'; M.from_pretrained(d).save_pretrained(d, safe_serialization=True)"`
 }
 
+/** The shards an index's weight_map names (sorted). */
+function listedShards(dir: string, index: string): string[] {
+  const map = readJsonObject(index).weight_map as Record<string, string> | undefined
+  if (!map || typeof map !== 'object') throw new CheckpointError(`${index}: weight_map missing`)
+  const files = [...new Set(Object.values(map))].sort().map((shard) => join(dir, shard))
+  for (const p of files) if (!existsSync(p)) throw new CheckpointError(`${p}: shard listed in ${index} is missing`)
+  return files
+}
+
 /**
- * The safetensors files holding the weights: model.safetensors, or every shard listed in
- * model.safetensors.index.json (sorted). A folder with only pickled or other framework weights
- * gets the one-line conversion command.
+ * The files holding the weights: model.safetensors, or every shard listed in
+ * model.safetensors.index.json (sorted); else pytorch_model.bin or the shards of
+ * pytorch_model.bin.index.json (./safetensors reads them through ./torch-checkpoint). A folder
+ * with only other frameworks' weights gets the one-line conversion command.
  */
 export function findWeightFiles(dir: string): string[] {
   const single = join(dir, WEIGHTS_FILE)
   const index = join(dir, WEIGHTS_INDEX_FILE)
   if (existsSync(single)) return [single]
-  if (existsSync(index)) {
-    const map = readJsonObject(index).weight_map as Record<string, string> | undefined
-    if (!map || typeof map !== 'object') throw new CheckpointError(`${index}: weight_map missing`)
-    const files = [...new Set(Object.values(map))].sort().map((shard) => join(dir, shard))
-    for (const p of files) if (!existsSync(p)) throw new CheckpointError(`${p}: shard listed in ${index} is missing`)
-    return files
-  }
-  for (const bin of ['pytorch_model.bin', 'tf_model.h5', 'flax_model.msgpack', 'model.ckpt.index']) {
-    if (existsSync(join(dir, bin))) {
+  if (existsSync(index)) return listedShards(dir, index)
+  if (existsSync(join(dir, TORCH_WEIGHTS_FILE))) return [torchZipOrHint(dir, join(dir, TORCH_WEIGHTS_FILE))]
+  if (existsSync(join(dir, TORCH_WEIGHTS_INDEX_FILE))) return listedShards(dir, join(dir, TORCH_WEIGHTS_INDEX_FILE)).map((p) => torchZipOrHint(dir, p))
+  for (const other of ['tf_model.h5', 'flax_model.msgpack', 'model.ckpt.index']) {
+    if (existsSync(join(dir, other))) {
       throw new CheckpointError(
-        `${join(dir, bin)}: FastBioNER reads weights only from model.safetensors (pickled/other formats can run code or need their framework). ` +
+        `${join(dir, other)}: FastBioNER reads weights from model.safetensors or pytorch_model.bin (other formats need their framework). ` +
           `Convert once with Python and transformers installed: ${convertHint(dir)}`,
       )
     }
   }
   throw new CheckpointError(`${single}: missing (no model weights in ${dir})`)
+}
+
+/**
+ * A .bin file that does not start as a zip archive (torch.save's legacy format, or something
+ * else under that name) cannot be read here: say so with the one-line conversion command.
+ * Anything unreadable is left to the weight reader, which names the problem.
+ */
+function torchZipOrHint(dir: string, path: string): string {
+  let fd: number
+  try {
+    fd = openRegularFile(path, (file, problem) => new CheckpointError(`${file}: ${problem}`)).fd
+  } catch {
+    return path
+  }
+  try {
+    const head = Buffer.alloc(4)
+    const n = readSync(fd, head, 0, 4, 0)
+    if (n === 4 && head.readUInt32LE(0) === 0x04034b50) return path
+  } finally {
+    closeSync(fd)
+  }
+  throw new CheckpointError(
+    `${path}: not in torch.save's zip format (PyTorch 1.6 or later), the only pytorch_model.bin FastBioNER reads (weights only); ` +
+      `use the model's model.safetensors, or convert once with Python and transformers installed: ${convertHint(dir)}`,
+  )
+}
+
+/** True when the folder holds weights findWeightFiles would find (without reading them). */
+export function hasWeightFiles(dir: string): boolean {
+  return [WEIGHTS_FILE, WEIGHTS_INDEX_FILE, TORCH_WEIGHTS_FILE, TORCH_WEIGHTS_INDEX_FILE].some((f) => existsSync(join(dir, f)))
 }
 
 /** torch [out, in] → ours [in, out] (and back: the transpose is its own inverse given shapes). */

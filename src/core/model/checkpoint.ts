@@ -6,7 +6,7 @@
 // A BioBERT / PubMedBERT / bert-base-cased download (converted to safetensors) loads as-is; its
 // MLM/NSP/pooler weights are ignored and a classifier head is created for the requested labels.
 
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
@@ -15,17 +15,16 @@ import {
   bertConfigToHf,
   CheckpointError,
   findWeightFiles,
+  hasWeightFiles,
   HEADS_KEY,
   METADATA_FILE,
   readCheckpointInfo,
   transpose2d,
-  WEIGHTS_FILE,
-  WEIGHTS_INDEX_FILE,
 } from './checkpoint-files'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, type BertConfig } from './config'
 import { crfParamNames, crfParamShapes, type CrfScores } from './crf'
 import { dequantizeRows, INT8_SCALE_SUFFIX } from './int8'
-import { SafetensorsReader, serializeSafetensors, type TensorToWrite } from './safetensors'
+import { openWeightFile, serializeSafetensors, type TensorToWrite, type WeightFileReader } from './safetensors'
 
 export {
   bertConfigFromHf,
@@ -82,16 +81,17 @@ interface StoredRef {
   raw: string
   dtype: string
   shape: number[]
-  reader: SafetensorsReader
+  reader: WeightFileReader
 }
 
-/** Opens the weight files (model.safetensors or its shards), lazily decoded. */
+/** Opens the weight files (model.safetensors, pytorch_model.bin or their shards), lazily decoded. */
 function openWeights(dir: string): Map<string, StoredRef> {
   const out = new Map<string, StoredRef>()
   for (const path of findWeightFiles(dir)) {
-    const reader = SafetensorsReader.open(path)
+    const reader = openWeightFile(path)
     for (const raw of reader.names()) {
       const info = reader.info(raw)!
+      if (out.has(raw)) throw new CheckpointError(`${path}: tensor ${raw} is also in ${out.get(raw)!.file}`)
       out.set(raw, { file: path, raw, dtype: info.dtype, shape: info.shape, reader })
     }
   }
@@ -247,8 +247,8 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
  * onnxruntime never load the encoder into tfjs). heads: name → labels, as config.json gives them.
  */
 export function readCrfScores(dir: string, heads: Record<string, readonly string[]>): Record<string, CrfScores> {
-  // A folder the engine reads without safetensors (an exported model.onnx alone) has no CRF.
-  if (!existsSync(join(dir, WEIGHTS_FILE)) && !existsSync(join(dir, WEIGHTS_INDEX_FILE))) return {}
+  // A folder the engine reads without weights (an exported model.onnx alone) has no CRF.
+  if (!hasWeightFiles(dir)) return {}
   const stored = openWeights(dir)
   const out: Record<string, CrfScores> = {}
   for (const [head, labels] of Object.entries(heads)) {

@@ -6,12 +6,22 @@
 // Written by hand: npm has no maintained package that reads and writes local safetensors files
 // (@huggingface/hub only parses headers of files on the Hub, over HTTP), and the format is a
 // page of spec. Half floats: F16 through ./f16, BF16 here (float16 packages lack it).
+//
+// The readers by path (SafetensorsReader.open aside) also read PyTorch's pytorch_model.bin
+// (torch.save's zip format, weights only, through ./torch-checkpoint): every path
+// findWeightFiles gives is read here, so each tool that opens a model folder accepts both.
+// Files are read as regular files by their fstat size, with a cap (../fs/read-regular).
 
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, readSync } from 'node:fs'
+import { constants as bufferConstants } from 'node:buffer'
 import { endianness } from 'node:os'
 import { writeFileAtomic } from '../fs/atomic'
+import { openRegularFile, readRegularFile } from '../fs/read-regular'
 import { fromHalf, toHalf } from './f16'
-import { FileError } from '../fs/file-error'
+import { TorchCheckpointReader } from './torch-checkpoint'
+import { SafetensorsError } from './weight-file-error'
+
+export { SafetensorsError }
 
 export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL'
 
@@ -36,8 +46,35 @@ export interface TensorToWrite {
   dtype?: 'F32' | 'F16' | 'BF16' | 'I32' | 'I64' | 'I8'
 }
 
-export class SafetensorsError extends FileError {
-  override name = 'SafetensorsError'
+/** A tensor to write as it is stored: little-endian bytes of `dtype`, row-major (a conversion keeps fp16/bf16 bits). */
+export interface RawTensorToWrite {
+  shape: number[]
+  dtype: SafetensorsDtype
+  bytes: Uint8Array
+}
+
+/** One weight file, lazily decoded: a safetensors file or a pytorch_model.bin. */
+export interface WeightFileReader {
+  readonly file: string
+  readonly metadata: Record<string, string>
+  names(): string[]
+  info(name: string): { dtype: SafetensorsDtype; shape: number[] } | undefined
+  read(name: string): StoredTensor
+  /** The stored bytes, contiguous, for writing elsewhere without a float round trip. */
+  raw(name: string): RawTensorToWrite
+}
+
+/** The largest weight file read: what one Buffer can hold. Shard anything bigger. */
+const MAX_WEIGHT_FILE = bufferConstants.MAX_LENGTH
+
+/** A weight file's bytes: a regular file, read by its size (no FIFO, no device, no endless file). */
+export function readWeightFileBytes(path: string): Buffer {
+  return readRegularFile(path, MAX_WEIGHT_FILE, (file, problem) => new SafetensorsError(file, problem))
+}
+
+/** PyTorch's weight files (pytorch_model.bin, its shards) go through ./torch-checkpoint. */
+export function isTorchWeightFile(path: string): boolean {
+  return /\.bin$/i.test(path)
 }
 
 // Hard limit from the reference implementation (100 MB of header) against hostile files.
@@ -124,7 +161,9 @@ export function parseSafetensorsHeader(
 
 /** Tensor names from a file's header alone (8-byte length + JSON), without reading the weights. */
 export function readSafetensorsNames(path: string): string[] {
-  const fd = openSync(path, 'r')
+  // A pickle has no header to read alone; the file is read whole (weights stay undecoded).
+  if (isTorchWeightFile(path)) return openWeightFile(path).names()
+  const { fd } = openRegularFile(path, (file, problem) => new SafetensorsError(file, problem))
   try {
     const lead = Buffer.alloc(8)
     if (readSync(fd, lead, 0, 8, 0) < 8) throw new SafetensorsError(path, 'not a safetensors file: shorter than the 8-byte header length')
@@ -149,7 +188,7 @@ export function readSafetensorsNames(path: string): string[] {
  * A validated file held in memory whose tensors are decoded one at a time, so that loading a
  * BERT-base checkpoint (440 MB) does not also hold a decoded copy of every tensor at once.
  */
-export class SafetensorsReader {
+export class SafetensorsReader implements WeightFileReader {
   readonly metadata: Record<string, string>
   private readonly entries: Map<string, HeaderEntry>
   private readonly dataStart: number
@@ -165,7 +204,7 @@ export class SafetensorsReader {
   }
 
   static open(path: string): SafetensorsReader {
-    return new SafetensorsReader(readFileSync(path), path)
+    return new SafetensorsReader(readWeightFileBytes(path), path)
   }
 
   names(): string[] {
@@ -187,18 +226,68 @@ export class SafetensorsReader {
       throw new SafetensorsError(this.file, `tensor ${name}: ${(err as Error).message}`)
     }
   }
+
+  raw(name: string): RawTensorToWrite {
+    const e = this.entries.get(name)
+    if (!e) throw new SafetensorsError(this.file, `no tensor named ${name}`)
+    return { dtype: e.dtype, shape: [...e.shape], bytes: this.buf.subarray(this.dataStart + e.data_offsets[0], this.dataStart + e.data_offsets[1]) }
+  }
 }
 
-/** Decodes a whole file held in memory. */
-export function parseSafetensors(buf: Uint8Array, file = '<buffer>', only?: (name: string) => boolean): SafetensorsContents {
-  const r = new SafetensorsReader(buf, file)
+/** A pytorch_model.bin seen as a weight file (./torch-checkpoint reads it, weights only). */
+class TorchWeightFileReader implements WeightFileReader {
+  readonly metadata: Record<string, string> = { format: 'pt' }
+  private readonly torch: TorchCheckpointReader
+
+  constructor(
+    buf: Uint8Array,
+    readonly file: string,
+  ) {
+    this.torch = new TorchCheckpointReader(buf, file)
+  }
+
+  names(): string[] {
+    return this.torch.names()
+  }
+
+  info(name: string): { dtype: SafetensorsDtype; shape: number[] } | undefined {
+    return this.torch.info(name)
+  }
+
+  raw(name: string): RawTensorToWrite {
+    return this.torch.read(name)
+  }
+
+  read(name: string): StoredTensor {
+    const t = this.torch.read(name)
+    try {
+      return { dtype: t.dtype, shape: t.shape, data: decode(t.dtype, t.bytes) }
+    } catch (err) {
+      throw new SafetensorsError(this.file, `tensor ${name}: ${(err as Error).message}`)
+    }
+  }
+}
+
+/** Opens a weight file by its kind: pytorch_model.bin (and shards) or safetensors. */
+export function openWeightFile(path: string): WeightFileReader {
+  const buf = readWeightFileBytes(path)
+  return isTorchWeightFile(path) ? new TorchWeightFileReader(buf, path) : new SafetensorsReader(buf, path)
+}
+
+function decodeAll(r: WeightFileReader, only?: (name: string) => boolean): SafetensorsContents {
   const tensors = new Map<string, StoredTensor>()
   for (const name of r.names()) if (!only || only(name)) tensors.set(name, r.read(name))
   return { tensors, metadata: r.metadata }
 }
 
+/** Decodes a whole file held in memory. */
+export function parseSafetensors(buf: Uint8Array, file = '<buffer>', only?: (name: string) => boolean): SafetensorsContents {
+  return decodeAll(new SafetensorsReader(buf, file), only)
+}
+
+/** Decodes a whole weight file: safetensors, or a pytorch_model.bin (see openWeightFile). */
 export function readSafetensors(path: string, only?: (name: string) => boolean): SafetensorsContents {
-  return parseSafetensors(readFileSync(path), path, only)
+  return decodeAll(openWeightFile(path), only)
 }
 
 /** Copies into a fresh, aligned ArrayBuffer (file offsets need not be aligned). */
@@ -250,7 +339,8 @@ function decode(dtype: SafetensorsDtype, bytes: Uint8Array): Float32Array | Int3
   }
 }
 
-function encode(t: TensorToWrite): { dtype: SafetensorsDtype; bytes: Uint8Array } {
+function encode(t: TensorToWrite | RawTensorToWrite): { dtype: SafetensorsDtype; bytes: Uint8Array } {
+  if ('bytes' in t) return { dtype: t.dtype, bytes: t.bytes }
   const dtype = t.dtype ?? (t.data instanceof Float32Array ? 'F32' : t.data instanceof Int8Array ? 'I8' : 'I32')
   const d = t.data
   switch (dtype) {
@@ -291,7 +381,7 @@ function encode(t: TensorToWrite): { dtype: SafetensorsDtype; bytes: Uint8Array 
  * padded with spaces to a multiple of 8 so the data buffer starts aligned, as the reference
  * writer does.
  */
-export function serializeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record<string, string> = {}): Uint8Array[] {
+export function serializeSafetensors(tensors: Map<string, TensorToWrite | RawTensorToWrite>, metadata: Record<string, string> = {}): Uint8Array[] {
   const names = [...tensors.keys()].sort()
   const header: Record<string, unknown> = {}
   if (Object.keys(metadata).length) header.__metadata__ = metadata
@@ -300,7 +390,8 @@ export function serializeSafetensors(tensors: Map<string, TensorToWrite>, metada
   for (const name of names) {
     const t = tensors.get(name)!
     const count = t.shape.reduce((a, b) => a * b, 1)
-    if (count !== t.data.length) throw new Error(`safetensors: tensor ${name} has ${t.data.length} values for shape [${t.shape}]`)
+    const values = 'bytes' in t ? t.bytes.byteLength / BYTES[t.dtype] : t.data.length
+    if (count !== values) throw new Error(`safetensors: tensor ${name} has ${values} values for shape [${t.shape}]`)
     const { dtype, bytes } = encode(t)
     header[name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes.byteLength] }
     offset += bytes.byteLength
@@ -315,6 +406,6 @@ export function serializeSafetensors(tensors: Map<string, TensorToWrite>, metada
   return [lead, headerBytes, ...chunks]
 }
 
-export function writeSafetensors(path: string, tensors: Map<string, TensorToWrite>, metadata: Record<string, string> = {}): void {
+export function writeSafetensors(path: string, tensors: Map<string, TensorToWrite | RawTensorToWrite>, metadata: Record<string, string> = {}): void {
   writeFileAtomic(path, serializeSafetensors(tensors, metadata))
 }

@@ -179,7 +179,7 @@ describe('loading HF variants', () => {
 })
 
 describe('errors', () => {
-  test('pytorch_model.bin only: says safetensors is needed and how to convert', async () => {
+  test('a pytorch_model.bin that is not torch.save\'s zip format: says how to convert', async () => {
     const dir = freshDir()
     const model = BertTokenClassifier.random(config, 10)
     await saveCheckpoint(dir, model, VOCAB)
