@@ -47,14 +47,39 @@ export function makeBertConfig(partial: Partial<BertConfig> = {}): BertConfig {
   return c
 }
 
+/**
+ * Upper bounds of the integer sizes, far above any BERT encoder (bert-large: 30522 / 1024 / 24 /
+ * 16 / 4096 / 512 / 2): a config.json from an untrusted folder must not make the loaders build
+ * millions of parameter names or allocate gigabytes before the weights are even looked at.
+ */
+export const CONFIG_LIMITS = {
+  vocabSize: 1_000_000,
+  hiddenSize: 16_384,
+  numHiddenLayers: 256,
+  numAttentionHeads: 1_024,
+  intermediateSize: 65_536,
+  maxPositionEmbeddings: 131_072,
+  typeVocabSize: 1_024,
+} as const satisfies Partial<Record<keyof BertConfig, number>>
+
+/** Encoder parameters beyond this (8 GB of float32) are refused: no engine here could hold them. */
+export const MAX_ENCODER_PARAMETERS = 2_000_000_000
+
 export function validateConfig(c: BertConfig): void {
-  const ints: Array<keyof BertConfig> = ['vocabSize', 'hiddenSize', 'numHiddenLayers', 'numAttentionHeads', 'intermediateSize', 'maxPositionEmbeddings', 'typeVocabSize']
-  for (const k of ints) {
-    const v = c[k] as number
+  for (const [k, max] of Object.entries(CONFIG_LIMITS) as Array<[keyof typeof CONFIG_LIMITS, number]>) {
+    const v = c[k]
     if (!Number.isInteger(v) || v < (k === 'numHiddenLayers' ? 0 : 1)) throw new Error(`BERT config: ${k} must be a positive integer, got ${v}`)
+    if (v > max) throw new Error(`BERT config: ${k} is ${v}, more than the ${max.toLocaleString('en-US')} this app accepts`)
   }
   if (c.hiddenSize % c.numAttentionHeads !== 0) {
     throw new Error(`BERT config: hidden size ${c.hiddenSize} is not a multiple of the number of attention heads ${c.numAttentionHeads}`)
+  }
+  // Embeddings + per layer (4 H×H attention, 2 H×I feed-forward, biases and LayerNorms), without building the name map.
+  const H = c.hiddenSize
+  const I = c.intermediateSize
+  const params = (c.vocabSize + c.maxPositionEmbeddings + c.typeVocabSize + 2) * H + c.numHiddenLayers * (4 * H * H + 2 * H * I + 9 * H + I)
+  if (params > MAX_ENCODER_PARAMETERS) {
+    throw new Error(`BERT config: these sizes make ${params.toExponential(2)} encoder parameters, more than the ${MAX_ENCODER_PARAMETERS.toExponential(0)} this app accepts`)
   }
   if (c.hiddenAct !== 'gelu') throw new Error(`BERT config: hidden_act '${c.hiddenAct}' is not supported (only 'gelu')`)
   for (const k of ['hiddenDropoutProb', 'attentionProbsDropoutProb', 'classifierDropout'] as const) {
