@@ -6,10 +6,12 @@
 //   fastbioner.json (our training metadata), and where the weights are: model.safetensors or the
 //   shards listed in model.safetensors.index.json, else PyTorch's pytorch_model.bin or the shards
 //   of pytorch_model.bin.index.json (read weights-only by ./torch-checkpoint).
-// A model folder is untrusted: files are read as regular files by their size with a cap.
+// A model folder is untrusted: files are read as regular files by their size with a cap, and the
+// shards an index names must resolve inside the folder (or, for a Hugging Face cache snapshot,
+// inside its models--org--name root, where the snapshot's symlinks point).
 
-import { closeSync, existsSync, readSync } from 'node:fs'
-import { join } from 'node:path'
+import { closeSync, existsSync, readSync, realpathSync } from 'node:fs'
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { openRegularFile, readRegularFile } from '../fs/read-regular'
 import { DEFAULT_HEAD, validateConfig, type BertConfig } from './config'
 
@@ -239,13 +241,44 @@ function convertHint(dir: string): string {
   return `python -c "from transformers import ${cls} as M; d=r'${dir.replace(/'/g, "\\'")}'; M.from_pretrained(d).save_pretrained(d, safe_serialization=True)"`
 }
 
-/** The shards an index's weight_map names (sorted). */
+/**
+ * Where a model folder's files may resolve: the folder itself, or for a Hugging Face cache
+ * snapshot (…/models--org--name/snapshots/<revision>, whose files are symlinks into ../../blobs)
+ * the models--org--name root.
+ */
+function containmentRoot(dir: string): string {
+  const real = realpathSync(dir)
+  const parent = dirname(real)
+  if (basename(parent) === 'snapshots' && basename(dirname(parent)).startsWith('models--')) return dirname(parent)
+  return real
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel !== '' && rel !== '..' && !rel.startsWith('..' + sep) && !isAbsolute(rel)
+}
+
+/** The shards an index's weight_map names, each a file inside the folder (see containmentRoot). */
 function listedShards(dir: string, index: string): string[] {
-  const map = readJsonObject(index).weight_map as Record<string, string> | undefined
-  if (!map || typeof map !== 'object') throw new CheckpointError(`${index}: weight_map missing`)
-  const files = [...new Set(Object.values(map))].sort().map((shard) => join(dir, shard))
-  for (const p of files) if (!existsSync(p)) throw new CheckpointError(`${p}: shard listed in ${index} is missing`)
-  return files
+  const map = readJsonObject(index).weight_map
+  if (map == null || typeof map !== 'object' || Array.isArray(map)) throw new CheckpointError(`${index}: weight_map missing`)
+  const names = new Set<string>()
+  for (const [tensor, shard] of Object.entries(map as Record<string, unknown>)) {
+    if (typeof shard !== 'string' || shard === '') throw new CheckpointError(`${index}: weight_map.${tensor} is ${JSON.stringify(shard)}, not a file name`)
+    names.add(shard)
+  }
+  if (!names.size) throw new CheckpointError(`${index}: weight_map is empty`)
+  const folder = resolve(dir)
+  let root: string | undefined
+  return [...names].sort().map((shard) => {
+    const p = resolve(folder, shard)
+    if (isAbsolute(shard) || !isInside(folder, p)) throw new CheckpointError(`${index}: weight_map names ${JSON.stringify(shard)}, which is outside the model folder`)
+    if (!existsSync(p)) throw new CheckpointError(`${p}: shard listed in ${index} is missing`)
+    root ??= containmentRoot(folder)
+    const real = realpathSync(p)
+    if (!isInside(root, real)) throw new CheckpointError(`${index}: weight_map names ${JSON.stringify(shard)}, which resolves to ${real}, outside ${root}`)
+    return p
+  })
 }
 
 /**

@@ -1,0 +1,119 @@
+// Issue 31 F4: an untrusted model folder's index may name only regular files inside the folder (or,
+// for a Hugging Face cache snapshot, inside its models--org--name root); every weight file is read
+// by its size, never blocking on a FIFO or reading a device.
+
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { useBackend } from '@core/model/backend'
+import { loadCheckpoint } from '@core/model/checkpoint'
+import { CheckpointError, findWeightFiles } from '@core/model/checkpoint-files'
+import { readSafetensors, SafetensorsError } from '@core/model/safetensors'
+import { TORCH_FIXTURES } from './torch-zip'
+
+const root = mkdtempSync(join(tmpdir(), 'fastbioner-ckfiles-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+beforeAll(async () => {
+  await useBackend('cpu')
+})
+let n = 0
+
+/** A tiny BERT folder whose weights are one shard named by model.safetensors.index.json. */
+function indexedFolder(dir: string, shardName: string, placeShard = true): string {
+  mkdirSync(dir, { recursive: true })
+  for (const f of ['config.json', 'vocab.txt', 'tokenizer_config.json']) cpSync(join(TORCH_FIXTURES, 'fp32', f), join(dir, f))
+  const names = [...readSafetensors(join(TORCH_FIXTURES, 'expected', 'fp32.safetensors')).tensors.keys()]
+  writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: Object.fromEntries(names.map((t) => [t, shardName])) }))
+  if (placeShard) cpSync(join(TORCH_FIXTURES, 'expected', 'fp32.safetensors'), join(dir, shardName))
+  return dir
+}
+
+function checkpointError(fn: () => unknown): Error {
+  try {
+    fn()
+  } catch (e) {
+    if (e instanceof CheckpointError || e instanceof SafetensorsError) return e
+    throw e
+  }
+  throw new Error('expected a CheckpointError or SafetensorsError')
+}
+
+describe('weight_map values must stay inside the model folder', () => {
+  test('a shard inside the folder loads', async () => {
+    const dir = indexedFolder(join(root, `ok${++n}`), 'model-00001-of-00001.safetensors')
+    expect(findWeightFiles(dir)).toEqual([join(dir, 'model-00001-of-00001.safetensors')])
+    const ck = await loadCheckpoint(dir)
+    ck.model.dispose()
+  })
+
+  test('../ outside the folder is refused, naming the index and the value', () => {
+    const base = join(root, `up${++n}`)
+    const dir = indexedFolder(join(base, 'model'), '../outside.safetensors', false)
+    cpSync(join(TORCH_FIXTURES, 'expected', 'fp32.safetensors'), join(base, 'outside.safetensors'))
+    const e = checkpointError(() => findWeightFiles(dir))
+    expect(e.message).toBe(`${join(dir, 'model.safetensors.index.json')}: weight_map names "../outside.safetensors", which is outside the model folder`)
+  })
+
+  test.each(['/dev/zero', '../../../../../../../../dev/urandom'])('%s is refused without being opened', (value) => {
+    const dir = indexedFolder(join(root, `dev${++n}`), value, false)
+    expect(checkpointError(() => findWeightFiles(dir)).message).toMatch(/weight_map names ".*", which is outside the model folder/)
+  })
+
+  test('a symlink in the folder to a file outside it is refused', () => {
+    const base = join(root, `link${++n}`)
+    const dir = indexedFolder(join(base, 'model'), 'shard.safetensors', false)
+    cpSync(join(TORCH_FIXTURES, 'expected', 'fp32.safetensors'), join(base, 'elsewhere.safetensors'))
+    symlinkSync(join(base, 'elsewhere.safetensors'), join(dir, 'shard.safetensors'))
+    expect(checkpointError(() => findWeightFiles(dir)).message).toMatch(/weight_map names "shard\.safetensors", which resolves to .*elsewhere\.safetensors, outside /)
+  })
+
+  test('a shard that is a symlink to /dev/zero is refused before it is read', () => {
+    const dir = indexedFolder(join(root, `zero${++n}`), 'shard.safetensors', false)
+    symlinkSync('/dev/zero', join(dir, 'shard.safetensors'))
+    expect(checkpointError(() => findWeightFiles(dir)).message).toMatch(/resolves to \/dev\/zero, outside/)
+  })
+
+  test('a FIFO named by the index is refused at once instead of blocking', () => {
+    const dir = indexedFolder(join(root, `fifo${++n}`), 'shard.safetensors', false)
+    try {
+      execFileSync('mkfifo', [join(dir, 'shard.safetensors')])
+    } catch {
+      console.log('skip: mkfifo is not available here')
+      return
+    }
+    const [shard] = findWeightFiles(dir)
+    expect(checkpointError(() => readSafetensors(shard)).message).toBe(`${shard}: is a FIFO (named pipe), not a regular file`)
+  })
+
+  test('a value that is not a string names the index and the tensor', () => {
+    const dir = indexedFolder(join(root, `num${++n}`), 'x', false)
+    writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { 'bert.embeddings.word_embeddings.weight': 7 } }))
+    expect(checkpointError(() => findWeightFiles(dir)).message).toBe(`${join(dir, 'model.safetensors.index.json')}: weight_map.bert.embeddings.word_embeddings.weight is 7, not a file name`)
+  })
+
+  test('a Hugging Face cache snapshot: symlinks into ../../blobs load, a link out of the repository does not', async () => {
+    const repo = join(root, `hub${++n}`, 'models--org--tiny-bert')
+    const snap = join(repo, 'snapshots', '0123abcd')
+    mkdirSync(join(repo, 'blobs'), { recursive: true })
+    mkdirSync(snap, { recursive: true })
+    const place = (name: string, from: string, blob: string) => {
+      cpSync(from, join(repo, 'blobs', blob))
+      symlinkSync(join('..', '..', 'blobs', blob), join(snap, name))
+    }
+    for (const [i, f] of ['config.json', 'vocab.txt', 'tokenizer_config.json'].entries()) place(f, join(TORCH_FIXTURES, 'fp32', f), `b${i}`)
+    place('pytorch_model-00001-of-00002.bin', join(TORCH_FIXTURES, 'sharded', 'pytorch_model-00001-of-00002.bin'), 'b3')
+    place('pytorch_model-00002-of-00002.bin', join(TORCH_FIXTURES, 'sharded', 'pytorch_model-00002-of-00002.bin'), 'b4')
+    place('pytorch_model.bin.index.json', join(TORCH_FIXTURES, 'sharded', 'pytorch_model.bin.index.json'), 'b5')
+    expect(findWeightFiles(snap)).toHaveLength(2)
+    const ck = await loadCheckpoint(snap)
+    ck.model.dispose()
+
+    // A blob outside models--org--name is not the repository's.
+    const outside = join(root, `hub${n}`, 'stray.bin')
+    cpSync(join(TORCH_FIXTURES, 'sharded', 'pytorch_model-00002-of-00002.bin'), outside)
+    rmSync(join(snap, 'pytorch_model-00002-of-00002.bin'))
+    symlinkSync(outside, join(snap, 'pytorch_model-00002-of-00002.bin'))
+    expect(checkpointError(() => findWeightFiles(snap)).message).toMatch(/which resolves to .*stray\.bin, outside .*models--org--tiny-bert$/)
+  })
+})
