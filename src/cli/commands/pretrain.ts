@@ -35,7 +35,8 @@ result is a HuggingFace BertForMaskedLM folder; fine-tune it with 'fastbioner tr
   -q, --quiet        no progress on standard error
   -h, --help         this text
 
-Prints a JSON summary on standard output. Ctrl-C stops and keeps the last checkpoint.
+Prints a JSON summary on standard output. Ctrl-C stops after the current step and saves it
+(--resume continues); a second Ctrl-C exits at once, keeping only the last save.
 exit codes: 0 done, 1 input/training problem, 2 usage error, 130 interrupted`
 
 const OPTIONS = {
@@ -65,7 +66,7 @@ export async function run(argv: string[]): Promise<number> {
     if (!resume) checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: [...text, v.init] })
 
     await startBackend(true)
-    const stop = stopOnCtrlC(log, 'stopping: the last checkpoint is kept (--resume continues)', { exitOnSecond: true })
+    const stop = stopOnCtrlC(log, 'stopping after the current step, then saving a checkpoint (Ctrl-C again exits at once, keeping only the last save)', { exitOnSecond: true })
     let lastReport = 0
     try {
       const r = await pretrain({
@@ -96,6 +97,7 @@ export async function run(argv: string[]): Promise<number> {
           )
         },
       })
+      if (r.cancelled) log(stoppedNote(r.savedAtStep, outDir))
       const last = r.heldOut[r.heldOut.length - 1]
       writeJsonLine({
         out: r.outDir,
@@ -114,6 +116,7 @@ export async function run(argv: string[]): Promise<number> {
         train_seconds: Number(r.trainSeconds.toFixed(1)),
         wall_seconds: Number(r.wallSeconds.toFixed(1)),
         resumed_at_step: r.resumedAtStep,
+        saved_at_step: r.savedAtStep,
         cancelled: r.cancelled,
       })
       return r.cancelled ? 130 : 0
@@ -121,4 +124,11 @@ export async function run(argv: string[]): Promise<number> {
       stop.release()
     }
   })
+}
+
+/** What a stopped run left, said truthfully: a checkpoint to resume, or nothing. */
+export function stoppedNote(savedAtStep: number | null, outDir: string): string {
+  return savedAtStep === null
+    ? `stopped before the first training step: nothing was saved (${outDir} holds no checkpoint); start the run again`
+    : `stopped: the checkpoint of step ${savedAtStep} is in ${outDir} (--resume continues)`
 }

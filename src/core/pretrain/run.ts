@@ -4,7 +4,8 @@
 //
 // All text is read (and the vocabulary learnt) before anything is written, so bad input never
 // leaves a half-made folder; after that, checkpoints with optimizer state are written at every
-// epoch end and at least every `saveEverySeconds`, and `resume` continues from the last one.
+// epoch end, at least every `saveEverySeconds` and when the run is stopped (`signal`), and
+// `resume` continues from the last one.
 //
 // The app's "Adapt to my documents" continues pretraining a workspace model (`init`) on text held
 // in memory (`documents`) and keeps its token-classification heads (`keepHeads`): the masked-LM
@@ -130,6 +131,11 @@ export interface PretrainResult {
   trainerReason: string
   cancelled: boolean
   resumedAtStep: number | null
+  /**
+   * The step of the checkpoint in outDir (a stopped run saves the steps it did); null when
+   * nothing was saved (stopped before the first training step).
+   */
+  savedAtStep: number | null
 }
 
 export class PretrainError extends Error {
@@ -307,7 +313,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       return out
     }
 
-    const { plannedSteps } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
+    const { plannedSteps, stepsPerEpoch } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
     const optimizer = {
       lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
       weightDecay: PRETRAIN_DEFAULTS.weightDecay,
@@ -317,6 +323,29 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
       : await MaskedLmTrainer.open(model, head!, optimizer, { threads: o.threads })
     log(`trainer: ${engine.trainer} — ${engine.reason}`)
     let tokensPerSecond = 0
+    let savedStep = resumePoint?.step ?? 0
+    const saveAt = async (point: SavePoint): Promise<string> => {
+      const epochEnd = point.batchesIntoEpoch === undefined
+      if (epochEnd && heldExamples.length > 0) {
+        const s = await engine.score(heldBatches())
+        history.push({ epoch: point.epoch, ...s })
+        o.onHeldOut?.(point.epoch, s)
+      }
+      await saveCheckpoint(o.outDir, model, vocab, {
+        lowercase,
+        // With kept heads the folder is first a tagger (HF loads either class from it); an
+        // ELECTRA discriminator is an encoder with its replaced-token head.
+        architectures: engine instanceof ElectraTrainer ? ['BertForTokenClassification'] : model.heads.size ? ['BertForTokenClassification', 'BertForMaskedLM'] : ['BertForMaskedLM'],
+        extraTensors: engine instanceof MaskedLmTrainer ? lmHeadTensors(engine.head(), model.config.hiddenSize) : undefined,
+        metadata: {
+          ...o.metadata,
+          pretraining: { ...settings, epoch: point.epoch, step: point.step, batchesIntoEpoch: point.batchesIntoEpoch ?? null, heldOut: history, trainer: engine.trainer, trainerReason: engine.reason, tokensPerSecond },
+        },
+      })
+      saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer }, engine instanceof ElectraTrainer ? engine.generatorParams() : undefined)
+      savedStep = point.step
+      return o.outDir
+    }
     try {
       const run = await runTraining({
         examples: examplesOfEpoch(1),
@@ -336,28 +365,16 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
           tokensPerSecond = p.tokensPerSecond
           o.onProgress?.(p)
         },
-        save: async (point) => {
-          const epochEnd = point.batchesIntoEpoch === undefined
-          if (epochEnd && heldExamples.length > 0) {
-            const s = await engine.score(heldBatches())
-            history.push({ epoch: point.epoch, ...s })
-            o.onHeldOut?.(point.epoch, s)
-          }
-          await saveCheckpoint(o.outDir, model, vocab, {
-            lowercase,
-            // With kept heads the folder is first a tagger (HF loads either class from it); an
-            // ELECTRA discriminator is an encoder with its replaced-token head.
-            architectures: engine instanceof ElectraTrainer ? ['BertForTokenClassification'] : model.heads.size ? ['BertForTokenClassification', 'BertForMaskedLM'] : ['BertForMaskedLM'],
-            extraTensors: engine instanceof MaskedLmTrainer ? lmHeadTensors(engine.head(), model.config.hiddenSize) : undefined,
-            metadata: {
-              ...o.metadata,
-              pretraining: { ...settings, epoch: point.epoch, step: point.step, batchesIntoEpoch: point.batchesIntoEpoch ?? null, heldOut: history, trainer: engine.trainer, trainerReason: engine.reason, tokensPerSecond },
-            },
-          })
-          saveOptimizerState(o.outDir, engine.optimizerState(), point, { trainer: engine.trainer }, engine instanceof ElectraTrainer ? engine.generatorParams() : undefined)
-          return o.outDir
-        },
+        save: saveAt,
       })
+      // Stopped (Ctrl-C) since the last save: keep the steps done, so that resume continues from
+      // here rather than from the last save or, before the first one, from nothing.
+      if (run.cancelled && run.steps > savedStep) {
+        engine.syncModel()
+        const done = Math.floor(run.steps / stepsPerEpoch)
+        const into = run.steps - done * stepsPerEpoch
+        await saveAt({ epoch: done, step: run.steps, dev: null, ...(into > 0 ? { batchesIntoEpoch: into } : {}) })
+      }
       return {
         outDir: o.outDir,
         firstLoss: run.losses[0] ?? null,
@@ -375,6 +392,7 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
         trainerReason: engine.reason,
         cancelled: run.cancelled,
         resumedAtStep: resumePoint ? resumePoint.step : null,
+        savedAtStep: savedStep > 0 ? savedStep : null,
       }
     } finally {
       await engine.dispose()
