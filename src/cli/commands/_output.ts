@@ -25,8 +25,10 @@ export interface OutputCheck {
   inputs?: Array<string | undefined>
   /** The user allowed replacing what is there (--force, --overwrite). */
   replace?: boolean
-  /** The option that allows it, for the message. */
+  /** The option that allows it, for the message; without one, the message offers none. */
   replaceFlag?: string
+  /** What else the user can do with a folder that is in the way, e.g. '--resume to continue the run in it'. */
+  alternative?: string
 }
 
 /** Files that make a folder a checkpoint (see core/model/checkpoint). */
@@ -76,7 +78,8 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
     if (kind === 'folder') {
       const entries = readdirSync(target)
       if (entries.length > 0 && !check.replace) {
-        usage(`the folder is not empty (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}); choose a new or empty folder, or ${check.replaceFlag ?? '--force'} to replace its contents`)
+        const otherwise = check.replaceFlag !== undefined ? `, or ${check.replaceFlag} to replace its contents` : check.alternative !== undefined ? `, or ${check.alternative}` : ''
+        usage(`the folder is not empty (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}); choose a new or empty folder${otherwise}`)
       }
     } else if (kind === 'checkpoint') {
       const found = CHECKPOINT_FILES.filter((f) => existsSync(join(target, f)))

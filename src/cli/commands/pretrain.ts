@@ -63,7 +63,7 @@ export async function run(argv: string[]): Promise<number> {
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100)
     const saveEvery = intOpt(v['save-every'], '--save-every')
     const log = stderrLog(v.quiet ?? false)
-    if (!resume) checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: [...text, v.init] })
+    if (!resume) checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: [...text, v.init], alternative: '--resume to continue the run in it' })
 
     await startBackend(true)
     const stop = stopOnCtrlC(log, 'stopping after the current step, then saving a checkpoint (Ctrl-C again exits at once, keeping only the last save)', { exitOnSecond: true })

@@ -8,6 +8,8 @@ import { run as convertCmd } from '../../../src/cli/commands/convert'
 import { run as tagCmd } from '../../../src/cli/commands/tag'
 import { run as trainCmd } from '../../../src/cli/commands/train'
 import { run as distillCmd } from '../../../src/cli/commands/distill'
+import { run as pretrainCmd } from '../../../src/cli/commands/pretrain'
+import { run as wordvecCmd } from '../../../src/cli/commands/wordvec'
 import { capture } from './capture'
 
 const PUBTATOR = '501|t|Zorblin binds kelp.\n501|a|Grey fever follows.\n501\t0\t7\tZorblin\tGene\n\n502|t|Kelp-3 is quiet.\n\n'
@@ -63,6 +65,20 @@ describe('folder outputs (item 4)', () => {
     expect(readdirSync(out).sort()).toEqual(['501.txt', '502.txt'])
     // No temporary folder is left beside it.
     expect(readdirSync(dir).sort()).toEqual(['brat', 'x.pubtator'])
+  })
+
+  it('pretrain and wordvec offer no --force they do not have (issue 27, item 17)', async () => {
+    const text = file('t.txt', 'Zorblin binds kelp.\n')
+    const out = join(dir, 'taken')
+    mkdirSync(out)
+    writeFileSync(join(out, 'x'), '')
+    const p = await capture(() => pretrainCmd(['--text', text, '--out', out]))
+    expect(p.code).toBe(2)
+    expect(p.err).toContain(`--out ${out}: the folder is not empty (1 entry); choose a new or empty folder, or --resume to continue the run in it\n`)
+    const w = await capture(() => wordvecCmd(['--text', text, '--out', out]))
+    expect(w.code).toBe(2)
+    expect(w.err).toContain(`--out ${out}: the folder is not empty (1 entry); choose a new or empty folder\n`)
+    for (const r of [p, w]) expect(r.err).not.toContain('--force')
   })
 
   it('writes into an empty folder', async () => {
