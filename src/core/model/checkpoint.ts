@@ -23,6 +23,7 @@ import {
 } from './checkpoint-files'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, type BertConfig } from './config'
 import { crfParamNames, crfParamShapes, type CrfScores } from './crf'
+import { nonFiniteProblem } from './finite'
 import { dequantizeRows, INT8_SCALE_SUFFIX } from './int8'
 import { openWeightFile, serializeSafetensors, type TensorToWrite, type WeightFileReader } from './safetensors'
 
@@ -114,8 +115,16 @@ function normalizeName(raw: string): string | null {
  * A stored tensor as float32: F32/F16/BF16 as they are, an int8 tensor of an int8 model folder
  * dequantized with its `<name>_scale` (core/model/int8.ts), so every engine and tool that loads
  * float weights also loads a quantized folder (with the values the int8 graph computes with).
+ * A NaN or an infinity is refused with the file and tensor named (./finite.ts).
  */
 function readFloatOrInt8(stored: Map<string, StoredRef>, t: StoredRef): Float32Array {
+  const floats = readFloatOrInt8Unchecked(stored, t)
+  const problem = nonFiniteProblem(floats)
+  if (problem) throw new CheckpointError(`${t.file}: tensor ${t.raw} ${problem}; model weights must be finite numbers`)
+  return floats
+}
+
+function readFloatOrInt8Unchecked(stored: Map<string, StoredRef>, t: StoredRef): Float32Array {
   const v = t.reader.read(t.raw)
   if (v.data instanceof Float32Array) return v.data
   if (t.dtype === 'I8') {
