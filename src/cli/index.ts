@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   distill: { summary: 'distil a teacher into a smaller student (FastBioNER KD, multi-teacher, multi-task)', load: async () => require('./commands/distill') as CommandModule },
   compare: { summary: 'compare models: size, F1 and speed side by side', load: async () => require('./commands/compare') as CommandModule },
   quantize: { summary: 'write an int8 version of a model (smaller, faster on the CPU)', load: async () => require('./commands/quantize') as CommandModule },
+  'convert-model': { summary: 'write model.safetensors for a folder whose weights are pytorch_model.bin', load: async () => require('./commands/convert-model') as CommandModule },
 }
 
 function usage(): string {
