@@ -3,7 +3,7 @@ import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/dom
 import { createHash } from 'node:crypto'
 import { CorpusError, formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
 import { expandInputs, tagFiles, type IgnoredInput } from '../../core/batch/run'
-import { BATCH_FORMATS, planOutputs } from '../../core/batch/outputs'
+import { BATCH_FORMATS, checkOutDirNotInput, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
 import { checkTaggingModel, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, type OptionValues } from './_ml'
@@ -162,6 +162,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   const inputs = expandInputs(ins, (i) => ignored.push(i))
   try {
     // Output names clash (or would overwrite an input): a usage error before the model loads.
+    checkOutDirNotInput(ins, outDir)
     planOutputs(inputs, outDir, format)
   } catch (e) {
     throw new CliError((e as Error).message, 2)

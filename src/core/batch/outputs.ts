@@ -2,6 +2,7 @@
 // name, the extension of the output format, `.gz` kept when the input was gzipped (PubMed
 // baseline files are `pubmed25n0001.xml.gz` → `pubmed25n0001.pubtator.gz`).
 
+import { realpathSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { CorpusFormat } from '@shared/domain'
 
@@ -41,4 +42,23 @@ export function planOutputs(inputs: readonly string[], outDir: string, format: C
     plan.set(input, out)
   }
   return plan
+}
+
+/**
+ * --out-dir must not be one of the --in folders: its outputs and completion records would become
+ * inputs of the next run, which then fails or tags its own output (resume defeated).
+ */
+export function checkOutDirNotInput(inputPaths: readonly string[], outDir: string): void {
+  const real = (p: string): string | null => {
+    try {
+      return statSync(p).isDirectory() ? realpathSync(p) : null
+    } catch {
+      return null
+    }
+  }
+  const out = real(outDir)
+  if (out === null) return
+  for (const p of inputPaths) {
+    if (real(p) === out) throw new RangeError(`--out-dir ${outDir} is the --in folder ${p}: its outputs would be read as inputs on the next run; choose another --out-dir (a subfolder is fine)`)
+  }
 }

@@ -1,7 +1,7 @@
 // What `tag --in DIR --out-dir` takes from a folder (issue 27, item 2): every format the readers
 // take (BioC JSON, plain text and brat pairs included, each also .gz), and a list of what is left
 // out and why; batch output written as BioC can be fed back as a folder.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -79,6 +79,18 @@ describe('tag --in DIR --out-dir', () => {
     expect(files).toHaveLength(6)
     expect(files.every((f) => f.status === 'tagged' && f.documents > 0)).toBe(true)
     expect(readdirSync(back).filter((n) => !n.endsWith('.done.json'))).toHaveLength(6)
+  })
+
+  it('refuses --out-dir equal to an --in folder (by any spelling) before writing anything (item 9)', async () => {
+    const before = readdirSync(inDir).sort()
+    const link = join(dir, 'link-to-in')
+    symlinkSync(inDir, link)
+    for (const outDir of [inDir, link]) {
+      const r = await capture(() => tagCmd(['--model', model, '--in', inDir, '--out-dir', outDir, '--threads', '1']))
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(`--out-dir ${outDir} is the --in folder ${inDir}: its outputs would be read as inputs on the next run`)
+    }
+    expect(readdirSync(inDir).sort()).toEqual(before)
   })
 
   it('a brat pair is redone when its .ann changes', async () => {
