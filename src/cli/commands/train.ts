@@ -8,8 +8,9 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
+import { trainWordTagger } from '../../core/train/word-loop'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
-import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
+import { CliError, formatDuration, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
@@ -34,7 +35,11 @@ ${mapTypesHelp(22)}
   --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours)
   --resume            continue the run saved in --out (its weights and optimizer.safetensors),
                       with the same options it was started with
-  --preset NAME       train from scratch with a preset architecture (${PRESET_NAMES.join(', ')});
+  --arch A            from scratch: word-lstm (default: a character-aware BiLSTM-CRF over words,
+                      the most accurate from-scratch tagger measured here) or bert (a transformer
+                      over WordPiece pieces, --preset below; what --init fine-tunes and distil makes)
+  --minutes M         stop after the first epoch that ends past M minutes (best epoch kept)
+  --preset NAME       bert from scratch: a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
                       Default when neither is given: ${SCRATCH_RECIPE.preset}
   --epochs N          default ${FINETUNE_RECIPE.epochs} with --init, ${SCRATCH_RECIPE.epochs} from scratch
@@ -72,7 +77,7 @@ exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C 
 const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
-  ...valueOptions('init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
+  ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf'),
 }
 
@@ -86,6 +91,10 @@ export async function run(argv: string[]): Promise<number> {
     if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
     const resume = v.resume ?? false
     const scratch = v.init === undefined && !resume
+    const arch = v.arch ?? (scratch && v.preset === undefined ? 'word-lstm' : 'bert')
+    if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
+    if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
+    if (v.minutes !== undefined) throw new CliError('--minutes is an option of --arch word-lstm', 2)
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
     if (scratch && !isPresetName(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
     const settings = finetuneSettings(v)
@@ -270,6 +279,97 @@ export async function run(argv: string[]): Promise<number> {
     })
     return result.cancelled ? 130 : 0
   })
+}
+
+/** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
+async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
+  for (const flag of ['init', 'preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level'] as const) {
+    if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
+  }
+  const settings = finetuneSettings(v)
+  const seed = settings.seed ?? TRAIN_DEFAULTS.seed
+  const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
+  const minutes = numOpt(v.minutes, '--minutes', (n) => n > 0, 'a number > 0')
+  const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
+  const quiet = v.quiet ?? false
+  const log = stderrLog(quiet)
+  const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
+  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])], replace: v.overwrite, replaceFlag: '--overwrite' })
+  const trainFormat = formatOpt(v['train-format'], '--train-format')
+  const devFormat = formatOpt(v['dev-format'], '--dev-format')
+  const specs = taskSpecs.length ? taskSpecs : [{ name: DEFAULT_HEAD, train: trainPath, dev: v.dev as string | undefined }]
+  const tasks: Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[] }> = []
+  for (const spec of specs) {
+    if (tasks.some((t) => t.head === spec.name)) throw new CliError(`--task ${spec.name} is given twice`, 2)
+    const trainDocs = (await readCorpus(spec.train, trainFormat, quiet, typeMap)).documents
+    if (!trainDocs.some((d) => d.mentions.length)) throw new CliError(`${spec.train}: no entity mentions; nothing to learn`)
+    const dev = spec.dev !== undefined ? (await readCorpus(spec.dev, devFormat, quiet, typeMap)).documents : undefined
+    if (!dev) log('warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
+    tasks.push({ head: spec.name, train: augmentCopies > 0 ? augmentByMentionReplacement(trainDocs, { copies: augmentCopies, seed }) : trainDocs, dev })
+  }
+  const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
+  let lastLine = 0
+  let result
+  try {
+    result = await trainWordTagger({
+      tasks,
+      outDir,
+      epochs: settings.epochs,
+      batchSize: settings.batchSize,
+      lr: settings.lr,
+      maxGradNorm: maxGradNorm === 0 ? null : maxGradNorm,
+      seed,
+      maxLength: settings.maxLength,
+      patience: settings.patience,
+      maxSteps: settings.maxSteps,
+      maxMinutes: minutes,
+      threads: settings.threads,
+      signal: stop.signal,
+      onTaskScores: tasks.length > 1 ? (epoch, scores) => log(`epoch ${epoch} devel F1 by head: ${Object.entries(scores).map(([h, s]) => `${h} ${s.f1.toFixed(4)}`).join(', ')}`) : undefined,
+      onProgress: (p: TrainProgress) => {
+        if (p.kind === 'eval') return log(`epoch ${p.epoch}/${p.epochs}: mean loss ${p.loss.toFixed(4)}, devel F1 ${p.devF1!.toFixed(4)}`)
+        const now = performance.now()
+        if (now - lastLine < 5000 && p.step !== p.totalSteps && p.step !== 1) return
+        lastLine = now
+        log(`epoch ${p.epoch}/${p.epochs} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} ${Math.round(p.tokensPerSecond)} tok/s eta ${formatDuration(p.etaSeconds)}`)
+      },
+      metadata: {
+        source: {
+          ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
+          arch: 'word-lstm',
+          augmentMentions: augmentCopies,
+          ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
+        },
+      },
+    })
+  } finally {
+    stop.release()
+  }
+  const c = result.model.config
+  log(`model: word-lstm — ${c.wordVocabSize} words × ${c.wordDim}, ${c.charVocabSize} characters, BiLSTM 2 × ${c.lstmHidden}, CRF`)
+  if (result.cancelled) log(`stopped at step ${result.steps}; ${result.checkpointDir ? `best checkpoint (epoch ${result.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
+  log(`done in ${formatDuration(result.wallSeconds)}; best epoch ${result.bestEpoch ?? '-'}${result.bestDevF1 !== null ? ` (devel F1 ${result.bestDevF1.toFixed(4)})` : ''}`)
+  writeJsonLine({
+    out: result.checkpointDir,
+    arch: 'word-lstm',
+    trainer: result.trainer,
+    labels: result.labels,
+    parameters: [...result.model.params.values()].reduce((a, p) => a + p.length, 0),
+    train_examples: result.trainExamples,
+    steps: result.steps,
+    planned_steps: result.plannedSteps,
+    epochs: result.epochs,
+    best_epoch: result.bestEpoch,
+    best_dev_f1: result.bestDevF1,
+    cancelled: result.cancelled,
+    stopped_early: result.stoppedEarly,
+    train_tokens: result.trainTokens,
+    tokens_per_second: result.tokensPerSecond,
+    train_seconds: result.trainSeconds,
+    eval_seconds: result.evalSeconds,
+    wall_seconds: result.wallSeconds,
+  })
+  return result.cancelled ? 130 : 0
 }
 
 /** The levers a run in `dir` was started with (fastbioner.json's source), for --resume. */

@@ -12,10 +12,15 @@
 //   classifier.weight [2H, C]  classifier.bias [C]  (classifiers.<head>.* for named heads)
 //   crf.transitions [C, C]  crf.start_transitions [C]  crf.end_transitions [C]  (crfs.<head>.*)
 
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { crfParamShapes } from './crf'
+import { CheckpointError, CONFIG_FILE, METADATA_FILE, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
+import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
+import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { Rng } from '../rng'
 import { wordTaggerInputDim, type WordTaggerDims } from '../onnx/recurrent'
-import { SHAPE_FLAGS, type WordFeaturizer } from '../nlp/word-features'
+import { SHAPE_FLAGS, WordFeaturizer } from '../nlp/word-features'
 
 export const WORD_TAGGER_MODEL_TYPE = 'fastbioner-word-tagger'
 
@@ -149,4 +154,135 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
     return n
   })
   return { batchSize: B, steps: T, lengths, wordIds, charIds, shapes, reverseIndex, numWords }
+}
+
+// ---- model folder --------------------------------------------------------------------------
+// config.json (model_type fastbioner-word-tagger, sizes, heads and their labels), words.txt and
+// chars.txt (the vocabularies, one entry per line, <pad> and <unk> first), vocab.txt (the special
+// tokens only, so the one tagging path's word splitter gives each word exactly one piece and
+// windows count words), model.safetensors (the parameters above), fastbioner.json (training
+// record). Files are replaced one by one, atomically, config.json last.
+
+export const WORDS_FILE = 'words.txt'
+export const CHARS_FILE = 'chars.txt'
+/** vocab.txt of a word tagger: each word becomes one [UNK] piece. */
+export const WORD_TAGGER_PIECE_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
+
+const CONFIG_KEYS: Array<[keyof WordTaggerDims | 'dropout' | 'singletonUnk', string, number]> = [
+  ['wordVocabSize', 'word_vocab_size', 1e7],
+  ['wordDim', 'word_dim', 4096],
+  ['charVocabSize', 'char_vocab_size', 1e6],
+  ['charDim', 'char_dim', 4096],
+  ['charFilters', 'char_filters', 4096],
+  ['charWidth', 'char_width', 31],
+  ['maxChars', 'max_chars', 1000],
+  ['shapeFlags', 'shape_flags', SHAPE_FLAGS],
+  ['lstmHidden', 'lstm_hidden', 4096],
+  ['dropout', 'dropout', 1],
+  ['singletonUnk', 'singleton_unk', 1],
+]
+
+export interface WordTaggerFolder {
+  config: WordTaggerConfig
+  featurizer: WordFeaturizer
+  /** Head name → its labels. */
+  heads: Record<string, string[]>
+  params: Map<string, Float32Array>
+  metadata?: Record<string, unknown>
+}
+
+export function headsOf(heads: Record<string, readonly string[]>): Array<{ name: string; numLabels: number }> {
+  return Object.entries(heads).map(([name, labels]) => ({ name, numLabels: labels.length }))
+}
+
+/** True when `dir/config.json` declares a word tagger (a BERT folder, or none, is false). */
+export function isWordTaggerFolder(dir: string): boolean {
+  const path = join(dir, CONFIG_FILE)
+  if (!existsSync(path)) return false
+  try {
+    return readJsonObject(path).model_type === WORD_TAGGER_MODEL_TYPE
+  } catch {
+    return false
+  }
+}
+
+function vocabLines(list: readonly string[], what: string, dir: string): string {
+  const bad = list.findIndex((t) => /[\n\r]/.test(t))
+  if (bad >= 0) throw new CheckpointError(`${dir}: ${what} entry ${bad + 1} contains a line break`)
+  return list.join('\n') + '\n'
+}
+
+export function saveWordTagger(dir: string, m: WordTaggerFolder): void {
+  mkdirSync(dir, { recursive: true })
+  removeStaleTempFiles(dir)
+  const shapes = wordTaggerParamShapes(m.config, headsOf(m.heads))
+  const tensors = new Map<string, TensorToWrite>()
+  for (const [name, shape] of shapes) {
+    const data = m.params.get(name)
+    if (!data) throw new CheckpointError(`${dir}: parameter ${name} has no value`)
+    tensors.set(name, { shape, data })
+  }
+  writeFileAtomic(join(dir, WEIGHTS_FILE), serializeSafetensors(tensors, { format: 'pt' }))
+  writeFileAtomic(join(dir, WORDS_FILE), [vocabLines(m.featurizer.words, 'word list', dir)])
+  writeFileAtomic(join(dir, CHARS_FILE), [vocabLines(m.featurizer.chars, 'character list', dir)])
+  writeFileAtomic(join(dir, VOCAB_FILE), [WORD_TAGGER_PIECE_VOCAB.join('\n') + '\n'])
+  if (m.metadata) writeFileAtomic(join(dir, METADATA_FILE), [JSON.stringify(m.metadata, null, 2) + '\n'])
+  const json: Record<string, unknown> = { model_type: WORD_TAGGER_MODEL_TYPE, architectures: ['FastBioNERWordTagger'] }
+  for (const [key, name] of CONFIG_KEYS) json[name] = m.config[key]
+  json.heads = m.heads
+  writeFileAtomic(join(dir, CONFIG_FILE), [JSON.stringify(json, null, 2) + '\n'])
+}
+
+function readLines(path: string): string[] {
+  const lines = readFileSync(path, 'utf8').split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  return lines.map((l) => l.replace(/\r$/, ''))
+}
+
+/** Reads a word tagger folder; every size is checked against config.json and the weights. */
+export function loadWordTagger(dir: string): WordTaggerFolder {
+  const cfgPath = join(dir, CONFIG_FILE)
+  const j = readJsonObject(cfgPath)
+  if (j.model_type !== WORD_TAGGER_MODEL_TYPE) throw new CheckpointError(`${cfgPath}: model_type is not ${WORD_TAGGER_MODEL_TYPE}`)
+  const config = { modelType: WORD_TAGGER_MODEL_TYPE } as WordTaggerConfig
+  for (const [key, name, max] of CONFIG_KEYS) {
+    const v = j[name]
+    const fraction = key === 'dropout' || key === 'singletonUnk'
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > max || (!fraction && (!Number.isInteger(v) || v < 1))) {
+      throw new CheckpointError(`${cfgPath}: ${name} must be ${fraction ? 'a number in [0, 1]' : `an integer in [1, ${max}]`}, got ${JSON.stringify(v)}`)
+    }
+    ;(config as unknown as Record<string, number>)[key] = v
+  }
+  if (config.charWidth % 2 !== 1) throw new CheckpointError(`${cfgPath}: char_width must be odd, got ${config.charWidth}`)
+  const heads = j.heads
+  if (!heads || typeof heads !== 'object' || Array.isArray(heads) || Object.keys(heads).length === 0) throw new CheckpointError(`${cfgPath}: heads must map each head to its labels`)
+  for (const [name, labels] of Object.entries(heads)) {
+    if (!Array.isArray(labels) || labels.length < 1 || labels.some((l) => typeof l !== 'string')) throw new CheckpointError(`${cfgPath}: head ${name} must list its labels as strings`)
+  }
+  const headLabels = heads as Record<string, string[]>
+  const words = readLines(join(dir, WORDS_FILE))
+  const chars = readLines(join(dir, CHARS_FILE))
+  if (words.length !== config.wordVocabSize) throw new CheckpointError(`${join(dir, WORDS_FILE)}: ${words.length} words, config.json says ${config.wordVocabSize}`)
+  if (chars.length !== config.charVocabSize) throw new CheckpointError(`${join(dir, CHARS_FILE)}: ${chars.length} characters, config.json says ${config.charVocabSize}`)
+  let featurizer: WordFeaturizer
+  try {
+    featurizer = new WordFeaturizer(words, chars)
+  } catch (e) {
+    throw new CheckpointError(`${dir}: ${(e as Error).message}`)
+  }
+  const stored = readSafetensors(join(dir, WEIGHTS_FILE))
+  const params = new Map<string, Float32Array>()
+  for (const [name, shape] of wordTaggerParamShapes(config, headsOf(headLabels))) {
+    const t = stored.tensors.get(name)
+    if (!t) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: no tensor ${name}`)
+    if (t.shape.join() !== shape.join()) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} is [${t.shape}], config.json implies [${shape}]`)
+    if (!(t.data instanceof Float32Array)) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} is not a float tensor`)
+    for (let i = 0; i < t.data.length; i++) {
+      if (!Number.isFinite(t.data[i])) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} holds a non-finite value at index ${i}`)
+    }
+    params.set(name, t.data)
+  }
+  const metaPath = join(dir, METADATA_FILE)
+  const metadata = existsSync(metaPath) ? readJsonObject(metaPath) : undefined
+  return { config, featurizer, heads: headLabels, params, metadata }
 }

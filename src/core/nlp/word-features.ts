@@ -98,16 +98,16 @@ export class WordFeaturizer {
  * The words of an example in order: for each word, its first piece's position and its text
  * (document characters from the word's first piece start to its last piece end).
  */
-export function exampleWords(ex: Pick<Example, 'wordIds' | 'wordStarts' | 'offsets'>, text: string): { positions: number[]; words: string[] } {
+export function exampleWords(ex: Pick<Example, 'wordIds' | 'wordStarts' | 'offsets'>, text: string): { positions: number[]; texts: string[] } {
   const positions: number[] = []
-  const words: string[] = []
+  const texts: string[] = []
   const n = ex.wordIds.length
   for (let p = 0; p < n; p++) {
     if (!ex.wordStarts[p]) continue
     let q = p
     while (q + 1 < n && ex.wordIds[q + 1] === ex.wordIds[p] && !ex.wordStarts[q + 1]) q++
     positions.push(p)
-    words.push(text.slice(ex.offsets[2 * p], ex.offsets[2 * q + 1]))
+    texts.push(text.slice(ex.offsets[2 * p], ex.offsets[2 * q + 1]))
   }
-  return { positions, words }
+  return { positions, texts }
 }

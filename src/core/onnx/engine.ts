@@ -13,6 +13,11 @@ export interface InferenceBatch {
   tokenTypeIds?: Int32Array | BigInt64Array
   batch: number
   seq: number
+  /**
+   * For engines that read words themselves (needsWords: the word-level tagger): per row, the
+   * first-piece position of each word and the word's text.
+   */
+  words?: Array<{ positions: number[]; texts: string[] }>
 }
 
 export interface InferenceResult {
@@ -30,6 +35,8 @@ export interface InferenceEngine {
   warnings: string[]
   /** The model files this engine read (model.onnx, or the weights for tfjs), for sizes. */
   files?: string[]
+  /** The engine reads InferenceBatch.words (the tagger supplies them). */
+  needsWords?: boolean
   run(batch: InferenceBatch): Promise<InferenceResult>
   dispose(): Promise<void>
 }

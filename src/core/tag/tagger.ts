@@ -15,6 +15,7 @@ import type { CrfScores } from '../model/crf'
 import type { LabelMap } from '../nlp/bio'
 import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
+import { exampleWords } from '../nlp/word-features'
 import { mergeWindowPredictions } from '../nlp/windows'
 import type { InferenceEngine } from '../onnx/engine'
 import { collate, planBatches } from '../train/batching'
@@ -141,7 +142,8 @@ export class Tagger {
       for (const idx of planBatches(exs.map((e) => e.inputIds.length), { batchSize, shuffle: false })) {
         if (opts.signal?.aborted) throw new DOMException('tagging cancelled', 'AbortError')
         const h = collate(exs, idx, { padTokenId: this.tokenizer.padId })
-        const res = await this.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen })
+        const words = this.engine.needsWords ? idx.map((e) => exampleWords(exs[e], part[flat[e].plan].text)) : undefined
+        const res = await this.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen, words })
         for (const e of idx) pieces[flat[e].plan] += exs[e].inputIds.length
         heads.forEach((head, k) => {
           const logits = res.logits[head.name]

@@ -1,0 +1,195 @@
+// Training of the word-level recurrent tagger (core/model/word-tagger) on the one training runner
+// (./runner): documents → examples by the one examples path (a special-tokens-only piece
+// vocabulary makes every word one piece, so windows and labels are per word) → batches of
+// sentences → OrtWordTaggerTrainer steps; devel F1 after each epoch through the one tagging path;
+// the best epoch saved to outDir.
+
+import type { CorpusDocument } from '../../shared/domain'
+import { evaluateTagger } from '../eval/evaluate'
+import { buildLabelMap, IGNORE_INDEX, type LabelMap } from '../nlp/bio'
+import { documentsToExamples, type Example } from '../nlp/examples'
+import { WordPieceTokenizer } from '../nlp/tokenizer'
+import { exampleWords, WordFeaturizer, type WordVocabOptions } from '../nlp/word-features'
+import { initWordTaggerParams, saveWordTagger, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
+import type { TrainingMetadata } from '../model/checkpoint-files'
+import { wordTaggerFor } from '../tag/open'
+import { deriveSeed, Rng } from '../rng'
+import type { TrainerEngine } from './engine'
+import { plannedStepsOf, runTraining, type DevScores, type RunProgress, type RunResult } from './runner'
+import { OrtWordTaggerTrainer } from './word-trainer'
+
+export const WORD_TAGGER_RECIPE = {
+  epochs: 25,
+  batchSize: 16,
+  lr: 2e-3,
+  maxGradNorm: 5,
+  /** Words per window including the two special positions. */
+  maxLength: 256,
+} as const
+
+export interface WordTrainTask {
+  head: string
+  train: readonly CorpusDocument[]
+  dev?: readonly CorpusDocument[]
+}
+
+export interface WordTrainOptions {
+  tasks: readonly WordTrainTask[]
+  /** The best epoch (by mean devel F1 over heads) is saved here; omit to keep it in memory. */
+  outDir?: string
+  epochs?: number
+  batchSize?: number
+  lr?: number
+  maxGradNorm?: number | null
+  seed?: number
+  /** Words per window including the two special positions. */
+  maxLength?: number
+  sentenceLevel?: boolean
+  patience?: number
+  maxSteps?: number
+  /** Stop after the first epoch that ends past this many minutes (the best epoch is kept). */
+  maxMinutes?: number
+  /** Sizes other than the defaults (WORD_TAGGER_DEFAULTS). */
+  config?: Partial<WordTaggerConfig>
+  vocab?: WordVocabOptions
+  threads?: number
+  signal?: AbortSignal
+  onProgress?: (p: RunProgress) => void
+  onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
+  /** Extra fastbioner.json content (the caller's source record). */
+  metadata?: Record<string, unknown>
+}
+
+export interface WordTrainResult extends RunResult {
+  model: WordTaggerFolder
+  labels: Record<string, string[]>
+  trainExamples: number
+  trainer: string
+  wallSeconds: number
+}
+
+interface WordExample extends Example {
+  head: string
+  words: string[]
+  /** Label id of each word. */
+  wordLabels: Int32Array
+}
+
+/** Every word becomes one [UNK] piece: the examples path then windows and labels by word. */
+export function wordTaggerTokenizer(): WordPieceTokenizer {
+  return new WordPieceTokenizer(WORD_TAGGER_PIECE_VOCAB, { lowercase: false })
+}
+
+function wordExamples(docs: readonly CorpusDocument[], head: string, labelMap: LabelMap, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
+  const byId = new Map(docs.map((d) => [d.id, d]))
+  return documentsToExamples(docs, tokenizer, labelMap, { maxLength, sentenceLevel }).map((ex) => {
+    const { positions, texts } = exampleWords(ex, byId.get(ex.docId)!.text)
+    return { ...ex, head, words: texts, wordLabels: Int32Array.from(positions, (p) => ex.labels[p]) }
+  })
+}
+
+export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainResult> {
+  const started = performance.now()
+  const seed = o.seed ?? 42
+  const epochs = o.epochs ?? WORD_TAGGER_RECIPE.epochs
+  const batchSize = o.batchSize ?? WORD_TAGGER_RECIPE.batchSize
+  const lr = o.lr ?? WORD_TAGGER_RECIPE.lr
+  const maxLength = o.maxLength ?? WORD_TAGGER_RECIPE.maxLength
+  const sentenceLevel = o.sentenceLevel ?? true
+  const tokenizer = wordTaggerTokenizer()
+  const labels: Record<string, string[]> = {}
+  const examples: WordExample[] = []
+  for (const t of o.tasks) {
+    const map = buildLabelMap(new Set(t.train.flatMap((d) => d.mentions.map((m) => m.type))))
+    labels[t.head] = map.labels
+    examples.push(...wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel))
+  }
+  if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
+  const featurizer = WordFeaturizer.learn(examples.flatMap((e) => e.words), o.vocab)
+  const config = wordTaggerConfig(featurizer, o.config)
+  const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
+  const params = initWordTaggerParams(config, heads, seed)
+  const model: WordTaggerFolder = { config, featurizer, heads: labels, params }
+  const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, o.maxSteps)
+  const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })
+  const devTasks = o.tasks.filter((t) => t.dev?.length)
+  const tagger = devTasks.length ? wordTaggerFor(model, { maxLength, sentenceLevel }, { threads: o.threads }) : null
+  const unk = new Rng(deriveSeed(seed, 0x756e6b))
+  const deadline = o.maxMinutes !== undefined ? started + o.maxMinutes * 60_000 : Infinity
+  const timeUp = new AbortController()
+  const signal = o.signal ? AbortSignal.any([o.signal, timeUp.signal]) : timeUp.signal
+
+  const engine: TrainerEngine = {
+    trainer: 'onnxruntime-cpu',
+    reason: 'word tagger: onnxruntime training graphs (BiLSTM unrolled per length bucket)',
+    async step(b, _labels, stepSeed) {
+      const rows = b.indices.map((i) => examples[i])
+      const T = wordBucket(Math.max(...rows.map((e) => e.words.length)))
+      const batch = wordBatch(featurizer, config, rows.map((e) => e.words), T, unk)
+      const y: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(rows.length * T).fill(IGNORE_INDEX)]))
+      rows.forEach((e, r) => y[e.head].set(e.wordLabels, r * T))
+      return trainer.step(batch, y, stepSeed)
+    },
+    currentLr: () => trainer.optimizer.currentLr(),
+    syncModel: () => {},
+    optimizerState: () => trainer.optimizerState(),
+    loadOptimizerState: (s) => trainer.optimizer.loadState(s),
+    dispose: () => trainer.dispose(),
+  }
+
+  const evaluate = async (epoch: number): Promise<DevScores> => {
+    const scores: Record<string, DevScores> = {}
+    for (const t of devTasks) {
+      const r = await evaluateTagger(tagger!, t.dev!, { head: t.head })
+      scores[t.head] = { precision: r.overall.precision, recall: r.overall.recall, f1: r.overall.f1 }
+    }
+    if (devTasks.length > 1) o.onTaskScores?.(epoch, scores)
+    if (performance.now() > deadline) timeUp.abort()
+    const all = Object.values(scores)
+    const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
+    return { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') }
+  }
+
+  let lastRecord: Partial<TrainingMetadata> = {}
+  const result = await runTraining({
+    examples,
+    engine,
+    labels: () => ({}),
+    padTokenId: tokenizer.padId,
+    epochs,
+    batchSize,
+    seed,
+    plannedSteps,
+    patience: o.patience,
+    evaluate: devTasks.length ? evaluate : undefined,
+    save: async (p) => {
+      lastRecord = {
+        head: heads[0].name,
+        labels: labels[heads[0].name],
+        maxLength,
+        stride: null,
+        sentenceLevel,
+        epoch: p.epoch,
+        step: p.step,
+        seed,
+        batchSize,
+        lr,
+        dev: p.dev,
+        tasks: o.tasks.length > 1 ? o.tasks.map((t) => t.head) : undefined,
+        trainer: engine.trainer,
+        trainerReason: engine.reason,
+      }
+      if (!o.outDir) return null
+      saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, training: lastRecord } })
+      return o.outDir
+    },
+    onProgress: o.onProgress,
+    signal,
+    peakLr: lr,
+  })
+  await engine.dispose()
+  await tagger?.dispose()
+  // A run stopped by its time budget is complete, not cancelled.
+  if (timeUp.signal.aborted && !o.signal?.aborted) result.cancelled = false
+  return { ...result, model, labels, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: (performance.now() - started) / 1000 }
+}
