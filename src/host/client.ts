@@ -17,7 +17,9 @@
 // Protocol (./protocol.ts): request ids, progress messages, one result per request, cancel
 // messages. A cancelled job that has not answered after `cancelGraceMs` is stopped by killing
 // the process; its request then rejects with StoreError 'cancelled', any other request in flight
-// with HostCrashError.
+// with HostCrashError. A request without a cancel signal has a watchdog instead (timeoutMs): one
+// that never answers (a read blocked on a FIFO or a dead network share) would otherwise stall every
+// later model request; past its deadline the process is killed and the next request starts a fresh one.
 import { CorpusError } from '../core/corpus/errors'
 import { StoreError } from '../core/store/errors'
 import type { HostErrorShape, HostMethod, HostParams, HostProgress, HostResult, HostToMain, MainToHost } from './protocol'
@@ -44,6 +46,8 @@ export interface ModelHostOptions {
   startTimeoutMs?: number
   /** How long a cancelled request may take to answer before the process is killed. Default 15 s. */
   cancelGraceMs?: number
+  /** Deadline of a request that has no cancel signal (RequestOptions.timeoutMs). Default 10 min. */
+  requestTimeoutMs?: number
   logger?: (line: string) => void
 }
 
@@ -52,6 +56,13 @@ export interface RequestOptions<P> {
   signal?: AbortSignal
   onProgress?: (progress: P) => void
   cancelGraceMs?: number
+  /**
+   * How long to wait for the answer before the process is judged stuck: it is killed (every
+   * request in flight fails, the next one starts a fresh process) and this request rejects with
+   * HostCrashError. Default: none when `signal` is given (the user can cancel), else
+   * ModelHostOptions.requestTimeoutMs.
+   */
+  timeoutMs?: number
 }
 
 interface Proc {
@@ -77,6 +88,8 @@ function describeExit(code: number | null, signal: string | null): string {
   if (code === 134 || code === 137) return `exit code ${code}, probably out of memory`
   return `exit code ${code}`
 }
+
+const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`)
 
 /** Rebuilds a thrown host error on this side, keeping what toIpcError needs (code, issues). */
 export function errorFromHost(e: HostErrorShape): Error {
@@ -126,6 +139,7 @@ export class ModelHost {
     return new Promise<HostResult<M>>((resolve, reject) => {
       const id = this.nextId++
       let graceTimer: NodeJS.Timeout | null = null
+      let watchdog: NodeJS.Timeout | null = null
       const onAbort = () => {
         const p = this.pending.get(id)
         if (!p || p.cancelRequested) return
@@ -146,11 +160,19 @@ export class ModelHost {
         cancelRequested: false,
         cleanup: () => {
           if (graceTimer) clearTimeout(graceTimer)
+          if (watchdog) clearTimeout(watchdog)
           opts.signal?.removeEventListener('abort', onAbort)
         },
       }
       this.pending.set(id, pending)
       opts.signal?.addEventListener('abort', onAbort, { once: true })
+      const deadline = opts.timeoutMs ?? (opts.signal ? undefined : (this.opts.requestTimeoutMs ?? 600_000))
+      if (deadline !== undefined) {
+        watchdog = setTimeout(() => {
+          if (this.pending.has(id)) this.kill(proc, `${method} did not answer within ${seconds(deadline)} (a file it reads may be blocked); the model process restarts with the next request`)
+        }, deadline)
+        watchdog.unref?.()
+      }
       if (!this.post(proc, { type: 'request', id, method, params })) {
         this.settle(id)
         reject(new HostCrashError(`The model process is not running (it stopped before ${method} could be sent); try again`))

@@ -12,7 +12,8 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
   return {
     async 'engine:info'() {
       const ws = workspace()
-      return host().request('engineInfo', { modelDir: ws.activeModel()?.path ?? null })
+      // Loads (and may export) the active model: a minute for a large one, never forever.
+      return host().request('engineInfo', { modelDir: ws.activeModel()?.path ?? null }, { timeoutMs: 120_000 })
     },
 
     async 'models:list'() {

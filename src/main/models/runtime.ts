@@ -126,7 +126,7 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
 
   async function releaseHostFiles(path: string): Promise<void> {
     // Only a running host can hold the files open; never start one just to release nothing.
-    if (ctx.modelHost?.pid !== undefined) await ctx.modelHost.request('release', { dir: path }).catch(() => undefined)
+    if (ctx.modelHost?.pid !== undefined) await ctx.modelHost.request('release', { dir: path }, { timeoutMs: 30_000 }).catch(() => undefined)
   }
 
   function begin(jobId: string | null, slot: Slot, what: string): { signal: AbortSignal; job: RunningJob; end(): void } {
