@@ -65,6 +65,7 @@ export class Workspace {
     let db: Db | undefined
     try {
       db = openDatabase(file)
+      checkIntegrity(db)
       migrate(db, file)
     } catch (e) {
       db?.close()
@@ -332,6 +333,16 @@ export class Workspace {
   documentsForTagging(ids: number[]): CorpusDocument[] {
     return documents.documentsForTagging(this.c, ids)
   }
+}
+
+/**
+ * SQLite's quick_check (b-trees, page and cell structure; not the slower index-vs-table
+ * comparison of integrity_check), so a file damaged mid-way is refused at open with the reason
+ * instead of failing later, at whichever query reaches the damaged page.
+ */
+function checkIntegrity(db: Db): void {
+  const result = String(db.pragma('quick_check', { simple: true }))
+  if (result !== 'ok') throw Object.assign(new Error(`the file is damaged (SQLite quick_check: ${result}); restore a backup or open another workspace`), { code: 'SQLITE_CORRUPT' })
 }
 
 /** Why opening failed, from the SQLite or file-system error. */

@@ -1,12 +1,14 @@
 // One owner per workspace (store/lock.ts): the lock taken at open and released at close, a
 // second opener refused with the holder named, stale locks (dead process, reused process id,
-// half-written file left long ago) taken over, another host's lock only when the user says so.
+// half-written file left long ago) taken over, another host's lock only when the user says so;
+// and the other reasons a workspace cannot be opened, damage found by quick_check among them.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { LOCK_SUFFIX, Workspace, WorkspaceOpenError, type LockOwner } from '@core/store'
 import { processStartTime } from '../../../src/core/store/lock'
+import Database from '@core/store/sqlite'
 import { tempDir } from './helpers'
 
 function openError(path: string, opts: { takeOver?: boolean } = {}): WorkspaceOpenError {
@@ -125,6 +127,38 @@ describe('workspace lock', () => {
       expect(existsSync(path + LOCK_SUFFIX)).toBe(false)
       writeFileSync(join(dir, 'file'), 'x')
       expect(openError(join(dir, 'file', 'ws.sqlite')).reason).toBe('missing')
+    } finally {
+      cleanup()
+    }
+  })
+})
+
+describe('damage found at open (issue 31 F12)', () => {
+  it('refuses a workspace damaged mid-file with the reason, instead of failing at the first query that reaches it', async () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const path = join(dir, 'ws.sqlite')
+      const ws = Workspace.open(path)
+      const text = 'Cystic fibrosis in siblings treated with aspirin. '.repeat(40)
+      await ws.importDocuments(
+        Array.from({ length: 300 }, (_, i) => ({ id: `d${i}`, text, passages: [{ type: 'abstract', offset: 0, length: text.length }], mentions: [] })),
+        'big',
+      )
+      ws.close()
+      // Everything into the main file (no WAL left), then overwrite most of one page in the middle
+      // of the file (page size 4096), leaving the header intact.
+      const db = new Database(path)
+      db.pragma('wal_checkpoint(TRUNCATE)')
+      db.close()
+      const bytes = readFileSync(path)
+      const page = Math.floor(bytes.length / 4096 / 2)
+      expect(page).toBeGreaterThan(10)
+      bytes.fill(0xa5, page * 4096 + 8, page * 4096 + 4000)
+      writeFileSync(path, bytes)
+      const err = openError(path)
+      expect(err.reason).toBe('corrupt')
+      expect(err.message).toMatch(new RegExp(`Cannot open workspace ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*(damaged|malformed)`))
+      expect(existsSync(path + LOCK_SUFFIX)).toBe(false)
     } finally {
       cleanup()
     }
