@@ -1,0 +1,101 @@
+// Models already on this computer in the Hugging Face cache (offline, no network): the hub folder
+// huggingface_hub uses — HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub
+// (XDG_CACHE_HOME when set) — holds models--org--name/{refs/main, snapshots/<sha>/, blobs/}.
+// Every existing candidate folder is scanned, so a model is found whichever variable was set
+// when it was downloaded. Only BERT-family folders with weights this app reads are listed.
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { bertConfigFromHf, CONFIG_FILE, findWeightFiles, readJsonObject } from './checkpoint-files'
+
+export interface CachedModel {
+  /** org/name as on the Hub. */
+  repoId: string
+  /** The snapshot folder: a model folder every command opens. */
+  dir: string
+  revision: string
+  layers: number
+  hidden: number
+  /** config.json names BertForTokenClassification: it can tag as it is. */
+  tokenClassifier: boolean
+  /** Bytes of the weight files. */
+  bytes: number
+}
+
+/** The hub folders to scan, in huggingface_hub's order of precedence, without duplicates. */
+export function hubCacheDirs(env: NodeJS.ProcessEnv = process.env, home = homedir()): string[] {
+  const dirs = [
+    env.HF_HUB_CACHE,
+    env.HF_HOME && join(env.HF_HOME, 'hub'),
+    env.XDG_CACHE_HOME && join(env.XDG_CACHE_HOME, 'huggingface', 'hub'),
+    join(home, '.cache', 'huggingface', 'hub'),
+  ]
+  return [...new Set(dirs.filter((d): d is string => !!d).map((d) => resolve(d)))]
+}
+
+/** The snapshot refs/main points at, else the most recently written one. */
+function currentSnapshot(repoDir: string): { revision: string; dir: string } | null {
+  const snapshots = join(repoDir, 'snapshots')
+  if (!existsSync(snapshots)) return null
+  const ref = join(repoDir, 'refs', 'main')
+  if (existsSync(ref)) {
+    const revision = readFileSync(ref, 'utf8').trim()
+    if (/^[0-9a-f]{7,64}$/.test(revision) && existsSync(join(snapshots, revision))) return { revision, dir: join(snapshots, revision) }
+  }
+  const all = readdirSync(snapshots, { withFileTypes: true }).filter((e) => e.isDirectory())
+  if (!all.length) return null
+  const newest = all.map((e) => ({ revision: e.name, mtime: statSync(join(snapshots, e.name)).mtimeMs })).sort((a, b) => b.mtime - a.mtime)[0]
+  return { revision: newest.revision, dir: join(snapshots, newest.revision) }
+}
+
+function describeModel(repoId: string, repoDir: string): CachedModel | null {
+  const snap = currentSnapshot(repoDir)
+  if (!snap || !existsSync(join(snap.dir, CONFIG_FILE))) return null
+  try {
+    const hf = readJsonObject(join(snap.dir, CONFIG_FILE))
+    const config = bertConfigFromHf(hf, join(snap.dir, CONFIG_FILE))
+    const weights = findWeightFiles(snap.dir)
+    const arch = Array.isArray(hf.architectures) ? hf.architectures : []
+    return {
+      repoId,
+      dir: snap.dir,
+      revision: snap.revision,
+      layers: config.numHiddenLayers,
+      hidden: config.hiddenSize,
+      tokenClassifier: arch.includes('BertForTokenClassification'),
+      bytes: weights.reduce((a, f) => a + statSync(f).size, 0),
+    }
+  } catch {
+    // Not BERT, no weights we read, or a broken download: not listed.
+    return null
+  }
+}
+
+/** BERT-family models in the Hugging Face cache, sorted by repo id (the first hub folder wins a duplicate). */
+export function listCachedModels(env: NodeJS.ProcessEnv = process.env, home = homedir()): CachedModel[] {
+  const found = new Map<string, CachedModel>()
+  for (const hub of hubCacheDirs(env, home)) {
+    if (!existsSync(hub)) continue
+    for (const e of readdirSync(hub, { withFileTypes: true })) {
+      const m = /^models--(.+?)--(.+)$/.exec(e.name)
+      if (!m || !e.isDirectory()) continue
+      const repoId = `${m[1]}/${m[2]}`
+      if (found.has(repoId)) continue
+      const model = describeModel(repoId, join(hub, e.name))
+      if (model) found.set(repoId, model)
+    }
+  }
+  return [...found.values()].sort((a, b) => a.repoId.localeCompare(b.repoId))
+}
+
+/**
+ * A model argument (--init, --teacher, --model) as a folder: an existing path always wins; else
+ * a repo id (org/name) present in the cache gives its snapshot folder; else the argument as it
+ * is (the caller's usual "missing" error then names it).
+ */
+export function resolveModelRef(ref: string, env: NodeJS.ProcessEnv = process.env, home = homedir()): string {
+  if (existsSync(ref)) return ref
+  if (!/^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(ref)) return ref
+  return listCachedModels(env, home).find((m) => m.repoId === ref)?.dir ?? ref
+}
