@@ -361,8 +361,11 @@ export const contract = {
    * Imports an HF checkpoint folder (copied into <workspace folder>/models/<name>/). A folder with
    * a token-classification head imports as 'imported'; a bare encoder (BioBERT, PubMedBERT,
    * bert-base-cased) imports as a 'teacher' with a fresh head for the workspace's entity types.
+   * With a `jobId`, jobs:cancel stops it (error code 'cancelled'; nothing is added).
    */
-  'models:import': { request: z.object({ path: z.string().min(1), name: z.string().trim().min(1).max(100).optional() }).strict() },
+  'models:import': {
+    request: z.object({ path: z.string().min(1), name: z.string().trim().min(1).max(100).optional(), jobId: jobId.optional() }).strict(),
+  },
   'models:setActive': { request: z.object({ id }).strict() },
   'models:delete': { request: z.object({ id }).strict() },
   /**

@@ -198,6 +198,17 @@ describe('model registry', () => {
     expect((await fail('models:delete', { id: 9999 })).code).toBe('not_found')
   })
 
+  it('cancels an import that has a job id: no model, no folder, the run recorded as cancelled', async () => {
+    const before = ws.listModels({ includeTraining: true }).map((m) => m.id)
+    const folders = readdirSync(join(dir, 'models')).sort()
+    const pending = dispatch(handlers, 'models:import', { path: join(dir, 'src-with-head'), name: 'to cancel', jobId: 'import-cancel' })
+    expect(await call('jobs:cancel', { jobId: 'import-cancel' })).toEqual({ cancelled: true })
+    expect(await pending).toMatchObject({ ok: false, error: { code: 'cancelled', message: expect.stringMatching(/cancelled: no model was added/) } })
+    expect(ws.listModels({ includeTraining: true }).map((m) => m.id)).toEqual(before)
+    expect(readdirSync(join(dir, 'models')).sort()).toEqual(folders)
+    expect(ws.runs().filter((r) => r.kind === 'import').at(-1)).toMatchObject({ status: 'cancelled' })
+  })
+
   it('imports an int8 folder (fastbioner quantize) as int8: weights kept int8, labelled in the registry', async () => {
     const float = join(dir, 'src-float-for-int8')
     const m = tinyModel(buildLabelMap(['Disease']).labels)

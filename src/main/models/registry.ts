@@ -3,12 +3,12 @@ import { basename } from 'node:path'
 import { TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelImportResult } from '@shared/ipc'
 import { buildLabelMap } from '../../core/nlp/bio'
-import { StoreError } from '../../core/store'
+import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
 import { type ModelRuntime, savedFolderFields, toInfo } from './runtime'
 
 export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info' | 'models:list' | 'dialog:openModelFolder' | 'models:import' | 'models:setActive' | 'models:delete'> {
-  const { ctx, deps, host, workspace, removeFolder, releaseHostFiles, begin, isInUse, reserve, discard, finishRun } = rt
+  const { ctx, deps, host, workspace, removeFolder, releaseHostFiles, begin, isInUse, reserve, abandonJob, finishRun } = rt
   return {
     async 'engine:info'() {
       const ws = workspace()
@@ -32,17 +32,20 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
       const ws = workspace()
       const name = req.name ?? ws.uniqueModelName(basename(source) || 'imported model')
       const types = ws.entityTypes()
-      const rec = await reserve(ws, { name, kind: 'imported' })
-      const { job, end } = begin(null, 'none', `Importing ${name}`)
-      job.models.add(rec.id)
-      const runId = (job.runId = ws.startRun('import', rec.id, { source }))
+      // Registered before the first await, so jobs:cancel finds it at once; with a job id the
+      // user can cancel it (and a stuck read is stopped that way), without one the host's watchdog stops it.
+      const { signal, job, end } = begin(req.jobId ?? null, 'none', `Importing ${name}`)
+      let rec: ModelRecord | null = null
+      let runId: number | null = null
       try {
-        const r = await host().request('importModel', {
-          source,
-          dest: rec.path,
-          headLabels: types.length ? buildLabelMap(types).labels : null,
-          seed: TRAIN_DEFAULTS.seed,
-        })
+        rec = await reserve(ws, { name, kind: 'imported' })
+        job.models.add(rec.id)
+        runId = job.runId = ws.startRun('import', rec.id, { source })
+        const r = await host().request(
+          'importModel',
+          { source, dest: rec.path, headLabels: types.length ? buildLabelMap(types).labels : null, seed: TRAIN_DEFAULTS.seed },
+          req.jobId ? { signal } : {},
+        )
         const model = ws.updateModel(rec.id, {
           status: 'ready',
           kind: r.freshHead ? 'teacher' : 'imported',
@@ -55,8 +58,7 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
         finishRun(ws, runId, 'done', { notes: r.notes })
         return { ...toInfo(model), notes: r.notes }
       } catch (e) {
-        finishRun(ws, runId, 'failed', { error: (e as Error).message })
-        await discard(ws, rec)
+        if (await abandonJob(ws, runId, rec, e)) throw new StoreError('cancelled', `Import of ${source} cancelled: no model was added`)
         throw e
       } finally {
         end()
