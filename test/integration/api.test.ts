@@ -305,6 +305,21 @@ describe('start-up that always shows a window (issue 31 F3)', () => {
     }
   })
 
+  it("takes over a workspace locked from another computer only when asked (the chooser's Take over)", async () => {
+    const shared = join(dir, 'shared.sqlite')
+    writeFileSync(`${shared}.lock`, JSON.stringify({ pid: 4242, host: 'other-machine.example', started: null, user: 'colleague', since: '2024-01-01T00:00:00Z', token: 't' }))
+    const start = WorkspaceSession.start(shared, 'tester')
+    try {
+      expect(start.problem).toMatchObject({ reason: 'locked', canTakeOver: true })
+      const h = createHandlers({ ...ctx, workspace: () => start.current(), openWorkspace: (p, o) => start.open(p, o), workspaceProblem: () => start.problem })
+      expect(await dispatch(h, 'workspace:open', {})).toMatchObject({ ok: false, error: { code: 'conflict', message: expect.stringMatching(/colleague on other-machine\.example/) } })
+      expect(await dispatch(h, 'workspace:open', { takeOver: true })).toMatchObject({ ok: true, value: { path: shared } })
+      expect(start.current().ownsLock).toBe(true)
+    } finally {
+      start.close()
+    }
+  })
+
   it('reopens the open workspace (its own lock does not refuse it)', async () => {
     expect((await call('workspace:open', {})).path).toBe(join(dir, 'default.sqlite'))
     expect((await call('workspace:open', {})).path).toBe(join(dir, 'default.sqlite'))
