@@ -388,6 +388,11 @@ export function toIpcError(e: unknown, channel?: string): IpcErrorShape {
   if (e instanceof Error && (e as { code?: unknown }).code === 'SQLITE_BUSY') {
     return { code: 'conflict', message: 'The workspace is busy (another program is writing to it); try again' }
   }
+  // Damage after the workspace opened (quick_check found none then): say what it is and what to do.
+  if (e instanceof Error && /^SQLITE_(CORRUPT|NOTADB)/.test(String((e as { code?: unknown }).code))) {
+    console.error(`[api] ${channel ?? ''} failed:`, e)
+    return { code: 'internal', message: `The workspace file is damaged (${e.message}): restore a backup of it or open another workspace` }
+  }
   const message = e instanceof Error ? e.message : String(e)
   console.error(`[api] ${channel ?? ''} failed:`, e)
   return { code: 'internal', message: message || 'Internal error' }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Channel, EventPayloads, IpcErrorShape, ResponseOf } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
-import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { createHandlers, dispatch, toIpcError, type HandlerContext, type Handlers } from '../../src/main/api'
 import { cancelJob, finishJob, startJob, throttle } from '../../src/main/jobs'
 import { parseCorpusText, writeCorpus } from '../../src/core/corpus'
 import { Workspace } from '../../src/core/store'
@@ -318,6 +318,12 @@ describe('start-up that always shows a window (issue 31 F3)', () => {
     } finally {
       start.close()
     }
+  })
+
+  it('says that the workspace file is damaged when SQLite finds damage after it opened', () => {
+    const e = Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' })
+    const err = toIpcError(e, 'documents:get')
+    expect(err.message).toBe('The workspace file is damaged (database disk image is malformed): restore a backup of it or open another workspace')
   })
 
   it('reopens the open workspace (its own lock does not refuse it)', async () => {
