@@ -1,7 +1,7 @@
 // Two app instances on one workspace folder (issue 31 F1): two shells — sessions and handler
 // tables as src/main/index.ts builds them — on one file. The second is refused with a message and
 // runs no start-up recovery; the first's training job, running meanwhile, finishes and is registered.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Channel, EventName, EventPayloads, ResponseOf } from '@shared/ipc'
@@ -88,6 +88,25 @@ describe('two instances on one workspace', () => {
     } finally {
       first.session.close()
       for (const s of second) s.session.close()
+    }
+  })
+
+  it('runs start-up recovery only while this instance holds the lock', async () => {
+    const path = join(dir, 'taken-over.sqlite')
+    const a = shell(path, 'first')
+    try {
+      const ws = a.session.current()
+      const folder = join(ws.modelsDir, 'running-elsewhere')
+      mkdirSync(folder, { recursive: true })
+      const rec = ws.createModel({ name: 'running elsewhere', kind: 'teacher', status: 'training', path: folder })
+      // Another computer took the workspace over (its user chose "Take over"): its job's rows look interrupted from here.
+      writeFileSync(`${path}.lock`, JSON.stringify({ pid: 1, host: 'other-machine.example', started: null, user: 'colleague', since: 'now', token: 'theirs' }))
+      expect(ws.ownsLock).toBe(false)
+      await call(a.handlers, 'models:list', {})
+      expect(ws.listModels({ includeTraining: true }).map((m) => m.id)).toEqual([rec.id])
+      expect(existsSync(folder)).toBe(true)
+    } finally {
+      a.session.close()
     }
   })
 })
