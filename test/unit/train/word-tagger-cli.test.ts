@@ -1,0 +1,90 @@
+// `train` with no architecture options makes the character-aware word tagger; its folder loads
+// back exactly, `eval` reproduces the devel F1 seen in training, and an unseen word that is spelt
+// like the training diseases is tagged because of its characters.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as trainCmd } from '../../../src/cli/commands/train'
+import { run as evalCmd } from '../../../src/cli/commands/eval'
+import { isWordTaggerFolder, loadWordTagger, saveWordTagger } from '@core/model/word-tagger'
+import { openTagger } from '@core/tag/open'
+import { writePubtator } from '@core/corpus'
+import { Rng } from '@core/rng'
+import { capture } from '../cli/capture'
+
+const FIX = resolve(__dirname, '../../fixtures/train')
+let tmp: string
+let model: string
+let summary: { arch: string; best_dev_f1: number; epochs: unknown[] }
+
+describe('word tagger through the CLI', () => {
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'fastbioner-word-'))
+    model = join(tmp, 'model')
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--out', model, '--epochs', '4', '--seed', '1', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    summary = JSON.parse(tr.out)
+  }, 240_000)
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+  it('trains the word tagger by default from scratch and eval reproduces its devel F1', async () => {
+    expect(summary.arch).toBe('word-lstm')
+    expect(summary.epochs).toHaveLength(4)
+    expect(isWordTaggerFolder(model)).toBe(true)
+    expect(summary.best_dev_f1).toBeGreaterThan(0.9)
+    const ev = await capture(() => evalCmd(['--gold', join(FIX, 'dev.pubtator'), '--model', model]))
+    expect(ev.code, ev.err).toBe(0)
+    expect(JSON.parse(ev.out).overall.f1).toBeCloseTo(summary.best_dev_f1, 6)
+  })
+
+  it('tags a word never seen in training because it is spelt like the training diseases', async () => {
+    // Invented corpus: each disease is a new word ending in -itis or -oma, each other word of its
+    // slot a new word ending in -ment or -ology, so only the spelling tells them apart.
+    const rng = new Rng(7)
+    const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
+    const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
+    const docs = Array.from({ length: 60 }, (_, i) => {
+      let text = ''
+      const mentions: Array<{ start: number; end: number; type: string; text: string }> = []
+      for (let k = 0; k < 4; k++) {
+        const disease = k % 2 === 0
+        const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
+        const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
+        if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
+        text += `${before}${word} in the cells. `
+      }
+      return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
+    })
+    const train = join(tmp, 'spelling.pubtator')
+    writeFileSync(train, writePubtator(docs))
+    const out = join(tmp, 'spelling-model')
+    const tr = await capture(() => trainCmd(['--train', train, '--out', out, '--epochs', '6', '--seed', '1', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    const tagger = await openTagger(out, { threads: 1 })
+    try {
+      const text = 'Signs of gandritis in the cells. The patient showed quivoma in the cells. We report torbulment in the cells.'
+      const [res] = await tagger.tag([{ id: 'x', text, passages: [], mentions: [] }])
+      const found = res.mentions.map((m) => text.slice(m.start, m.end))
+      expect(found.sort()).toEqual(['gandritis', 'quivoma'])
+    } finally {
+      await tagger.dispose()
+    }
+  }, 240_000)
+
+  it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {
+    const m = loadWordTagger(model)
+    const copy = join(tmp, 'copy')
+    saveWordTagger(copy, m)
+    const again = loadWordTagger(copy)
+    expect(again.featurizer.words).toEqual(m.featurizer.words)
+    expect(again.featurizer.chars).toEqual(m.featurizer.chars)
+    expect(again.heads).toEqual({ default: ['O', 'B-Disease', 'I-Disease'] })
+    for (const [name, p] of m.params) expect(Array.from(again.params.get(name)!), name).toEqual(Array.from(p))
+    const cfg = JSON.parse(readFileSync(join(copy, 'config.json'), 'utf8'))
+    writeFileSync(join(copy, 'config.json'), JSON.stringify({ ...cfg, word_vocab_size: cfg.word_vocab_size + 1 }))
+    expect(() => loadWordTagger(copy)).toThrow(/words\.txt: \d+ words, config\.json says/)
+    writeFileSync(join(copy, 'config.json'), JSON.stringify({ ...cfg, lstm_hidden: 1e9 }))
+    expect(() => loadWordTagger(copy)).toThrow(/lstm_hidden must be an integer/)
+  })
+})
