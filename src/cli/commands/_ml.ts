@@ -5,7 +5,7 @@
 
 import { FastTextError } from '../../core/pretrain/fasttext'
 import { PretrainError } from '../../core/pretrain/run'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { CorpusDocument, CorpusFormat } from '../../shared/domain'
@@ -15,6 +15,7 @@ import type { BertTokenClassifier } from '../../core/model/bert'
 import { bertConfigFromHf, CheckpointError, loadCheckpoint } from '../../core/model/checkpoint'
 import { SafetensorsError } from '../../core/model/safetensors'
 import { findDefaultModel } from '../../core/model/default-model'
+import { resolveModelRef } from '../../core/model/hf-cache'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { VocabError } from '../../core/nlp/vocab'
 import { headLabelsOf, readCheckpointInfo, readMetadata } from '../../core/model/checkpoint-files'
@@ -233,9 +234,27 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
 }
 
-/** --model when given, else the installed default model (said on standard error unless quiet). */
+/**
+ * The one place a model argument (--model, --init, --teacher) becomes a folder: an existing path
+ * always wins; else a repo id (org/name) in the Hugging Face cache gives its snapshot folder (said
+ * on standard error unless quiet). Offline: the cache is only read. A repo id found nowhere is
+ * refused with the command that downloads it.
+ */
+export function modelFolder(ref: string, quiet: boolean, flag = '--model'): string {
+  const dir = resolveModelRef(ref)
+  if (dir !== ref) {
+    if (!quiet) process.stderr.write(`${flag} ${ref}: the Hugging Face cache's snapshot ${dir}\n`)
+    return dir
+  }
+  if (!existsSync(ref) && /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(ref)) {
+    throw new CliError(`${flag} ${ref}: no such folder, and no Hugging Face cache on this computer holds a model of that repo id (fastbioner get ${ref} downloads it)`)
+  }
+  return ref
+}
+
+/** --model when given (a folder or a cached repo id), else the installed default model (said on standard error unless quiet). */
 export function modelOrDefault(model: string | undefined, quiet: boolean): string {
-  if (model !== undefined) return model
+  if (model !== undefined) return modelFolder(model, quiet)
   const found = findDefaultModel()
   if (!found.dir) throw new CliError(`no --model DIR given, and this installation has no default model (looked in ${found.searched.join(', ')})`, 2)
   if (!quiet) process.stderr.write(`model: the default model (${found.dir})\n`)

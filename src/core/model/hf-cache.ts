@@ -34,6 +34,37 @@ export function hubCacheDirs(env: NodeJS.ProcessEnv = process.env, home = homedi
   return [...new Set(dirs.filter((d): d is string => !!d).map((d) => resolve(d)))]
 }
 
+/** The hub folder downloads go to (huggingface_hub's choice): the first of hubCacheDirs. */
+export function hubCacheDir(env: NodeJS.ProcessEnv = process.env, home = homedir()): string {
+  return hubCacheDirs(env, home)[0]
+}
+
+/** A repo id's folder in a hub folder: org/name → models--org--name (huggingface_hub's repo_folder_name). */
+export function repoFolderName(repoId: string): string {
+  return ['models', ...repoId.split('/')].join('--')
+}
+
+/** A full commit id, as snapshots/ names its folders. */
+export const COMMIT_RE = /^[0-9a-f]{40}$/
+
+/**
+ * The snapshot folder of `revision` (a branch or tag through refs/<revision>, or a commit id)
+ * in one hub folder, or null when it is not there. No network: what `get` falls back to offline.
+ */
+export function snapshotOf(hub: string, repoId: string, revision: string): { commit: string; dir: string } | null {
+  const repo = join(hub, repoFolderName(repoId))
+  let commit: string | undefined
+  if (COMMIT_RE.test(revision)) commit = revision
+  else {
+    const ref = join(repo, 'refs', ...revision.split('/'))
+    if (!existsSync(ref)) return null
+    commit = readFileSync(ref, 'utf8').trim()
+    if (!COMMIT_RE.test(commit)) return null
+  }
+  const dir = join(repo, 'snapshots', commit)
+  return existsSync(dir) ? { commit, dir } : null
+}
+
 /** The snapshot refs/main points at, else the most recently written one. */
 function currentSnapshot(repoDir: string): { revision: string; dir: string } | null {
   const snapshots = join(repoDir, 'snapshots')
