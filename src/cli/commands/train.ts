@@ -10,7 +10,7 @@ import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import { trainWordTagger } from '../../core/train/word-loop'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
-import { CliError, formatDuration, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
+import { CliError, formatDuration, modelFolder, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
@@ -151,7 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     let model: BertTokenClassifier
     let tokenizer: WordPieceTokenizer
     if (!scratch) {
-      const from = resume ? outDir : v.init!
+      const from = resume ? outDir : modelFolder(v.init!, quiet, '--init')
       const ck = await loadCheckpoint(from, { heads: headLabels, seed })
       for (const n of ck.notes) log(`note: ${n}`)
       model = ck.model
