@@ -9,7 +9,7 @@ import { compareModels } from '../../core/eval/compare'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { OnnxExportError } from '../../core/onnx/export'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
-import { CliError, formatDuration, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
+import { CliError, formatDuration, modelFolder, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, intOpt, mapTypesHelp, numOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
@@ -87,7 +87,7 @@ const OPTIONS = {
 export async function run(argv: string[]): Promise<number> {
   return runCommand('distill', USAGE, argv, OPTIONS, async (v) => {
     if ((v.teacher === undefined) === (v.teachers === undefined)) throw new CliError('give exactly one of --teacher DIR and --teachers DIR,DIR…', 2)
-    const teacherDirs = v.teacher !== undefined ? [v.teacher] : v.teachers!.split(',').map((s) => s.trim()).filter(Boolean)
+    const teacherDirs = (v.teacher !== undefined ? [v.teacher] : v.teachers!.split(',').map((s) => s.trim()).filter(Boolean)).map((t) => modelFolder(t, v.quiet ?? false, v.teacher !== undefined ? '--teacher' : '--teachers'))
     if (teacherDirs.length === 0) throw new CliError('--teachers lists no directory', 2)
     const layers = intOpt(v.layers, '--layers')
     if (layers === undefined) throw new CliError('--layers is required', 2)
