@@ -4,7 +4,7 @@
 //
 //   npm run bench:accuracy -- [--only scratch,mlm] [--seeds 42,43,44] [--steps 1098] [--threads N]
 //       [--mlm DIR] [--wordvec DIR] [--electra DIR] [--data DIR] [--out DIR] [--keep] [--test VARIANT]
-//       [--bc5cdr VARIANT] [--render]
+//       [--bc5cdr VARIANT] [--bc5cdr-iob VARIANT] [--render]
 //
 // The variants are the table in bench/accuracy-plan.ts. Each run's result is stored as
 // <out>/<variant>-s<seed>.json (default out: bench-results/accuracy) and a stored run is not made
@@ -12,6 +12,7 @@
 // NCBI-disease-IOB/ and BC5CDR-disease-IOB/ (default ../shared/data/mtl-bioner from the project
 // root). --test VARIANT also scores that variant's first-seed model once on NCBI test (the model
 // is kept as <out>/<key>.model); --bc5cdr VARIANT also runs it with BC5CDR-disease as the target.
+// --bc5cdr-iob VARIANT likewise with BC5CDR-IOB (chemical and disease in one file).
 // --render only rewrites the table and docs/ACCURACY.md from the stored results.
 // Progress goes to standard error, the table to standard output.
 
@@ -56,6 +57,7 @@ const { values: a } = parseArgs({
     keep: { type: 'boolean', default: false },
     test: { type: 'string' },
     bc5cdr: { type: 'string' },
+    'bc5cdr-iob': { type: 'string' },
     render: { type: 'boolean', default: false },
   },
 })
@@ -91,7 +93,9 @@ function corpus(name: string, folder: string): Corpus {
   return { name, train: join(dir, 'train.tsv'), devel: join(dir, 'devel.tsv'), test: join(dir, 'test.tsv') }
 }
 const CORPORA: Record<string, Corpus> = { [MAIN_TARGET]: corpus(MAIN_TARGET, 'NCBI-disease-IOB'), bc5cdr_disease: corpus('bc5cdr_disease', 'BC5CDR-disease-IOB') }
-const TITLES = { [MAIN_TARGET]: 'NCBI-disease', bc5cdr_disease: 'BC5CDR-disease' }
+/** Targets scored besides the corpora of multi-task runs: BC5CDR with both types in one file. */
+const TARGETS: Record<string, Corpus> = { ...CORPORA, bc5cdr: corpus('bc5cdr', 'BC5CDR-IOB') }
+const TITLES = { [MAIN_TARGET]: 'NCBI-disease', bc5cdr_disease: 'BC5CDR-disease', bc5cdr: 'BC5CDR (chemical + disease)' }
 const VARIANT_ORDER = VARIANTS.map((v) => v.name)
 
 /** Paths inside the project's parent shown relative to the project root (commands are run from there). */
@@ -174,7 +178,7 @@ function lastJsonLine(stdout: string, what: string): unknown {
 
 async function makeRun(r: PlannedRun, keepModel: boolean, withTest: boolean): Promise<void> {
   const variant = VARIANTS.find((v) => v.name === r.variant)!
-  const target = CORPORA[r.target]
+  const target = TARGETS[r.target]
   // The same corpus order whatever the target, so a multi-task run does not depend on it.
   const ctx: VariantContext = { target, tasks: Object.values(CORPORA), checkpoints }
   const flags = variant.flags(ctx)
@@ -184,7 +188,7 @@ async function makeRun(r: PlannedRun, keepModel: boolean, withTest: boolean): Pr
   const modelDir = keepModel ? join(outDir, `${r.key}.model`) : join(tmp!, 'model')
   // --epochs as large as the budget: the run ends at --max-steps, and train plans the learning-rate
   // schedule over min(max-steps, epochs · steps per epoch), i.e. exactly the budget.
-  const budget = ['--max-steps', String(steps), '--epochs', String(steps)]
+  const budget = variant.budget ?? ['--max-steps', String(steps), '--epochs', String(steps)]
   const common = ['--seed', String(r.seed), ...budget, ...(threads === null ? [] : ['--threads', String(threads)])]
   const args = ['train', ...flags, ...common, '--out', modelDir, ...(keepModel ? ['--overwrite'] : [])]
   const command = ['node', 'bin/fastbioner.js', ...args.map((x) => (x === modelDir ? 'MODEL_DIR' : shown(x))).filter((x) => x !== '--overwrite')]
@@ -200,7 +204,7 @@ async function makeRun(r: PlannedRun, keepModel: boolean, withTest: boolean): Pr
       head,
       dev_f1: scoredDevF1(summary, head),
       command,
-      steps_budget: steps,
+      steps_budget: variant.budget ? null : steps,
       threads,
       cores: cpus().length,
       cpu: cpus()[0]?.model.trim() ?? 'unknown',
@@ -247,11 +251,13 @@ async function main(): Promise<void> {
     }
     for (const s of selection.skipped) log(`bench:accuracy: skipping ${s.variant}: ${s.reason}`)
     const names = selection.run.map((v) => v.name)
-    for (const [flag, name] of [['--test', a.test], ['--bc5cdr', a.bc5cdr]] as const) {
+    for (const [flag, name] of [['--test', a.test], ['--bc5cdr', a.bc5cdr], ['--bc5cdr-iob', a['bc5cdr-iob']]] as const) {
       if (name !== undefined && !names.includes(name)) fail(`${flag} ${name}: not among the variants run (${names.join(', ') || 'none'})`)
     }
     const bc5cdrVariant = selection.run.find((v) => v.name === a.bc5cdr)
-    const plan = planRuns(selection.run, seeds, bc5cdrVariant ? [{ variant: bc5cdrVariant, target: 'bc5cdr_disease' }] : [])
+    const iobVariant = selection.run.find((v) => v.name === a['bc5cdr-iob'])
+    const extra = [...(bc5cdrVariant ? [{ variant: bc5cdrVariant, target: 'bc5cdr_disease' }] : []), ...(iobVariant ? [{ variant: iobVariant, target: 'bc5cdr' }] : [])]
+    const plan = planRuns(selection.run, seeds, extra)
     const stored = new Set(readStored().map((r) => runKey(r.variant, r.seed, r.target)))
     const testKey = a.test ? runKey(a.test, seeds[0]) : null
     // The final recipe's test score needs its model: make that run again if it was stored without one.
