@@ -13,6 +13,7 @@
 import { closeSync, existsSync, readSync, realpathSync } from 'node:fs'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { openRegularFile, readRegularFile } from '../fs/read-regular'
+import { parseVocabText, vocabFromTokenizerJson } from '../nlp/vocab'
 import { DEFAULT_HEAD, validateConfig, type BertConfig } from './config'
 
 export class CheckpointError extends Error {
@@ -177,23 +178,18 @@ export function bertConfigToHf(c: BertConfig, heads: Map<string, { labels: strin
 // ------------------------------------------------------------------------------------------
 // vocab / tokenizer settings
 
-function readVocab(dir: string, notes: string[]): string[] {
+/**
+ * The WordPiece vocabulary and the file it came from: vocab.txt (HF load_vocab), else
+ * tokenizer.json, whose ids are checked by vocabFromTokenizerJson (errors name tokenizer.json).
+ */
+function readVocab(dir: string, notes: string[]): { vocab: string[]; file: string } {
   const vocabPath = join(dir, VOCAB_FILE)
-  if (existsSync(vocabPath)) {
-    const lines = readSmallFile(vocabPath).split('\n')
-    if (lines.length && lines[lines.length - 1] === '') lines.pop()
-    return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
-  }
+  if (existsSync(vocabPath)) return { vocab: parseVocabText(readSmallFile(vocabPath)), file: vocabPath }
   const tokJson = join(dir, 'tokenizer.json')
   if (existsSync(tokJson)) {
-    const model = (readJsonObject(tokJson).model ?? {}) as { type?: string; vocab?: Record<string, number> }
-    if (model.type === 'WordPiece' && model.vocab) {
-      const vocab: string[] = []
-      for (const [tok, id] of Object.entries(model.vocab)) vocab[id] = tok
-      if (vocab.some((t) => t === undefined)) throw new CheckpointError(`${tokJson}: WordPiece vocab ids have gaps`)
-      notes.push('vocab.txt absent: vocabulary taken from tokenizer.json')
-      return vocab
-    }
+    const vocab = vocabFromTokenizerJson(readJsonObject(tokJson), tokJson)
+    notes.push('vocab.txt absent: vocabulary taken from tokenizer.json')
+    return { vocab, file: tokJson }
   }
   throw new CheckpointError(`${vocabPath}: missing (the WordPiece vocabulary is needed to tokenize)`)
 }
@@ -386,9 +382,9 @@ export function readCheckpointInfo(dir: string): CheckpointInfo {
   if (!existsSync(configPath)) throw new CheckpointError(`${configPath}: missing (not a HuggingFace model directory)`)
   const hf = readJsonObject(configPath)
   const config = bertConfigFromHf(hf, configPath)
-  const vocab = readVocab(dir, notes)
+  const { vocab, file: vocabFile } = readVocab(dir, notes)
   if (vocab.length > config.vocabSize) {
-    throw new CheckpointError(`${join(dir, VOCAB_FILE)}: ${vocab.length} tokens but config.json vocab_size is ${config.vocabSize}`)
+    throw new CheckpointError(`${vocabFile}: ${vocab.length} tokens but config.json vocab_size is ${config.vocabSize}`)
   }
   const lowercase = readLowercase(dir, vocab, notes)
   const metadata = readMetadata(dir)

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { useBackend } from '@core/model/backend'
 import { loadCheckpoint } from '@core/model/checkpoint'
-import { CheckpointError, findWeightFiles } from '@core/model/checkpoint-files'
+import { CheckpointError, findWeightFiles, readCheckpointInfo } from '@core/model/checkpoint-files'
+import { VocabError } from '@core/nlp/vocab'
 import { readSafetensors, SafetensorsError } from '@core/model/safetensors'
 import { TORCH_FIXTURES } from './torch-zip'
 
@@ -115,5 +116,58 @@ describe('weight_map values must stay inside the model folder', () => {
     rmSync(join(snap, 'pytorch_model-00002-of-00002.bin'))
     symlinkSync(outside, join(snap, 'pytorch_model-00002-of-00002.bin'))
     expect(checkpointError(() => findWeightFiles(snap)).message).toMatch(/which resolves to .*stray\.bin, outside .*models--org--tiny-bert$/)
+  })
+})
+
+// Issue 31 F6 through the folder reader: a folder without vocab.txt takes its vocabulary from
+// tokenizer.json, whose ids are checked by vocabFromTokenizerJson (one path), the errors naming
+// tokenizer.json.
+describe('tokenizer.json ids, read by readCheckpointInfo', () => {
+  /** A folder with the fp32 fixture's config.json (vocab_size 24) and `vocab` as tokenizer.json's WordPiece vocabulary. */
+  function tokenizerFolder(vocab: Record<string, unknown>): string {
+    const dir = join(root, `tok${++n}`)
+    mkdirSync(dir, { recursive: true })
+    for (const f of ['config.json', 'tokenizer_config.json']) cpSync(join(TORCH_FIXTURES, 'fp32', f), join(dir, f))
+    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify({ model: { type: 'WordPiece', vocab } }))
+    return dir
+  }
+  function vocabError(dir: string): VocabError | CheckpointError {
+    try {
+      readCheckpointInfo(dir)
+    } catch (e) {
+      if (e instanceof VocabError || e instanceof CheckpointError) return e
+      throw e
+    }
+    throw new Error('expected readCheckpointInfo to refuse the folder')
+  }
+
+  test('ids 0..n-1 give the vocabulary in id order', () => {
+    const info = readCheckpointInfo(tokenizerFolder({ '[PAD]': 0, b: 2, '[UNK]': 1 }))
+    expect(info.vocab).toEqual(['[PAD]', '[UNK]', 'b'])
+    expect(info.notes).toContain('vocab.txt absent: vocabulary taken from tokenizer.json')
+  })
+
+  test.each([
+    ['a missing id', { a: 0, b: 2 }, /"b" has id 2/],
+    ['a negative id', { a: 0, b: 1, c: -1 }, /"c" has id -1/],
+    ['a shared id', { a: 0, b: 0 }, /tokens "a" and "b" both have id 0/],
+    ['a fractional id', { a: 0, b: 0.5 }, /"b" has id 0\.5/],
+  ])('%s is refused naming tokenizer.json and the token', (_what, vocab, message) => {
+    const dir = tokenizerFolder(vocab)
+    const e = vocabError(dir)
+    expect(e.message.startsWith(`${join(dir, 'tokenizer.json')}: `)).toBe(true)
+    expect(e.message).toMatch(message)
+  })
+
+  test('an id of 2^31-2 is refused at once, allocating nothing for it', () => {
+    const dir = tokenizerFolder({ a: 0, b: 2 ** 31 - 2 })
+    const t0 = performance.now()
+    expect(vocabError(dir).message).toMatch(/"b" has id 2147483646/)
+    expect(performance.now() - t0).toBeLessThan(1000)
+  })
+
+  test('more tokens than vocab_size names tokenizer.json, where they came from', () => {
+    const dir = tokenizerFolder(Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`t${i}`, i])))
+    expect(vocabError(dir).message).toBe(`${join(dir, 'tokenizer.json')}: 25 tokens but config.json vocab_size is 24`)
   })
 })
