@@ -4,11 +4,13 @@
 // Safetensors decoding is core/model's (it imports no tfjs); the exporter itself stays
 // independent of the tfjs model.
 
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { onnx } from 'onnx-proto'
 import { dequantizeRows, INT8_SCALE_SUFFIX } from '../model/int8'
 import { CONFIG_FILE, findWeightFiles } from '../model/checkpoint-files'
+import { nonFiniteProblem } from '../model/finite'
+import { readRegularFile } from '../fs/read-regular'
 import { readSafetensors } from '../model/safetensors'
 import type { WeightsMap } from './weights'
 import { FileError } from '../fs/file-error'
@@ -24,6 +26,9 @@ function errnoText(e: unknown): string {
   return (e as NodeJS.ErrnoException).code ?? (e as Error).message
 }
 
+/** The most config.json may hold: a model's configuration is a few kB. */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024
+
 export interface CheckpointFiles {
   dir: string
   configPath: string
@@ -36,12 +41,8 @@ export interface CheckpointFiles {
 /** Locates the checkpoint's files and reads config.json (small); weights are read separately. */
 export function readCheckpointFiles(dir: string): CheckpointFiles {
   const configPath = join(dir, CONFIG_FILE)
-  let configBytes: Uint8Array
-  try {
-    configBytes = readFileSync(configPath)
-  } catch (e) {
-    throw new OnnxFileError(configPath, `cannot read the model configuration (${errnoText(e)})`)
-  }
+  // A regular file read by its size with a cap: the folder is untrusted (a FIFO, a device).
+  const configBytes: Uint8Array = readRegularFile(configPath, MAX_CONFIG_BYTES, (file, problem) => new OnnxFileError(file, `cannot read the model configuration: ${problem}`))
   let config: Record<string, unknown>
   try {
     config = JSON.parse(new TextDecoder().decode(configBytes))
@@ -54,7 +55,9 @@ export function readCheckpointFiles(dir: string): CheckpointFiles {
 
 /**
  * Float tensors of the checkpoint under HF names, torch layout. Old TF-converted names
- * (LayerNorm.gamma/beta) are renamed; integer buffers (position_ids) are skipped.
+ * (LayerNorm.gamma/beta) are renamed; integer buffers (position_ids) are skipped. A NaN or an
+ * infinity (in a float tensor or an int8 tensor's scales) is refused naming the file and the
+ * tensor (../model/finite.ts): the graph would score everything NaN and tag nothing.
  */
 export function readCheckpointWeights(weightPaths: string[]): WeightsMap {
   const out: WeightsMap = new Map()
@@ -78,11 +81,15 @@ export function readCheckpointWeights(weightPaths: string[]): WeightsMap {
         if (!s || !(s.data instanceof Float32Array) || s.shape.length !== 1 || s.shape[0] !== rows) {
           throw new OnnxFileError(path, `int8 tensor ${raw} needs a float32 ${raw}${INT8_SCALE_SUFFIX} of shape [${rows}]${s ? `, found ${s.dtype}[${s.shape}]` : ''}`)
         }
+        const problem = nonFiniteProblem(s.data)
+        if (problem) throw new OnnxFileError(path, `tensor ${raw}${INT8_SCALE_SUFFIX} ${problem}; model weights must be finite numbers`)
         const values = Int8Array.from(t.data)
         out.set(name, { shape: t.shape, data: dequantizeRows(values, s.data, rows, values.length / rows), int8: { values, scale: s.data } })
         continue
       }
       if (!(t.data instanceof Float32Array)) continue
+      const problem = nonFiniteProblem(t.data)
+      if (problem) throw new OnnxFileError(path, `tensor ${raw} ${problem}; model weights must be finite numbers`)
       out.set(name, { shape: t.shape, data: t.data })
     }
   }

@@ -9,6 +9,9 @@ import { BertTokenClassifier, makeBertConfig } from '@core/model/bert'
 import { loadCheckpoint, readCrfScores, saveCheckpoint } from '@core/model/checkpoint'
 import { nonFiniteProblem } from '@core/model/finite'
 import { readSafetensors, writeSafetensors, type TensorToWrite } from '@core/model/safetensors'
+import { exportCheckpointToOnnx, OnnxFileError } from '@core/onnx'
+import { openTagger } from '@core/tag/open'
+import { tag } from '../../../src/host/jobs/tag'
 
 const root = mkdtempSync(join(tmpdir(), 'fastbioner-finite-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -19,8 +22,8 @@ beforeAll(async () => {
 const config = makeBertConfig({ vocabSize: 12, hiddenSize: 8, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 16, maxPositionEmbeddings: 10 })
 const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', ...Array.from({ length: 7 }, (_, i) => `t${i}`)]
 
-/** A saved tiny model whose tensor `name` has `value` at element 3. */
-async function folderWith(name: string, value: number, opts: { crf?: boolean } = {}): Promise<string> {
+/** A saved tiny model whose tensor `name` has `value` at element 3 (every element with `all`). */
+async function folderWith(name: string, value: number, opts: { crf?: boolean; all?: boolean } = {}): Promise<string> {
   const dir = join(root, `${name}-${value}-${Math.random().toString(36).slice(2)}`)
   const model = BertTokenClassifier.random(config, 1, { default: ['O', 'B-Gene', 'I-Gene'] })
   if (opts.crf) model.addCrf('default')
@@ -30,7 +33,8 @@ async function folderWith(name: string, value: number, opts: { crf?: boolean } =
   const tensors = new Map<string, TensorToWrite>()
   for (const [n, t] of readSafetensors(path).tensors) {
     const data = Float32Array.from(t.data as Float32Array)
-    if (n === name) data[3] = value
+    if (n === name && opts.all) data.fill(value)
+    else if (n === name) data[3] = value
     tensors.set(n, { shape: t.shape, data })
   }
   writeSafetensors(path, tensors)
@@ -58,5 +62,44 @@ describe('non-finite weights', () => {
   it("refuses a NaN in a CRF's transitions read for a tagger on onnxruntime", async () => {
     const dir = await folderWith('crf.transitions', Number.NaN, { crf: true })
     expect(() => readCrfScores(dir, { default: ['O', 'B-Gene', 'I-Gene'] })).toThrow(/tensor crf\.transitions holds NaN at element 3/)
+  })
+})
+
+describe('non-finite weights on onnxruntime (the ONNX exporter reads them)', () => {
+  it.each([
+    ['bert.encoder.layer.0.output.dense.weight', Number.NaN],
+    ['bert.encoder.layer.0.attention.output.LayerNorm.bias', -Infinity],
+  ])('the export refuses %s holding %s, naming the file and the tensor', async (name, value) => {
+    const dir = await folderWith(name, value)
+    const run = exportCheckpointToOnnx(dir, { write: false })
+    await expect(run).rejects.toBeInstanceOf(OnnxFileError)
+    await expect(run).rejects.toThrow(`${join(dir, 'model.safetensors')}: tensor ${name} holds ${value} at element 3`)
+  })
+
+  it('an onnxruntime tagger is not opened on NaN weights: the error names the tensor', async () => {
+    const dir = await folderWith('bert.embeddings.LayerNorm.weight', Number.NaN)
+    await expect(openTagger(dir, { engine: 'onnx', logger: () => {} })).rejects.toThrow(/tensor bert\.embeddings\.LayerNorm\.weight holds NaN at element 3/)
+  })
+})
+
+describe('the model host tag job', () => {
+  const docs = [{ id: '7', text: 't0 t1 t2 t3', passages: [{ type: 'abstract', offset: 0, length: 11 }], mentions: [] }]
+  const ctx = { signal: new AbortController().signal, progress: () => {} }
+
+  it('answers with finite uncertainties for a sound model', async () => {
+    const dir = await folderWith('classifier.bias', 0.5)
+    const r = await tag({ modelDir: dir, docs }, ctx)
+    expect(r.docs).toHaveLength(1)
+    expect(Number.isFinite(r.docs[0].uncertainty)).toBe(true)
+  })
+
+  it('refuses scores that are not numbers (finite weights that overflow float32) instead of answering "no mentions"', async () => {
+    // Every classifier weight 3e38: the logits overflow to ±Infinity, the probabilities are NaN.
+    // Answering with no mentions would make the app replace the document's suggestions with none.
+    const dir = await folderWith('classifier.weight', 3e38, { all: true })
+    await expect(tag({ modelDir: dir, docs }, ctx)).rejects.toMatchObject({
+      name: 'TaggingError',
+      message: expect.stringMatching(/not finite numbers.*document 7/),
+    })
   })
 })
