@@ -103,15 +103,19 @@ function describeModel(repoId: string, repoDir: string): CachedModel | null {
   }
 }
 
-/** BERT-family models in the Hugging Face cache, sorted by repo id (the first hub folder wins a duplicate). */
-export function listCachedModels(env: NodeJS.ProcessEnv = process.env, home = homedir()): CachedModel[] {
+/** BERT-family models in the Hugging Face cache (or the hub folders given), sorted by repo id (the first hub folder wins a duplicate). */
+export function listCachedModels(env: NodeJS.ProcessEnv = process.env, home = homedir(), hubs = hubCacheDirs(env, home)): CachedModel[] {
   const found = new Map<string, CachedModel>()
-  for (const hub of hubCacheDirs(env, home)) {
+  for (const hub of hubs) {
     if (!existsSync(hub)) continue
     for (const e of readdirSync(hub, { withFileTypes: true })) {
-      const m = /^models--(.+?)--(.+)$/.exec(e.name)
+      // Repo ids never hold '--' (huggingface_hub refuses them), so the folder name splits back exactly;
+      // a legacy id without an org (models--bert-base-uncased) has one part.
+      const m = /^models--(.+)$/.exec(e.name)
       if (!m || !e.isDirectory()) continue
-      const repoId = `${m[1]}/${m[2]}`
+      const parts = m[1].split('--')
+      if (parts.length > 2 || parts.some((p) => !p)) continue
+      const repoId = parts.join('/')
       if (found.has(repoId)) continue
       const model = describeModel(repoId, join(hub, e.name))
       if (model) found.set(repoId, model)
