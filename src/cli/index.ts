@@ -19,6 +19,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   compare: { summary: 'compare models: size, F1 and speed side by side', load: async () => require('./commands/compare') as CommandModule },
   quantize: { summary: 'write an int8 version of a model (smaller, faster on the CPU)', load: async () => require('./commands/quantize') as CommandModule },
   'convert-model': { summary: 'write model.safetensors for a folder whose weights are pytorch_model.bin', load: async () => require('./commands/convert-model') as CommandModule },
+  get: { summary: 'download a BERT model from the Hugging Face Hub into its cache (--list: the models there)', load: async () => require('./commands/get') as CommandModule },
 }
 
 function usage(): string {
