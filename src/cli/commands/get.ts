@@ -1,7 +1,7 @@
 // `fastbioner get REPO_ID [--revision R] [--out DIR]` and `fastbioner get --list`: the only
 // command that touches the network, and only when run.
 import { parseArgs } from 'node:util'
-import { getModel, HubError, type HubPlan, type HubProgress } from '../../core/hub/download'
+import { formatBytes as mb, getModel, HubError, type HubPlan, type HubProgress } from '../../core/hub/download'
 import { hubCacheDirs, listCachedModels } from '../../core/model/hf-cache'
 import { CliError, runCommand, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { flagOptions, valueOptions } from './_options'
@@ -42,8 +42,6 @@ HTTPS_PROXY / HTTP_PROXY / NO_PROXY, HF_HUB_OFFLINE, HF_HUB_CACHE, HF_HOME.
 exit codes: 0 done, 1 download or model problem (gated, not found, no network, corrupted), 2 usage error`
 
 const OPTIONS = { ...valueOptions('revision', 'out', 'cache-dir'), ...flagOptions('dry-run', 'list', 'force') }
-
-const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`
 
 /** The repo id given as a positional argument, and the rest for runCommand's strict parse. */
 function splitRepoId(argv: string[]): { rest: string[]; repoIds: string[] } {

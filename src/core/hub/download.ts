@@ -179,7 +179,13 @@ export function freeBytes(path: string): number {
   return s.bavail * s.bsize
 }
 
-const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`
+/** Bytes for people: kB below a megabyte, MB below a gigabyte, else GB (decimal, as the Hub shows sizes). */
+export function formatBytes(n: number): string {
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`
+  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`
+  return `${(n / 1e9).toFixed(2)} GB`
+}
+const mb = formatBytes
 
 /** The snapshot file points at its blob: a relative symlink as huggingface_hub makes, else a copy. */
 function linkBlob(blob: string, pointer: string, symlinks: boolean): 'symlink' | 'copy' {

@@ -262,14 +262,14 @@ describe('CLI', () => {
     const r = await capture(() => getCmd(['org/tiny-bert', '--cache-dir', cache]))
     expect(r.code).toBe(0)
     expect(r.err).toMatch(/org\/tiny-bert@main \(commit aaaaaaaaaa\)/)
-    expect(r.err).toMatch(/pytorch_model\.bin\s+0\.0 MB\s+to download/)
+    expect(r.err).toMatch(/pytorch_model\.bin\s+18\.9 kB\s+to download/)
     expect(r.err.indexOf('total ')).toBeLessThan(r.err.indexOf('pytorch_model.bin: 100%'))
     const line = JSON.parse(r.out) as { dir: string; commit: string; offline: boolean }
     expect(line).toMatchObject({ commit: COMMIT, offline: false, dir: join(cache, 'models--org--tiny-bert', 'snapshots', COMMIT) })
 
     const listed = await capture(() => getCmd(['--list', '--cache-dir', cache]))
     expect(listed.code).toBe(0)
-    expect(listed.out).toMatch(/org\/tiny-bert\s+aaaaaaaaaa\s+2×8\s+0\.0 MB\s+yes/)
+    expect(listed.out).toMatch(/org\/tiny-bert\s+aaaaaaaaaa\s+2×8\s+18\.9 kB\s+yes/)
 
     vi.stubEnv('HF_HUB_CACHE', cache)
     expect(modelFolder('org/tiny-bert', true)).toBe(line.dir)
