@@ -375,6 +375,30 @@ export function readMetadata(dir: string): Json | undefined {
   return existsSync(metaPath) ? readJsonObject(metaPath) : undefined
 }
 
+/**
+ * fastbioner.json's training record, with the window settings tagging takes from it checked
+ * (an untrusted folder's stride of "/dev/zero" would otherwise fail deep in the windowing code
+ * with no file named): maxLength an integer in [3, max_position_embeddings], stride null or an
+ * integer in [0, maxLength - 3], sentenceLevel a boolean.
+ */
+function trainingOf(metadata: Json | undefined, file: string, config: BertConfig): Partial<TrainingMetadata> {
+  const t = metadata?.training
+  if (t === undefined || t === null) return {}
+  if (typeof t !== 'object' || Array.isArray(t)) throw new CheckpointError(`${file}: training must be an object, got ${JSON.stringify(t)}`)
+  const training = t as Partial<TrainingMetadata>
+  const bad = (key: string, want: string) => new CheckpointError(`${file}: training.${key} must be ${want}, got ${JSON.stringify((t as Json)[key])?.slice(0, 100)}`)
+  const { maxLength, stride, sentenceLevel } = training
+  if (maxLength !== undefined && (!Number.isInteger(maxLength) || maxLength < 3 || maxLength > config.maxPositionEmbeddings)) {
+    throw bad('maxLength', `an integer from 3 to the model's max_position_embeddings ${config.maxPositionEmbeddings}`)
+  }
+  if (stride !== undefined && stride !== null) {
+    const most = (maxLength ?? config.maxPositionEmbeddings) - 3
+    if (!Number.isInteger(stride) || stride < 0 || stride > most) throw bad('stride', `null or an integer from 0 to ${most}`)
+  }
+  if (sentenceLevel !== undefined && typeof sentenceLevel !== 'boolean') throw bad('sentenceLevel', 'true or false')
+  return training
+}
+
 /** Reads and checks config.json, the vocabulary, casing and fastbioner.json of a checkpoint folder. */
 export function readCheckpointInfo(dir: string): CheckpointInfo {
   const notes: string[] = []
@@ -388,7 +412,7 @@ export function readCheckpointInfo(dir: string): CheckpointInfo {
   }
   const lowercase = readLowercase(dir, vocab, notes)
   const metadata = readMetadata(dir)
-  const training = ((metadata as { training?: Partial<TrainingMetadata> } | undefined)?.training ?? {}) as Partial<TrainingMetadata>
+  const training = trainingOf(metadata, join(dir, METADATA_FILE), config)
   return { dir, configPath, hf, config, vocab, lowercase, configHeads: headsFromConfig(hf, configPath), id2label: labelsFromId2Label(hf, configPath), metadata, training, notes }
 }
 

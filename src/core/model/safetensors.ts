@@ -104,7 +104,12 @@ export function parseSafetensorsHeader(
   if (8 + headerLen > buf.byteLength) {
     throw new SafetensorsError(file, `header length ${headerLen} runs past the end of the file (${buf.byteLength} bytes; truncated or corrupt)`)
   }
-  const text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + headerLen))
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + headerLen))
+  } catch {
+    throw new SafetensorsError(file, 'header is not valid UTF-8 (corrupt file?)')
+  }
   let header: unknown
   try {
     header = JSON.parse(text)

@@ -171,3 +171,43 @@ describe('tokenizer.json ids, read by readCheckpointInfo', () => {
     expect(vocabError(dir).message).toBe(`${join(dir, 'tokenizer.json')}: 25 tokens but config.json vocab_size is 24`)
   })
 })
+
+// Issue 31 F8: what the fuzz found ending in bare RangeError/TypeError, now refused naming the file.
+describe('malformed small files are refused naming the file', () => {
+  function fp32Folder(): string {
+    const dir = join(root, `f8-${++n}`)
+    mkdirSync(dir, { recursive: true })
+    for (const f of ['config.json', 'vocab.txt', 'tokenizer_config.json']) cpSync(join(TORCH_FIXTURES, 'fp32', f), join(dir, f))
+    cpSync(join(TORCH_FIXTURES, 'expected', 'fp32.safetensors'), join(dir, 'model.safetensors'))
+    return dir
+  }
+
+  test.each([
+    [{ maxLength: 8, stride: '/dev/zero' }, /training\.stride must be null or an integer from 0 to 5, got "\/dev\/zero"/],
+    [{ maxLength: 8, stride: 6 }, /training\.stride must be null or an integer from 0 to 5, got 6/],
+    [{ maxLength: 11 }, /training\.maxLength must be an integer from 3 to the model's max_position_embeddings 10, got 11/],
+    [{ maxLength: 8, sentenceLevel: 'yes' }, /training\.sentenceLevel must be true or false/],
+  ])('fastbioner.json training %j', (training, message) => {
+    const dir = fp32Folder()
+    writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training }))
+    const e = checkpointError(() => readCheckpointInfo(dir))
+    expect(e.message.startsWith(`${join(dir, 'fastbioner.json')}: `)).toBe(true)
+    expect(e.message).toMatch(message)
+  })
+
+  test('fastbioner.json window settings in range are kept', () => {
+    const dir = fp32Folder()
+    writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 8, stride: 5, sentenceLevel: false } }))
+    expect(readCheckpointInfo(dir).training).toMatchObject({ maxLength: 8, stride: 5, sentenceLevel: false })
+  })
+
+  test('a safetensors header that is not UTF-8', () => {
+    const dir = fp32Folder()
+    const path = join(dir, 'model.safetensors')
+    const header = Buffer.from('{"__metadata__":{"x":"\xff\xfe"}}', 'latin1')
+    const len = Buffer.alloc(8)
+    len.writeBigUInt64LE(BigInt(header.length))
+    writeFileSync(path, Buffer.concat([len, header]))
+    expect(checkpointError(() => readSafetensors(path)).message).toBe(`${path}: header is not valid UTF-8 (corrupt file?)`)
+  })
+})
