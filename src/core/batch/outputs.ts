@@ -28,17 +28,24 @@ export function outputNameFor(input: string, format: CorpusFormat): string {
 
 /**
  * Output paths for all inputs (the whole input set, not one shard, so that every task detects
- * the same collision): two inputs that would write the same output are an error naming both.
+ * the same collision): two inputs that would write the same output, or an output that would
+ * overwrite an input, are an error naming both. Paths are compared case-insensitively: on macOS
+ * and Windows `A.xml` and `a.xml` are one file, and an output must not depend on where it runs.
  */
 export function planOutputs(inputs: readonly string[], outDir: string, format: CorpusFormat): Map<string, string> {
+  const key = (p: string): string => resolve(p).toLowerCase()
+  const inputByKey = new Map(inputs.map((i) => [key(i), i]))
   const byOutput = new Map<string, string>()
   const plan = new Map<string, string>()
   for (const input of inputs) {
     const out = join(outDir, outputNameFor(input, format))
-    if (resolve(out) === resolve(input)) throw new RangeError(`${input}: the output would overwrite the input; choose another --out-dir or --format`)
-    const other = byOutput.get(out)
+    const k = key(out)
+    const overwritten = inputByKey.get(k)
+    if (overwritten === input) throw new RangeError(`${input}: the output would overwrite the input; choose another --out-dir or --format`)
+    if (overwritten !== undefined) throw new RangeError(`${input} would be written to ${out}, overwriting the input ${overwritten}; choose another --out-dir`)
+    const other = byOutput.get(k)
     if (other !== undefined && other !== input) throw new RangeError(`${input} and ${other} would both be written to ${out}; rename one or tag them into different --out-dir folders`)
-    byOutput.set(out, input)
+    byOutput.set(k, input)
     plan.set(input, out)
   }
   return plan

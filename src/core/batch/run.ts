@@ -178,6 +178,9 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
   let mentions = 0
   let pieces = 0
   try {
+    // The input as it is tagged: hashed first, so that an input changed while it was being tagged
+    // no longer matches its record and is tagged again on the next run.
+    const inp = await fileDigest(...inputFilesOf(input))
     const stream = await openCorpusStream(input, undefined, { lenient: true })
     const docs = stream.documents[Symbol.asyncIterator]()
     const readChunk = async (): Promise<CorpusDocument[]> => {
@@ -212,7 +215,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
     }
     const text = corpusChunks(tagged(), o.format)
     await writeFileAtomicStream(output, encodeForPath(output, text))
-    const [inp, out] = await Promise.all([fileDigest(...inputFilesOf(input)), fileDigest(output)])
+    const out = await fileDigest(output)
     const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
     const warnings = stream.issues.filter((i) => i.severity === 'warning').map(formatIssue)
     writeRecord({

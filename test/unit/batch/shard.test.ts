@@ -57,6 +57,14 @@ describe('outputs', () => {
     expect(() => planOutputs(['/a/x.xml', '/b/x.xml'], '/out', 'pubtator')).toThrow(/\/b\/x\.xml and \/a\/x\.xml/)
     expect(planOutputs(['/a/x.xml', '/a/y.xml.gz'], '/out', 'pubtator').get('/a/y.xml.gz')).toBe('/out/y.pubtator.gz')
   })
+
+  it('compares paths case-insensitively: one file on macOS and Windows (issue 31 F10)', () => {
+    expect(() => planOutputs(['/a/A.xml', '/b/a.xml'], '/out', 'pubtator')).toThrow('/b/a.xml and /a/A.xml would both be written to /out/a.pubtator')
+    expect(() => planOutputs(['/d/abc.PUBTATOR'], '/d', 'pubtator')).toThrow('/d/abc.PUBTATOR: the output would overwrite the input')
+    expect(() => planOutputs(['/in/x.xml', '/out/X.pubtator'], '/out', 'pubtator')).toThrow('/in/x.xml would be written to /out/x.pubtator, overwriting the input /out/X.pubtator')
+    // Names that differ beyond case stay apart, and an output keeps the input's spelling.
+    expect(planOutputs(['/a/Ab.xml', '/a/ab2.xml'], '/out', 'pubtator').get('/a/Ab.xml')).toBe('/out/Ab.pubtator')
+  })
 })
 
 describe('completion records', () => {

@@ -1,5 +1,6 @@
 // Batch tagging (core/batch/run + `fastbioner tag --out-dir`): shards, resume, bad files, SIGKILL.
 import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -95,6 +96,27 @@ describe('batch tagging', () => {
     writeFileSync(join(inDir, 'part3.pubtator'), writePubtator(syntheticDocs(7, 999, 3, 'p3b-'))) // input replaced
     const sixth = await tagFiles({ inputs, outDir: out, format: 'pubtator', shard: { index: 0, count: 1 }, tagger, model: 'm2' })
     expect(sixth.files.filter((f) => f.status === 'tagged').map((f) => [f.input.slice(inDir.length + 1), f.reason, f.documents])).toEqual([['part3.pubtator', 'redone: input changed', 7]])
+  })
+
+  it('records the input as it was tagged: one changed meanwhile is redone on the next run (issue 31 F10)', async () => {
+    const own = join(dir, 'changing-in')
+    mkdirSync(own)
+    const input = join(own, 'moving.pubtator')
+    const original = writePubtator(syntheticDocs(3, 500, 3, 'm-'))
+    writeFileSync(input, original)
+    const out = join(dir, 'changing-out')
+    // A tagger during whose work the input file is replaced (another job appending, a sync client).
+    const changing = Object.assign(Object.create(tagger) as CheckpointTagger, {
+      tag: (...args: Parameters<CheckpointTagger['tag']>) => {
+        writeFileSync(input, writePubtator(syntheticDocs(5, 501, 3, 'm2-')))
+        return tagger.tag(...args)
+      },
+    })
+    const first = await tagFiles({ inputs: [input], outDir: out, format: 'pubtator', shard: { index: 0, count: 1 }, tagger: changing, model: 'm1' })
+    expect(first.files.map((f) => [f.status, f.documents])).toEqual([['tagged', 3]])
+    expect(readRecord(join(out, 'moving.pubtator'))!.inputSha256).toBe(createHash('sha256').update(original).digest('hex'))
+    const again = await tagFiles({ inputs: [input], outDir: out, format: 'pubtator', shard: { index: 0, count: 1 }, tagger, model: 'm1' })
+    expect(again.files.map((f) => [f.status, f.reason, f.documents])).toEqual([['tagged', 'redone: input changed', 5]])
   })
 
   it('records the PMIDs a PubMed update file deletes and tags its articles', async () => {
