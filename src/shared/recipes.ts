@@ -51,6 +51,23 @@ export const PRESET_NAMES: readonly PresetName[] = MODEL_PRESETS.map((p) => p.na
 
 export const DEFAULT_PRESET: PresetName = 'cpu-small'
 
+/**
+ * The character-aware word tagger (BiLSTM-CRF over words and their characters): what `train` and
+ * the app make from scratch unless a BERT preset is chosen, because it learns far more from small
+ * labelled sets (docs/ACCURACY.md). Chosen like a preset in the app's form.
+ */
+export const WORD_LSTM = 'word-lstm'
+export const WORD_LSTM_CHOICE = {
+  name: WORD_LSTM,
+  shape: 'words + characters → BiLSTM 2 × 200 → CRF',
+  description: 'recommended: the most accurate from scratch on a few hundred abstracts; trains and tags on the CPU',
+} as const
+
+/** A from-scratch choice of the app's form: the word tagger or a BERT preset. */
+export function isScratchChoice(name: string): boolean {
+  return name === WORD_LSTM || isPresetName(name)
+}
+
 export function isPresetName(name: string): name is PresetName {
   return (PRESET_NAMES as readonly string[]).includes(name)
 }
@@ -112,7 +129,7 @@ export const DEV_FRACTION = 0.1
  * that leaves a field out gets the recipe above.
  */
 export const FORM_DEFAULTS = {
-  preset: DEFAULT_PRESET,
+  preset: WORD_LSTM as string,
   trainEpochs: 3,
   retrainEpochs: RETRAIN_RECIPE.epochs,
   retrainHeldOutPercent: 10,

@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crfParamShapes } from './crf'
-import { CheckpointError, CONFIG_FILE, METADATA_FILE, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
+import { CheckpointError, CONFIG_FILE, HEADS_KEY, METADATA_FILE, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { Rng } from '../rng'
@@ -157,7 +157,7 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
 }
 
 // ---- model folder --------------------------------------------------------------------------
-// config.json (model_type fastbioner-word-tagger, sizes, heads and their labels), words.txt and
+// config.json (model_type fastbioner-word-tagger, sizes, fastbioner_heads: each head's labels), words.txt and
 // chars.txt (the vocabularies, one entry per line, <pad> and <unk> first), vocab.txt (the special
 // tokens only, so the one tagging path's word splitter gives each word exactly one piece and
 // windows count words), model.safetensors (the parameters above), fastbioner.json (training
@@ -165,6 +165,8 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
 
 export const WORDS_FILE = 'words.txt'
 export const CHARS_FILE = 'chars.txt'
+/** Every file of a word tagger's folder but fastbioner.json. */
+export const WORD_TAGGER_FILES = ['config.json', WORDS_FILE, CHARS_FILE, 'vocab.txt', 'model.safetensors']
 /** vocab.txt of a word tagger: each word becomes one [UNK] piece. */
 export const WORD_TAGGER_PIECE_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
 
@@ -229,7 +231,8 @@ export function saveWordTagger(dir: string, m: WordTaggerFolder): void {
   if (m.metadata) writeFileAtomic(join(dir, METADATA_FILE), [JSON.stringify(m.metadata, null, 2) + '\n'])
   const json: Record<string, unknown> = { model_type: WORD_TAGGER_MODEL_TYPE, architectures: ['FastBioNERWordTagger'] }
   for (const [key, name] of CONFIG_KEYS) json[name] = m.config[key]
-  json.heads = m.heads
+  // The key BERT folders use, so what reads only head labels (readCheckpointInfo) reads these too.
+  json[HEADS_KEY] = m.heads
   writeFileAtomic(join(dir, CONFIG_FILE), [JSON.stringify(json, null, 2) + '\n'])
 }
 
@@ -237,6 +240,20 @@ function readLines(path: string): string[] {
   const lines = readFileSync(path, 'utf8').split('\n')
   if (lines.at(-1) === '') lines.pop()
   return lines.map((l) => l.replace(/\r$/, ''))
+}
+
+/** The heads and their labels from a word tagger's config.json (without reading the weights). */
+export function readWordTaggerHeads(dir: string): Record<string, string[]> {
+  const cfgPath = join(dir, CONFIG_FILE)
+  return headLabelsFrom(readJsonObject(cfgPath)[HEADS_KEY], cfgPath)
+}
+
+function headLabelsFrom(heads: unknown, cfgPath: string): Record<string, string[]> {
+  if (!heads || typeof heads !== 'object' || Array.isArray(heads) || Object.keys(heads).length === 0) throw new CheckpointError(`${cfgPath}: ${HEADS_KEY} must map each head to its labels`)
+  for (const [name, labels] of Object.entries(heads)) {
+    if (!Array.isArray(labels) || labels.length < 1 || labels.some((l) => typeof l !== 'string')) throw new CheckpointError(`${cfgPath}: head ${name} must list its labels as strings`)
+  }
+  return heads as Record<string, string[]>
 }
 
 /** Reads a word tagger folder; every size is checked against config.json and the weights. */
@@ -254,12 +271,7 @@ export function loadWordTagger(dir: string): WordTaggerFolder {
     ;(config as unknown as Record<string, number>)[key] = v
   }
   if (config.charWidth % 2 !== 1) throw new CheckpointError(`${cfgPath}: char_width must be odd, got ${config.charWidth}`)
-  const heads = j.heads
-  if (!heads || typeof heads !== 'object' || Array.isArray(heads) || Object.keys(heads).length === 0) throw new CheckpointError(`${cfgPath}: heads must map each head to its labels`)
-  for (const [name, labels] of Object.entries(heads)) {
-    if (!Array.isArray(labels) || labels.length < 1 || labels.some((l) => typeof l !== 'string')) throw new CheckpointError(`${cfgPath}: head ${name} must list its labels as strings`)
-  }
-  const headLabels = heads as Record<string, string[]>
+  const headLabels = headLabelsFrom(j[HEADS_KEY], cfgPath)
   const words = readLines(join(dir, WORDS_FILE))
   const chars = readLines(join(dir, CHARS_FILE))
   if (words.length !== config.wordVocabSize) throw new CheckpointError(`${join(dir, WORDS_FILE)}: ${words.length} words, config.json says ${config.wordVocabSize}`)

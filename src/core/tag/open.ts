@@ -12,7 +12,7 @@ import { readSafetensorsNames } from '../model/safetensors'
 import { labelMapFromLabels } from '../nlp/bio'
 import { makeBertConfig } from '../model/bert'
 import { crfParamNames } from '../model/crf'
-import { headsOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_PIECE_VOCAB, type WordTaggerFolder } from '../model/word-tagger'
+import { headsOf, isWordTaggerFolder, loadWordTagger, readWordTaggerHeads, WORD_TAGGER_PIECE_VOCAB, type WordTaggerFolder } from '../model/word-tagger'
 import { WordTaggerEngine } from '../onnx/word-engine'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
@@ -62,6 +62,12 @@ export function windowSettingsOf(info: Pick<CheckpointInfo, 'training' | 'config
  * only that head is used.
  */
 export function checkTaggingHeads(dir: string, head?: string): void {
+  // A word tagger's folder is checked whole when it opens (loadWordTagger): every head has labels and weights.
+  if (isWordTaggerFolder(dir)) {
+    const heads = folderHeadLabels(dir)
+    if (head !== undefined && !(head in heads)) throw new TaggingError(`model has no head '${head}' (heads: ${Object.keys(heads).join(', ')})`)
+    return
+  }
   const heads = Object.entries(headLabelsOf(readCheckpointInfo(dir))).filter(([name]) => head === undefined || name === head)
   const files = [WEIGHTS_FILE, WEIGHTS_INDEX_FILE].some((f) => existsSync(join(dir, f))) ? findWeightFiles(dir) : []
   // A folder the engine reads without safetensors (model.onnx alone) has no names to check.
@@ -84,6 +90,12 @@ export function checkTaggingHeads(dir: string, head?: string): void {
         `fastbioner train --init ${dir} --train FILE --dev FILE --out DIR`,
     )
   }
+}
+
+/** Each head's labels of any model folder this product makes (a BERT checkpoint or a word tagger). */
+export function folderHeadLabels(dir: string): Record<string, string[]> {
+  if (isWordTaggerFolder(dir)) return readWordTaggerHeads(dir)
+  return headLabelsOf(readCheckpointInfo(dir))
 }
 
 /** Opens the checkpoint in `dir` on the fastest engine that loads (or the one preferred). */

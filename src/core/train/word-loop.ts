@@ -58,6 +58,11 @@ export interface WordTrainOptions {
   onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
   /** Extra fastbioner.json content (the caller's source record). */
   metadata?: Record<string, unknown>
+  /**
+   * Continue from this model (retraining from corrections): its vocabularies, sizes and weights;
+   * a head whose labels differ from the task's starts anew. Words it never saw stay <unk>.
+   */
+  init?: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>
 }
 
 export interface WordTrainResult extends RunResult {
@@ -105,10 +110,19 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     examples.push(...wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel))
   }
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
-  const featurizer = WordFeaturizer.learn(examples.flatMap((e) => e.words), o.vocab)
-  const config = wordTaggerConfig(featurizer, o.config)
+  const featurizer = o.init?.featurizer ?? WordFeaturizer.learn(examples.flatMap((e) => e.words), o.vocab)
+  const config = o.init?.config ?? wordTaggerConfig(featurizer, o.config)
   const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
   const params = initWordTaggerParams(config, heads, seed)
+  if (o.init) {
+    const keptHeads = new Set(Object.keys(labels).filter((h) => o.init!.heads[h]?.join() === labels[h].join()))
+    const headOf = (name: string) => /^(?:classifiers|crfs)\.([^.]+)\./.exec(name)?.[1] ?? (/^(?:classifier|crf)\./.test(name) ? 'default' : null)
+    for (const [name, value] of params) {
+      const head = headOf(name)
+      const from = o.init.params.get(name)
+      if (from && from.length === value.length && (head === null || keptHeads.has(head))) value.set(from)
+    }
+  }
   const model: WordTaggerFolder = { config, featurizer, heads: labels, params }
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, o.maxSteps)
   const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })

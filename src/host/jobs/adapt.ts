@@ -1,4 +1,5 @@
 // The adaptModel job: continued masked-LM pretraining on the workspace's documents.
+import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { continuedTrainingLr } from '@shared/recipes'
@@ -13,6 +14,7 @@ export const adaptModel: Job<'adaptModel'> = async (p, ctx) => {
   const t0 = performance.now()
   // The clear refusals first, before any model code runs: a folder without a vocabulary (or
   // without [MASK]) cannot be pretrained with its own pieces, and too little text only disturbs it.
+  if (isWordTaggerFolder(p.baseDir)) throw new HostInputError(`${p.baseDir} is a word tagger: adapting is masked-language-model pretraining of a BERT encoder; a word tagger learns from your corrections (Retrain)`)
   const base = readCheckpointInfo(p.baseDir)
   if (base.vocab.length === 0) throw new HostInputError(`${join(p.baseDir, 'vocab.txt')}: the model has no vocabulary; it cannot be adapted`)
   if (!base.vocab.includes('[MASK]')) {

@@ -1,4 +1,5 @@
 // The distill job: a smaller student distilled from a workspace model.
+import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { continuedTrainingLr } from '@shared/recipes'
 import { distillCheckpoints } from '../../core/distill/run'
 import { DEFAULT_HEAD } from '../../core/model/bert'
@@ -10,6 +11,7 @@ import { ensureBackend, HostInputError, log, phase, scoreSaved, stepReporter, ty
 export const distill: Job<'distill'> = async (p, ctx) => {
   const b = await ensureBackend()
   const t0 = performance.now()
+  if (isWordTaggerFolder(p.teacherDir)) throw new HostInputError(`${p.teacherDir} is a word tagger: distilling it into a BERT student is not available yet; choose a BERT teacher`)
   const teacher = readCheckpointInfo(p.teacherDir)
   const windows = windowSettingsOf(teacher)
   const teacherLayers = teacher.config.numHiddenLayers

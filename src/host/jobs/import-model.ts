@@ -9,6 +9,17 @@ import { findWeightFiles, METADATA_FILE } from '../../core/model/checkpoint-file
 import { readSafetensorsNames } from '../../core/model/safetensors'
 import { isInt8Folder } from '../../core/onnx/quantize'
 import { ensureBackend, HostInputError, phase, summarize, type Job } from './common'
+import { isWordTaggerFolder, loadWordTagger, WORD_TAGGER_FILES } from '../../core/model/word-tagger'
+import { wordTaggerSummary } from './word-tagger'
+
+/** A word tagger is validated whole (every size, every tensor finite) and its files copied as they are. */
+function importWordTagger(source: string, dest: string, backend: string) {
+  const m = loadWordTagger(source)
+  mkdirSync(dest, { recursive: true })
+  for (const f of WORD_TAGGER_FILES) if (existsSync(join(source, f))) copyFileSync(join(source, f), join(dest, f))
+  writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify({ ...m.metadata, imported: { from: source, at: new Date().toISOString(), freshHead: false } }, null, 2) + '\n'])
+  return { summary: wordTaggerSummary(dest, m), notes: [], freshHead: false, backend }
+}
 
 function hasClassifier(dir: string): boolean {
   return findWeightFiles(dir).some((f) => readSafetensorsNames(f).some((n) => /^(classifier|classifiers\.[^.]+)\.weight$/.test(n)))
@@ -17,6 +28,7 @@ function hasClassifier(dir: string): boolean {
 export const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed, keepFiles }, ctx) => {
   const b = await ensureBackend()
   phase(ctx, `Reading ${source}`)
+  if (isWordTaggerFolder(source)) return importWordTagger(source, dest, b.name)
   // loadCheckpoint validates the folder and gives the clear errors (missing vocab.txt, a
   // pytorch_model.bin-only download with the one-line conversion command, shape mismatches).
   const ck = await loadCheckpoint(source, { trainable: false, seed })

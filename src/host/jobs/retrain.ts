@@ -12,10 +12,13 @@ import type { TrainingMetadata } from '../../core/model/checkpoint-files'
 import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { train } from '../../core/train/loop'
+import { isWordTaggerFolder } from '../../core/model/word-tagger'
+import { retrainWordTagger } from './word-tagger'
 import type { HostParams, HostResult, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job } from './common'
 
 export const retrain: Job<'retrain'> = async (p, ctx) => {
+  if (isWordTaggerFolder(p.baseDir)) return retrainWordTagger(p, ctx)
   const b = await ensureBackend()
   const t0 = performance.now()
   const notes: string[] = []

@@ -1,6 +1,8 @@
 // The trainModel job: a new model from a preset (scratch) or from a workspace model's encoder.
 import { join } from 'node:path'
-import { continuedTrainingLr, FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
+import { continuedTrainingLr, FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, WORD_LSTM } from '@shared/recipes'
+import { isWordTaggerFolder } from '../../core/model/word-tagger'
+import { trainWordTaggerJob } from './word-tagger'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint } from '../../core/model/checkpoint'
 import { presetConfig } from '../../core/model/presets'
@@ -77,6 +79,7 @@ async function initStart(p: HostParams<'trainModel'>, initDir: string, labels: s
 export const trainModel: Job<'trainModel'> = async (p, ctx) => {
   const types = typesOf(p.train)
   if (types.length === 0) throw new HostInputError('the training documents have no accepted annotations: nothing to learn')
+  if (p.initDir ? isWordTaggerFolder(p.initDir) : p.preset === WORD_LSTM) return trainWordTaggerJob(p, ctx)
   const b = await ensureBackend()
   const t0 = performance.now()
   const labels = buildLabelMap(types).labels

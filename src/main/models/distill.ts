@@ -3,6 +3,7 @@
 import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
 import { StoreError } from '../../core/store'
+import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import type { Handlers } from '../handlers'
 import { mentionCount, type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
 
@@ -13,6 +14,9 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
       const ws = workspace()
       const teacher = ws.getModel(req.teacherId)
       if (teacher.status !== 'ready') throw new StoreError('conflict', `Model "${teacher.name}" is not ready (${teacher.status})`)
+      if (isWordTaggerFolder(teacher.path)) {
+        throw new StoreError('invalid_request', `"${teacher.name}" is a word tagger: distilling it into a BERT student is not available yet; choose a BERT teacher`)
+      }
       const layersList = [...new Set(req.layers)]
       const tooDeep = layersList.filter((n) => n > teacher.layers)
       if (tooDeep.length) {

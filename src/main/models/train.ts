@@ -1,5 +1,5 @@
 // models:train: a new teacher on the labelled documents, from scratch or from a model's encoder.
-import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
+import { FINETUNE_RECIPE, isScratchChoice, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, WORD_LSTM } from '@shared/recipes'
 import { StoreError, type ModelRecord } from '../../core/store'
 import type { Handlers } from '../handlers'
 import { mentionCount, type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
@@ -8,8 +8,8 @@ export function trainHandlers(rt: ModelRuntime): Pick<Handlers, 'models:train'> 
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, abandonJob, trainingDocuments, devSize, withTypes } = rt
   return {
     async 'models:train'(req) {
-      if (req.preset !== undefined && !isPresetName(req.preset)) {
-        throw new StoreError('invalid_request', `Unknown preset "${req.preset}"; choose ${PRESET_NAMES.join(', ')}`)
+      if (req.preset !== undefined && !isScratchChoice(req.preset)) {
+        throw new StoreError('invalid_request', `Unknown preset "${req.preset}"; choose ${[WORD_LSTM, ...PRESET_NAMES].join(', ')}`)
       }
       const ws = workspace()
       const base = req.baseModelId !== undefined ? ws.getModel(req.baseModelId) : null

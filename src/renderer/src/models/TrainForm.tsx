@@ -3,17 +3,18 @@
 // job's curve.
 import { useId, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
-import { FORM_DEFAULTS, MODEL_PRESETS } from '@shared/recipes'
+import { FORM_DEFAULTS, MODEL_PRESETS, WORD_LSTM_CHOICE } from '@shared/recipes'
 import { api } from '../api'
 import { notify } from '../toasts'
 import { EpochsField, FormActions } from './FormParts'
 import { pct, refreshModels, runModelJob } from './store'
 
-const PRESETS = MODEL_PRESETS.map((p) => ({
-  name: p.name,
-  shape: `${p.layers} × ${p.hidden}`,
-  description: p.description.charAt(0).toUpperCase() + p.description.slice(1) + '.',
-}))
+const sentence = (d: string) => d.charAt(0).toUpperCase() + d.slice(1) + '.'
+// The word tagger first: the recommended choice from scratch; then the BERT presets.
+const PRESETS = [
+  { name: WORD_LSTM_CHOICE.name, shape: WORD_LSTM_CHOICE.shape, description: sentence(WORD_LSTM_CHOICE.description) },
+  ...MODEL_PRESETS.map((p) => ({ name: p.name, shape: `${p.layers} × ${p.hidden} (layers × width)`, description: sentence(p.description) })),
+]
 export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; disabled: boolean; onDone: () => void }) {
   const bases = models.filter((m) => !m.candidate)
   // A model adapted to the workspace's documents is made to be trained from: start there when there is one.
@@ -88,7 +89,7 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
       )}
       {!base && (
         <fieldset className="presets">
-          <legend>Size (preset)</legend>
+          <legend>Model</legend>
           {PRESETS.map((p) => (
             <label key={p.name} className={`preset${preset === p.name ? ' is-on' : ''}`}>
               <input
@@ -102,7 +103,7 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
                 }}
               />
               <span className="preset-name">{p.name}</span>
-              <span className="preset-shape">{p.shape} (layers × width)</span>
+              <span className="preset-shape">{p.shape}</span>
               <span className="preset-desc">{p.description}</span>
             </label>
           ))}

@@ -1,0 +1,194 @@
+// The model host's jobs for the word-level recurrent tagger (core/model/word-tagger): a new model
+// from scratch (the app's default choice), retraining from corrections with a warm start, and the
+// summary the app shows. The BERT jobs hand over to these when the model is a word tagger.
+import { rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { CorpusDocument } from '@shared/domain'
+import { evaluateTagger } from '../../core/eval/evaluate'
+import { DEFAULT_HEAD } from '../../core/model/bert'
+import { loadWordTagger, saveWordTagger, type WordTaggerFolder } from '../../core/model/word-tagger'
+import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
+import { readCorpusFile } from '../../core/corpus'
+import { wordTaggerFor } from '../../core/tag/open'
+import { trainWordTagger, WORD_TAGGER_RECIPE } from '../../core/train/word-loop'
+import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
+import type { JobContext } from '../job'
+import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf } from './common'
+
+const ENGINE = 'onnxruntime-cpu'
+
+export function wordTaggerSummary(dir: string, m: Pick<WordTaggerFolder, 'config' | 'heads' | 'params'>): ModelSummary {
+  const labels = m.heads[DEFAULT_HEAD] ?? Object.values(m.heads)[0] ?? ['O']
+  return {
+    // One recurrent layer, both directions: what the app lists as layers × width.
+    layers: 1,
+    hidden: 2 * m.config.lstmHidden,
+    heads: 0,
+    parameters: [...m.params.values()].reduce((a, p) => a + p.length, 0),
+    bytes: statSync(join(dir, 'model.safetensors')).size,
+    weights: 'float32',
+    labels,
+    entityTypes: typesOfLabels(Object.values(m.heads).flat()),
+  }
+}
+
+/** Scores of a word tagger (in memory or as saved) on `docs`, through the one tagging path. */
+async function scoreWordTagger(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params' | 'metadata'>, docs: readonly CorpusDocument[], head?: string): Promise<ScoresWithTypes | null> {
+  if (!docs.length) return null
+  const t = trainingMeta(m.metadata)
+  const tagger = wordTaggerFor(m, { maxLength: t.maxLength ?? WORD_TAGGER_RECIPE.maxLength, sentenceLevel: t.sentenceLevel ?? true }, { threads: inferenceThreads() })
+  try {
+    return scores(await evaluateTagger(tagger, docs, { head }))
+  } finally {
+    await tagger.dispose()
+  }
+}
+
+/** Summary and devel scores of a saved word tagger. */
+export async function scoreSavedWordTagger(dir: string, docs: readonly CorpusDocument[]): Promise<{ summary: ModelSummary; devScores: ScoresWithTypes | null }> {
+  const m = loadWordTagger(dir)
+  return { summary: wordTaggerSummary(dir, m), devScores: await scoreWordTagger(m, docs) }
+}
+
+/** trainModel for `preset: word-lstm` (from scratch) or an initDir holding a word tagger (warm start). */
+export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobContext): Promise<HostResult<'trainModel'>> {
+  const t0 = performance.now()
+  const init = p.initDir ? loadWordTagger(p.initDir) : undefined
+  const curve: TrainedCheckpoint['curve'] = []
+  phase(ctx, `Training the word tagger${init ? ` from ${p.initDir}` : ''} on ${p.train.length} documents`)
+  const result = await trainWordTagger({
+    tasks: [{ head: DEFAULT_HEAD, train: p.train, dev: p.dev.length ? p.dev : undefined }],
+    outDir: p.dir,
+    epochs: p.epochs,
+    batchSize: p.batchSize,
+    lr: p.lr,
+    seed: p.seed,
+    init,
+    threads: inferenceThreads(),
+    signal: ctx.signal,
+    onProgress: stepReporter(ctx, curve),
+    metadata: { ...p.metadata, arch: 'word-lstm', ...(p.initDir ? { init: p.initDir } : {}) },
+  })
+  const saved = result.checkpointDir !== null
+  const scored = saved ? await scoreSavedWordTagger(p.dir, p.dev) : null
+  const c = result.model.config
+  return {
+    cancelled: result.cancelled,
+    saved,
+    summary: scored?.summary ?? null,
+    devScores: scored?.devScores ?? null,
+    bestEpoch: result.bestEpoch,
+    steps: result.steps,
+    epochs: result.epochs.length,
+    seconds: (performance.now() - t0) / 1000,
+    backend: ENGINE,
+    notes: [
+      init
+        ? `continued from ${p.initDir} (its ${c.wordVocabSize}-word and ${c.charVocabSize}-character vocabularies)`
+        : `word tagger: ${c.wordVocabSize} words and ${c.charVocabSize} characters learnt from the training text; BiLSTM 2 × ${c.lstmHidden}, CRF`,
+      `trainer: ${result.trainer}`,
+    ],
+    curve,
+  }
+}
+
+/** retrain for a word tagger base: warm start on the reviewed documents, scored before and after on the held-out ones. */
+export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContext): Promise<HostResult<'retrain'>> {
+  const t0 = performance.now()
+  const notes: string[] = []
+  const extra: CorpusDocument[] = []
+  for (const path of p.extraCorpusPaths) {
+    phase(ctx, `Reading ${path}`)
+    const r = await readCorpusFile(path)
+    extra.push(...r.documents)
+    notes.push(`${path}: ${r.documents.length} extra training documents`)
+  }
+  phase(ctx, 'Loading the base model')
+  const base = loadWordTagger(p.baseDir)
+  const baseHead = DEFAULT_HEAD in base.heads ? DEFAULT_HEAD : Object.keys(base.heads)[0]
+  const known = new Set(typesOfLabels(base.heads[baseHead]))
+  const wanted = typesOf([...p.train, ...p.heldOut, ...extra])
+  if (wanted.length === 0) throw new HostInputError('the reviewed documents have no accepted annotations: nothing to learn')
+  const newTypes = wanted.filter((t) => !known.has(t))
+  const labels = newTypes.length ? buildLabelMap([...known, ...newTypes]).labels : base.heads[baseHead]
+  if (newTypes.length) notes.push(`the base model does not know ${newTypes.join(', ')}: its head was replaced by a new one for ${typesOfLabels(labels).join(', ')}`)
+  phase(ctx, `Scoring the base model on ${p.heldOut.length} held-out documents`)
+  const before = (await scoreWordTagger(base, p.heldOut, baseHead)) ?? { precision: 0, recall: 0, f1: 0, types: {} }
+  if (ctx.signal.aborted) return { ...emptyRetrain(p, before, notes, t0), cancelled: true }
+  // The base's labels under the default head name: the retrained model has one head.
+  const init = { ...base, heads: { [DEFAULT_HEAD]: base.heads[baseHead] }, params: renameHead(base.params, baseHead) }
+  const curve: TrainedCheckpoint['curve'] = []
+  try {
+    phase(ctx, `Fine-tuning on ${p.train.length + extra.length} documents`)
+    const result = await trainWordTagger({
+      tasks: [{ head: DEFAULT_HEAD, train: [...p.train, ...extra] }],
+      epochs: p.epochs,
+      lr: p.lr ?? WORD_TAGGER_RECIPE.lr / 2,
+      seed: p.seed,
+      init,
+      threads: inferenceThreads(),
+      signal: ctx.signal,
+      onProgress: stepReporter(ctx, curve),
+    })
+    if (result.cancelled) return { ...emptyRetrain(p, before, notes, t0, curve), cancelled: true }
+    notes.push(`trainer: ${result.trainer}`)
+    // The last epoch is the candidate (no selection on the held-out documents, as for BERT models).
+    const after = (await scoreWordTagger(result.model, p.heldOut)) ?? before
+    phase(ctx, 'Saving the candidate')
+    saveWordTagger(p.candidateDir, {
+      ...result.model,
+      metadata: { ...base.metadata, training: { ...trainingMeta(base.metadata), labels, epoch: result.epochs.length, step: result.steps, seed: p.seed, dev: { precision: after.precision, recall: after.recall, f1: after.f1 } }, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
+    })
+    return {
+      cancelled: false,
+      saved: true,
+      summary: wordTaggerSummary(p.candidateDir, result.model),
+      devScores: after,
+      bestEpoch: result.epochs.length,
+      steps: result.steps,
+      epochs: result.epochs.length,
+      seconds: (performance.now() - t0) / 1000,
+      backend: ENGINE,
+      notes,
+      curve,
+      before,
+      after,
+      extraDocuments: extra.length,
+    }
+  } catch (e) {
+    rmSync(p.candidateDir, { recursive: true, force: true })
+    throw e
+  }
+}
+
+/** A head's parameters under the default head's names (classifier.*, crf.*). */
+function renameHead(params: Map<string, Float32Array>, head: string): Map<string, Float32Array> {
+  if (head === DEFAULT_HEAD) return params
+  const out = new Map<string, Float32Array>()
+  for (const [name, v] of params) {
+    if (name.startsWith(`classifiers.${head}.`)) out.set(name.replace(`classifiers.${head}.`, 'classifier.'), v)
+    else if (name.startsWith(`crfs.${head}.`)) out.set(name.replace(`crfs.${head}.`, 'crf.'), v)
+    else if (!/^(classifiers|crfs)\./.test(name)) out.set(name, v)
+  }
+  return out
+}
+
+function emptyRetrain(p: HostParams<'retrain'>, before: ScoresWithTypes, notes: string[], t0: number, curve: TrainedCheckpoint['curve'] = []): HostResult<'retrain'> {
+  rmSync(p.candidateDir, { recursive: true, force: true })
+  return {
+    cancelled: false,
+    saved: false,
+    summary: null,
+    devScores: null,
+    bestEpoch: null,
+    steps: curve.filter((c) => c.devF1 === undefined).length,
+    epochs: curve.filter((c) => c.devF1 !== undefined).length,
+    seconds: (performance.now() - t0) / 1000,
+    backend: ENGINE,
+    notes,
+    curve,
+    before,
+    after: null,
+    extraDocuments: 0,
+  }
+}

@@ -1,0 +1,100 @@
+// The word tagger in the app, through the handler table and the real model host: the form's
+// default choice trains it from scratch, it tags the workspace into suggestions, it retrains from
+// reviewed documents into a candidate (warm start, before/after), and the jobs that are for BERT
+// models only refuse it with a reason.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Channel, EventName, EventPayloads, IpcErrorShape, ModelInfo, ResponseOf } from '@shared/ipc'
+import { FORM_DEFAULTS, WORD_LSTM } from '@shared/recipes'
+import type { CorpusDocument } from '@shared/domain'
+import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { Workspace } from '../../src/core/store'
+import { isWordTaggerFolder } from '../../src/core/model/word-tagger'
+import type { ModelHost } from '../../src/host/client'
+import { createNodeModelHost } from '../../src/host/node'
+import { syntheticDocs } from '../unit/train/synthetic'
+
+let dir: string
+let ws: Workspace
+let host: ModelHost
+let handlers: Handlers
+let trained: ModelInfo
+
+async function call<C extends Channel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
+  const r = await dispatch(handlers, channel, payload)
+  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
+  return r.value
+}
+
+async function fail(channel: Channel, payload: unknown): Promise<IpcErrorShape> {
+  const r = await dispatch(handlers, channel, payload)
+  if (r.ok) throw new Error(`${channel} unexpectedly succeeded`)
+  return r.error
+}
+
+const unlabelled = (docs: CorpusDocument[]): CorpusDocument[] => docs.map((d) => ({ ...d, mentions: [] }))
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'fastbioner-word-app-'))
+  ws = Workspace.open(join(dir, 'ws.sqlite'), { user: 'tester' })
+  host = createNodeModelHost({ env: { FASTBIONER_BACKEND: 'wasm' } })
+  await ws.importDocuments(syntheticDocs(32, 11, 4, 'gold'), 'gold.pubtator')
+  await ws.importDocuments(unlabelled(syntheticDocs(12, 12, 4, 'new')), 'new.txt')
+  const ctx: HandlerContext = {
+    user: 'tester',
+    defaultWorkspacePath: join(dir, 'ws.sqlite'),
+    workspace: () => ws,
+    openWorkspace() {
+      throw new Error('not used')
+    },
+    emit<E extends EventName>(_event: E, _payload: EventPayloads[E]) {},
+    dialogs: { openCorpusFiles: async () => [], saveExport: async () => null, openModelFolder: async () => null },
+    modelHost: host,
+  }
+  handlers = createHandlers(ctx)
+})
+
+afterAll(async () => {
+  await host?.close({ final: true })
+  ws?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('the word tagger in the app', () => {
+  it("is the form's default from-scratch choice and trains into a ready model", async () => {
+    expect(FORM_DEFAULTS.preset).toBe(WORD_LSTM)
+    const r = await call('models:train', { jobId: 'w-1', name: 'words', preset: WORD_LSTM, epochs: 5, seed: 3 })
+    expect(r.cancelled).toBe(false)
+    trained = r.model!
+    expect(isWordTaggerFolder(trained.path)).toBe(true)
+    expect(trained).toMatchObject({ name: 'words', kind: 'teacher', layers: 1, hidden: 400, entityTypes: ['Disease'] })
+    expect(trained.trainingSummary).toMatch(/word-lstm from scratch, 5 of 5 epochs/)
+    expect(trained.devScores!.f1).toBeGreaterThan(0.5)
+  }, 240_000)
+
+  it('tags the workspace into suggestions', async () => {
+    await call('models:setActive', { id: trained.id })
+    const r = await call('tag:run', { jobId: 'w-tag' })
+    expect(r).toMatchObject({ cancelled: false, modelId: trained.id, engine: 'onnxruntime-cpu' })
+    expect(r.suggestions).toBeGreaterThan(10)
+  }, 120_000)
+
+  it('retrains from reviewed documents into a candidate, scored before and after, the base untouched', async () => {
+    for (const d of ws.listDocuments({ query: 'gold', limit: 100 }).documents.slice(0, 14)) await call('documents:setStatus', { id: d.id, status: 'done' })
+    const r = await call('retrain:start', { jobId: 'w-rt', baseModelId: trained.id, epochs: 2, seed: 1 })
+    expect(r.cancelled).toBe(false)
+    expect(r.before.f1).toBeGreaterThan(0.5)
+    expect(r.after!.f1).toBeGreaterThan(0.5)
+    expect(r.curve.filter((p) => p.devF1 === undefined).length).toBeGreaterThan(1)
+    const cand = r.candidate!
+    expect(isWordTaggerFolder(cand.path)).toBe(true)
+    expect(cand).toMatchObject({ candidate: true, parentId: trained.id, layers: 1, hidden: 400 })
+    expect(cand.devScores!.f1).toBeCloseTo(r.after!.f1, 10)
+    await call('retrain:decide', { candidateId: cand.id, keep: false })
+  }, 240_000)
+
+  it('refuses the BERT-only jobs with the reason', async () => {
+    expect((await fail('distill:start', { jobId: 'w-d', teacherId: trained.id, layers: [3], mode: 'dynamic' })).message).toMatch(/is a word tagger: distilling it into a BERT student is not available yet/)
+  }, 60_000)
+})
