@@ -15,14 +15,34 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crfParamShapes } from './crf'
-import { CheckpointError, CONFIG_FILE, HEADS_KEY, METADATA_FILE, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
+import { CheckpointError, CONFIG_FILE, HEADS_KEY, headLabelsOf, METADATA_FILE, readCheckpointInfo, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { Rng } from '../rng'
-import { wordTaggerInputDim, type WordTaggerDims } from '../onnx/recurrent'
 import { SHAPE_FLAGS, WordFeaturizer } from '../nlp/word-features'
 
 export const WORD_TAGGER_MODEL_TYPE = 'fastbioner-word-tagger'
+
+/** Sizes of the word-level tagger; the defaults are WORD_TAGGER_DEFAULTS. */
+export interface WordTaggerDims {
+  wordVocabSize: number
+  wordDim: number
+  charVocabSize: number
+  charDim: number
+  charFilters: number
+  /** Odd convolution width. */
+  charWidth: number
+  /** Characters kept per word (longer words are cut). */
+  maxChars: number
+  /** Case/shape flags per word. */
+  shapeFlags: number
+  /** Hidden size of each LSTM direction. */
+  lstmHidden: number
+}
+
+export function wordTaggerInputDim(d: WordTaggerDims): number {
+  return d.wordDim + d.charFilters + d.shapeFlags
+}
 
 /** config.json of a word tagger. */
 export interface WordTaggerConfig extends WordTaggerDims {
@@ -240,6 +260,12 @@ function readLines(path: string): string[] {
   const lines = readFileSync(path, 'utf8').split('\n')
   if (lines.at(-1) === '') lines.pop()
   return lines.map((l) => l.replace(/\r$/, ''))
+}
+
+/** Each head's labels of any model folder this product makes (a BERT checkpoint or a word tagger). */
+export function folderHeadLabels(dir: string): Record<string, string[]> {
+  if (isWordTaggerFolder(dir)) return readWordTaggerHeads(dir)
+  return headLabelsOf(readCheckpointInfo(dir))
 }
 
 /** The heads and their labels from a word tagger's config.json (without reading the weights). */

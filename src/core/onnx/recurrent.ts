@@ -27,23 +27,7 @@
 import { attr } from './graph'
 import { ONNX_OPSET } from './export'
 import { dlogitsInput, GradGraph, logitsOutput, type TrainGraph } from './training'
-
-/** Sizes of the word-level tagger; see core/model/word-tagger.ts for their meaning and defaults. */
-export interface WordTaggerDims {
-  wordVocabSize: number
-  wordDim: number
-  charVocabSize: number
-  charDim: number
-  charFilters: number
-  /** Odd convolution width. */
-  charWidth: number
-  /** Characters kept per word (longer words are cut). */
-  maxChars: number
-  /** Case/shape flags per word. */
-  shapeFlags: number
-  /** Hidden size of each LSTM direction. */
-  lstmHidden: number
-}
+import { wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 
 export interface WordTaggerGraphOptions {
   dims: WordTaggerDims
@@ -61,9 +45,6 @@ export const WORD_TAGGER_PARAMS = {
   lstm: 'lstm',
 } as const
 
-export function wordTaggerInputDim(d: WordTaggerDims): number {
-  return d.wordDim + d.charFilters + d.shapeFlags
-}
 
 const headPrefix = (head: string): string => (head === 'default' ? 'classifier' : `classifiers.${head}`)
 

@@ -12,7 +12,7 @@ import { readSafetensorsNames } from '../model/safetensors'
 import { labelMapFromLabels } from '../nlp/bio'
 import { makeBertConfig } from '../model/bert'
 import { crfParamNames } from '../model/crf'
-import { headsOf, isWordTaggerFolder, loadWordTagger, readWordTaggerHeads, WORD_TAGGER_PIECE_VOCAB, type WordTaggerFolder } from '../model/word-tagger'
+import { folderHeadLabels, headsOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_PIECE_VOCAB, type WordTaggerFolder } from '../model/word-tagger'
 import { WordTaggerEngine } from '../onnx/word-engine'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
@@ -90,12 +90,6 @@ export function checkTaggingHeads(dir: string, head?: string): void {
         `fastbioner train --init ${dir} --train FILE --dev FILE --out DIR`,
     )
   }
-}
-
-/** Each head's labels of any model folder this product makes (a BERT checkpoint or a word tagger). */
-export function folderHeadLabels(dir: string): Record<string, string[]> {
-  if (isWordTaggerFolder(dir)) return readWordTaggerHeads(dir)
-  return headLabelsOf(readCheckpointInfo(dir))
 }
 
 /** Opens the checkpoint in `dir` on the fastest engine that loads (or the one preferred). */

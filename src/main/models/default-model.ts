@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { TRAIN_DEFAULTS } from '@shared/recipes'
 import type { ModelInfo } from '@shared/ipc'
-import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-files'
+import { folderHeadLabels } from '../../core/model/word-tagger'
 import { labelMapFromLabels } from '../../core/nlp/bio'
 import type { ModelRecord, Workspace } from '../../core/store'
 import { type ModelRuntime, savedFolderFields, toInfo } from './runtime'
@@ -33,7 +33,7 @@ export const MODEL_CARD_FILE = 'MODEL_CARD.md'
  */
 export function headEntityTypes(dir: string): string[] {
   const types: string[] = []
-  for (const labels of Object.values(headLabelsOf(readCheckpointInfo(dir)))) {
+  for (const labels of Object.values(folderHeadLabels(dir))) {
     for (const t of labelMapFromLabels(labels).types) if (!types.includes(t)) types.push(t)
   }
   return types
