@@ -23,6 +23,8 @@ interface Options {
   data: string
   stages: Set<string> | null
   install: boolean
+  /** word-lstm (default): the multi-task word tagger; bert: pretraining → teacher → student → int8. */
+  recipe: 'word-lstm' | 'bert'
 }
 
 function parseArgs(argv: string[]): Options {
@@ -30,12 +32,21 @@ function parseArgs(argv: string[]): Options {
   let data = resolve(ROOT, '..', 'shared', 'data')
   let stages: Set<string> | null = null
   let install = false
+  let recipe: Options['recipe'] = 'word-lstm'
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--out') out = argv[++i]
     else if (a === '--data') data = argv[++i]
     else if (a === '--stages') stages = new Set(argv[++i].split(','))
     else if (a === '--install') install = true
+    else if (a === '--recipe') {
+      const r = argv[++i]
+      if (r !== 'word-lstm' && r !== 'bert') {
+        process.stderr.write(`train-default: --recipe is word-lstm or bert, got '${r}'\n`)
+        process.exit(2)
+      }
+      recipe = r
+    }
     else if (a === '-h' || a === '--help') {
       process.stdout.write(USAGE)
       process.exit(0)
@@ -48,7 +59,7 @@ function parseArgs(argv: string[]): Options {
     process.stderr.write(`train-default: --out DIR is required\n${USAGE}`)
     process.exit(2)
   }
-  return { out: resolve(out), data: resolve(data), stages, install }
+  return { out: resolve(out), data: resolve(data), stages, install, recipe }
 }
 
 const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages mlm,teacher,...]
@@ -57,6 +68,9 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
   --data DIR     the corpora (default ../shared/data)
   --stages LIST  run only these stages (they still need their inputs)
   --install      after the run, copy the candidate's model files into resources/models/default
+  --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF), the
+                 most accurate model trained here from scratch; bert: the earlier recipe
+                 (masked-LM pretraining → multi-task BERT teacher → 3-layer student → int8)
 `
 
 interface StageRecord {
@@ -199,11 +213,157 @@ function iobText(path: string): string {
     .join('\n')
 }
 
-const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'model.onnx', 'fastbioner.json', 'MODEL_CARD.md']
+const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'model.onnx', 'words.txt', 'chars.txt', 'fastbioner.json', 'MODEL_CARD.md']
+
+/** The word tagger's settings: train's word-lstm defaults; epochs and minutes bound the run on 2 cores. */
+const WORD_TAGGER = { epochs: 15, minutes: 90, seed: 42, threads: 1 }
+
+/** Devel and test of each corpus with its own head, and test as `tag` gives it (every head merged). */
+async function evaluateHeads(modelDir: string, sets: ReturnType<typeof corpora>): Promise<Record<string, EvalSummary>> {
+  const scores: Record<string, EvalSummary> = {}
+  for (const c of sets) {
+    for (const split of ['devel', 'test']) {
+      process.stderr.write(`[eval] ${c.name} ${split} (head ${c.head})\n`)
+      scores[`${c.head}/${split}`] = (await runCli(['eval', '--model', modelDir, '--gold', join(c.dir, `${split}.tsv`), '--head', c.head, '--map-types', TYPE_MAP, '-q'])) as EvalSummary
+    }
+    process.stderr.write(`[eval] ${c.name} test (every head merged, as tag gives it)\n`)
+    scores[`${c.head}/test/merged`] = (await runCli(['eval', '--model', modelDir, '--gold', join(c.dir, 'test.tsv'), '--map-types', TYPE_MAP, '-q'])) as EvalSummary
+  }
+  return scores
+}
+
+/** The word-lstm recipe: one `train` stage, evaluation and latency, the model card. */
+async function wordRecipe(opts: Options): Promise<void> {
+  const sets = corpora(opts.data)
+  for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
+  const taskArgs = sets.flatMap((c) => ['--task', `${c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`])
+  const modelDir = join(opts.out, '1-word-tagger')
+  const trained = await runStage(
+    {
+      name: 'word-tagger',
+      dir: modelDir,
+      args: ['train', ...taskArgs, '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--epochs', String(WORD_TAGGER.epochs), '--minutes', String(WORD_TAGGER.minutes), '--seed', String(WORD_TAGGER.seed), '--threads', String(WORD_TAGGER.threads), '--out', modelDir],
+    },
+    opts,
+  )
+  const evalDir = join(opts.out, '2-eval')
+  let evalRecord = readStage(evalDir)
+  if (!evalRecord) {
+    mkdirSync(evalDir, { recursive: true })
+    const e0 = performance.now()
+    const scores = await evaluateHeads(modelDir, sets)
+    const latency = await measureLatency(modelDir, iobText(join(sets[0].dir, 'devel.tsv')))
+    evalRecord = { stage: 'eval', command: ['fastbioner', 'eval', '…'], wallSeconds: (performance.now() - e0) / 1000, finishedAt: new Date().toISOString(), summary: { scores, latency } }
+    writeFileAtomic(stageFile(evalDir), [JSON.stringify(evalRecord, null, 2) + '\n'])
+  }
+  const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>> }
+  writeFileAtomic(join(modelDir, 'MODEL_CARD.md'), [wordModelCard({ opts, sets, trained, scores, latency, evalWall: evalRecord.wallSeconds, modelDir })])
+  process.stderr.write(`model card: ${join(modelDir, 'MODEL_CARD.md')}\nto ship it: npm run train:default -- --out ${opts.out} --install\n`)
+  if (opts.install) install(modelDir)
+}
+
+function wordModelCard(c: { opts: Options; sets: ReturnType<typeof corpora>; trained: StageRecord; scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>>; evalWall: number; modelDir: string }): string {
+  const cfg = JSON.parse(readFileSync(join(c.modelDir, 'config.json'), 'utf8')) as Record<string, number>
+  const run = c.trained.summary as { best_epoch: number; epochs: Array<{ epoch: number; seconds: number; dev?: { f1: number } }>; parameters: number; tokens_per_second: number; wall_seconds: number }
+  const bytes = SHIPPED_FILES.filter((f) => existsSync(join(c.modelDir, f))).reduce((a, f) => a + statSync(join(c.modelDir, f)).size, 0)
+  const own = c.sets.flatMap((s) =>
+    ['devel', 'test'].flatMap((split) => {
+      const r = c.scores[`${s.head}/${split}`]
+      const types = Object.keys(r.types)
+      return (types.length > 1 ? [...types, 'overall'] : types).map((t) => {
+        const p = t === 'overall' ? r.overall : r.types[t]
+        return `| ${s.name} | ${split} | ${t} | ${pct(p.precision)} | ${pct(p.recall)} | ${pct(p.f1)} |`
+      })
+    }),
+  )
+  // What a user of `tag` with no options gets: every head merged, scored on the corpus's own types.
+  const merged = c.sets.flatMap((s) => {
+    const r = c.scores[`${s.head}/test/merged`]
+    return s.types.split(', ').map((t) => {
+      const p = r.types[t] ?? { precision: 0, recall: 0, f1: 0 }
+      return `| ${s.name} | ${t} | ${pct(p.precision)} | ${pct(p.recall)} | ${pct(p.f1)} |`
+    })
+  })
+  const cmd = c.trained.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')
+  const best = run.epochs.find((e) => e.epoch === run.best_epoch)
+  return `# FastBioNER default model (Disease, Chemical, Gene)
+
+Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
+
+## Intended use
+Assistive tagging of biomedical text (PubMed titles and abstracts) in FastBioNER Workbench and the
+\`fastbioner\` CLI: it proposes Disease, Chemical and Gene mentions that **a person reviews**. It is
+not a diagnostic tool and its output must not be used for clinical decisions unreviewed. Its
+accuracy is below BioBERT-class models (see below): for research-grade tagging fine-tune a
+pre-trained BioBERT/PubMedBERT checkpoint, or retrain from your corrections.
+
+## What it is
+A character-aware word tagger (Lample et al. 2016; Ma & Hovy 2016), trained from scratch here: per
+word a ${cfg.word_dim}-dimensional embedding of the lower-cased word (${cfg.word_vocab_size} words of the training text), a
+character CNN (${cfg.char_dim}-dimensional embeddings of ${cfg.char_vocab_size} characters, ${cfg.char_filters} filters of width ${cfg.char_width}, max over the
+word's first ${cfg.max_chars} characters) and 4 case/shape flags → a BiLSTM of 2 × ${cfg.lstm_hidden} → one linear layer and a CRF
+per head (MT-BioNER: one head per training corpus), merged when tagging (an overlap goes to the
+more confident head). ${(run.parameters / 1e6).toFixed(2)} M parameters, float32, ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
+
+| head | trained on | types |
+|---|---|---|
+${c.sets.map((s) => `| \`${s.head}\` | ${s.name} | ${s.types} |`).join('\n')}
+
+## Training data and licences
+- NCBI-disease (Doğan, Leaman, Lu 2014): public domain (US Government work). Its four
+  subtypes are one type, Disease.
+- BC5CDR (Li et al. 2016; Chemical, Disease) and BC2GM (Smith et al. 2008; GENE, renamed Gene) in
+  the IOB versions of the MTL-Bioinformatics-2016 collection (Crichton, Pyysalo, Chiu, Korhonen
+  2017, *A neural network multi-task learning approach to biomedical named entity
+  recognition*, BMC Bioinformatics 18:368): CC BY 4.0.
+
+## Recipe
+\`npm run train:default -- --out DIR\` (reads \`../shared/data\`):
+
+| stage | command | wall time |
+|---|---|---|
+| 1 multi-task word tagger | \`${cmd}\` | ${minutes(c.trained.wallSeconds)} |
+| 2 evaluation + latency | \`fastbioner eval\` per corpus and split, with its head and with every head merged | ${minutes(c.evalWall)} |
+
+Best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 of the heads (${best?.dev ? pct(best.dev.f1) : '-'}); ${Math.round(run.tokens_per_second)} tokens/s of training
+on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
+Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),
+chosen on NCBI-disease devel (docs/ACCURACY.md); epochs and minutes bound the run.
+
+## Scores
+Sentence-level IOB2, exact entity spans and types (conlleval rules); test measured once for this model.
+
+What \`fastbioner tag\` with no options gives (every head merged), on each corpus's test set and
+its own types:
+
+| corpus | type | precision | recall | F1 |
+|---|---|---|---|---|
+${merged.join('\n')}
+
+Each corpus scored with its own head (\`--head\`):
+
+| corpus | split | type | precision | recall | F1 |
+|---|---|---|---|---|---|
+${own.join('\n')}
+
+Latency: a ${c.latency.pieces}-word abstract (NCBI-disease devel sentences) tags in ${c.latency.medianMs.toFixed(1)} ms median
+(90th percentile ${c.latency.p90Ms.toFixed(1)} ms, ${c.latency.runs} runs) with onnxruntime on ${LATENCY_THREADS} CPU threads; 1-minute load average
+${c.latency.loadAverage.toFixed(2)} when timed (other jobs were running).
+
+## Known limits
+- Trained without any pretrained language model or word vectors (none can be downloaded where
+  it is built): words never seen in training are read through their characters only.
+- The corpora follow different annotation guidelines (e.g. what counts as a Disease differs
+  between NCBI-disease and BC5CDR); the merged output inherits both.
+- Trained on sentences of abstracts: full texts, tables and clinical notes are out of domain.
+- English only.
+`
+}
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2))
   mkdirSync(opts.out, { recursive: true })
+  if (opts.recipe === 'word-lstm') return wordRecipe(opts)
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
   const sets = corpora(opts.data)

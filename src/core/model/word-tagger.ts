@@ -185,8 +185,6 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
 
 export const WORDS_FILE = 'words.txt'
 export const CHARS_FILE = 'chars.txt'
-/** Every file of a word tagger's folder but fastbioner.json. */
-export const WORD_TAGGER_FILES = ['config.json', WORDS_FILE, CHARS_FILE, 'vocab.txt', 'model.safetensors']
 /** vocab.txt of a word tagger: each word becomes one [UNK] piece. */
 export const WORD_TAGGER_PIECE_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
 

@@ -9,14 +9,17 @@ import { findWeightFiles, METADATA_FILE } from '../../core/model/checkpoint-file
 import { readSafetensorsNames } from '../../core/model/safetensors'
 import { isInt8Folder } from '../../core/onnx/quantize'
 import { ensureBackend, HostInputError, phase, summarize, type Job } from './common'
-import { isWordTaggerFolder, loadWordTagger, WORD_TAGGER_FILES } from '../../core/model/word-tagger'
+import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { wordTaggerSummary } from './word-tagger'
 
 /** A word tagger is validated whole (every size, every tensor finite) and its files copied as they are. */
 function importWordTagger(source: string, dest: string, backend: string) {
   const m = loadWordTagger(source)
   mkdirSync(dest, { recursive: true })
-  for (const f of WORD_TAGGER_FILES) if (existsSync(join(source, f))) copyFileSync(join(source, f), join(dest, f))
+  // Every file as it is (the model card too), as for BERT folders imported with keepFiles.
+  for (const e of readdirSync(source, { withFileTypes: true })) {
+    if (e.isFile() && e.name !== METADATA_FILE && !e.name.startsWith(TEMP_PREFIX)) copyFileSync(join(source, e.name), join(dest, e.name))
+  }
   writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify({ ...m.metadata, imported: { from: source, at: new Date().toISOString(), freshHead: false } }, null, 2) + '\n'])
   return { summary: wordTaggerSummary(dest, m), notes: [], freshHead: false, backend }
 }
