@@ -84,6 +84,9 @@ describe('Models in the loop (real model host)', () => {
     expect(await page.getByTestId('engine-card').textContent()).toMatch(/wasm/i)
     await page.getByTestId('train-new').click()
     const form = page.getByTestId('train-form')
+    // The character-aware word tagger is the recommended choice from scratch, listed first.
+    expect(await form.getByLabel(/word-lstm/).isChecked()).toBe(true)
+    await h.screenshot('09-train-form')
     await form.getByLabel(/cpu-tiny/).check()
     await form.getByLabel('Name').fill('tiny-e2e')
     await form.getByLabel('Epochs').fill('4')
