@@ -10,7 +10,7 @@ import { onnx } from 'onnx-proto'
 import { dequantizeRows, INT8_SCALE_SUFFIX } from '../model/int8'
 import { CONFIG_FILE, findWeightFiles } from '../model/checkpoint-files'
 import { nonFiniteProblem } from '../model/finite'
-import { readRegularFile } from '../fs/read-regular'
+import { openRegularFile, readRegularFile } from '../fs/read-regular'
 import { readSafetensors } from '../model/safetensors'
 import type { WeightsMap } from './weights'
 import { FileError } from '../fs/file-error'
@@ -49,7 +49,11 @@ export function readCheckpointFiles(dir: string): CheckpointFiles {
   } catch (e) {
     throw new OnnxFileError(configPath, `is not valid JSON (${(e as Error).message})`)
   }
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new OnnxFileError(configPath, 'is not a JSON object')
   const weightPaths = findWeightFiles(dir)
+  // The export streams the weight files whole to fingerprint them: each must be a regular file
+  // (model.safetensors linked to /dev/zero would be hashed forever, a FIFO would block).
+  for (const path of weightPaths) closeSync(openRegularFile(path, (file, problem) => new OnnxFileError(file, problem)).fd)
   return { dir, configPath, weightPaths, configBytes, config }
 }
 

@@ -10,6 +10,7 @@ import { useBackend } from '@core/model/backend'
 import { loadCheckpoint } from '@core/model/checkpoint'
 import { CheckpointError, findWeightFiles, readCheckpointInfo } from '@core/model/checkpoint-files'
 import { VocabError } from '@core/nlp/vocab'
+import { exportCheckpointToOnnx } from '@core/onnx'
 import { readSafetensors, SafetensorsError } from '@core/model/safetensors'
 import { TORCH_FIXTURES } from './torch-zip'
 
@@ -200,6 +201,13 @@ describe('malformed small files are refused naming the file', () => {
     writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 8, stride: 5, sentenceLevel: false } }))
     expect(readCheckpointInfo(dir).training).toMatchObject({ maxLength: 8, stride: 5, sentenceLevel: false })
   })
+
+  test('model.safetensors linked to /dev/zero: the ONNX export refuses it at once instead of hashing it forever', async () => {
+    const dir = fp32Folder()
+    rmSync(join(dir, 'model.safetensors'))
+    symlinkSync('/dev/zero', join(dir, 'model.safetensors'))
+    await expect(exportCheckpointToOnnx(dir, { write: false })).rejects.toThrow(`${join(dir, 'model.safetensors')}: is a device, not a regular file`)
+  }, 10_000)
 
   test('a safetensors header that is not UTF-8', () => {
     const dir = fp32Folder()

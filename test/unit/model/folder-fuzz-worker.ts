@@ -214,7 +214,7 @@ const STEPS: Array<(dir: string) => unknown> = [
 ]
 
 const work = mkdtempSync(join(tmpdir(), 'fastbioner-folder-fuzz-'))
-process.on('exit', () => rmSync(work, { recursive: true, force: true }))
+process.on('exit', () => process.env.MODEL_FUZZ_TRACE || rmSync(work, { recursive: true, force: true }))
 // `outside`, where the symlinks and index values that leave the folder point.
 writeFileSync(join(work, 'outside'), BASE.weights)
 
@@ -225,7 +225,9 @@ async function runCase(seed: number, index: number): Promise<{ outcome: 'ok' | '
   writeCase(dir, files)
   let refused: { name: string; message: string } | null = null
   try {
-    for (const step of STEPS) {
+    for (const [i, step] of STEPS.entries()) {
+      // MODEL_FUZZ_TRACE=1: which step a case is in, on stderr (to find where one hangs).
+      if (process.env.MODEL_FUZZ_TRACE) process.stderr.write(`case ${index} step ${i} ${dir}\n`)
       try {
         await step(dir)
       } catch (e) {
@@ -238,7 +240,7 @@ async function runCase(seed: number, index: number): Promise<{ outcome: 'ok' | '
     }
     return refused ? { outcome: 'refused', ...refused, mutated } : { outcome: 'ok', mutated }
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    if (!process.env.MODEL_FUZZ_TRACE) rmSync(dir, { recursive: true, force: true })
   }
 }
 
