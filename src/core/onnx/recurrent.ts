@@ -54,22 +54,19 @@ interface Forward {
   backward: (dHidden: string) => void
 }
 
-function forward(name: string, o: WordTaggerGraphOptions): Forward {
-  const t = new GradGraph(name)
+/**
+ * Word embedding, character CNN and shape flags of every word, dropout applied: x [B·T, Din], and
+ * the backward of everything before the recurrence. T is a number (a training bucket) or
+ * 'steps' (the inference graph, any length).
+ */
+function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dropout: boolean) {
   const g = t.g
-  const d = o.dims
-  const T = o.steps
-  const H = d.lstmHidden
   const L = d.maxChars
   const Din = wordTaggerInputDim(d)
   if (d.charWidth % 2 !== 1) throw new Error(`word tagger: char_width must be odd, got ${d.charWidth}`)
-
   const wordIds = g.input('word_ids', 'int64', ['batch', T])
   const charIds = g.input('char_ids', 'int64', ['batch', T, L])
   const shapeFlags = g.input('shape_flags', 'float32', ['batch', T, d.shapeFlags])
-  const reverseIndex = g.input('reverse_index', 'int64', ['batch*steps'])
-  const bShape = g.node('Slice', [g.node('Shape', [wordIds]), g.int64s([0]), g.int64s([1])]) // [1]: B
-  const shapeOf = (...rest: number[]) => g.node('Concat', [bShape, g.int64s(rest)], { axis: attr.int(0) })
 
   // ---- word embedding [B, T, Dw] -------------------------------------------------------------
   const wordTable = t.param(WORD_TAGGER_PARAMS.wordEmbeddings, [d.wordVocabSize, d.wordDim])
@@ -90,13 +87,47 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const conv = t.linear(WORD_TAGGER_PARAMS.charConv, windowsFlat, d.charWidth * d.charDim, d.charFilters) // [N·L, F]
   const convNL = t.reshape(conv.y, g.int64s([-1, L, d.charFilters])) // [N, L, F]
   const charMax = g.node('ReduceMax', [convNL], { axes: attr.ints([1]), keepdims: attr.int(0) }) // [N, F]
-  const charFeat = g.node('Reshape', [charMax, shapeOf(T, d.charFilters)]) // [B, T, F]
+  const charFeat = g.node('Reshape', [charMax, g.node('Concat', [g.node('Shape', [wordIds]), g.int64s([d.charFilters])], { axis: attr.int(0) })]) // [B, T, F]
 
   // ---- input features [B·T, Din] with dropout -----------------------------------------------
   const x = t.reshape(g.node('Concat', [words, charFeat, shapeFlags], { axis: attr.int(2) }), g.int64s([-1, Din]))
-  const xDrop = t.dropout(o.dropout, 'dropout.input', x, ['batch*steps', Din])
-  const xRev = g.node('Gather', [xDrop.y, reverseIndex]) // [B·T, Din], each sentence reversed
-  const x2 = g.node('Concat', [g.node('Unsqueeze', [xDrop.y, g.int64s([0])]), g.node('Unsqueeze', [xRev, g.int64s([0])])], { axis: attr.int(0) }) // [2, B·T, Din]
+  const xDrop = t.dropout(dropout, 'dropout.input', x, ['batch*steps', Din])
+
+  /** dX: gradient at x after dropout [B·T, Din]. */
+  const backward = (dXDrop: string) => {
+    const dX = xDrop.backward(dXDrop)
+    const [dWords, dChar] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 3 })
+    const zerosOf = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+    const scatterRows = (table: string, ids: string, rows: string) =>
+      g.node('ScatterND', [zerosOf(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), rows], { reduction: attr.string('add') })
+    t.addGrad(WORD_TAGGER_PARAMS.wordEmbeddings, scatterRows(wordTable, wordIds, dWords))
+    // max over characters: the gradient goes to the (first) arg-max position of each filter
+    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
+    const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
+    const oneHot = g.node('Cast', [g.node('Equal', [positions, arg])], { to: attr.int(1) }) // [N, L, F]
+    const dConv = t.mul(oneHot, g.node('Unsqueeze', [dChar, g.int64s([1])])) // [N, L, F]
+    const dWindows = t.reshape(conv.backward(t.reshape(dConv, g.int64s([-1, d.charFilters]))), g.int64s([-1, L, d.charWidth * d.charDim])) // [N, L, w·Dc]
+    const parts = g.nodeOutputs('Split', [dWindows], { axis: attr.int(2) }, { outputs: d.charWidth })
+    // window k at position l read padded[l + k] = chars[l + k − half]
+    const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, d.charWidth - 1 - k, 0])])))
+    const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [N, L, Dc]
+    t.addGrad(WORD_TAGGER_PARAMS.charEmbeddings, scatterRows(charTable, charIds, t.reshape(dChars, g.int64s([-1, d.charDim]))))
+  }
+  return { x: xDrop.y, wordIds, backward }
+}
+
+function forward(name: string, o: WordTaggerGraphOptions): Forward {
+  const t = new GradGraph(name)
+  const g = t.g
+  const d = o.dims
+  const T = o.steps
+  const H = d.lstmHidden
+  const Din = wordTaggerInputDim(d)
+  const features = inputFeatures(t, d, T, o.dropout)
+  const reverseIndex = g.input('reverse_index', 'int64', ['batch*steps'])
+  const bShape = g.node('Slice', [g.node('Shape', [features.wordIds]), g.int64s([0]), g.int64s([1])]) // [1]: B
+  const xRev = g.node('Gather', [features.x, reverseIndex]) // [B·T, Din], each sentence reversed
+  const x2 = g.node('Concat', [g.node('Unsqueeze', [features.x, g.int64s([0])]), g.node('Unsqueeze', [xRev, g.int64s([0])])], { axis: attr.int(0) }) // [2, B·T, Din]
 
   // ---- stacked BiLSTM ------------------------------------------------------------------------
   const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
@@ -192,24 +223,7 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.bias`, t.reduceSum(dZ, [1], false)) // [2, 4H]
     const dX2 = g.node('MatMul', [dZ, t.transpose(wIh, [0, 2, 1])]) // [2, B·T, Din]
     const [dXf, dXr] = g.nodeOutputs('Split', [dX2], { axis: attr.int(0) }, { outputs: 2 })
-    const dXDrop = t.add(squeeze0(dXf), g.node('Gather', [squeeze0(dXr), reverseIndex])) // [B·T, Din]
-    const dX = xDrop.backward(dXDrop)
-    const [dWords, dChar] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 3 })
-    const zerosOf = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
-    const scatterRows = (table: string, ids: string, rows: string) =>
-      g.node('ScatterND', [zerosOf(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), rows], { reduction: attr.string('add') })
-    t.addGrad(WORD_TAGGER_PARAMS.wordEmbeddings, scatterRows(wordTable, wordIds, dWords))
-    // max over characters: the gradient goes to the (first) arg-max position of each filter
-    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
-    const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
-    const oneHot = g.node('Cast', [g.node('Equal', [positions, arg])], { to: attr.int(1) }) // [N, L, F]
-    const dConv = t.mul(oneHot, g.node('Unsqueeze', [dChar, g.int64s([1])])) // [N, L, F]
-    const dWindows = t.reshape(conv.backward(t.reshape(dConv, g.int64s([-1, d.charFilters]))), g.int64s([-1, L, d.charWidth * d.charDim])) // [N, L, w·Dc]
-    const parts = g.nodeOutputs('Split', [dWindows], { axis: attr.int(2) }, { outputs: d.charWidth })
-    // window k at position l read padded[l + k] = chars[l + k − half]
-    const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, d.charWidth - 1 - k, 0])])))
-    const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [N, L, Dc]
-    t.addGrad(WORD_TAGGER_PARAMS.charEmbeddings, scatterRows(charTable, charIds, t.reshape(dChars, g.int64s([-1, d.charDim]))))
+    features.backward(t.add(squeeze0(dXf), g.node('Gather', [squeeze0(dXr), reverseIndex]))) // [B·T, Din]
   }
   return { t, logits, backward }
 }
@@ -254,6 +268,48 @@ export function wordTaggerLogitsGraph(o: WordTaggerGraphOptions): TrainGraph {
     params: f.t.params,
     lossTerms: [],
     dropoutInputs: f.t.dropoutInputs,
+    extraInputs: [],
+  }
+}
+
+/**
+ * The tagging graph: the same emissions for any number of words, the recurrence as ONNX's own LSTM
+ * operator (bidirectional, `sequence_lens` [B] int32 bounding each sentence), so one session serves
+ * every length. Parameters stay inputs (a model in training is tagged with its weights as they
+ * are). ONNX orders the gates i, o, f, c where PyTorch (and our parameters) order i, f, g, o: the
+ * graph reorders the weight blocks; the bias goes in Wb, Rb is zero.
+ */
+export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArray<{ name: string; numLabels: number }>): TrainGraph {
+  const t = new GradGraph('fastbioner_word_tagger')
+  const g = t.g
+  const H = dims.lstmHidden
+  const Din = wordTaggerInputDim(dims)
+  const features = inputFeatures(t, dims, 'steps', false)
+  const lengths = g.input('sequence_lens', 'int32', ['batch'])
+  const wordsShape = g.node('Shape', [features.wordIds]) // [B, T]
+  const x = t.transpose(g.node('Reshape', [features.x, g.node('Concat', [wordsShape, g.int64s([Din])], { axis: attr.int(0) })]), [1, 0, 2]) // [T, B, Din]
+  const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
+  const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
+  const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
+  /** [.., 4H] blocks i, f, g, o → i, o, f, g along `axis`. */
+  const iofc = (v: string, axis: number) => {
+    const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
+    return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
+  }
+  const W = t.transpose(iofc(wIh, 2), [0, 2, 1]) // [2, 4H, Din]
+  const R = t.transpose(iofc(wHh, 2), [0, 2, 1]) // [2, 4H, H]
+  const B = g.node('Concat', [iofc(bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) }) // [2, 8H]
+  const Y = g.node('LSTM', [x, W, R, B, lengths], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }) // [T, 2, B, H]
+  const hidden = t.reshape(t.transpose(Y, [2, 0, 1, 3]), g.int64s([-1, 2 * H])) // [B·T, 2H]: forward, then backward
+  for (const head of heads) {
+    const lin = t.linear(headPrefix(head.name), hidden, 2 * H, head.numLabels)
+    g.output(logitsOutput(head.name), lin.y, 'float32', ['batch*steps', head.numLabels])
+  }
+  return {
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'word tagger tagging graph' }),
+    params: t.params,
+    lossTerms: [],
+    dropoutInputs: [],
     extraInputs: [],
   }
 }

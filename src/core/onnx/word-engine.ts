@@ -1,14 +1,15 @@
 // Inference engine of the word-level recurrent tagger on onnxruntime: the tagger's piece windows
-// come with the text of their words (InferenceBatch.words); each row's words run through the
-// emissions graph of their length bucket (./recurrent, dropout off), and the emissions go back to
-// the words' first-piece positions, where the one tagging path reads them (other positions: 0).
+// come with the text of their words (InferenceBatch.words); the rows' words run through the
+// tagging graph (./recurrent: ONNX's LSTM operator, any length, one session), and the emissions go
+// back to the words' first-piece positions, where the one tagging path reads them (other
+// positions: 0).
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordFeaturizer } from '../nlp/word-features'
-import { wordBatch, wordBucket, type WordTaggerConfig } from '../model/word-tagger'
+import { wordBatch, type WordTaggerConfig } from '../model/word-tagger'
 import { OrtGraphRunner } from '../train/ort'
 import type { InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
-import { wordTaggerLogitsGraph } from './recurrent'
+import { wordTaggerTaggingGraph } from './recurrent'
 import { logitsOutput } from './training'
 
 export interface WordEngineOptions {
@@ -21,7 +22,7 @@ export class WordTaggerEngine implements InferenceEngine {
   reason = 'onnxruntime: word-level recurrent tagger'
   warnings: string[] = []
   readonly needsWords = true
-  private readonly buckets = new Map<number, Promise<OrtGraphRunner>>()
+  private session: Promise<OrtGraphRunner> | null = null
 
   constructor(
     readonly config: WordTaggerConfig,
@@ -33,29 +34,25 @@ export class WordTaggerEngine implements InferenceEngine {
     readonly files: string[] = [],
   ) {}
 
-  private runner(steps: number): Promise<OrtGraphRunner> {
-    let have = this.buckets.get(steps)
-    if (!have) {
-      have = OrtGraphRunner.open(wordTaggerLogitsGraph({ dims: this.config, steps, heads: [...this.heads], dropout: false }), { threads: this.opts.threads, ort: this.opts.ort })
-      this.buckets.set(steps, have)
-    }
-    return have
+  private runner(): Promise<OrtGraphRunner> {
+    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads), { threads: this.opts.threads, ort: this.opts.ort })
+    return this.session
   }
 
   async run(batch: InferenceBatch): Promise<InferenceResult> {
     const words = batch.words
     if (!words || words.length !== batch.batch) throw new Error('word tagger: the batch carries no word texts')
     const logits: Record<string, Float32Array> = Object.fromEntries(this.heads.map((h) => [h.name, new Float32Array(batch.batch * batch.seq * h.numLabels)]))
-    const longest = Math.max(1, ...words.map((w) => w.texts.length))
-    const T = wordBucket(longest)
-    const runner = await this.runner(T)
+    const T = Math.max(1, ...words.map((w) => w.texts.length))
+    const runner = await this.runner()
     const b = wordBatch(this.featurizer, this.config, words.map((w) => w.texts), T)
     const ort = runner.ort
     const out = await runner.outputs(this.params as Map<string, Float32Array>, {
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
       char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, this.config.maxChars]),
       shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, this.config.shapeFlags]),
-      reverse_index: new ort.Tensor('int64', b.reverseIndex, [b.batchSize * T]),
+      // A window without words still runs (its row is never read): ONNX's LSTM wants lengths ≥ 1.
+      sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths, (n) => Math.max(1, n)), [b.batchSize]),
     })
     for (const h of this.heads) {
       const C = h.numLabels
@@ -69,7 +66,8 @@ export class WordTaggerEngine implements InferenceEngine {
   }
 
   async dispose(): Promise<void> {
-    for (const p of this.buckets.values()) await (await p).dispose()
-    this.buckets.clear()
+    const s = this.session
+    this.session = null
+    if (s) await (await s).dispose()
   }
 }

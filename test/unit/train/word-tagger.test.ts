@@ -7,9 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { useCpuBackend } from './tfSetup'
 import { WordFeaturizer, shapeFlags, SHAPE_FLAGS, UNK_ID } from '@core/nlp/word-features'
 import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig, wordTaggerInputDim, type WordBatch, type WordTaggerConfig } from '@core/model/word-tagger'
-import { wordTaggerTrainGraph } from '@core/onnx/recurrent'
+import { wordTaggerLogitsGraph, wordTaggerTaggingGraph, wordTaggerTrainGraph } from '@core/onnx/recurrent'
 import { OrtGraphRunner } from '@core/train/ort'
-import { dlogitsInput, gradName } from '@core/onnx/training'
+import { dlogitsInput, gradName, logitsOutput } from '@core/onnx/training'
 import { Rng } from '@core/rng'
 
 beforeAll(async () => {
@@ -124,6 +124,38 @@ describe('word tagger training graph', () => {
       expect(maxAbs / scale, `gradient of ${n}`).toBeLessThan(2e-4)
       expect(scale, `gradient of ${n} is not all zero`).toBeGreaterThan(1e-5)
     })
+  })
+})
+
+describe('word tagger tagging graph', () => {
+  it("gives the training graph's emissions (dropout off) with ONNX's LSTM operator, for any length", async () => {
+    const { f, config, heads, params, sentences } = tinySetup(4)
+    const T = 5
+    const b = wordBatch(f, config, sentences, T)
+    const N = b.batchSize * T
+    const C = heads[0].numLabels
+    const unrolled = await OrtGraphRunner.open(wordTaggerLogitsGraph({ dims: config, steps: T, heads, dropout: false }), { threads: 1 })
+    const tagging = await OrtGraphRunner.open(wordTaggerTaggingGraph(config, heads), { threads: 1 })
+    const ort = unrolled.ort
+    const inputs = {
+      word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
+      char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, config.maxChars]),
+      shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, SHAPE_FLAGS]),
+    }
+    const want = (await unrolled.outputs(params, { ...inputs, reverse_index: new ort.Tensor('int64', b.reverseIndex, [N]) }))[logitsOutput(HEAD)].data as Float32Array
+    const got = (await tagging.outputs(params, { ...inputs, sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths), [b.batchSize]) }))[logitsOutput(HEAD)].data as Float32Array
+    await unrolled.dispose()
+    await tagging.dispose()
+    let compared = 0
+    b.lengths.forEach((n, r) => {
+      for (let t = 0; t < n; t++) {
+        for (let j = 0; j < C; j++) {
+          expect(got[(r * T + t) * C + j]).toBeCloseTo(want[(r * T + t) * C + j], 5)
+          compared++
+        }
+      }
+    })
+    expect(compared).toBe(9 * C)
   })
 })
 
