@@ -25,6 +25,11 @@ export const WORD_TAGGER_RECIPE = {
   maxGradNorm: 5,
   /** Words per window including the two special positions. */
   maxLength: 256,
+  /**
+   * Most words kept (by frequency): bounds the model's size on large training sets (100 floats a
+   * word); rarer words are read through their characters only.
+   */
+  maxWords: 50_000,
 } as const
 
 export interface WordTrainTask {
@@ -110,7 +115,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     examples.push(...wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel))
   }
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
-  const featurizer = o.init?.featurizer ?? WordFeaturizer.learn(examples.flatMap((e) => e.words), o.vocab)
+  const featurizer = o.init?.featurizer ?? WordFeaturizer.learn(examples.flatMap((e) => e.words), { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab })
   const config = o.init?.config ?? wordTaggerConfig(featurizer, o.config)
   const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
   const params = initWordTaggerParams(config, heads, seed)
