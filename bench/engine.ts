@@ -16,8 +16,8 @@
 // cores" column is the CPU other processes used while timing: above ~0.15 the numbers are
 // disturbed and should be rerun (PyTorch's column is affected the same way).
 
-import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { runTorchRef, torchMissing } from './torch-ref'
+import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
@@ -253,25 +253,8 @@ interface TorchResult {
   core: string | null
 }
 
-function torchAvailable(): string | null {
-  const py = '/usr/bin/python3'
-  if (!existsSync(py)) return 'no /usr/bin/python3'
-  const r = spawnSync(py, ['-c', 'import torch'], { encoding: 'utf8' })
-  return r.status === 0 ? null : 'torch is not installed for /usr/bin/python3 (see ../shared/bench/README.md: apt-get install -y python3-torch libopenblas0-openmp)'
-}
-
 function runTorch(a: Args, preset: PresetName, seq: number, mode: 'infer' | 'train'): TorchResult | string {
   const c = presetConfig(preset)
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  // A core type or L2 size set for other tools (e.g. Haswell) would keep OpenBLAS off its AVX-512
-  // kernels: PyTorch runs with both removed, in its own environment only.
-  delete env.OPENBLAS_CORETYPE
-  delete env.OPENBLAS_L2_SIZE
-  const ob = '/usr/lib/x86_64-linux-gnu/openblas-openmp'
-  if (existsSync(ob)) {
-    // As ../shared/bench/run_torch_ref_matrix.py: OpenBLAS, not the reference BLAS.
-    env.LD_LIBRARY_PATH = ob
-  }
   const flops = forwardFlops(c, a.batch, seq) * (mode === 'train' ? 3 : 1)
   // Enough iterations for a stable median without blowing the budget (torch is fast).
   const iters = Math.max(3, Math.min(20, Math.round(5e11 / flops)))
@@ -279,13 +262,14 @@ function runTorch(a: Args, preset: PresetName, seq: number, mode: 'infer' | 'tra
     a.torchScript, '--layers', c.numHiddenLayers, '--hidden', c.hiddenSize, '--heads', c.numAttentionHeads,
     '--intermediate', c.intermediateSize, '--vocab', a.vocab, '--batch', a.batch, '--seq-len', seq,
     '--threads', a.torchThreads, '--mode', mode, '--iters', iters, '--warmup', 2,
-  ].map(String)
+  ]
   waitQuiet(a.quietS)
-  const r = spawnSync('/usr/bin/python3', args, { encoding: 'utf8', env, timeout: a.budgetS * 4 * 1000 })
-  if (r.status !== 0) return `torch failed: ${(r.stderr || String(r.error)).trim().split('\n').pop()}`
-  const line = r.stdout.trim().split('\n').pop()!
-  const j = JSON.parse(line) as { tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }
-  return { tokPerS: j.tokens_per_s, other: j.other_procs_cpu_cores_avg, core: j.openblas_core }
+  try {
+    const j = runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.torchScript, args, { timeoutMs: a.budgetS * 4 * 1000 })
+    return { tokPerS: j.tokens_per_s, other: j.other_procs_cpu_cores_avg, core: j.openblas_core }
+  } catch (e) {
+    return `torch failed: ${(e as Error).message}`
+  }
 }
 
 function fmt(n: number | null | undefined, digits = 0): string {
@@ -295,9 +279,9 @@ function fmt(n: number | null | undefined, digits = 0): string {
 
 async function main() {
   const a = parseArgs(process.argv.slice(2))
-  const torchMissing = a.torch ? (existsSync(a.torchScript) ? torchAvailable() : `${a.torchScript} not found`) : 'disabled (--no-torch)'
+  const torchSkipped = a.torch ? torchMissing(a.torchScript) : 'disabled (--no-torch)'
   console.log(`# engine bench: batch ${a.batch}, seq ${a.seqs.join('/')}, vocab ${a.vocab}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0].toFixed(2)}`)
-  if (torchMissing) console.log(`note: PyTorch column skipped: ${torchMissing}`)
+  if (torchSkipped) console.log(`note: PyTorch column skipped: ${torchSkipped}`)
   const rows: string[] = []
   const header = '| preset | backend | seq | fwd tok/s | train tok/s | train/fwd | fwd tok/cpu-s | train tok/cpu-s | train/fwd cpu | torch fwd | torch train | fwd vs torch | train vs torch | other cores |'
   const torchCache = new Map<string, TorchResult | string>()
@@ -310,7 +294,7 @@ async function main() {
   const torchCells = (preset: PresetName, seq: number) => {
     let tFwd: TorchResult | string = 'skipped'
     let tTrain: TorchResult | string = 'skipped'
-    if (!torchMissing) {
+    if (!torchSkipped) {
       tFwd = torchFor(preset, seq, 'infer')
       tTrain = torchFor(preset, seq, 'train')
     }

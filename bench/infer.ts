@@ -18,8 +18,8 @@
 // "load" is the CPU (in cores) that other processes used while we timed: above ~0.15 the
 // numbers are disturbed. PyTorch runs in the same command, right after ORT, per shape.
 
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { runTorchRef, torchMissing } from './torch-ref'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import * as ort from 'onnxruntime-node'
@@ -253,46 +253,20 @@ async function ortSession(w: WeightsMap, c: OnnxBertConfig, variant: string, thr
   return { session, exportMs, mb: bytes.length / 2 ** 20 }
 }
 
-function openblasCore(): string | undefined {
-  if (process.env.OPENBLAS_CORETYPE) return process.env.OPENBLAS_CORETYPE
-  // Debian's OpenBLAS 0.3.21 does not recognise recent Xeons and falls back to Prescott kernels.
-  try {
-    const flags = readFileSync('/proc/cpuinfo', 'utf8')
-    if (/\bavx512f\b/.test(flags)) return 'SkylakeX'
-    if (/\bavx2\b/.test(flags)) return 'Haswell'
-  } catch {
-    // not Linux
-  }
-  return undefined
-}
-
 let torchNote = ''
 function torchAvailable(a: Args): boolean {
-  if (!existsSync(a.torchScript)) {
-    torchNote = `PyTorch skipped: ${a.torchScript} not found`
-    return false
-  }
-  try {
-    execFileSync(a.python, ['-c', 'import torch'], { stdio: 'pipe' })
-    return true
-  } catch {
-    torchNote = `PyTorch skipped: ${a.python} cannot import torch (apt-get install python3-torch libopenblas0-openmp)`
-    return false
-  }
+  const missing = torchMissing(a.torchScript, a.python)
+  if (missing) torchNote = `PyTorch skipped: ${missing}`
+  return missing === null
 }
 
 function runTorch(a: Args, layers: number, hidden: number, batch: number, seq: number, iters: number, warmup: number): Timing & { core?: string } {
-  const core = openblasCore()
-  const out = execFileSync(
-    a.python,
-    [a.torchScript, '--layers', String(layers), '--hidden', String(hidden), '--heads', String(hidden / 64), '--intermediate', String(4 * hidden),
-      '--vocab', String(VOCAB), '--batch', String(batch), '--seq-len', String(seq), '--threads', String(a.threads), '--mode', 'infer',
-      '--iters', String(iters), '--warmup', String(warmup), '--num-labels', String(LABELS)],
-    { env: { ...process.env, ...(core ? { OPENBLAS_CORETYPE: core } : {}) }, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 24 },
-  ).toString()
-  const line = out.trim().split('\n').filter((l) => l.startsWith('{')).pop()
-  if (!line) throw new Error(`torch_bert_ref.py printed no JSON: ${out.slice(-500)}`)
-  const j = JSON.parse(line)
+  const j = runTorchRef<{ ms_per_batch_median: number; tokens_per_s: number; other_procs_cpu_cores_avg?: number; openblas_core?: string }>(
+    a.torchScript,
+    ['--layers', layers, '--hidden', hidden, '--heads', hidden / 64, '--intermediate', 4 * hidden, '--vocab', VOCAB, '--batch', batch, '--seq-len', seq,
+      '--threads', a.threads, '--mode', 'infer', '--iters', iters, '--warmup', warmup, '--num-labels', LABELS],
+    { python: a.python },
+  )
   return { medianMs: j.ms_per_batch_median, tokensPerS: j.tokens_per_s, load: j.other_procs_cpu_cores_avg ?? null, core: j.openblas_core }
 }
 

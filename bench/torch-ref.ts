@@ -1,0 +1,39 @@
+// The one way the benchmarks launch a PyTorch reference (../shared/bench/*.py), so that two
+// benches cannot measure PyTorch under different BLAS settings: Debian's /usr/bin/python3, the
+// OpenMP OpenBLAS when installed, and OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE removed from its
+// environment only (a core type set for other tools, e.g. Haswell, keeps OpenBLAS off the
+// machine's best kernels; ../shared/bench/README.md). The script reports the kernel it ran
+// (openblas_core), which the benches print beside every ratio.
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+
+export const TORCH_PYTHON = '/usr/bin/python3'
+const OPENBLAS_OPENMP = '/usr/lib/x86_64-linux-gnu/openblas-openmp'
+
+/** The environment of a PyTorch reference run, from `base` (default: this process's). */
+export function torchEnv(base: NodeJS.ProcessEnv = process.env, openblasDir: string | null = existsSync(OPENBLAS_OPENMP) ? OPENBLAS_OPENMP : null): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base }
+  delete env.OPENBLAS_CORETYPE
+  delete env.OPENBLAS_L2_SIZE
+  // OpenBLAS, not the reference BLAS (as ../shared/bench/run_torch_ref_matrix.py).
+  if (openblasDir) env.LD_LIBRARY_PATH = openblasDir
+  return env
+}
+
+/** Why the reference cannot run (no script, no python, no torch), or null when it can. */
+export function torchMissing(script: string, python = TORCH_PYTHON): string | null {
+  if (!existsSync(script)) return `${script} not found`
+  if (!existsSync(python)) return `no ${python}`
+  const r = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8', env: torchEnv() })
+  return r.status === 0 ? null : `torch is not installed for ${python} (see ../shared/bench/README.md: apt-get install -y python3-torch libopenblas0-openmp)`
+}
+
+/** Runs `script args…` and returns its last JSON line (the reference scripts print one). */
+export function runTorchRef<T>(script: string, args: Array<string | number>, opts: { python?: string; timeoutMs?: number } = {}): T {
+  const python = opts.python ?? TORCH_PYTHON
+  const r = spawnSync(python, [script, ...args.map(String)], { encoding: 'utf8', env: torchEnv(), timeout: opts.timeoutMs, maxBuffer: 1 << 24 })
+  if (r.status !== 0) throw new Error(`${script} failed: ${(r.stderr || String(r.error)).trim().split('\n').pop()}`)
+  const line = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop()
+  if (!line) throw new Error(`${script} printed no JSON: ${r.stdout.slice(-500)}`)
+  return JSON.parse(line) as T
+}
