@@ -99,7 +99,16 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
   const tokenizer = new WordPieceTokenizer(info.vocab, { lowercase: info.lowercase, source: join(dir, VOCAB_FILE) })
   const headLabels = headLabelsOf(info)
   const crf = readCrfScores(dir, headLabels)
-  const heads = Object.entries(headLabels).map(([name, labels]) => ({ name, labelMap: labelMapFromLabels(labels), crf: crf[name] }))
+  const heads = Object.entries(headLabels).map(([name, labels]) => {
+    let labelMap
+    try {
+      labelMap = labelMapFromLabels(labels)
+    } catch (e) {
+      // Labels from an untrusted config.json: the error names the folder (the app's tag job too).
+      throw new TaggingError(`${dir}: head '${name}' has labels ${labels.join(', ')}, not entity labels (${(e as Error).message})`)
+    }
+    return { name, labelMap, crf: crf[name] }
+  })
   const windows = windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride })
   // Before the engine (and perhaps an ONNX export) is paid for.
   checkMaxLength(windows.maxLength, info.config.maxPositionEmbeddings)
