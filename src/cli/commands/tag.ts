@@ -2,7 +2,7 @@
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { createHash } from 'node:crypto'
 import { CorpusError, formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
-import { expandInputs, tagFiles, type IgnoredInput } from '../../core/batch/run'
+import { expandInputs, foreignOutputMessage, foreignOutputs, tagFiles, type IgnoredInput } from '../../core/batch/run'
 import { BATCH_FORMATS, checkOutDirNotInput, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
@@ -167,6 +167,8 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   } catch (e) {
     throw new CliError((e as Error).message, 2)
   }
+  const foreign = foreignOutputs(inputs, outDir, format, shard)
+  if (foreign.length > 0) throw new CliError(foreign.slice(0, MAX_WARNINGS_SHOWN).map(foreignOutputMessage).join('\n') + (foreign.length > MAX_WARNINGS_SHOWN ? `\n… and ${foreign.length - MAX_WARNINGS_SHOWN} more` : ''))
 
   await startBackend(quiet)
   const tagger = await openModelTagger(modelDir, { maxLength, stride, threads }, quiet)

@@ -1,14 +1,15 @@
 // Batch tagging of many corpus files (PubMed baseline and update files, a folder of PubTator
 // exports): one output per input, this task's shard only, each output written to a temporary
-// file and renamed when complete, then its completion record (./manifest.ts). A rerun skips
+// file, then its completion record (./manifest.ts), then renamed into place. A rerun skips
 // outputs whose record still matches and redoes the rest; a file that cannot be read is reported
-// and the others are still tagged.
+// and the others are still tagged; a file at an output path without a record is not ours and is
+// never overwritten.
 //
 // Pipeline: documents stream from the reader in chunks; while onnxruntime runs a chunk (on its
 // own threads) the next chunk is read and parsed on the main thread, so reading overlaps
 // inference. Memory stays bounded by two chunks, whatever the file size.
 
-import { readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { CorpusDocument, CorpusFormat } from '@shared/domain'
@@ -127,6 +128,26 @@ export interface BatchTagResult {
   seconds: number
 }
 
+/**
+ * This shard's outputs at which a file exists that batch tagging did not make: no completion
+ * record beside it. Such a file is the user's and is never overwritten. (An output of ours always
+ * has its record: the record is written before the output is renamed into place, see tagOneFile.)
+ */
+export function foreignOutputs(inputs: readonly string[], outDir: string, format: CorpusFormat, shard: Pick<Shard, 'index' | 'count'>): string[] {
+  const plan = planOutputs(inputs, outDir, format)
+  return filesOfShard(inputs, shard)
+    .map((input) => plan.get(input)!)
+    .filter(isForeignOutput)
+}
+
+function isForeignOutput(output: string): boolean {
+  return existsSync(output) && !existsSync(recordPathOf(output))
+}
+
+export function foreignOutputMessage(output: string): string {
+  return `${output} exists and was not written by batch tagging (no ${basename(recordPathOf(output))} beside it); it is kept: move it away or choose another --out-dir`
+}
+
 export async function tagFiles(o: BatchTagOptions): Promise<BatchTagResult> {
   const t0 = performance.now()
   const plan = planOutputs(o.inputs, o.outDir, o.format)
@@ -162,15 +183,26 @@ function removeOwnTempFiles(output: string): void {
   const own = new Set([basename(output), basename(recordPathOf(output))])
   for (const name of readdirSync(dir)) {
     if (!name.startsWith(TEMP_PREFIX)) continue
-    // TEMP_PREFIX <pid> - <random> - <target name> (core/fs/atomic)
-    const target = /^\d+-[0-9a-z]+-(.+)$/.exec(name.slice(TEMP_PREFIX.length))?.[1]
+    // TEMP_PREFIX <pid> - <random> - <target name> (core/fs/atomic); the staged output's own
+    // temp file nests a second prefix.
+    let target: string | undefined = name
+    while (target?.startsWith(TEMP_PREFIX)) target = TEMP_NAME.exec(target.slice(TEMP_PREFIX.length))?.[1]
     if (target !== undefined && own.has(target)) rmSync(join(dir, name), { force: true })
   }
+}
+
+const TEMP_NAME = /^\d+-[0-9a-z]+-(.+)$/
+
+/** Where an output is staged, complete, until its record is written: a temp name removeOwnTempFiles knows. */
+function stagedPathOf(output: string): string {
+  return join(dirname(output), `${TEMP_PREFIX}${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-${basename(output)}`)
 }
 
 async function tagOneFile(o: BatchTagOptions, input: string, output: string): Promise<FileOutcome> {
   removeOwnTempFiles(output)
   const t0 = performance.now()
+  if (isForeignOutput(output)) return { input, output, status: 'failed', documents: 0, mentions: 0, pieces: 0, seconds: 0, reason: foreignOutputMessage(output) }
+  const staged = stagedPathOf(output)
   const startedAt = new Date().toISOString()
   const perChunk = Math.max(1, o.docsPerChunk ?? 64)
   const minConfidence = o.minConfidence ?? 0
@@ -214,8 +246,14 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       }
     }
     const text = corpusChunks(tagged(), o.format)
-    await writeFileAtomicStream(output, encodeForPath(output, text))
-    const out = await fileDigest(output)
+    // Staged complete, then its record, then renamed into place: a task killed between any two
+    // steps leaves either no record (and no output: the rerun tags it) or a record whose output
+    // is missing or differs (the rerun redoes it). So a file at an output path without a record
+    // is never ours, and a rerun after any kill makes progress.
+    await writeFileAtomicStream(staged, encodeForPath(output, text))
+    const out = await fileDigest(staged)
+    // A file that appeared at the output path while this one was tagged is kept too.
+    if (isForeignOutput(output)) throw new Error(foreignOutputMessage(output))
     const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
     const warnings = stream.issues.filter((i) => i.severity === 'warning').map(formatIssue)
     writeRecord({
@@ -238,8 +276,10 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       finishedAt: new Date().toISOString(),
       seconds: (performance.now() - t0) / 1000,
     })
+    renameSync(staged, output)
     return { input, output, status: 'tagged', documents, mentions, pieces, seconds: (performance.now() - t0) / 1000, deleted: stream.deleted, problems, warnings }
   } catch (e) {
+    rmSync(staged, { force: true })
     const reason = e instanceof CorpusError ? e.issues.filter((i) => i.severity === 'error').map(formatIssue).join('; ') || e.message : (e as Error).message
     return { input, output, status: 'failed', documents: 0, mentions: 0, pieces, seconds: (performance.now() - t0) / 1000, reason }
   }
