@@ -49,6 +49,19 @@ export function runSettings(v: OptionValues<typeof RUN_OPTIONS>, minLength = 3) 
   }
 }
 
+/**
+ * --resume continues the run in --out as it was started, with its own inputs and settings (the
+ * same rule in every command that resumes): an option in `fixed` that is given would change the
+ * run and is a usage error naming it. Options such as --threads or --save-every may differ.
+ */
+export function checkResumeOptions(v: Record<string, unknown>, fixed: readonly string[]): void {
+  const given = fixed.filter((n) => {
+    const x = v[n]
+    return x !== undefined && x !== false && !(Array.isArray(x) && x.length === 0)
+  })
+  if (given.length) throw new CliError(`--resume continues the run in --out as it was started, with its own inputs and settings: give no ${given.map((n) => `--${n}`).join(', ')}`, 2)
+}
+
 /** FINETUNE_OPTIONS' values, each undefined when not given. */
 export function finetuneSettings(v: OptionValues<typeof FINETUNE_OPTIONS>) {
   return {

@@ -3,7 +3,7 @@ import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
 import type { ElectraScores } from '../../core/pretrain/electra'
 import { PRETRAIN_DEFAULTS, pretrain, type PretrainObjective } from '../../core/pretrain/run'
 import { CliError, formatDuration, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
-import { flagOptions, intOpt, repeatableOptions, RUN_OPTIONS, runSettings, valueOptions } from './_options'
+import { checkResumeOptions, flagOptions, intOpt, repeatableOptions, RUN_OPTIONS, runSettings, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner pretrain --text FILE|DIR [--text ...] --out DIR [--preset NAME | --init DIR] [options]
@@ -31,7 +31,8 @@ result is a HuggingFace BertForMaskedLM folder; fine-tune it with 'fastbioner tr
   --seed N           masks, order and initialisation (default ${PRETRAIN_DEFAULTS.seed})
   --save-every S     save at least every S seconds within an epoch (default ${PRETRAIN_DEFAULTS.saveEverySeconds})
   --threads N        onnxruntime intra-op threads (default: all cores)
-  --resume           continue the interrupted run in --out with its own settings
+  --resume           continue the interrupted run in --out as it was started: its own text
+                     and settings (give none of the options above but --threads, --save-every)
   -q, --quiet        no progress on standard error
   -h, --help         this text
 
@@ -46,6 +47,9 @@ const OPTIONS = {
   ...flagOptions('cased', 'resume'),
 }
 
+/** What the saved run keeps on --resume (--threads and --save-every may differ). */
+const RESUME_FIXED = ['text', 'init', 'preset', 'objective', 'vocab-size', 'cased', 'epochs', 'max-steps', 'batch-size', 'lr', 'max-length', 'seed'] as const
+
 export async function run(argv: string[]): Promise<number> {
   return runCommand('pretrain', USAGE, argv, OPTIONS, async (v) => {
     const outDir = v.out
@@ -53,11 +57,10 @@ export async function run(argv: string[]): Promise<number> {
     const resume = v.resume ?? false
     const text = (v.text as string[] | undefined) ?? []
     if (!resume && text.length === 0) throw new CliError('--text FILE|DIR is required', 2)
-    if (resume && (text.length > 0 || v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out with its own text and model: give no --text, --init or --preset', 2)
+    if (resume) checkResumeOptions(v, RESUME_FIXED)
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init DIR or --preset NAME, not both', 2)
     if (v.preset !== undefined && !(PRESET_NAMES as string[]).includes(v.preset)) throw new CliError(`unknown --preset '${v.preset}' (one of ${PRESET_NAMES.join(', ')})`, 2)
     if (v.objective !== undefined && v.objective !== 'mlm' && v.objective !== 'electra') throw new CliError(`unknown --objective '${v.objective}' (mlm or electra)`, 2)
-    if (resume && v.objective !== undefined) throw new CliError('--resume continues with the objective the run was started with: give no --objective', 2)
     // The sequence packer takes at least 8 pieces (core/pretrain/mlm-data.ts).
     const settings = runSettings(v, 8)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100)

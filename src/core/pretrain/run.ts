@@ -186,10 +186,14 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     if (!meta) throw new PretrainError(`${o.outDir}: not a pretraining checkpoint (no pretraining record in fastbioner.json)`)
     if (meta.step !== saved.point.step) throw new PretrainError(`${o.outDir}: weights (step ${meta.step}) and optimizer state (step ${saved.point.step}) disagree; the last save was interrupted — start a new run`)
     if (meta.inMemoryText) throw new PretrainError(`${o.outDir}: this run pretrained on text held in memory (the app's documents), which is not saved with it; it cannot be resumed`)
+    // Resume continues the run as it was started: a longer one would also be another learning-rate
+    // schedule (it decays to zero at the planned step), not a continuation.
+    const changed = [o.epochs !== undefined && o.epochs !== meta.epochs ? `epochs ${meta.epochs}` : '', o.maxSteps !== undefined && o.maxSteps !== meta.maxSteps ? `max steps ${meta.maxSteps ?? 'none'}` : ''].filter(Boolean)
+    if (changed.length) throw new PretrainError(`${o.outDir}: resume continues the run as it was started (${changed.join(', ')}); to train further, start a new run from it with --init ${o.outDir}`)
     settings = {
       maxLength: meta.maxLength,
-      epochs: o.epochs ?? meta.epochs,
-      maxSteps: o.maxSteps ?? meta.maxSteps,
+      epochs: meta.epochs,
+      maxSteps: meta.maxSteps,
       batchSize: meta.batchSize,
       lr: meta.lr,
       seed: meta.seed,
@@ -314,6 +318,9 @@ export async function pretrain(o: PretrainOptions): Promise<PretrainResult> {
     }
 
     const { plannedSteps, stepsPerEpoch } = plannedStepsOf(train.length, settings.batchSize, settings.epochs, settings.maxSteps ?? undefined)
+    if (resumePoint && resumePoint.step >= plannedSteps) {
+      throw new PretrainError(`${o.outDir}: the run finished (step ${resumePoint.step} of ${plannedSteps}); there is nothing to resume. To train further, start a new run from it with --init ${o.outDir}`)
+    }
     const optimizer = {
       lr: linearScheduleWithWarmup(settings.lr, warmupStepsFromRatio(plannedSteps, PRETRAIN_DEFAULTS.warmupRatio), plannedSteps),
       weightDecay: PRETRAIN_DEFAULTS.weightDecay,
