@@ -14,6 +14,8 @@ Entity-level scores (exact character span and type, conlleval semantics) of pred
 against gold annotations. Prints one JSON object on standard output:
   {"overall": {"precision", "recall", "f1", "tp", "fp", "fn"}, "types": {TYPE: {...}},
    "token_accuracy", "documents"}   (precision, recall, f1, token_accuracy are fractions in [0, 1])
+When the predicted (or the model's) types and the gold types only partly overlap, a warning says
+so and "shared_types": {"types", "overall"} scores the types both have (the meaningful figure).
 
   --gold FILE          gold corpus, any supported format
   --pred FILE          predicted corpus (documents matched by id; by position when both
@@ -61,24 +63,71 @@ export async function run(argv: string[]): Promise<number> {
       )
     }
     let result: EvalResult
+    /** The types the predictions can have: what the prediction file holds, or the model's labels. */
+    let predTypes: Set<string>
     if (v.pred !== undefined) {
       const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet, typeMap)
-      warnDisjoint('the predicted', new Set(pred.documents.flatMap((d) => d.mentions.map((m) => m.type))))
+      predTypes = new Set(pred.documents.flatMap((d) => d.mentions.map((m) => m.type)))
+      warnDisjoint('the predicted', predTypes)
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)
       const tagger = await openModelTagger(modelDir!, { maxLength }, true)
       const labels = Object.entries(headLabelsOf(tagger.checkpoint)).filter(([h]) => v.head === undefined || h === v.head).flatMap(([, l]) => l)
-      warnDisjoint("the model's", new Set(typesOfLabels(labels)))
+      predTypes = new Set(typesOfLabels(labels))
+      warnDisjoint("the model's", predTypes)
       try {
         result = await evaluateTagger(tagger, gold, { batchSize, head: v.head })
       } finally {
         await tagger.dispose()
       }
     }
-    writeJsonLine({ overall: prf(result.overall), types: Object.fromEntries(Object.entries(result.types).map(([t, p]) => [t, prf(p)])), token_accuracy: result.token_accuracy, documents: gold.length })
+    const shared = sharedTypesScore(result, predTypes, goldTypes)
+    if (shared && !quiet) {
+      const only = (a: Set<string>, b: Set<string>): string => [...a].filter((t) => !b.has(t)).sort().join(', ')
+      const extra = only(predTypes, goldTypes)
+      const missing = only(goldTypes, predTypes)
+      process.stderr.write(
+        `warning: ${v.pred !== undefined ? 'the predicted' : "the model's"} entity types and the gold types only partly overlap` +
+          `${extra ? `: ${extra} not in the gold (every such prediction counts as a false positive)` : ''}` +
+          `${missing ? `${extra ? ';' : ':'} ${missing} never predicted (every such gold mention counts as missed)` : ''}; ` +
+          `on the shared types (${shared.types.join(', ')}) F1 is ${shared.overall.f1.toFixed(3)} ("shared_types" in the JSON); rename types with --map-types "SOURCE,…=TARGET"\n`,
+      )
+    }
+    writeJsonLine({
+      overall: prf(result.overall),
+      types: Object.fromEntries(Object.entries(result.types).map(([t, p]) => [t, prf(p)])),
+      ...(shared ? { shared_types: { types: shared.types, overall: prf(shared.overall) } } : {}),
+      token_accuracy: result.token_accuracy,
+      documents: gold.length,
+    })
     return 0
   })
+}
+
+/**
+ * When prediction and gold types only partly overlap, the overall score mixes in types one side
+ * cannot have; the micro-averaged score over the types both have is the meaningful one. null when
+ * the types coincide (overall is that score) or share nothing (warnDisjoint says so).
+ */
+export function sharedTypesScore(result: EvalResult, predTypes: ReadonlySet<string>, goldTypes: ReadonlySet<string>): { types: string[]; overall: Prf } | null {
+  const types = [...goldTypes].filter((t) => predTypes.has(t)).sort()
+  if (types.length === 0 || (types.length === goldTypes.size && types.length === predTypes.size)) return null
+  let tp = 0
+  let fp = 0
+  let fn = 0
+  for (const t of types) {
+    const p = result.types[t]
+    if (!p) continue
+    tp += p.tp
+    fp += p.fp
+    fn += p.fn
+  }
+  // conlleval's micro average, as core/eval/metrics computes overall.
+  const precision = tp + fp > 0 ? tp / (tp + fp) : 0
+  const recall = tp + fn > 0 ? tp / (tp + fn) : 0
+  const f1 = precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : 0
+  return { types, overall: { precision, recall, f1, tp, fp, fn } }
 }
 
 function prf(p: Prf): Prf {

@@ -63,3 +63,29 @@ describe('eval --pred', () => {
     expect(r.err).toMatch(/pred\.tsv: 1 documents, but .*gold\.tsv has 2; .*matched by position/)
   })
 })
+
+describe('eval with prediction and gold types that only partly overlap (issue 27, item 11)', () => {
+  it('warns, naming the types on one side only, and scores the shared types apart', async () => {
+    // Gold: Disease only. Predictions: the Disease mention right, plus a Chemical and a Gene gold cannot have.
+    writeFileSync(join(dir, 'gold.pubtator'), '5|t|Grey fever after zorbate and Kelp-3.\n5\t0\t10\tGrey fever\tDisease\n\n')
+    writeFileSync(
+      join(dir, 'pred.pubtator'),
+      '5|t|Grey fever after zorbate and Kelp-3.\n5\t0\t10\tGrey fever\tDisease\n5\t17\t24\tzorbate\tChemical\n5\t29\t35\tKelp-3\tGene\n\n',
+    )
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.pubtator'), '--pred', join(dir, 'pred.pubtator')]))
+    expect(r.code).toBe(0)
+    const s = JSON.parse(r.out)
+    expect(s.overall).toMatchObject({ tp: 1, fp: 2, fn: 0 })
+    expect(s.overall.f1).toBeCloseTo(0.5, 6)
+    expect(s.shared_types).toEqual({ types: ['Disease'], overall: { precision: 1, recall: 1, f1: 1, tp: 1, fp: 0, fn: 0 } })
+    expect(r.err).toContain('warning: the predicted entity types and the gold types only partly overlap: Chemical, Gene not in the gold')
+    expect(r.err).toContain('on the shared types (Disease) F1 is 1.000')
+  })
+
+  it('adds nothing when the types coincide', async () => {
+    writeFileSync(join(dir, 'gold.pubtator'), '5|t|Grey fever.\n5\t0\t10\tGrey fever\tDisease\n\n')
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.pubtator'), '--pred', join(dir, 'gold.pubtator')]))
+    expect(r.err).toBe('')
+    expect(JSON.parse(r.out).shared_types).toBeUndefined()
+  })
+})
