@@ -5,6 +5,7 @@ import type { Channel, EventName, EventPayloads, IpcErrorShape, ResponseOf, Work
 import type { CorpusFormat } from '@shared/domain'
 import type { Workspace } from '../core/store'
 import type { ModelHost } from '../host/client'
+import type { HubFetch } from '../core/hub/http'
 
 /** Finds the default model that ships with the app (core/model/default-model.ts findDefaultModel). */
 export type DefaultModelFinder = () => { dir: string | null; searched: string[] }
@@ -44,6 +45,14 @@ export interface HandlerContext {
    * Unset (most tests): workspaces start without a model.
    */
   findDefaultModel?: DefaultModelFinder
+  /**
+   * The Hugging Face Hub and cache for models:hubPlan / hubDownload / cached / importCached: the
+   * environment read for HF_ENDPOINT, HF_TOKEN, HF_HUB_CACHE, HF_HOME (default process.env), the
+   * home folder (default the user's), and the transport (the Electron shell passes one over its
+   * `net`, which honours the system's proxy settings; default: undici with HTTPS_PROXY). Set in
+   * main only: a request never names an endpoint, a token or a folder.
+   */
+  hub?: { env?: NodeJS.ProcessEnv; home?: string; fetch?: HubFetch }
   user: string
   defaultWorkspacePath: string
   /**

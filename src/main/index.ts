@@ -1,7 +1,7 @@
 // Electron shell: one window, the security policy, and the IPC registration of the handler table.
 import { join } from 'node:path'
 import { userInfo } from 'node:os'
-import { app, BrowserWindow, dialog, ipcMain, Menu, utilityProcess, type IpcMainInvokeEvent } from 'electron'
+import { app, BrowserWindow, dialog, ipcMain, Menu, net, session as electronSession, utilityProcess, type IpcMainInvokeEvent } from 'electron'
 import { CHANNELS, type EventName, type EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext } from './api'
 import { findDefaultModel } from '../core/model/default-model'
@@ -9,6 +9,7 @@ import { ModelHost, type HostChannel } from '../host/client'
 import type { HostToMain, MainToHost } from '../host/protocol'
 import { hardenSession, installGlobalGuards, isAppUrl } from './security'
 import { WorkspaceSession } from './workspace-session'
+import { netHubFetch, type NetRequest } from './models/hub-transport'
 
 let mainWindow: BrowserWindow | null = null
 
@@ -166,6 +167,15 @@ function start(): void {
     restrictPathsToDialogs: true,
     modelHost,
     findDefaultModel: () => findDefaultModel(),
+    // Hub downloads (only when the person asks) on a session of their own: the default session
+    // refuses every request that is not the app's bundle (security.ts). Its proxy is the system's.
+    hub: {
+      fetch: netHubFetch((o) => {
+        const hubSession = electronSession.fromPartition('fastbioner-hub', { cache: false })
+        // ClientRequest's overloaded on() does not relate to NetRequest's three; it has all three.
+        return net.request({ ...o, session: hubSession }) as unknown as NetRequest
+      }),
+    },
     workspace: () => session.current(),
     openWorkspace: (path, opts) => session.open(path, opts),
     workspaceProblem: () => session.problem,

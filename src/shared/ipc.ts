@@ -18,6 +18,11 @@ const reviewStatus = z.enum(REVIEW_STATUSES as [ReviewStatus, ...ReviewStatus[]]
 const id = z.number().int().positive()
 const entityType = z.string().trim().min(1).max(64)
 const jobId = z.string().min(1).max(64)
+const hubRepoId = z
+  .string()
+  .trim()
+  .refine(isHubRepoId, 'not a Hugging Face repo id (org/name, e.g. dmis-lab/biobert-base-cased-v1.2)')
+const hubRevision = z.string().trim().min(1).refine(isHubRevision, 'not a branch, tag or commit')
 
 export interface WorkspaceInfo {
   path: string
@@ -157,6 +162,73 @@ export interface ModelImportResult extends ModelInfo {
    * was created; retrain it on reviewed documents before tagging".
    */
   notes: string[]
+}
+
+/**
+ * A Hugging Face Hub repo id as huggingface_hub's validate_repo_id allows it: org/name (or a legacy
+ * name without org), letters, digits, '.', '_', '-'; never '..' or '--' (so it cannot leave the
+ * cache folder it names) and at most 96 characters. Checked in the contract and again in core/hub.
+ */
+export function isHubRepoId(repoId: string): boolean {
+  return /^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/.test(repoId) && !repoId.includes('--') && !repoId.includes('..') && repoId.length <= 96
+}
+
+/** A branch, tag or commit: '/'-separated parts of letters, digits, '.', '_', '-', never '.' or '..'. */
+export function isHubRevision(revision: string): boolean {
+  const parts = revision.split('/')
+  return revision.length <= 255 && parts.every((p) => /^[\w.-]+$/.test(p) && p !== '.' && p !== '..')
+}
+
+/** One file of a Hub download plan (models:hubPlan). */
+export interface HubFileInfo {
+  name: string
+  size: number
+  /** Already in the Hugging Face cache, partly there (an interrupted download, resumed), or not. */
+  state: 'cached' | 'partial' | 'missing'
+  partialBytes: number
+}
+
+/** models:hubPlan: what a download of repoId@revision would fetch, before any byte is downloaded. */
+export interface HubPlanInfo {
+  repoId: string
+  revision: string
+  commit: string
+  /** The Hub asked (HF_ENDPOINT in the app's environment, else https://huggingface.co). */
+  endpoint: string
+  /** The Hugging Face cache folder the files go to (shared with transformers). */
+  cacheDir: string
+  files: HubFileInfo[]
+  totalBytes: number
+  /** What remains to download (a partial file counts for its missing part). */
+  downloadBytes: number
+  /** Free bytes where the cache is. */
+  freeBytes: number
+}
+
+/** models:hubDownload: the download, then the import of its snapshot (models:import). */
+export interface HubDownloadResult {
+  cancelled: boolean
+  repoId: string
+  commit: string | null
+  downloadedBytes: number
+  /** The snapshot folder in the Hugging Face cache (null when cancelled before the plan). */
+  snapshot: string | null
+  /** The imported model (null when cancelled). */
+  model: ModelImportResult | null
+}
+
+/** models:cached: a BERT-family model found in the Hugging Face cache on this computer. */
+export interface CachedModelInfo {
+  repoId: string
+  revision: string
+  /** Its snapshot folder. */
+  dir: string
+  layers: number
+  hidden: number
+  /** config.json names BertForTokenClassification: it can tag as it is (else a head is added on import). */
+  tokenClassifier: boolean
+  /** Bytes of the weight files. */
+  bytes: number
 }
 
 export interface EngineInfo {
@@ -366,6 +438,28 @@ export const contract = {
   'models:import': {
     request: z.object({ path: z.string().min(1), name: z.string().trim().min(1).max(100).optional(), jobId: jobId.optional() }).strict(),
   },
+  /**
+   * The only channels that reach the network, and only when the person asks: the plan of a
+   * download from the Hugging Face Hub (files, sizes, what is cached, free space) from its model
+   * info; nothing is written. The endpoint (HF_ENDPOINT), token (HF_TOKEN) and cache folder come
+   * from main's environment, never from the request. With a jobId, jobs:cancel stops it.
+   */
+  'models:hubPlan': { request: z.object({ repoId: hubRepoId, revision: hubRevision.optional(), jobId: jobId.optional() }).strict() },
+  /**
+   * Downloads repoId@revision (default main) into the Hugging Face cache (core/hub: resumed where an
+   * earlier download stopped, each file checked against the Hub's sha256), then imports the
+   * snapshot as models:import does. job:progress: bytes done of the total; jobs:cancel stops it
+   * (what arrived is kept and the next download resumes it; no model is added).
+   */
+  'models:hubDownload': {
+    request: z.object({ jobId, repoId: hubRepoId, revision: hubRevision.optional(), name: z.string().trim().min(1).max(100).optional() }).strict(),
+  },
+  /** BERT-family models in the Hugging Face cache on this computer (offline: no network). */
+  'models:cached': { request: z.object({}).strict() },
+  /** Imports a model of models:cached by its repo id (as models:import; the folder is found in main). */
+  'models:importCached': {
+    request: z.object({ repoId: hubRepoId, name: z.string().trim().min(1).max(100).optional(), jobId: jobId.optional() }).strict(),
+  },
   'models:setActive': { request: z.object({ id }).strict() },
   'models:delete': { request: z.object({ id }).strict() },
   /**
@@ -519,6 +613,10 @@ export interface ContractResponses {
   'models:list': ModelInfo[]
   'dialog:openModelFolder': { path: string | null }
   'models:import': ModelImportResult
+  'models:hubPlan': HubPlanInfo
+  'models:hubDownload': HubDownloadResult
+  'models:cached': CachedModelInfo[]
+  'models:importCached': ModelImportResult
   'models:setActive': ModelInfo
   'models:delete': { id: number }
   'models:train': { cancelled: boolean; model: ModelInfo | null }

@@ -14,6 +14,7 @@ import { copyFileSync, createReadStream, existsSync, lstatSync, mkdirSync, realp
 import { open } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { homedir } from 'node:os'
+import { isHubRepoId, isHubRevision } from '@shared/ipc'
 import { writeFileAtomic } from '../fs/atomic'
 import { CONFIG_FILE, findWeightFiles, TORCH_WEIGHTS_FILE, TORCH_WEIGHTS_INDEX_FILE, VOCAB_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from '../model/checkpoint-files'
 import { COMMIT_RE, hubCacheDir, hubCacheDirs, repoFolderName, snapshotOf } from '../model/hf-cache'
@@ -110,14 +111,13 @@ export interface GetModelResult {
 
 /** org/name (or a legacy name without org), as huggingface_hub's validate_repo_id allows. */
 export function checkRepoId(repoId: string): void {
-  if (!/^[A-Za-z0-9][\w.-]*(\/[A-Za-z0-9][\w.-]*)?$/.test(repoId) || repoId.includes('--') || repoId.includes('..') || repoId.length > 96) {
+  if (!isHubRepoId(repoId)) {
     throw new HubError('usage', `'${repoId}' is not a Hub repo id (org/name, e.g. dmis-lab/biobert-base-cased-v1.2)`)
   }
 }
 
 function checkRevision(revision: string): void {
-  const parts = revision.split('/')
-  if (revision.length > 255 || parts.some((p) => !/^[\w.-]+$/.test(p) || p === '.' || p === '..')) throw new HubError('usage', `'${revision}' is not a revision (branch, tag or commit)`)
+  if (!isHubRevision(revision)) throw new HubError('usage', `'${revision}' is not a revision (branch, tag or commit)`)
 }
 
 function tokenOf(env: NodeJS.ProcessEnv): string | undefined {

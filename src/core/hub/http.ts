@@ -140,3 +140,41 @@ export async function errorFor(res: HubResponse, repoId: string, what: string, h
   }
   return new HubError('server', `${repoId}: ${what} — the Hub answered HTTP ${res.status}${message ? ` (${message})` : ''}; try again later`)
 }
+
+/** A WHATWG fetch (Node's global fetch): what fetchAsHubFetch adapts. */
+export type WhatwgFetch = (url: string, init: { headers: Record<string, string>; signal?: AbortSignal; redirect: 'manual' }) => Promise<Response>
+
+/**
+ * A HubFetch over a WHATWG fetch with redirect 'manual' (Node's fetch then answers the 3xx itself,
+ * headers and all). Not Electron's net.fetch: there 'manual' fails with "Redirect was cancelled",
+ * so the app adapts net.request instead (src/main/models/hub-transport.ts). Node's fetch ignores
+ * HTTPS_PROXY: the default transport stays undiciFetch.
+ */
+export function fetchAsHubFetch(fetchFn: WhatwgFetch): HubFetch {
+  return async (url, headers, signal) => {
+    const r = await fetchFn(url, { headers, signal, redirect: 'manual' })
+    const stream = r.body
+    async function* body(): AsyncGenerator<Uint8Array> {
+      if (!stream) return
+      const reader = stream.getReader()
+      try {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) return
+          yield value
+        }
+      } finally {
+        reader.releaseLock()
+      }
+    }
+    return {
+      status: r.status,
+      url,
+      header: (name) => r.headers.get(name) ?? undefined,
+      body: body(),
+      dump: async () => {
+        await stream?.cancel().catch(() => undefined)
+      },
+    }
+  }
+}

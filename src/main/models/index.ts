@@ -11,6 +11,7 @@ import { adaptHandlers } from './adapt'
 import { compareHandlers } from './compare'
 import { defaultModelInstaller } from './default-model'
 import { distillHandlers } from './distill'
+import { hubHandlers } from './hub'
 import { registryHandlers } from './registry'
 import { retrainHandlers } from './retrain'
 import { createModelRuntime, type ModelHandlerDeps } from './runtime'
@@ -24,6 +25,10 @@ export type ModelChannel =
   | 'models:list'
   | 'dialog:openModelFolder'
   | 'models:import'
+  | 'models:hubPlan'
+  | 'models:hubDownload'
+  | 'models:cached'
+  | 'models:importCached'
   | 'models:setActive'
   | 'models:delete'
   | 'models:train'
@@ -49,9 +54,11 @@ export interface ModelHandlers {
 
 export function createModelHandlers(ctx: HandlerContext, deps: ModelHandlerDeps): ModelHandlers {
   const rt = createModelRuntime(ctx, deps)
+  const registry = registryHandlers(rt)
   return {
     handlers: {
-      ...registryHandlers(rt),
+      ...registry,
+      ...hubHandlers(rt, registry['models:import']),
       ...trainHandlers(rt),
       ...adaptHandlers(rt),
       ...tagHandlers(rt),
