@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { CorpusDocument, CorpusFormat } from '../../shared/domain'
+import { typesOfLabels } from '../../core/nlp/bio'
 import { CorpusError, formatIssue, mapMentionTypes, readCorpusFile, unusedSources, type TypeMap } from '../../core/corpus'
 import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
 import type { BertTokenClassifier } from '../../core/model/bert'
@@ -159,6 +160,16 @@ export function checkTaggingModel(modelDir: string, head: string | undefined): v
   }
   if (head !== undefined && !heads.includes(head)) throw new CliError(`--head ${head}: ${modelDir} has no such head (heads: ${heads.join(', ')})`, 2)
   checkTaggingHeads(modelDir, head)
+}
+
+/** The entity types a model folder's heads (or its --head) tag; null when config.json cannot be read (the loader reports it). */
+export function modelEntityTypes(modelDir: string, head?: string): Set<string> | null {
+  try {
+    const labels = Object.entries(headLabelsOf(readCheckpointInfo(modelDir))).filter(([h]) => head === undefined || h === head).flatMap(([, l]) => l)
+    return new Set(typesOfLabels(labels))
+  } catch {
+    return null
+  }
 }
 
 export interface ModelTaggerOptions {

@@ -4,8 +4,8 @@ import { compareModels, type CompareReport } from '../../core/eval/compare'
 import { OnnxExportError } from '../../core/onnx/export'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
-import { checkTaggingModel, CliError, readCorpus, runCommand, stderrLog, writeJsonLine } from './_ml'
-import { flagOptions, formatOpt, intOpt, numOpt, valueOptions } from './_options'
+import { checkTaggingModel, CliError, modelEntityTypes, readCorpus, runCommand, stderrLog, writeJsonLine } from './_ml'
+import { flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner quantize --model DIR --out DIR2 [--calibrate FILE] [options]
 
@@ -30,6 +30,8 @@ goes to standard error, a JSON line to standard output.
   --head NAME          calibrate with this head only (a multi-task model on one corpus); default:
                        every head merged
   --format F           format of --calibrate when detection is not wanted
+${mapTypesHelp(23)}
+                       (applied to --calibrate; its types must share some with the model's)
   --bits 8|7           weight range: 8 = −127…127 (default); 7 = −63…63, for CPUs with AVX2
                        but no VNNI, whose u8×s8 multiply-adds can saturate at 8 bits
   --float-embeddings   keep the word-embedding table float32 (bigger folder, same speed)
@@ -53,7 +55,25 @@ function calibrationSummary(path: string, r: CompareReport, head: string | undef
   }
 }
 
-const OPTIONS = { ...valueOptions('model', 'out', 'calibrate', 'max-f1-drop', 'max-docs', 'head', 'format', 'bits'), ...flagOptions('float-embeddings') }
+/**
+ * Calibration measures the int8 model against the float one only where the gold can reward a
+ * prediction: gold without mentions of the model's types scores both 0, and the accuracy check
+ * would pass without testing anything. Refused before any work; a partial overlap is warned of.
+ */
+function checkCalibrationTypes(path: string, docs: readonly CorpusDocument[], modelDir: string, head: string | undefined, say: (line: string) => void): void {
+  const model = modelEntityTypes(modelDir, head)
+  if (model === null) return
+  const gold = new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))
+  const list = (xs: Iterable<string>): string => [...xs].sort().join(', ')
+  if (gold.size === 0) throw new CliError(`${path}: no annotated mentions to calibrate on (F1 would be 0 for both models and --max-f1-drop would test nothing)`)
+  const shared = [...gold].filter((t) => model.has(t))
+  if (shared.length === 0) {
+    throw new CliError(`${path}: its entity types (${list(gold)}) and the model's (${list(model)}) have none in common, so calibration would test nothing; rename types with --map-types "SOURCE,…=TARGET"`)
+  }
+  if (shared.length < gold.size || shared.length < model.size) say(`warning: ${path}: calibrating on the types the model and the gold share (${list(shared)}); the others count against both models alike`)
+}
+
+const OPTIONS = { ...valueOptions('model', 'out', 'calibrate', 'max-f1-drop', 'max-docs', 'head', 'format', 'bits'), ...repeatableOptions('map-types'), ...flagOptions('float-embeddings') }
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand('quantize', USAGE, argv, OPTIONS, async (v) => {
@@ -64,15 +84,18 @@ export async function run(argv: string[]): Promise<number> {
     if (maxDrop !== undefined && v.calibrate === undefined) throw new CliError('--max-f1-drop needs --calibrate', 2)
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
     if (v.head !== undefined && v.calibrate === undefined) throw new CliError('--head needs --calibrate', 2)
+    const typeMap = typeMapOpt(v['map-types'])
+    if (typeMap !== undefined && v.calibrate === undefined) throw new CliError('--map-types needs --calibrate', 2)
     checkTaggingModel(v.model, v.head)
     const quiet = v.quiet ?? false
     const say = stderrLog(quiet)
 
     let calibration: CorpusDocument[] | undefined
     if (v.calibrate !== undefined) {
-      calibration = (await readCorpus(v.calibrate, formatOpt(v.format, '--format'), quiet)).documents
+      calibration = (await readCorpus(v.calibrate, formatOpt(v.format, '--format'), quiet, typeMap)).documents
       if (maxDocs !== undefined) calibration = calibration.slice(0, maxDocs)
       if (calibration.length === 0) throw new CliError(`${v.calibrate}: no documents to calibrate on`)
+      checkCalibrationTypes(v.calibrate, calibration, v.model, v.head, say)
     }
 
     let result: QuantizeFolderResult
