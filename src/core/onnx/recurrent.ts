@@ -1,7 +1,6 @@
-// Training and logits graphs of the word-level recurrent tagger (core/model/word-tagger.ts): word
-// embedding + character CNN + case/shape flags → BiLSTM → linear emissions; the CRF over the
-// emissions runs on the host (core/model/crf), which feeds d loss / d emissions back in as
-// `dlogits.<head>` like a CRF head of the BERT trainer.
+// Training and tagging graphs of the word-level recurrent tagger (core/model/word-tagger.ts): word
+// embedding + character CNN + case/shape flags → BiLSTM → linear emissions → CRF loss
+// (./crf-graph), so that a training step is one graph run.
 //
 // onnxruntime-node has no LSTM gradient kernel, so the recurrence is unrolled for a fixed number of
 // word positions T (one graph per length bucket; the batch stays dynamic) and its backward is
@@ -26,7 +25,8 @@
 
 import { attr } from './graph'
 import { ONNX_OPSET } from './export'
-import { dlogitsInput, GradGraph, logitsOutput, type TrainGraph } from './training'
+import { GradGraph, logitsOutput, type TrainGraph } from './training'
+import { crfLossGraph } from './crf-graph'
 import { wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 
 export interface WordTaggerGraphOptions {
@@ -229,9 +229,11 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
 }
 
 /**
- * Emissions and the backward of the host's CRF loss: inputs word_ids, char_ids, shape_flags,
- * reverse_index, `dlogits.<head>` [B·T, C] and the dropout masks; outputs `logits.<head>`, the
- * gradients and grad_norm_sq (`loss` is 0: the CRF loss is the host's).
+ * One training step of the word tagger in one run: emissions, each head's CRF loss (./crf-graph)
+ * against `labels.<head>` int64 [B, T] (−100 where a row has no label: padding, or a row of another
+ * head's corpus), and every gradient. Inputs word_ids, char_ids, shape_flags, reverse_index, the
+ * labels and the dropout masks; outputs `loss` (Σ over heads), `loss.<head>`, the gradients
+ * (CRF scores included) and grad_norm_sq.
  */
 export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
   const f = forward(`fastbioner_word_tagger_train_T${o.steps}`, o)
@@ -239,36 +241,26 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
   const g = t.g
   const extraInputs: TrainGraph['extraInputs'] = []
   const dTop: string[] = []
+  const losses: string[] = []
+  const lossTerms: string[] = []
   for (const head of f.logits) {
-    const dims = ['batch*steps', o.heads.find((h) => h.name === head.name)!.numLabels]
-    const dl = g.input(dlogitsInput(head.name), 'float32', dims)
-    extraInputs.push({ name: dl, dims, type: 'float32' })
-    dTop.push(head.backward(dl))
-    g.output(logitsOutput(head.name), head.y, 'float32', dims)
+    const C = o.heads.find((h) => h.name === head.name)!.numLabels
+    const labels = g.input(`labels.${head.name}`, 'int64', ['batch', o.steps])
+    extraInputs.push({ name: labels, dims: ['batch', o.steps], type: 'int64' })
+    const crf = crfLossGraph(t, head.name, head.y, labels, o.steps, C)
+    dTop.push(head.backward(crf.dEmissions))
+    losses.push(crf.loss)
+    lossTerms.push(g.output(`loss.${head.name}`, crf.loss, 'float32', []))
   }
   f.backward(t.sum(dTop))
-  g.output('loss', g.float(0), 'float32', [])
+  g.output('loss', t.sum(losses), 'float32', [])
   t.finishGradients()
   return {
     model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `word tagger training graph, ${o.steps} steps` }),
     params: t.params,
-    lossTerms: [],
+    lossTerms,
     dropoutInputs: t.dropoutInputs,
     extraInputs,
-  }
-}
-
-/** Emissions only (the same forward, no backward): the CRF loss's forward pass on the host. */
-export function wordTaggerLogitsGraph(o: WordTaggerGraphOptions): TrainGraph {
-  const f = forward(`fastbioner_word_tagger_logits_T${o.steps}`, o)
-  const g = f.t.g
-  for (const head of f.logits) g.output(logitsOutput(head.name), head.y, 'float32', ['batch*steps', o.heads.find((h) => h.name === head.name)!.numLabels])
-  return {
-    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `word tagger logits graph, ${o.steps} steps` }),
-    params: f.t.params,
-    lossTerms: [],
-    dropoutInputs: f.t.dropoutInputs,
-    extraInputs: [],
   }
 }
 

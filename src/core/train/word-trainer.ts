@@ -1,15 +1,12 @@
 // Training of the word-level recurrent tagger (core/model/word-tagger.ts) on onnxruntime: per
-// step, the emissions graph of the batch's length bucket runs, the CRF loss and its gradient are
-// computed on the host (core/model/crf), and the training graph of the same bucket backpropagates
-// them; Adam (HostAdamW) updates the parameters in place. Both graphs of a bucket are built and
-// opened on first use and kept.
+// step, one run of the training graph of the batch's length bucket (emissions, CRF loss and every
+// gradient, ../onnx/recurrent), then Adam (HostAdamW) updates the parameters in place. A bucket's
+// graph is built and opened on first use and kept.
 
 import type * as Ort from 'onnxruntime-node'
-import { crfBatchLoss, crfParamNames } from '../model/crf'
 import type { WordBatch, WordTaggerConfig } from '../model/word-tagger'
 import { Rng } from '../rng'
-import { dlogitsInput, logitsOutput } from '../onnx/training'
-import { wordTaggerLogitsGraph, wordTaggerTrainGraph } from '../onnx/recurrent'
+import { wordTaggerTrainGraph } from '../onnx/recurrent'
 import { wordTaggerInputDim } from '../model/word-tagger'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
 import { OrtGraphRunner, type GraphRunResult, type OrtSessionOptions } from './ort'
@@ -24,13 +21,8 @@ export interface WordTrainerOptions extends OrtSessionOptions {
   dropout?: boolean
 }
 
-interface BucketGraphs {
-  train: OrtGraphRunner
-  logits: OrtGraphRunner
-}
-
 export class OrtWordTaggerTrainer {
-  private readonly buckets = new Map<number, Promise<BucketGraphs>>()
+  private readonly buckets = new Map<number, Promise<OrtGraphRunner>>()
   readonly optimizer: HostAdamW
 
   constructor(readonly opts: WordTrainerOptions) {
@@ -41,15 +33,10 @@ export class OrtWordTaggerTrainer {
     return this.opts.params
   }
 
-  private graphs(steps: number): Promise<BucketGraphs> {
+  private graph(steps: number): Promise<OrtGraphRunner> {
     let have = this.buckets.get(steps)
     if (!have) {
-      const o = { dims: this.opts.config, steps, heads: this.opts.heads, dropout: this.opts.dropout !== false }
-      have = (async () => {
-        const train = await OrtGraphRunner.open(wordTaggerTrainGraph(o), this.opts)
-        const logits = await OrtGraphRunner.open(wordTaggerLogitsGraph(o), { ...this.opts, ort: train.ort })
-        return { train, logits }
-      })()
+      have = OrtGraphRunner.open(wordTaggerTrainGraph({ dims: this.opts.config, steps, heads: this.opts.heads, dropout: this.opts.dropout !== false }), this.opts)
       this.buckets.set(steps, have)
     }
     return have
@@ -75,42 +62,16 @@ export class OrtWordTaggerTrainer {
     return feeds
   }
 
-  /** Per-head emissions [B·T, C] of a batch (dropout as configured, same masks for a seed). */
-  async emissions(b: WordBatch, seed: number): Promise<Record<string, Float32Array>> {
-    const { logits } = await this.graphs(b.steps)
-    const out = await logits.outputs(this.params, this.feeds(logits.ort, b, seed))
-    return Object.fromEntries(this.opts.heads.map((h) => [h.name, out[logitsOutput(h.name)].data as Float32Array]))
-  }
-
   /** CRF loss (mean over labelled words, summed over heads) and every parameter's gradient. */
   async gradients(b: WordBatch, labels: Record<string, Int32Array>, seed: number): Promise<GraphRunResult> {
-    const { train, logits } = await this.graphs(b.steps)
+    const train = await this.graph(b.steps)
     const feeds = this.feeds(train.ort, b, seed)
-    const emitted = await logits.outputs(this.params, feeds)
-    let loss = 0
-    const terms: Record<string, number> = {}
-    const crfGrads = new Map<string, Float32Array>()
     for (const h of this.opts.heads) {
       const y = labels[h.name]
       if (!y) throw new Error(`word tagger trainer: no labels for head '${h.name}'`)
-      const n = crfParamNames(h.name)
-      const scores = { transitions: this.params.get(n.transitions)!, start: this.params.get(n.start)!, end: this.params.get(n.end)! }
-      const r = crfBatchLoss(emitted[logitsOutput(h.name)].data as Float32Array, y, b.batchSize, b.steps, h.numLabels, scores)
-      feeds[dlogitsInput(h.name)] = new train.ort.Tensor('float32', r.dLogits, [b.batchSize * b.steps, h.numLabels])
-      loss += r.loss
-      terms[`loss.${h.name}`] = r.loss
-      crfGrads.set(n.transitions, Float32Array.from(r.grads.transitions))
-      crfGrads.set(n.start, Float32Array.from(r.grads.start))
-      crfGrads.set(n.end, Float32Array.from(r.grads.end))
+      feeds[`labels.${h.name}`] = new train.ort.Tensor('int64', BigInt64Array.from(y, (v) => BigInt(v)), [b.batchSize, b.steps])
     }
-    const r = await train.run(this.params, feeds)
-    r.loss = loss
-    r.terms = terms
-    for (const [name, g] of crfGrads) {
-      r.grads.set(name, g)
-      for (let i = 0; i < g.length; i++) r.gradNormSq += g[i] * g[i]
-    }
-    return r
+    return train.run(this.params, feeds)
   }
 
   async step(b: WordBatch, labels: Record<string, Int32Array>, seed: number): Promise<{ loss: number; lr: number; gradNorm: number }> {
@@ -124,11 +85,7 @@ export class OrtWordTaggerTrainer {
   }
 
   async dispose(): Promise<void> {
-    for (const p of this.buckets.values()) {
-      const g = await p
-      await g.train.dispose()
-      await g.logits.dispose()
-    }
+    for (const p of this.buckets.values()) await (await p).dispose()
     this.buckets.clear()
   }
 }

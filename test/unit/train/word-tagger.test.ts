@@ -1,15 +1,18 @@
-// The word-level recurrent tagger: its onnxruntime training graph against tfjs autodiff of the same
-// forward (every parameter's gradient, padded rows, both directions, dropout with identical
-// masks), its input features, and its batches.
+// The word-level recurrent tagger: its onnxruntime training graph (emissions + CRF loss in one run)
+// against tfjs autodiff of the same forward and of crfLoss (itself checked against brute force):
+// the loss and every parameter's gradient, with padded rows, both directions, two heads whose rows
+// are each other's unlabelled rows, and dropout with identical masks; the tagging graph (ONNX's
+// LSTM operator) against the same forward; input features and batches.
 
 import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useCpuBackend } from './tfSetup'
 import { WordFeaturizer, shapeFlags, SHAPE_FLAGS, UNK_ID } from '@core/nlp/word-features'
-import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig, wordTaggerInputDim, type WordBatch, type WordTaggerConfig } from '@core/model/word-tagger'
-import { wordTaggerLogitsGraph, wordTaggerTaggingGraph, wordTaggerTrainGraph } from '@core/onnx/recurrent'
+import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig, wordTaggerInputDim, wordTaggerParamShapes, type WordBatch, type WordTaggerConfig } from '@core/model/word-tagger'
+import { wordTaggerTaggingGraph, wordTaggerTrainGraph } from '@core/onnx/recurrent'
+import { crfLoss } from '@core/train/loss'
 import { OrtGraphRunner } from '@core/train/ort'
-import { dlogitsInput, gradName, logitsOutput } from '@core/onnx/training'
+import { logitsOutput } from '@core/onnx/training'
 import { Rng } from '@core/rng'
 
 beforeAll(async () => {
@@ -21,8 +24,14 @@ const HEAD = 'default'
 function tinySetup(seed: number) {
   const f = new WordFeaturizer(['<pad>', '<unk>', 'a', 'b', 'c', 'd', 'e'], ['<pad>', '<unk>', 'x', 'y', 'z', 'w'])
   const config: WordTaggerConfig = wordTaggerConfig(f, { wordDim: 4, charDim: 3, charFilters: 5, charWidth: 3, maxChars: 4, lstmHidden: 3, dropout: 0.3 })
-  const heads = [{ name: HEAD, numLabels: 3 }]
+  const heads = [
+    { name: HEAD, numLabels: 3 },
+    { name: 'chem', numLabels: 5 },
+  ]
   const params = initWordTaggerParams(config, heads, seed)
+  // Non-zero CRF scores, so that their gradients and the transitions' effect are all exercised.
+  const r = new Rng(seed + 9)
+  for (const [name, v] of params) if (name.startsWith('crf')) v.set(r.normalArray(v.length, 0.5))
   // Words of exactly maxChars characters: no all-padding window, so the max over characters has no ties.
   const rng = new Rng(seed + 5)
   const word = () => Array.from({ length: 4 }, () => 'xyzw'[rng.int(4)]).join('')
@@ -30,8 +39,8 @@ function tinySetup(seed: number) {
   return { f, config, heads, params, sentences, rng }
 }
 
-/** The same forward in tfjs ops: emissions [B·T, C]. */
-function tfjsEmissions(c: WordTaggerConfig, p: Record<string, tf.Tensor>, b: WordBatch, masks: { input: Float32Array; output: Float32Array }): tf.Tensor2D {
+/** The same forward in tfjs ops: the BiLSTM output after dropout [B·T, 2H] (heads apply their linear layer). */
+function tfjsHidden(c: WordTaggerConfig, p: Record<string, tf.Tensor>, b: WordBatch, masks: { input: Float32Array; output: Float32Array }): tf.Tensor2D {
   const B = b.batchSize
   const T = b.steps
   const H = c.lstmHidden
@@ -69,52 +78,65 @@ function tfjsEmissions(c: WordTaggerConfig, p: Record<string, tf.Tensor>, b: Wor
     }
     return tf.reshape(tf.stack(hs, 1), [N, H])
   })
-  const hidden = tf.mul(tf.concat([outs[0], tf.gather(outs[1], rev)], 1), tf.tensor2d(masks.output, [N, 2 * H]))
-  return tf.add(tf.matMul(hidden, p['classifier.weight'] as tf.Tensor2D), p['classifier.bias']) as tf.Tensor2D
+  return tf.mul(tf.concat([outs[0], tf.gather(outs[1], rev)], 1), tf.tensor2d(masks.output, [N, 2 * H])) as tf.Tensor2D
 }
 
+const headLinear = (p: Record<string, tf.Tensor>, hidden: tf.Tensor2D, prefix: string) => tf.add(tf.matMul(hidden, p[`${prefix}.weight`] as tf.Tensor2D), p[`${prefix}.bias`]) as tf.Tensor2D
+
 describe('word tagger training graph', () => {
-  it('gives every parameter the gradient tfjs autodiff gives, with padding, both directions and dropout', async () => {
+  it('gives the CRF loss and every parameter the gradient tfjs autodiff gives, with padding, two heads and dropout', async () => {
     const { f, config, heads, params, sentences, rng } = tinySetup(3)
     const T = 5
     const b = wordBatch(f, config, sentences, T)
     const N = b.batchSize * T
-    const C = heads[0].numLabels
     const din = wordTaggerInputDim(config)
     const masks = { input: rng.fillDropoutMask(new Float32Array(N * din), 0.3), output: rng.fillDropoutMask(new Float32Array(N * 2 * config.lstmHidden), 0.3) }
-    // d loss / d emissions: random on real words, zero on padding (as the CRF gives)
-    const dLogits = new Float32Array(N * C)
+    // Row 0 is the default head's corpus, rows 1 and 2 the other head's: each head's labels are
+    // −100 on padding and on the other corpus's rows.
+    const labels: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(N).fill(-100)]))
     b.lengths.forEach((n, r) => {
-      for (let t = 0; t < n; t++) for (let j = 0; j < C; j++) dLogits[(r * T + t) * C + j] = rng.normal()
+      const h = r === 0 ? heads[0] : heads[1]
+      for (let t = 0; t < n; t++) labels[h.name][r * T + t] = rng.int(h.numLabels)
     })
 
     const graph = wordTaggerTrainGraph({ dims: config, steps: T, heads, dropout: true })
     const runner = await OrtGraphRunner.open(graph, { threads: 1 })
     const ort = runner.ort
-    const feeds = {
+    const feeds: Record<string, InstanceType<typeof ort.Tensor>> = {
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
       char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, config.maxChars]),
       shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, SHAPE_FLAGS]),
       reverse_index: new ort.Tensor('int64', b.reverseIndex, [N]),
       'dropout.input': new ort.Tensor('float32', masks.input, [N, din]),
       'dropout.output': new ort.Tensor('float32', masks.output, [N, 2 * config.lstmHidden]),
-      [dlogitsInput(HEAD)]: new ort.Tensor('float32', dLogits, [N, C]),
     }
-    const out = await runner.outputs(params, feeds)
+    for (const h of heads) feeds[`labels.${h.name}`] = new ort.Tensor('int64', BigInt64Array.from(labels[h.name], (v) => BigInt(v)), [b.batchSize, T])
+    const out = await runner.run(params, feeds)
     await runner.dispose()
 
     const names = graph.params.map((p) => p.name)
     const shapes = new Map(graph.params.map((p) => [p.name, p.shape]))
-    const expected = tf.tidy(() => {
-      const g = tf.grads((...xs: tf.Tensor[]) => {
+    const { loss, grads } = tf.tidy(() => {
+      const lossOf = (...xs: tf.Tensor[]) => {
         const p = Object.fromEntries(names.map((n, i) => [n, xs[i]]))
-        return tf.sum(tf.mul(tfjsEmissions(config, p, b, masks), tf.tensor2d(dLogits, [N, C])))
-      })
-      return g(names.map((n) => tf.tensor(params.get(n)!, shapes.get(n)!))).map((t) => t.dataSync() as Float32Array)
+        const hidden = tfjsHidden(config, p, b, masks)
+        const terms = heads.map((h) => {
+          const pre = h.name === HEAD ? 'classifier' : `classifiers.${h.name}`
+          const crf = h.name === HEAD ? 'crf' : `crfs.${h.name}`
+          const em = tf.reshape(headLinear(p, hidden, pre), [b.batchSize, T, h.numLabels])
+          return crfLoss(em, labels[h.name], p[`${crf}.transitions`], p[`${crf}.start_transitions`], p[`${crf}.end_transitions`])
+        })
+        return tf.addN(terms) as tf.Scalar
+      }
+      const xs = names.map((n) => tf.tensor(params.get(n)!, shapes.get(n)!))
+      const g = tf.grads(lossOf)(xs).map((t) => t.dataSync() as Float32Array)
+      return { loss: lossOf(...xs).dataSync()[0], grads: g }
     })
+    expect(out.loss).toBeCloseTo(loss, 4)
+    expect(out.loss).toBeGreaterThan(0)
     names.forEach((n, i) => {
-      const got = out[gradName(n)].data as Float32Array
-      const want = expected[i]
+      const got = out.grads.get(n)!
+      const want = grads[i]
       let maxAbs = 0
       let scale = 1e-6
       for (let k = 0; k < want.length; k++) {
@@ -128,34 +150,39 @@ describe('word tagger training graph', () => {
 })
 
 describe('word tagger tagging graph', () => {
-  it("gives the training graph's emissions (dropout off) with ONNX's LSTM operator, for any length", async () => {
+  it("gives the forward's emissions (dropout off) with ONNX's LSTM operator, for any length", async () => {
     const { f, config, heads, params, sentences } = tinySetup(4)
     const T = 5
     const b = wordBatch(f, config, sentences, T)
     const N = b.batchSize * T
-    const C = heads[0].numLabels
-    const unrolled = await OrtGraphRunner.open(wordTaggerLogitsGraph({ dims: config, steps: T, heads, dropout: false }), { threads: 1 })
     const tagging = await OrtGraphRunner.open(wordTaggerTaggingGraph(config, heads), { threads: 1 })
-    const ort = unrolled.ort
-    const inputs = {
+    const ort = tagging.ort
+    const out = await tagging.outputs(params, {
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
       char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, config.maxChars]),
       shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, SHAPE_FLAGS]),
-    }
-    const want = (await unrolled.outputs(params, { ...inputs, reverse_index: new ort.Tensor('int64', b.reverseIndex, [N]) }))[logitsOutput(HEAD)].data as Float32Array
-    const got = (await tagging.outputs(params, { ...inputs, sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths), [b.batchSize]) }))[logitsOutput(HEAD)].data as Float32Array
-    await unrolled.dispose()
-    await tagging.dispose()
-    let compared = 0
-    b.lengths.forEach((n, r) => {
-      for (let t = 0; t < n; t++) {
-        for (let j = 0; j < C; j++) {
-          expect(got[(r * T + t) * C + j]).toBeCloseTo(want[(r * T + t) * C + j], 5)
-          compared++
-        }
-      }
+      sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths), [b.batchSize]),
     })
-    expect(compared).toBe(9 * C)
+    await tagging.dispose()
+    const ones = { input: new Float32Array(N * wordTaggerInputDim(config)).fill(1), output: new Float32Array(N * 2 * config.lstmHidden).fill(1) }
+    let compared = 0
+    for (const h of heads) {
+      const want = tf.tidy(() => {
+        const p = Object.fromEntries([...params].map(([n, v]) => [n, tf.tensor(v)]))
+        for (const [n, shape] of wordTaggerParamShapes(config, heads)) p[n] = tf.reshape(p[n], shape)
+        return headLinear(p, tfjsHidden(config, p, b, ones), h.name === HEAD ? 'classifier' : `classifiers.${h.name}`).dataSync() as Float32Array
+      })
+      const got = out[logitsOutput(h.name)].data as Float32Array
+      b.lengths.forEach((n, r) => {
+        for (let t = 0; t < n; t++) {
+          for (let j = 0; j < h.numLabels; j++) {
+            expect(got[(r * T + t) * h.numLabels + j]).toBeCloseTo(want[(r * T + t) * h.numLabels + j], 4)
+            compared++
+          }
+        }
+      })
+    }
+    expect(compared).toBe(9 * (3 + 5))
   })
 })
 
