@@ -96,6 +96,22 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
   }
 }
 
+/**
+ * The outputs of one command must be distinct and apart (no one inside another), by any name:
+ * checked with checkOutputPath's others before any work, so that a clash is not found only when
+ * the last output is written (after hours of training).
+ */
+export function checkDistinctOutputs(outputs: ReadonlyArray<{ flag: string; path: string }>): void {
+  const real = outputs.map((o) => realpathOfPossiblyMissing(resolve(o.path)))
+  for (let i = 0; i < outputs.length; i++) {
+    for (let j = i + 1; j < outputs.length; j++) {
+      const [a, b] = [outputs[i]!, outputs[j]!]
+      if (real[i] === real[j]) throw new CliError(`${b.flag} ${b.path} is the ${a.flag} folder; give each output its own`, 2)
+      if (isInside(real[j]!, real[i]!) || isInside(real[i]!, real[j]!)) throw new CliError(`${b.flag} ${b.path} and ${a.flag} ${a.path} are one inside the other; give each output its own folder`, 2)
+    }
+  }
+}
+
 function statOrUndefined(path: string): Stats | undefined {
   try {
     return statSync(path)

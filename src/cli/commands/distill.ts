@@ -11,7 +11,7 @@ import { OnnxExportError } from '../../core/onnx/export'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
 import { CliError, formatDuration, modelFolder, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, intOpt, mapTypesHelp, numOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
-import { checkOutputPath } from './_output'
+import { checkDistinctOutputs, checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner distill --teacher DIR --layers N --train FILE --dev FILE --out DIR [options]
        fastbioner distill --teachers DIR,DIR --layers N --task NAME=TRAIN:DEV --task … --out DIR [options]
@@ -106,6 +106,11 @@ export async function run(argv: string[]): Promise<number> {
       replace: v.overwrite || v.resume,
       replaceFlag: '--overwrite',
     })
+    if (int8Out !== undefined) {
+      // Checked now, not after training: quantizing is the run's last step.
+      checkDistinctOutputs([{ flag: '--out', path: v.out }, { flag: '--quantize-out', path: int8Out }])
+      checkOutputPath(int8Out, { flag: '--quantize-out', kind: 'folder', inputs: [...teacherDirs, v.train, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])] })
+    }
     const oneOf = <T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined => {
       if (value === undefined) return undefined
       if (!(allowed as readonly string[]).includes(value)) throw new CliError(`${flag} must be one of ${allowed.join(', ')}, got '${value}'`, 2)
