@@ -66,8 +66,10 @@ ${mapTypesHelp(25)}
   --threads N            onnxruntime intra-op threads of the trainer (default: all cores)
   --quantize             last step: also write the student's int8 version (see 'fastbioner
                          quantize') to --quantize-out (default <out>-int8), calibrated on the
-                         devel corpus when there is one (F1 of both in its metadata)
-  --quantize-out DIR     folder of the int8 student (must not exist or be empty)
+                         devel corpus when there is one (F1 of both in its metadata;
+                         multi-task: each head on its own task's devel corpus)
+  --quantize-out DIR     folder of the int8 student (must not exist or be empty; checked,
+                         like --out, before training)
   -q, --quiet            only errors on standard error
   -h, --help             this text
 
@@ -222,16 +224,25 @@ export async function run(argv: string[]): Promise<number> {
     let int8: Record<string, unknown> | null = null
     if (int8Out && !res.cancelled && res.checkpointDir) {
       const student = res.checkpointDir
-      const devDocs = tasks.length === 1 ? tasks[0].dev : undefined
-      log(`quantizing the student to int8 → ${int8Out}${devDocs ? ` (calibrating on ${devDocs.length} devel documents)` : ''}`)
+      // Each head is calibrated on its own task's devel documents (one task: every head merged, as before).
+      const calibrated = tasks.filter((t) => (t.dev?.length ?? 0) > 0)
+      const uncalibrated = tasks.filter((t) => !t.dev?.length).map((t) => t.name)
+      const multi = tasks.length > 1
+      log(`quantizing the student to int8 → ${int8Out}${calibrated.length ? ` (calibrating on ${calibrated.map((t) => `${t.dev!.length} devel documents${multi ? ` of ${t.name}` : ''}`).join(', ')})` : ''}`)
+      if (uncalibrated.length) log(`warning: no devel documents for ${multi ? `task(s) ${uncalibrated.join(', ')}` : 'the task'}: the int8 student's ${multi ? 'heads for them are' : 'accuracy is'} not checked`)
       try {
         const q = await quantizeModelFolder(student, int8Out, {
-          check: devDocs?.length
+          check: calibrated.length
             ? async (tmp) => {
-                const report = await compareModels([student, tmp], devDocs, { names: ['float32', 'int8'], logger: log })
-                const [f, i8] = report.models
-                log(`int8 student: devel F1 ${(f.f1 * 100).toFixed(2)} → ${(i8.f1 * 100).toFixed(2)}, ${(i8.tokensPerSecond / f.tokensPerSecond).toFixed(2)}× tokens/s, ${(i8.bytes / f.bytes).toFixed(2)}× bytes`)
-                return { file: sources[DEFAULT_HEAD]?.dev ?? null, documents: devDocs.length, floatF1: f.f1, int8F1: i8.f1, f1DropPoints: (f.f1 - i8.f1) * 100, speedup: i8.tokensPerSecond / f.tokensPerSecond, bytesRatio: i8.bytes / f.bytes }
+                const perTask: Record<string, Record<string, unknown>> = {}
+                for (const t of calibrated) {
+                  const report = await compareModels([student, tmp], t.dev!, { names: ['float32', 'int8'], head: multi ? t.name : undefined, logger: log })
+                  const [f, i8] = report.models
+                  log(`int8 student${multi ? ` (${t.name})` : ''}: devel F1 ${(f.f1 * 100).toFixed(2)} → ${(i8.f1 * 100).toFixed(2)}, ${(i8.tokensPerSecond / f.tokensPerSecond).toFixed(2)}× tokens/s, ${(i8.bytes / f.bytes).toFixed(2)}× bytes`)
+                  perTask[t.name] = { file: sources[t.name]?.dev ?? null, documents: t.dev!.length, floatF1: f.f1, int8F1: i8.f1, f1DropPoints: (f.f1 - i8.f1) * 100, speedup: i8.tokensPerSecond / f.tokensPerSecond, bytesRatio: i8.bytes / f.bytes }
+                }
+                if (!multi) return perTask[tasks[0].name]!
+                return { tasks: perTask, uncalibrated, f1DropPoints: Math.max(...Object.values(perTask).map((c) => c.f1DropPoints as number)) }
               }
             : undefined,
         })

@@ -41,3 +41,32 @@ describe('distill --quantize-out', () => {
     expect(existsSync(out)).toBe(false)
   })
 })
+
+describe('multi-task distill --quantize (issue 27, item 15)', () => {
+  it('calibrates each head on its own task\'s devel documents instead of skipping calibration', async () => {
+    const { saveTinyModel } = await import('./tiny-model')
+    const { buildLabelMap } = await import('@core/nlp/bio')
+    const teacher = await saveTinyModel(dir, 'mt-teacher', { dis: buildLabelMap(['Disease']).labels, chem: buildLabelMap(['Chemical']).labels })
+    const doc = (id: number, type: string) => `${id}|t|Grey fever after zorbate in mice.\n${id}\t${type === 'Disease' ? '0\t10\tGrey fever' : '17\t24\tzorbate'}\t${type}\n\n`
+    const file = (name: string, type: string) => {
+      const p = join(dir, name)
+      writeFileSync(p, [1, 2, 3, 4].map((i) => doc(i, type)).join(''))
+      return p
+    }
+    const out = join(dir, 'mt-student')
+    const r = await capture(() =>
+      distillCmd([
+        '--teacher', teacher, '--layers', '1', '--epochs', '1', '--batch-size', '4', '--threads', '1',
+        '--task', `dis=${file('dis-train.pubtator', 'Disease')}:${file('dis-dev.pubtator', 'Disease')}`,
+        '--task', `chem=${file('chem-train.pubtator', 'Chemical')}`,
+        '--out', out, '--quantize',
+      ]),
+    )
+    expect(r.code).toBe(0)
+    const calibration = JSON.parse(r.out.trim().split('\n').pop()!).int8.calibration
+    expect(Object.keys(calibration.tasks)).toEqual(['dis'])
+    expect(calibration.tasks.dis).toMatchObject({ file: join(dir, 'dis-dev.pubtator'), documents: 4 })
+    expect(calibration.uncalibrated).toEqual(['chem'])
+    expect(r.err).toContain("warning: no devel documents for task(s) chem: the int8 student's heads for them are not checked")
+  }, 120_000)
+})
