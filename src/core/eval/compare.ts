@@ -13,6 +13,7 @@
 //   parameterReduction = 1 − params / params₀, timeReduction = 1 − median / median₀,
 //   speedup = median₀ / median.
 
+import { WordTaggerEngine } from '../onnx/word-engine'
 import { statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { basename } from 'node:path'
@@ -142,7 +143,8 @@ async function loadForCompare(dir: string, name: string, opts: CompareOptions): 
   return {
     name,
     dir,
-    parameters: countParameters(config, tagger.heads.map((h) => h.labelMap.labels.length)),
+    // A word tagger's checkpoint config is a stand-in for its sizes: count its own parameters.
+    parameters: tagger.engine instanceof WordTaggerEngine ? tagger.engine.parameterCount : countParameters(config, tagger.heads.map((h) => h.labelMap.labels.length)),
     bytes: bytesFiles.reduce((a, f) => a + statSync(f).size, 0),
     bytesFiles,
     weights: metadata && typeof metadata.quantization === 'object' && metadata.quantization !== null ? 'int8' : 'float32',

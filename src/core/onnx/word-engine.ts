@@ -34,6 +34,12 @@ export class WordTaggerEngine implements InferenceEngine {
     readonly files: string[] = [],
   ) {}
 
+  get parameterCount(): number {
+    let n = 0
+    for (const p of this.params.values()) n += p.length
+    return n
+  }
+
   private runner(): Promise<OrtGraphRunner> {
     this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads), { threads: this.opts.threads, ort: this.opts.ort })
     return this.session

@@ -9,14 +9,15 @@ import { run as trainCmd } from '../../../src/cli/commands/train'
 import { run as evalCmd } from '../../../src/cli/commands/eval'
 import { isWordTaggerFolder, loadWordTagger, saveWordTagger } from '@core/model/word-tagger'
 import { openTagger } from '@core/tag/open'
-import { writePubtator } from '@core/corpus'
+import { readPubtator, writePubtator } from '@core/corpus'
+import { compareModels } from '@core/eval/compare'
 import { Rng } from '@core/rng'
 import { capture } from '../cli/capture'
 
 const FIX = resolve(__dirname, '../../fixtures/train')
 let tmp: string
 let model: string
-let summary: { arch: string; best_dev_f1: number; epochs: unknown[] }
+let summary: { arch: string; best_dev_f1: number; epochs: unknown[]; parameters: number }
 
 describe('word tagger through the CLI', () => {
   beforeAll(async () => {
@@ -36,6 +37,9 @@ describe('word tagger through the CLI', () => {
     const ev = await capture(() => evalCmd(['--gold', join(FIX, 'dev.pubtator'), '--model', model]))
     expect(ev.code, ev.err).toBe(0)
     expect(JSON.parse(ev.out).overall.f1).toBeCloseTo(summary.best_dev_f1, 6)
+    // compare reports the word tagger's own parameter count, not a BERT count from its sizes.
+    const report = await compareModels([model], readPubtator(readFileSync(join(FIX, 'dev.pubtator'), 'utf8'), 'dev.pubtator').documents.slice(0, 3))
+    expect(report.models[0].parameters).toBe(summary.parameters)
   })
 
   it('tags a word never seen in training because it is spelt like the training diseases', async () => {
