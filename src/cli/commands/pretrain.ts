@@ -12,7 +12,8 @@ Masked-language-model pretraining (BERT whole-word masking) on unlabelled in-dom
 result is a HuggingFace BertForMaskedLM folder; fine-tune it with 'fastbioner train --init DIR'.
 
   --text PATH        plain text (.txt, .txt.gz: a sentence or paragraph a line, a blank line
-                     between documents), any corpus file the importers read, or a folder of them;
+                     between documents), any corpus file the importers read (also .gz:
+                     PubMed .xml.gz is streamed), or a folder of them;
                      repeat for several
   --out DIR          new (or empty) folder for the checkpoint
   --preset NAME      model shape when starting from scratch: ${PRESET_NAMES.join(', ')} (default ${PRETRAIN_DEFAULTS.preset})

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import type { CorpusDocument } from '@shared/domain'
-import { readCorpusFile } from '../corpus'
+import { openCorpusStream } from '../corpus'
 import { CorpusError } from '../corpus/errors'
 
 /** One document: its lines (sentences or paragraphs) in order, and where it came from. */
@@ -28,7 +28,8 @@ export interface TextDocument {
 export const MAX_LINE_CHARS = 1_000_000
 
 const PLAIN_TEXT = /\.txt(\.gz)?$/i
-const CORPUS_FILE = /\.(pubtator|tsv|conll|iob|iob2|bioc|xml|xml\.gz|json|ann)$/i
+/** Corpus formats, each also gzipped (PubMed baseline files are .xml.gz), and a brat .ann. */
+const CORPUS_FILE = /\.(pubtator|tsv|conll|iob|iob2|bioc|xml|json)(\.gz)?$|\.ann$/i
 
 /** Expands files and folders (recursively, sorted) into the readable files they contain. */
 export async function listTextFiles(paths: readonly string[]): Promise<string[]> {
@@ -101,8 +102,10 @@ async function* readPlainText(file: string): AsyncGenerator<TextDocument> {
 }
 
 async function* readCorpusText(file: string): AsyncGenerator<TextDocument> {
-  const { documents } = await readCorpusFile(file)
-  for (const doc of documents) {
+  // Streamed where the format allows (PubMed and BioC XML record by record, .gz as it is read):
+  // a baseline file is far larger than its documents need to be in memory at once.
+  const { documents } = await openCorpusStream(file)
+  for await (const doc of documents) {
     const lines = documentLines(doc)
     if (lines.length > 0) yield { file, line: 0, lines }
   }
