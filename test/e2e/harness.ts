@@ -161,6 +161,8 @@ export async function startHarness(
     prepareWorkspace?: (path: string) => void
     /** The installation's default model folder (as FASTBIONER_DEFAULT_MODEL); none by default. */
     defaultModel?: string
+    /** The Hugging Face Hub and cache the model channels use (as the shell passes them; a fake Hub in tests). */
+    hub?: HandlerContext['hub']
   } = {},
 ): Promise<Harness> {
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) {
@@ -197,6 +199,7 @@ export async function startHarness(
     // As in the Electron shell: paths must come from the dialogs below.
     restrictPathsToDialogs: true,
     modelHost,
+    ...(opts.hub ? { hub: opts.hub } : {}),
     ...(opts.defaultModel ? { findDefaultModel: () => findDefaultModel({ FASTBIONER_DEFAULT_MODEL: opts.defaultModel }) } : {}),
     dialogs: {
       // Test doubles for the OS dialogs (Electron's dialog.showOpenDialog / showSaveDialog).

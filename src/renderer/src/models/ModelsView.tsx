@@ -13,6 +13,8 @@ import { ViewFrame } from './ViewFrame'
 import { ModelTable } from './ModelTable'
 import { TrainForm } from './TrainForm'
 import { AdaptForm } from './AdaptForm'
+import { GetModelDialog, useHubDownload } from './GetModelDialog'
+import { CachedModels } from './CachedModels'
 import { activeModel, jobOfKind, refreshModels, useModelJob, useModels } from './store'
 
 export type TagScope = 'document' | 'selected' | 'filtered' | 'workspace'
@@ -34,6 +36,8 @@ export function ModelsView(props: Props) {
   const [training, setTraining] = useState(false)
   const [adapting, setAdapting] = useState<ModelInfo | null>(null)
   const [confirmDelete, setConfirmDelete] = useState<ModelInfo | null>(null)
+  const [getting, setGetting] = useState(false)
+  const hubDownload = useHubDownload()
   const active = activeModel(models)
   const running = !!job && !job.finished
   const trainJob = jobOfKind(job, 'train')
@@ -103,8 +107,13 @@ export function ModelsView(props: Props) {
     <ViewFrame
       name="models-view"
       title="Models"
-      intro="Everything runs on this computer. The active model tags documents; its suggestions appear dashed in the text until you accept or reject them."
-      dialogs={deleteDialog}
+      intro="Everything runs on this computer, offline: the app reaches the network only when you ask it to get a model from Hugging Face. The active model tags documents; its suggestions appear dashed in the text until you accept or reject them."
+      dialogs={
+        <>
+          {deleteDialog}
+          {getting && <GetModelDialog onClose={() => setGetting(false)} />}
+        </>
+      }
     >
       <EngineCard engine={engine} />
 
@@ -114,6 +123,9 @@ export function ModelsView(props: Props) {
           <div className="row">
             <button type="button" className="btn" onClick={() => void importFolder()} data-testid="import-model">
               Import HF folder…
+            </button>
+            <button type="button" className="btn" onClick={() => setGetting(true)} data-testid="get-model">
+              {hubDownload?.state === 'running' ? 'Downloading…' : 'Get from Hugging Face…'}
             </button>
             <button
               type="button"
@@ -155,6 +167,8 @@ export function ModelsView(props: Props) {
           />
         )}
       </section>
+
+      <CachedModels busy={running} />
 
       <section className="card" aria-labelledby="tag-title" data-testid="tag-card">
         <div className="card-head">
