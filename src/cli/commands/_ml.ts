@@ -26,9 +26,17 @@ import { TaggingError } from '../../core/tag/tagger'
 import type { TrainingMetadata } from '../../core/train/loop'
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
 
-/** An error whose message is meant for the user as is; `code` is the exit status. */
+/**
+ * An error whose message is meant for the user as is; `code` is the exit status. `showUsage`: the
+ * command line itself is wrong (an option, a value), so the usage text follows the message; a
+ * problem with a file it names (an output folder in the way) gets a one-line pointer instead.
+ */
 export class CliError extends Error {
-  constructor(message: string, readonly code = 1) {
+  constructor(
+    message: string,
+    readonly code = 1,
+    readonly showUsage = code === 2,
+  ) {
     super(message)
     this.name = 'CliError'
   }
@@ -47,10 +55,28 @@ const COMMON_OPTIONS = {
 /** parseArgs with strict checking; a usage problem becomes CliError(…, 2). */
 export function parse<O extends Options>(argv: string[], options: O) {
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values
+    return parseArgs({ args: joinNegativeValues(argv, options), options, strict: true, allowPositionals: false }).values
   } catch (e) {
     throw new CliError((e as Error).message, 2)
   }
+}
+
+/**
+ * `--lr -1` → `--lr=-1`: parseArgs takes a value starting with '-' for an option ("argument is
+ * ambiguous"), so a negative number would never reach the value checks that say what is allowed.
+ */
+function joinNegativeValues(argv: readonly string[], options: Options): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    const next = argv[i + 1]
+    const name = a.startsWith('--') ? a.slice(2) : null
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`${a}=${next}`)
+      i++
+    } else out.push(a)
+  }
+  return out
 }
 
 /** What parse gives for a command's table: its own options, --quiet and --help. */
@@ -212,7 +238,8 @@ export async function runCommand<O extends Options>(cmd: string, usage: string, 
   } catch (e) {
     if (e instanceof CliError) {
       process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
-      if (e.code === 2) process.stderr.write(`\n${usage}\n`)
+      if (e.showUsage) process.stderr.write(`\n${usage}\n`)
+      else if (e.code === 2) process.stderr.write(`('fastbioner ${cmd} --help' lists the options)\n`)
       return e.code
     }
     if (

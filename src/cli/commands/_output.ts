@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
-import { encodeForPath, isGzipped, writeCorpus } from '../../core/corpus'
+import { encodeForPath, fsProblem, isGzipped, writeCorpus } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomic } from '../../core/fs/atomic'
 import { CliError } from './_ml'
 
@@ -40,7 +40,8 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
   if (path === '-' && kind === 'file') return
   const target = resolve(path)
   const usage = (message: string): never => {
-    throw new CliError(`${flag} ${path}: ${message}`, 2)
+    // About the file system, not the command line's form: no usage text.
+    throw new CliError(`${flag} ${path}: ${message}`, 2, false)
   }
 
   // The nearest part of the path that exists must be a folder we may write into.
@@ -106,8 +107,8 @@ export function checkDistinctOutputs(outputs: ReadonlyArray<{ flag: string; path
   for (let i = 0; i < outputs.length; i++) {
     for (let j = i + 1; j < outputs.length; j++) {
       const [a, b] = [outputs[i]!, outputs[j]!]
-      if (real[i] === real[j]) throw new CliError(`${b.flag} ${b.path} is the ${a.flag} folder; give each output its own`, 2)
-      if (isInside(real[j]!, real[i]!) || isInside(real[i]!, real[j]!)) throw new CliError(`${b.flag} ${b.path} and ${a.flag} ${a.path} are one inside the other; give each output its own folder`, 2)
+      if (real[i] === real[j]) throw new CliError(`${b.flag} ${b.path} is the ${a.flag} folder; give each output its own`, 2, false)
+      if (isInside(real[j]!, real[i]!) || isInside(real[i]!, real[j]!)) throw new CliError(`${b.flag} ${b.path} and ${a.flag} ${a.path} are one inside the other; give each output its own folder`, 2, false)
     }
   }
 }
@@ -163,7 +164,7 @@ export async function writeCorpusOutput(
       await writeFileAtomicStream(outPath, encodeForPath(outPath, once(files[0]!.content)))
     }
   } catch (e) {
-    throw new CliError(`${outPath}: cannot write the output: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    throw new CliError(`${outPath}: cannot write the output: ${fsProblem(e)}`)
   }
   return files.length
 }

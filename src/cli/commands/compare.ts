@@ -1,4 +1,5 @@
 // `fastbioner compare --models DIR DIR… --gold FILE [--out report.json]`
+import { fsProblem } from '../../core/corpus'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { compareModels, formatCompareTable } from '../../core/eval/compare'
@@ -87,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
         await mkdir(dirname(v.out), { recursive: true })
         await writeFile(v.out, JSON.stringify(report, null, 2) + '\n', 'utf8')
       } catch (e) {
-        throw new CliError(`${v.out}: cannot write the report: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+        throw new CliError(`${v.out}: cannot write the report: ${fsProblem(e)}`)
       }
       if (!quiet) process.stderr.write(`report written to ${v.out}\n`)
     }

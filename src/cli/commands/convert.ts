@@ -3,7 +3,7 @@ import { CORPUS_FORMATS, type CorpusIssue } from '../../shared/domain'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
-import { corpusChunks, CorpusError, documentFiles, encodeForPath, formatIssue, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
+import { corpusChunks, CorpusError, documentFiles, encodeForPath, formatIssue, fsProblem, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomicStream } from '../../core/fs/atomic'
 import { CliError, runCommand } from './_ml'
 import { flagOptions, formatOpt, mapTypesHelp, repeatableOptions, typeMapOpt, valueOptions } from './_options'
@@ -107,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
         return 1
       }
       if (error instanceof CliError) throw error
-      throw new CliError(`${values.out}: cannot write the output: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+      throw new CliError(`${values.out}: cannot write the output: ${fsProblem(error)}`)
     }
 
     if (!quiet) {

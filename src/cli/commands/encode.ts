@@ -1,4 +1,5 @@
 // `fastbioner encode --model DIR --input FILE --out FILE`
+import { fsProblem } from '../../core/corpus'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
@@ -113,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
           await writeFile(outPath, body, 'utf8')
         }
       } catch (e) {
-        throw new CliError(`${outPath}: cannot write the output: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+        throw new CliError(`${outPath}: cannot write the output: ${fsProblem(e)}`)
       }
     } finally {
       model.dispose()

@@ -165,7 +165,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
     checkOutDirNotInput(ins, outDir)
     planOutputs(inputs, outDir, format)
   } catch (e) {
-    throw new CliError((e as Error).message, 2)
+    throw new CliError((e as Error).message, 2, false)
   }
   const foreign = foreignOutputs(inputs, outDir, format, shard)
   if (foreign.length > 0) throw new CliError(foreign.slice(0, MAX_WARNINGS_SHOWN).map(foreignOutputMessage).join('\n') + (foreign.length > MAX_WARNINGS_SHOWN ? `\n… and ${foreign.length - MAX_WARNINGS_SHOWN} more` : ''))

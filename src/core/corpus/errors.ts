@@ -107,3 +107,24 @@ export class IssueLog {
 function issue(severity: CorpusIssue['severity'], file: string, line: number | undefined, message: string): CorpusIssue {
   return line !== undefined ? { severity, file, line, message } : { severity, file, message }
 }
+
+const FS_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file or folder',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EEXIST: 'already exists',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EISDIR: 'is a folder, not a file',
+  ENOTEMPTY: 'the folder is not empty',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files',
+  EXDEV: 'cannot move across file systems',
+}
+
+/** A file-system error in words ("no such file or folder (ENOENT)"), not a bare code. */
+export function fsProblem(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException)?.code
+  if (code !== undefined && FS_PROBLEMS[code] !== undefined) return `${FS_PROBLEMS[code]} (${code})`
+  return e instanceof Error ? e.message : String(e)
+}

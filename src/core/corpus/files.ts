@@ -9,7 +9,7 @@ import { readBiocJson, readBiocXml, writeBiocJson, writeBiocXml, type BiocWriteO
 import { readBrat, writeBrat } from './brat'
 import { readConll, readConllWithLines, writeConll, type ConllWriteOptions } from './conll'
 import { detectFormat } from './detect'
-import { CorpusError } from './errors'
+import { CorpusError, fsProblem } from './errors'
 import { readPubmedXml } from './pubmed-xml'
 import { readPubtator, writePubtator } from './pubtator'
 import { readText } from './text'
@@ -206,14 +206,14 @@ async function readChecked(path: string, maxBytes: number): Promise<Buffer> {
     size = info.size
   } catch (error) {
     if (error instanceof CorpusError) throw error
-    throw CorpusError.at(path, undefined, `cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    throw CorpusError.at(path, undefined, `cannot read the file: ${fsProblem(error)}`)
   }
   // Checked before reading so a huge file is never loaded.
   if (size > maxBytes) throw tooLarge(path, size, maxBytes)
   try {
     return await readFile(path)
   } catch (error) {
-    throw CorpusError.at(path, undefined, `cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
+    throw CorpusError.at(path, undefined, `cannot read the file: ${fsProblem(error)}`)
   }
 }
 

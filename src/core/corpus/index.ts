@@ -2,7 +2,7 @@
 // byte-level checks (size, binary, UTF-8) shared by the app, the CLI and the benchmarks.
 // Never imports 'electron'.
 export * from './files'
-export { CorpusError, formatIssue } from './errors'
+export { CorpusError, formatIssue, fsProblem } from './errors'
 export { detectFormat, isCorpusFileName } from './detect'
 export { readPubtator, writePubtator } from './pubtator'
 export { readConll, readConllWithLines, writeConll, tokenize, DEFAULT_SENTENCES_PER_DOCUMENT, ConllParser } from './conll'

@@ -13,7 +13,7 @@ import { finished } from 'node:stream/promises'
 import { createGunzip } from 'node:zlib'
 import type { CorpusDocument } from '@shared/domain'
 import { openCorpusStream } from '../corpus'
-import { CorpusError } from '../corpus/errors'
+import { CorpusError, fsProblem } from '../corpus/errors'
 
 /** One document: its lines (sentences or paragraphs) in order, and where it came from. */
 export interface TextDocument {
@@ -39,7 +39,7 @@ export async function listTextFiles(paths: readonly string[]): Promise<string[]>
     try {
       info = await stat(p)
     } catch (err) {
-      throw CorpusError.at(p, undefined, `cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+      throw CorpusError.at(p, undefined, `cannot read: ${fsProblem(err)}`)
     }
     if (info.isDirectory()) {
       const names = (await readdir(p)).sort()
