@@ -41,6 +41,10 @@ export async function run(argv: string[]): Promise<number> {
   return runCommand('eval', USAGE, argv, OPTIONS, async (v) => {
     const goldPath = requireOpt(v.gold, '--gold')
     if (v.pred !== undefined && v.model !== undefined) throw new CliError('give either --pred FILE or --model DIR, not both', 2)
+    // A prediction file holds merged mentions: there is no head to choose in it.
+    for (const flag of ['head', 'batch-size', 'max-length'] as const) {
+      if (v.pred !== undefined && v[flag] !== undefined) throw new CliError(`--${flag} is for tagging with --model; --pred FILE is scored as it is`, 2)
+    }
     const quiet = v.quiet ?? false
     const modelDir = v.pred === undefined ? modelOrDefault(v.model, quiet) : undefined
     const typeMap = typeMapOpt(v['map-types'])

@@ -89,3 +89,13 @@ describe('eval with prediction and gold types that only partly overlap (issue 27
     expect(JSON.parse(r.out).shared_types).toBeUndefined()
   })
 })
+
+describe('eval --pred with tagging options (issue 27, Low)', () => {
+  it('refuses --head, which a prediction file has no use for, instead of ignoring it', async () => {
+    writeFileSync(join(dir, 'gold.pubtator'), '5|t|Grey fever.\n5\t0\t10\tGrey fever\tDisease\n\n')
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.pubtator'), '--pred', join(dir, 'gold.pubtator'), '--head', 'ncbi']))
+    expect(r.code).toBe(2)
+    expect(r.out).toBe('')
+    expect(r.err).toContain('fastbioner eval: --head is for tagging with --model; --pred FILE is scored as it is')
+  })
+})
