@@ -23,7 +23,9 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
   const [lastBaseId, setLastBaseId] = useState<number>(adapted?.id ?? bases[bases.length - 1]?.id ?? 0)
   const base = bases.find((m) => m.id === baseId) ?? null
   const [preset, setPreset] = useState<string>(FORM_DEFAULTS.preset)
-  const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.trainEpochs)
+  const epochsFor = (choice: string) => (choice === WORD_LSTM_CHOICE.name ? FORM_DEFAULTS.wordTaggerEpochs : FORM_DEFAULTS.trainEpochs)
+  const [epochs, setEpochs] = useState<number>(epochsFor(FORM_DEFAULTS.preset))
+  const [epochsTouched, setEpochsTouched] = useState(false)
   const names = new Set(models.map((m) => m.name))
   const suggestName = (p: string) => {
     for (let i = 1; ; i++) if (!names.has(`${p}-${i}`)) return `${p}-${i}`
@@ -100,6 +102,7 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
                 onChange={() => {
                   setPreset(p.name)
                   if (!nameTouched) setName(suggestName(p.name))
+                  if (!epochsTouched) setEpochs(epochsFor(p.name))
                 }}
               />
               <span className="preset-name">{p.name}</span>
@@ -123,7 +126,14 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
             required
           />
         </div>
-        <EpochsField max={100} value={epochs} onChange={setEpochs} />
+        <EpochsField
+          max={100}
+          value={epochs}
+          onChange={(n) => {
+            setEpochs(n)
+            setEpochsTouched(true)
+          }}
+        />
         <FormActions onCancel={onDone} disabled={disabled || !name.trim()} testId="start-training">
           Start training
         </FormActions>
