@@ -6,8 +6,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fetchAsHubFetch } from '../../src/core/hub/http'
-import { FakeHub, type FakeFile } from '../unit/hub/fake-hub'
+import { fetchAsHubFetch, type HubFetch } from '../../src/core/hub/http'
+import { FakeHub, sha256, type FakeFile } from '../unit/hub/fake-hub'
 import { startHarness, type Harness } from './harness'
 import { expectToast } from './ui'
 import { expectAccessible } from './axe'
@@ -22,14 +22,32 @@ const TOTAL = Object.values(tiny).reduce((a, f) => a + f.bytes.length, 0)
 const hub = new FakeHub()
 let h: Harness
 let cacheRoot: string
+/** Set by a test: the next CDN body delivers its first chunk, then waits until the job is cancelled. */
+let stallNextCdnBody = false
+
+const plain = fetchAsHubFetch(fetch)
+const transport: HubFetch = async (url, headers, signal) => {
+  const r = await plain(url, headers, signal)
+  if (!url.includes('/blobs/') || !stallNextCdnBody) return r
+  stallNextCdnBody = false
+  async function* body(): AsyncGenerator<Uint8Array> {
+    for await (const c of r.body) {
+      yield c
+      await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }))
+      throw new Error('aborted')
+    }
+  }
+  return { ...r, body: body() }
+}
 
 beforeAll(async () => {
   await hub.start()
   hub.repos.set('org/tiny-bert', { commit: COMMIT, files: tiny })
   hub.repos.set('org/gated-bert', { commit: COMMIT, files: tiny, gatedToken: 'hf_good' })
+  hub.repos.set('org/other-bert', { commit: COMMIT, files: tiny })
   cacheRoot = mkdtempSync(join(tmpdir(), 'fastbioner-e2e-hf-'))
   h = await startHarness({
-    hub: { env: { HF_ENDPOINT: hub.hubUrl, HF_HUB_CACHE: join(cacheRoot, 'hub') }, home: cacheRoot, fetch: fetchAsHubFetch(fetch) },
+    hub: { env: { HF_ENDPOINT: hub.hubUrl, HF_HUB_CACHE: join(cacheRoot, 'hub') }, home: cacheRoot, fetch: transport },
   })
 })
 
@@ -119,3 +137,31 @@ test('a gated repository: the download is refused with what to do, and no model 
   expect(h.workspace().listModels()).toHaveLength(2)
   expect(h.errors).toEqual([])
 }, 60_000)
+
+test('cancel during the download keeps what arrived; checking again shows it, and the next download resumes it and imports', async () => {
+  const { page } = h
+  const dialog = page.getByTestId('get-model-dialog')
+  await dialog.getByLabel('Repository id').fill('org/other-bert')
+  await dialog.getByTestId('hub-check').click()
+  await dialog.getByTestId('hub-plan').waitFor()
+  hub.dropOnce.add(sha256(tiny['pytorch_model.bin']!.bytes))
+  stallNextCdnBody = true
+  await dialog.getByTestId('hub-download-start').click()
+  // Progress in bytes while the weights come: half of them are here, the rest waits.
+  await page.waitForFunction(() => /pytorch_model\.bin/.test(document.querySelector('[data-testid="hub-download"]')?.textContent ?? ''), null, { timeout: 30_000 })
+  await dialog.getByTestId('hub-cancel').click()
+  await dialog.getByTestId('hub-cancelled').waitFor({ timeout: 30_000 })
+  expect(await dialog.getByTestId('hub-download').getAttribute('data-state')).toBe('cancelled')
+  expect(h.workspace().listModels()).toHaveLength(2)
+
+  await dialog.getByTestId('hub-check').click()
+  await dialog.locator('tr[data-file="pytorch_model.bin"][data-state="partial"]').waitFor()
+  expect(await dialog.locator('tr[data-file="pytorch_model.bin"]').textContent()).toMatch(/here from an interrupted download: resumed/)
+  hub.log.length = 0
+  await dialog.getByTestId('hub-download-start').click()
+  await page.waitForFunction(() => document.querySelector('[data-testid="hub-download"]')?.getAttribute('data-state') === 'done', null, { timeout: 60_000 })
+  expect(hub.log.find((l) => l.server === 'cdn')?.range).toMatch(/^bytes=[1-9]\d*-$/)
+  expect(await dialog.getByTestId('hub-result').textContent()).toMatch(/Imported as other-bert/)
+  expect(h.workspace().listModels().map((m) => m.name)).toContain('other-bert')
+  expect(h.errors).toEqual([])
+}, 120_000)

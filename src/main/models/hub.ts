@@ -89,6 +89,9 @@ export function hubHandlers(rt: ModelRuntime, importModel: Handlers['models:impo
       const { jobId, repoId } = req
       const { signal, end } = begin(jobId, 'none', `Downloading ${repoId}`)
       const progress = throttle((done: number, total: number, message: string) => ctx.emit('job:progress', { jobId, done, total, message }), 200)
+      // The throttle keeps the newest suppressed event until the next call: on a slow or stalled
+      // connection that call may not come for long, so the newest is delivered twice a second.
+      const trailing = setInterval(() => progress.flush(), 500)
       let ended = false
       const finish = () => {
         if (!ended) end()
@@ -125,6 +128,7 @@ export function hubHandlers(rt: ModelRuntime, importModel: Handlers['models:impo
         }
         return { cancelled: false, repoId, commit: got.commit, downloadedBytes: got.downloadedBytes, snapshot: got.dir, model }
       } finally {
+        clearInterval(trailing)
         finish()
       }
     },
