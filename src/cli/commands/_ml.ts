@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { CorpusDocument, CorpusFormat } from '../../shared/domain'
 import { typesOfLabels } from '../../core/nlp/bio'
-import { CorpusError, formatIssue, mapMentionTypes, readCorpusFile, unusedSources, type TypeMap } from '../../core/corpus'
+import { CorpusError, formatIssue, mapMentionTypes, readCorpusFile, unusedSources, type CorpusReadOptions, type TypeMap } from '../../core/corpus'
 import { BackendError, initBackend, type BackendInfo } from '../../core/model/backend'
 import type { BertTokenClassifier } from '../../core/model/bert'
 import { bertConfigFromHf, CheckpointError, loadCheckpoint } from '../../core/model/checkpoint'
@@ -83,9 +83,9 @@ function joinNegativeValues(argv: readonly string[], options: Options): string[]
 export type OptionValues<O extends Options> = ReturnType<typeof parse<O & typeof COMMON_OPTIONS>>
 
 /** Reads a corpus; warnings go to stderr (capped), errors become a CliError naming file and line. */
-export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false, typeMap?: TypeMap): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
+export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false, typeMap?: TypeMap, options: CorpusReadOptions = {}): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
   try {
-    const r = await readCorpusFile(path, format)
+    const r = await readCorpusFile(path, format, options)
     if (!quiet) {
       for (const w of r.issues.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
       if (r.issues.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${r.issues.length - MAX_WARNINGS_SHOWN} more in ${path}\n`)

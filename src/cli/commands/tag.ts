@@ -87,7 +87,8 @@ export async function run(argv: string[]): Promise<number> {
     checkTaggingModel(modelDir, v.head)
     if (outFormat) checkOutput(outFormat)
 
-    const corpus = await readCorpus(inPath, inFormat, quiet)
+    // Its annotations are replaced by the model's: a bad one costs a warning, not the file.
+    const corpus = await readCorpus(inPath, inFormat, quiet, undefined, { textOnly: true })
     if (!outFormat) {
       outFormat = WRITABLE_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
       checkOutput(outFormat)

@@ -213,7 +213,8 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
     // The input as it is tagged: hashed first, so that an input changed while it was being tagged
     // no longer matches its record and is tagged again on the next run.
     const inp = await fileDigest(...inputFilesOf(input))
-    const stream = await openCorpusStream(input, undefined, { lenient: true })
+    // Its annotations are replaced by the model's: a bad one is a warning, not a lost record.
+    const stream = await openCorpusStream(input, undefined, { lenient: true, textOnly: true })
     const docs = stream.documents[Symbol.asyncIterator]()
     const readChunk = async (): Promise<CorpusDocument[]> => {
       const chunk: CorpusDocument[] = []

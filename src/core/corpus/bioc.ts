@@ -104,7 +104,7 @@ export class BiocDocumentBuilder {
         const line = a.line ?? p.line ?? raw.line
         const label = a.id !== undefined ? `annotation ${a.id}` : 'annotation'
         if (a.locations.length === 0) {
-          log.error(line, `document ${id}: ${label} has no location`)
+          log.mentionProblem(line, `document ${id}: ${label} has no location`)
           continue
         }
         const start = Math.min(...a.locations.map((l) => l.offset))
@@ -198,8 +198,9 @@ export class BiocXmlDocumentReader {
   constructor(
     private readonly fileName: string,
     private readonly lenient = false,
+    textOnly = false,
   ) {
-    this.log = new IssueLog(fileName)
+    this.log = new IssueLog(fileName, textOnly)
     this.builder = new BiocDocumentBuilder(fileName, this.log)
   }
 
@@ -220,7 +221,7 @@ export class BiocXmlDocumentReader {
 }
 
 export function readBiocXml(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
-  const log: IssueLog = new IssueLog(fileName)
+  const log: IssueLog = new IssueLog(fileName, options.textOnly)
   const xml = parseXml(content, fileName)
   const root = xml.roots[0]
   if (!root || tagOf(root) !== 'collection') {
@@ -248,7 +249,7 @@ function placeAt(text: string, at: number, piece: string, log: IssueLog, line: n
 // BioC JSON
 
 export function readBiocJson(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
-  const log: IssueLog = new IssueLog(fileName)
+  const log: IssueLog = new IssueLog(fileName, options.textOnly)
   let data: unknown
   try {
     data = JSON.parse(content.charCodeAt(0) === 0xfeff ? content.slice(1) : content)

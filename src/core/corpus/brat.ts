@@ -35,7 +35,7 @@ export function readBrat(txt: string, ann: string, fileName: string, options: Re
 }
 
 function readBratWith(text: string, ann: string, fileName: string, options: ReadOptions): ReadResult {
-  const log: IssueLog = new IssueLog(fileName)
+  const log: IssueLog = new IssueLog(fileName, options.textOnly)
   const lines = splitLines(ann)
   const bounds = new Map<string, TextBound>()
   const order: TextBound[] = []

@@ -58,7 +58,17 @@ export class IssueLog {
   readonly errors: CorpusIssue[] = []
   private suppressedWarnings = 0
 
-  constructor(readonly file: string) {}
+  /** textOnly: mention problems are warnings (the reader's ReadOptions.textOnly). */
+  constructor(
+    readonly file: string,
+    readonly textOnly = false,
+  ) {}
+
+  /** A mention that cannot be used: an error, or with textOnly a warning (the text is still read). */
+  mentionProblem(line: number | undefined, message: string): void {
+    if (this.textOnly) this.warn(line, `${message}; the mention is left out (only the text is used)`)
+    else this.error(line, message)
+  }
 
   warn(line: number | undefined, message: string): void {
     if (this.warnings.length >= MAX_WARNINGS) {

@@ -77,7 +77,7 @@ export function parseCorpusText(content: string, fileName: string, format?: Corp
   const text = stripBom(content)
   if (text.trim() === '') throw CorpusError.at(fileName, 1, 'the file is empty')
   const chosen = format ?? detectFormat(fileName, text.slice(0, 65536))
-  const readerOptions: ReadOptions = options.onProgress ? { onProgress: options.onProgress } : {}
+  const readerOptions: ReadOptions = { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.textOnly ? { textOnly: true } : {}) }
   let result
   switch (chosen) {
     case 'pubtator':

@@ -42,8 +42,9 @@ export class PubtatorParser {
   constructor(
     fileName: string,
     private readonly emit: (document: CorpusDocument) => void,
+    textOnly = false,
   ) {
-    this.log = new IssueLog(fileName)
+    this.log = new IssueLog(fileName, textOnly)
   }
 
   private close(): void {
@@ -159,7 +160,7 @@ export class PubtatorParser {
 
 export function readPubtator(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
   const documents: CorpusDocument[] = []
-  const parser = new PubtatorParser(fileName, (doc) => documents.push(doc))
+  const parser = new PubtatorParser(fileName, (doc) => documents.push(doc), options.textOnly)
   const issues = parseLines(content, parser, options.onProgress)
   return { documents, issues }
 }

@@ -86,7 +86,7 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   const issues: CorpusIssue[] = []
   const deleted: string[] = []
   const documents =
-    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted, options.lenient ?? false)
+    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted, options.lenient ?? false, options.textOnly ?? false)
   return { format: chosen, documents, issues, deleted }
 }
 
@@ -168,7 +168,7 @@ async function* lineDocuments(path: string, format: 'pubtator' | 'conll', option
   const ready: CorpusDocument[] = []
   const parser: { line(line: string, lineNo: number): void; end(): CorpusIssue[]; log: IssueLog } =
     format === 'pubtator'
-      ? new PubtatorParser(path, (d) => ready.push(d))
+      ? new PubtatorParser(path, (d) => ready.push(d), options.textOnly)
       : new ConllParser(path, { sentencesPerDocument: options.sentencesPerDocument }, (p) => ready.push(p.document))
   let rest = ''
   let lineNo = 0
@@ -200,8 +200,9 @@ async function* xmlDocuments(
   chunkBytes?: number,
   deleted: string[] = [],
   lenient = false,
+  textOnly = false,
 ): AsyncGenerator<CorpusDocument> {
-  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path, lenient) : new PubmedArticleReader(path, lenient, await pubmedRevisions(path, chunkBytes))
+  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path, lenient, textOnly) : new PubmedArticleReader(path, lenient, await pubmedRevisions(path, chunkBytes))
   const isRecord = format === 'bioc-xml' ? (name: string) => name === 'document' : (name: string) => name === 'PubmedArticle' || name === 'PubmedBookArticle'
   const parser = new SAXParser(true, { position: true })
   const open: string[] = []

@@ -10,6 +10,11 @@ export interface ReadResult {
 export interface ReadOptions {
   /** Called now and then while reading, and once at the end with done === total. */
   onProgress?: (done: number, total: number) => void
+  /**
+   * Only the documents' text is used (tagging discards the annotations): a mention whose span
+   * cannot be used is left out with a warning instead of failing its document.
+   */
+  textOnly?: boolean
 }
 
 /** How often (in lines or documents) readers report progress. */
@@ -123,11 +128,11 @@ export function checkedMention(
   context = '',
 ): Mention | undefined {
   if (start >= end) {
-    log.error(line, `${context}mention offsets ${start}-${end} are empty or reversed (start must be below end)`)
+    log.mentionProblem(line, `${context}mention offsets ${start}-${end} are empty or reversed (start must be below end)`)
     return undefined
   }
   if (end > docText.length) {
-    log.error(line, `${context}mention offsets ${start}-${end} lie outside the document text (length ${docText.length})`)
+    log.mentionProblem(line, `${context}mention offsets ${start}-${end} lie outside the document text (length ${docText.length})`)
     return undefined
   }
   const found = docText.slice(start, end)
@@ -138,7 +143,7 @@ export function checkedMention(
       log.warn(line, `${context}mention text ${q(expectedText)} differs from the document text at ${start}-${end} only in surrounding whitespace; using ${q(found)}`)
       return mention(start, end, found, type, conceptId)
     }
-    log.error(line, `${context}mention text does not match the document text at ${start}-${end}: expected ${q(expectedText)}, found ${q(found)}`)
+    log.mentionProblem(line, `${context}mention text does not match the document text at ${start}-${end}: expected ${q(expectedText)}, found ${q(found)}`)
     return undefined
   }
   return mention(start, end, found, type, conceptId)
