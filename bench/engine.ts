@@ -5,6 +5,13 @@
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
 //       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
 //       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS]
+//       [--kinds bert,word-lstm] [--words 32]
+//
+// --kinds word-lstm adds a row for the word tagger (core/model/word-tagger: word embedding +
+// character CNN + shape flags → BiLSTM 2 × 200 → CRF) at batch × --words words: its tagging graph
+// (ONNX's LSTM) and its training step (unrolled graph with the CRF + HostAdamW), next to the
+// PyTorch model it was built after (bench/torch_word_tagger_ref.py, the Tagger of
+// ../shared/bench/torch_bilstm_ref.py) on the same shapes.
 //
 // A training step is forward (dropout on) + token cross-entropy + backward + AdamW, like the
 // PyTorch reference's. onnxruntime: forward = the exported model.onnx graph, step = the training
@@ -30,6 +37,10 @@ import { collate } from '../src/core/train/batching'
 import { OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
 import { forwardFlops, presetConfig } from '../src/core/model/presets'
 import { PRESET_NAMES, type PresetName } from '../src/shared/recipes'
+import { WordFeaturizer } from '../src/core/nlp/word-features'
+import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
+import { WordTaggerEngine } from '../src/core/onnx/word-engine'
+import { OrtWordTaggerTrainer } from '../src/core/train/word-trainer'
 
 interface Args {
   presets: PresetName[]
@@ -46,6 +57,9 @@ interface Args {
   vocab: number
   profile: boolean
   quietS: number
+  kinds: Array<'bert' | 'word-lstm'>
+  words: number
+  wordTorchScript: string
 }
 
 function parseArgs(argv: string[]): Args {
@@ -65,6 +79,9 @@ function parseArgs(argv: string[]): Args {
     vocab: 28996,
     profile: false,
     quietS: 0,
+    kinds: ['bert', 'word-lstm'],
+    words: 32,
+    wordTorchScript: join(repo, 'bench', 'torch_word_tagger_ref.py'),
   }
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]
@@ -87,6 +104,8 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--vocab') a.vocab = Number(v())
     else if (k === '--profile') a.profile = true
     else if (k === '--wait-quiet') a.quietS = Number(v())
+    else if (k === '--kinds') a.kinds = v().split(',') as Args['kinds']
+    else if (k === '--words') a.words = Number(v())
     else throw new Error(`unknown argument ${k}`)
   }
   for (const p of a.presets) if (!PRESET_NAMES.includes(p)) throw new Error(`unknown preset ${p} (${PRESET_NAMES.join(', ')})`)
@@ -247,6 +266,33 @@ async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: T
   return { fwd, tr, peakRssMb: process.resourceUsage().maxRSS / 1024 }
 }
 
+/** The word tagger: tagging graph forward and training step on random sentences of a.words words. */
+async function benchWordTagger(a: Args): Promise<{ fwd: Timing; tr: Timing }> {
+  const rng = new Rng(1)
+  // NCBI-disease's sizes: 8 387 training words, 86 characters, 3 labels.
+  const words = Array.from({ length: 8385 }, (_, i) => `w${i.toString(36)}`)
+  const featurizer = WordFeaturizer.learn(words)
+  const config = wordTaggerConfig(featurizer)
+  const heads = [{ name: 'default', numLabels: 3 }]
+  const params = initWordTaggerParams(config, heads, 1)
+  const sentences = Array.from({ length: a.batch }, () => Array.from({ length: a.words }, () => words[rng.int(words.length)]))
+  const tokens = a.batch * a.words
+  const engine = new WordTaggerEngine(config, featurizer, heads, params, { threads: a.threads })
+  const positions = Array.from({ length: a.words }, (_, i) => i + 1)
+  const batch = { inputIds: new Int32Array(a.batch * (a.words + 2)), attentionMask: new Int32Array(a.batch * (a.words + 2)).fill(1), batch: a.batch, seq: a.words + 2, words: sentences.map((texts) => ({ positions, texts })) }
+  const fwd = await measureWithinAsync(async () => void (await engine.run(batch)), a.iters, a.budgetS, tokens, a.quietS)
+  await engine.dispose()
+  const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads: a.threads, executionProviders: ['cpu'] })
+  const T = wordBucket(a.words)
+  const wb = wordBatch(featurizer, config, sentences, T)
+  const labels = new Int32Array(a.batch * T).fill(-100)
+  sentences.forEach((s, r) => s.forEach((_, t) => (labels[r * T + t] = (r + t) % 3)))
+  let seed = 0
+  const tr = await measureWithinAsync(async () => void (await trainer.step(wb, { default: labels }, seed++)), a.iters, a.budgetS, tokens, a.quietS)
+  await trainer.dispose()
+  return { fwd, tr }
+}
+
 interface TorchResult {
   tokPerS: number
   other: number | null
@@ -300,7 +346,7 @@ async function main() {
     }
     return { tFwd, tTrain }
   }
-  for (const backend of a.backends) {
+  for (const backend of a.kinds.includes('bert') ? a.backends : []) {
     if (backend === 'onnxruntime') {
       console.log(`engine onnxruntime: CPU execution provider, ${a.threads} intra-op thread(s)`)
       for (const preset of a.presets) {
@@ -392,6 +438,24 @@ async function main() {
         for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
       }
     }
+  }
+  if (a.kinds.includes('word-lstm')) {
+    const { fwd, tr } = await benchWordTagger(a)
+    const torch = (mode: 'infer' | 'train') => {
+      if (torchSkipped) return null
+      try {
+        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.wordTorchScript, ['--batch', a.batch, '--words', a.words, '--mode', mode, '--threads', a.torchThreads, '--iters', a.iters * 4])
+      } catch (e) {
+        console.log(`  ${(e as Error).message}`)
+        return null
+      }
+    }
+    const [tFwd, tTrain] = [torch('infer'), torch('train')]
+    const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
+    const row = `| word-lstm | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${tFwd ? `${fmt(fwd.tokPerS / tFwd.tokens_per_s, 3)}×` : '–'} | ${tTrain ? `${fmt(tr.tokPerS / tTrain.tokens_per_s, 3)}×` : '–'} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+    rows.push(row)
+    console.log(row)
+    if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)
   }
   console.log('')
   console.log(header)
