@@ -2,7 +2,7 @@
 // default choice trains it from scratch, it tags the workspace into suggestions, it retrains from
 // reviewed documents into a candidate (warm start, before/after), and the jobs that are for BERT
 // models only refuse it with a reason.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Channel, EventName, EventPayloads, IpcErrorShape, ModelInfo, ResponseOf } from '@shared/ipc'
@@ -93,6 +93,19 @@ describe('the word tagger in the app', () => {
     expect(cand.devScores!.f1).toBeCloseTo(r.after!.f1, 10)
     await call('retrain:decide', { candidateId: cand.id, keep: false })
   }, 240_000)
+
+  it('imports a word tagger folder as it is (its model card too), ready to tag', async () => {
+    const src = join(dir, 'word-src')
+    cpSync(trained.path, src, { recursive: true })
+    writeFileSync(join(src, 'MODEL_CARD.md'), '# A word tagger\n')
+    const m = await call('models:import', { path: src, name: 'imported words' })
+    expect(m).toMatchObject({ name: 'imported words', kind: 'imported', layers: 1, hidden: 400, entityTypes: ['Disease'] })
+    expect(isWordTaggerFolder(m.path)).toBe(true)
+    expect(readFileSync(join(m.path, 'MODEL_CARD.md'), 'utf8')).toBe('# A word tagger\n')
+    for (const f of ['words.txt', 'chars.txt', 'model.safetensors']) expect(readFileSync(join(m.path, f))).toEqual(readFileSync(join(src, f)))
+    await call('models:setActive', { id: m.id })
+    expect((await call('tag:run', { jobId: 'w-tag-imported' })).modelId).toBe(m.id)
+  }, 120_000)
 
   it('refuses the BERT-only jobs with the reason', async () => {
     expect((await fail('distill:start', { jobId: 'w-d', teacherId: trained.id, layers: [3], mode: 'dynamic' })).message).toMatch(/is a word tagger: distilling it into a BERT student is not available yet/)
