@@ -80,7 +80,7 @@ describe('readCorpusFile', () => {
     copyFileSync(fixturePath('brat/report.ann'), join(dir, 'lonely.ann'))
     await expect(readCorpusFile(join(dir, 'lonely.ann'))).rejects.toThrow(/lonely\.ann: brat annotation file has no matching lonely\.txt/)
     await expect(readCorpusFile(join(dir, 'nope.pubtator'))).rejects.toThrow(CorpusError)
-    await expect(readCorpusFile(join(dir, 'nope.pubtator'))).rejects.toThrow(/cannot read the file: ENOENT/)
+    await expect(readCorpusFile(join(dir, 'nope.pubtator'))).rejects.toThrow(/cannot read the file: no such file or folder \(ENOENT\)/)
     writeFileSync(join(dir, 'big.pubtator'), 'x'.repeat(2048))
     await expect(readCorpusFile(join(dir, 'big.pubtator'), undefined, { maxBytes: 1024 })).rejects.toThrow(/big\.pubtator: the file is 2 KiB, over the 1 KiB limit/)
   })
