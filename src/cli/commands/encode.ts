@@ -65,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
       json = parsed as Record<string, unknown>
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code
-      throw new CliError(`${inputPath}: ${code ? `cannot read the file (${code})` : `invalid JSON (${(e as Error).message})`}`)
+      throw new CliError(`${inputPath}: ${code ? `cannot read the file: ${fsProblem(e)}` : `invalid JSON (${(e as Error).message})`}`)
     }
     const ids = readMatrix(json, 'input_ids', inputPath)
     if (!ids) throw new CliError(`${inputPath}: "input_ids" is missing`)

@@ -20,7 +20,7 @@ import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
 import { BIOC_JSON_TAIL, BIOC_XML_TAIL, biocJsonDocument, biocJsonHead, biocXmlDocument, biocXmlHead, BiocXmlDocumentReader } from './bioc'
 import { ConllParser } from './conll'
 import { detectFormat } from './detect'
-import { CorpusError, type IssueLog } from './errors'
+import { CorpusError, fsProblem, type IssueLog } from './errors'
 import { readCorpusFile, type CorpusReadOptions, type WriteCorpusOptions } from './files'
 import { PubmedArticleReader, pmidVersion, RevisionPlan } from './pubmed-xml'
 import { PubtatorParser, writePubtator } from './pubtator'
@@ -86,7 +86,7 @@ export async function openCorpusStream(path: string, format?: CorpusFormat, opti
   const issues: CorpusIssue[] = []
   const deleted: string[] = []
   const documents =
-    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted, options.lenient ?? false, options.textOnly ?? false)
+    chosen === 'pubtator' || chosen === 'conll' ? lineDocuments(path, chosen, options, issues) : xmlDocuments(path, chosen as 'pubmed-xml' | 'bioc-xml', issues, options.chunkBytes, deleted, options.lenient ?? false, options)
   return { format: chosen, documents, issues, deleted }
 }
 
@@ -151,7 +151,7 @@ async function* textChunks(path: string, chunkBytes = CHUNK_BYTES): AsyncGenerat
     if (code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR' || code === 'Z_STREAM_ERROR') {
       throw CorpusError.at(path, line, `the gzip data is truncated or damaged near this line (${(error as Error).message}); download the file again`)
     }
-    throw CorpusError.at(path, undefined, `cannot read the file: ${code ?? String(error)}`)
+    throw CorpusError.at(path, undefined, `cannot read the file: ${fsProblem(error)}`)
   } finally {
     stream?.destroy()
     raw?.destroy()
@@ -168,7 +168,7 @@ async function* lineDocuments(path: string, format: 'pubtator' | 'conll', option
   const ready: CorpusDocument[] = []
   const parser: { line(line: string, lineNo: number): void; end(): CorpusIssue[]; log: IssueLog } =
     format === 'pubtator'
-      ? new PubtatorParser(path, (d) => ready.push(d), options.textOnly)
+      ? new PubtatorParser(path, (d) => ready.push(d), options)
       : new ConllParser(path, { sentencesPerDocument: options.sentencesPerDocument }, (p) => ready.push(p.document))
   let rest = ''
   let lineNo = 0
@@ -200,9 +200,9 @@ async function* xmlDocuments(
   chunkBytes?: number,
   deleted: string[] = [],
   lenient = false,
-  textOnly = false,
+  options: Pick<StreamOptions, 'textOnly' | 'offsets'> = {},
 ): AsyncGenerator<CorpusDocument> {
-  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path, lenient, textOnly) : new PubmedArticleReader(path, lenient, await pubmedRevisions(path, chunkBytes))
+  const reader = format === 'bioc-xml' ? new BiocXmlDocumentReader(path, lenient, options) : new PubmedArticleReader(path, lenient, await pubmedRevisions(path, chunkBytes))
   const isRecord = format === 'bioc-xml' ? (name: string) => name === 'document' : (name: string) => name === 'PubmedArticle' || name === 'PubmedBookArticle'
   const parser = new SAXParser(true, { position: true })
   const open: string[] = []
@@ -361,7 +361,7 @@ function newlinesIn(text: string, from: number, to: number): number {
 export async function* corpusChunks(docs: AsyncIterable<CorpusDocument>, format: CorpusFormat, options: WriteCorpusOptions = {}): AsyncGenerator<string> {
   switch (format) {
     case 'pubtator':
-      for await (const d of docs) yield writePubtator([d])
+      for await (const d of docs) yield writePubtator([d], options)
       return
     case 'conll':
       for await (const d of docs) yield writeConll([d], options)
@@ -374,7 +374,7 @@ export async function* corpusChunks(docs: AsyncIterable<CorpusDocument>, format:
     case 'bioc-json': {
       let first = true
       for await (const d of docs) {
-        yield first ? biocJsonHead(options) + biocJsonDocument(d, true) : biocJsonDocument(d, false)
+        yield first ? biocJsonHead(options) + biocJsonDocument(d, true, options) : biocJsonDocument(d, false, options)
         first = false
       }
       yield first ? biocJsonHead(options, true) : BIOC_JSON_TAIL

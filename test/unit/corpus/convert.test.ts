@@ -84,7 +84,7 @@ describe('fastbioner convert', () => {
     expect(() => readFileSync(out)).toThrow()
     const missing = await convert('--in', join(dir, 'none.tsv'), '--to', 'conll', '--out', out)
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toMatch(/none\.tsv: cannot read the file: ENOENT/)
+    expect(missing.stderr).toMatch(/none\.tsv: cannot read the file: no such file or folder \(ENOENT\)/)
   })
 
   it.each([
