@@ -9,6 +9,7 @@ import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import { trainWordTagger } from '../../core/train/word-loop'
+import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, modelFolder, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
@@ -32,7 +33,8 @@ best checkpoint; a second Ctrl-C exits at once.
 ${mapTypesHelp(22)}
   --out DIR           checkpoint directory; one that already holds a model is refused
   --overwrite         replace the model in --out (after the first epoch, by that epoch's)
-  --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours)
+  --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours);
+                      a word tagger folder is trained further as a word tagger (its vocabularies kept)
   --resume            continue the run saved in --out (its weights and optimizer.safetensors),
                       with the same options it was started with
   --arch A            from scratch: word-lstm (default: a character-aware BiLSTM-CRF over words,
@@ -91,8 +93,12 @@ export async function run(argv: string[]): Promise<number> {
     if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
     const resume = v.resume ?? false
     const scratch = v.init === undefined && !resume
-    const arch = v.arch ?? (scratch && v.preset === undefined ? 'word-lstm' : 'bert')
+    // A word tagger given to --init is trained further as what it is; --resume has no word-tagger form yet.
+    const initIsWordTagger = v.init !== undefined && isWordTaggerFolder(v.init)
+    if (resume && isWordTaggerFolder(outDir)) throw new CliError(`${outDir} holds a word tagger: --resume is not available for word-lstm runs; continue from it with --init ${outDir} --out NEW_DIR`, 2)
+    const arch = v.arch ?? ((scratch && v.preset === undefined) || initIsWordTagger ? 'word-lstm' : 'bert')
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
+    if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
     if (v.minutes !== undefined) throw new CliError('--minutes is an option of --arch word-lstm', 2)
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
@@ -283,9 +289,11 @@ export async function run(argv: string[]): Promise<number> {
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
 async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
-  for (const flag of ['init', 'preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level'] as const) {
+  for (const flag of ['preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level'] as const) {
     if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
   }
+  if (v.init !== undefined && !isWordTaggerFolder(v.init)) throw new CliError(`--init ${v.init}: --arch word-lstm continues only from a word tagger folder (a BERT checkpoint trains with --arch bert)`, 2)
+  const init = v.init !== undefined ? loadWordTagger(v.init) : undefined
   const settings = finetuneSettings(v)
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
@@ -324,6 +332,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       maxSteps: settings.maxSteps,
       maxMinutes: minutes,
       threads: settings.threads,
+      init,
       signal: stop.signal,
       onTaskScores: tasks.length > 1 ? (epoch, scores) => log(`epoch ${epoch} devel F1 by head: ${Object.entries(scores).map(([h, s]) => `${h} ${s.f1.toFixed(4)}`).join(', ')}`) : undefined,
       onProgress: (p: TrainProgress) => {
@@ -337,6 +346,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
         source: {
           ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
           arch: 'word-lstm',
+          init: v.init ?? null,
           augmentMentions: augmentCopies,
           ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
         },

@@ -76,6 +76,18 @@ describe('word tagger through the CLI', () => {
     }
   }, 240_000)
 
+  it('trains further from a word tagger with --init, keeping its vocabularies; --resume on one is refused with what to do', async () => {
+    const more = join(tmp, 'more')
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--init', model, '--out', more, '--epochs', '1', '--seed', '2', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    expect(JSON.parse(tr.out).arch).toBe('word-lstm')
+    expect(readFileSync(join(more, 'words.txt'), 'utf8')).toBe(readFileSync(join(model, 'words.txt'), 'utf8'))
+    expect(JSON.parse(readFileSync(join(more, 'fastbioner.json'), 'utf8')).source.init).toBe(model)
+    const resumed = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', more, '--resume']))
+    expect(resumed.code).toBe(2)
+    expect(resumed.err).toMatch(/holds a word tagger: --resume is not available .* --init/)
+  }, 120_000)
+
   it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {
     const m = loadWordTagger(model)
     const copy = join(tmp, 'copy')
