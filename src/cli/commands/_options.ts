@@ -3,7 +3,7 @@
 // values (numbers, formats, type maps, task lists) into usage errors (exit 2) that name the flag.
 
 import { CORPUS_FORMATS, type CorpusFormat } from '../../shared/domain'
-import { parseTypeMap, type TypeMap } from '../../core/corpus'
+import { OFFSET_UNITS, parseTypeMap, type OffsetUnit, type TypeMap } from '../../core/corpus'
 import { CliError, type OptionValues } from './_ml'
 
 /** Options that take a value (`--name VALUE`): strings, which the command checks and converts. */
@@ -121,6 +121,22 @@ export function mapTypesHelp(indent: number): string {
   return [
     `  --map-types RULES${' '.repeat(Math.max(1, indent - 19))}rename entity types on reading (repeatable), e.g.`,
     `${pad}"SpecificDisease,DiseaseClass,Modifier,CompositeMention=Disease;GENE=Gene"`,
+  ].join('\n')
+}
+
+/** --offsets: the unit of character offsets in corpus files (core/corpus ReadOptions.offsets). */
+export function offsetsOpt(value: string | undefined): OffsetUnit | undefined {
+  if (value === undefined) return undefined
+  if (!(OFFSET_UNITS as readonly string[]).includes(value)) throw new CliError(`--offsets must be one of ${OFFSET_UNITS.join(', ')}, got '${value}'`, 2)
+  return value as OffsetUnit
+}
+
+/** The --offsets line of a usage text. */
+export function offsetsHelp(indent: number, what: string): string {
+  const pad = ' '.repeat(indent)
+  return [
+    `  --offsets UNIT${' '.repeat(Math.max(1, indent - 16))}character offsets ${what}: codepoints (Python, most tools; written`,
+    `${pad}by default) or utf16 (Java, JavaScript); read: detected from the mention text`,
   ].join('\n')
 }
 

@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
-import { encodeForPath, fsProblem, isGzipped, writeCorpus } from '../../core/corpus'
+import { encodeForPath, fsProblem, isGzipped, writeCorpus, type OffsetUnit } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomic } from '../../core/fs/atomic'
 import { CliError } from './_ml'
 
@@ -151,7 +151,7 @@ export async function writeCorpusOutput(
   docs: CorpusDocument[],
   format: CorpusFormat,
   outPath: string,
-  options: { baseName: string; onIssue?: (issue: CorpusIssue) => void; outputName?: string },
+  options: { baseName: string; onIssue?: (issue: CorpusIssue) => void; outputName?: string; offsets?: OffsetUnit },
 ): Promise<number> {
   const { files } = writeCorpus(docs, format, options)
   try {

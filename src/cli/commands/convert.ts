@@ -6,7 +6,7 @@ import type { CorpusDocument } from '../../shared/domain'
 import { corpusChunks, CorpusError, documentFiles, encodeForPath, formatIssue, fsProblem, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomicStream } from '../../core/fs/atomic'
 import { CliError, runCommand } from './_ml'
-import { flagOptions, formatOpt, mapTypesHelp, repeatableOptions, typeMapOpt, valueOptions } from './_options'
+import { flagOptions, formatOpt, mapTypesHelp, offsetsHelp, offsetsOpt, repeatableOptions, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH [options]
@@ -22,6 +22,7 @@ Reads a corpus file and writes it in another format.
   --sentences-per-document N
                      CoNLL input without -DOCSTART- lines: sentences per document (default 10)
 ${mapTypesHelp(21)}
+${offsetsHelp(21, 'written')}
   --max-size MIB     refuse input files larger than this (default 512)
   -q, --quiet        no summary or warnings on standard error
   -h, --help         this text
@@ -32,7 +33,7 @@ exit codes: 0 done, 1 the input could not be read or the output not written, 2 u
 const MAX_WARNINGS_SHOWN = 20
 
 const OPTIONS = {
-  ...valueOptions('in', 'from', 'to', 'out', 'sentences-per-document', 'max-size'),
+  ...valueOptions('in', 'from', 'to', 'out', 'sentences-per-document', 'max-size', 'offsets'),
   ...repeatableOptions('map-types'),
   ...flagOptions('force'),
 }
@@ -57,6 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     const typesSeen = new Set<string>()
 
     const warnings: CorpusIssue[] = []
+    const offsets = offsetsOpt(values.offsets)
     let documentCount = 0
     let mentionCount = 0
     let written = 1
@@ -88,17 +90,17 @@ export async function run(argv: string[]): Promise<number> {
         // One document's files at a time into a temporary folder that replaces --out when complete.
         const names = new UniqueFileNames()
         const files = async function* () {
-          for await (const d of counted()) yield* documentFiles(d, to as 'brat' | 'text', names.next(d))
+          for await (const d of counted()) yield* documentFiles(d, to as 'brat' | 'text', names.next(d), { offsets })
         }
         mkdirSync(dirname(resolve(values.out)), { recursive: true })
         written = await writeFolderAtomicStream(values.out, files())
       } else if (values.out === '-') {
-        for await (const chunk of corpusChunks(counted(), to, { onIssue, outputName })) {
+        for await (const chunk of corpusChunks(counted(), to, { onIssue, outputName, offsets })) {
           if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r))
         }
       } else {
         mkdirSync(dirname(resolve(values.out)), { recursive: true })
-        await writeFileAtomicStream(values.out, encodeForPath(values.out, corpusChunks(counted(), to, { onIssue, outputName })))
+        await writeFileAtomicStream(values.out, encodeForPath(values.out, corpusChunks(counted(), to, { onIssue, outputName, offsets })))
       }
       warnings.unshift(...stream.issues)
     } catch (error) {

@@ -6,7 +6,7 @@ import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { headLabelsOf } from '../../core/model/checkpoint-files'
 import { typesOfLabels } from '../../core/nlp/bio'
 import { checkTaggingModel, checkWindowOptions, CliError, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
-import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, TAGGING_OPTIONS, typeMapOpt, valueOptions } from './_options'
+import { formatOpt, intOpt, mapTypesHelp, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
 
@@ -28,6 +28,7 @@ so and "shared_types": {"types", "overall"} scores the types both have (the mean
                        formats when detection is not wanted
 ${mapTypesHelp(23)}
                        (applied to --gold and --pred)
+${offsetsHelp(23, 'of --gold and --pred (forced when given)')}
   --batch-size N, --max-length N, --head NAME
                        as for 'fastbioner tag' (with --model; default: every head merged)
   -q, --quiet          no warnings or backend line on standard error
@@ -35,7 +36,7 @@ ${mapTypesHelp(23)}
 
 exit codes: 0 done, 1 input/model problem, 2 usage error`
 
-const OPTIONS = { ...TAGGING_OPTIONS, ...valueOptions('gold', 'pred', 'gold-format', 'pred-format'), ...repeatableOptions('map-types') }
+const OPTIONS = { ...TAGGING_OPTIONS, ...valueOptions('gold', 'pred', 'gold-format', 'pred-format', 'offsets'), ...repeatableOptions('map-types') }
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand('eval', USAGE, argv, OPTIONS, async (v) => {
@@ -54,7 +55,9 @@ export async function run(argv: string[]): Promise<number> {
       checkWindowOptions(modelDir, maxLength, undefined)
       checkTaggingModel(modelDir, v.head)
     }
-    const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)
+    const offsets = offsetsOpt(v.offsets)
+    const readOptions = offsets ? { offsets } : {}
+    const goldCorpus = await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap, readOptions)
     const gold = goldCorpus.documents
 
     const goldTypes = new Set(gold.flatMap((d) => d.mentions.map((m) => m.type)))
@@ -70,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
     /** The types the predictions can have: what the prediction file holds, or the model's labels. */
     let predTypes: Set<string>
     if (v.pred !== undefined) {
-      const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet, typeMap)
+      const pred = await readCorpus(v.pred, formatOpt(v['pred-format'], '--pred-format'), quiet, typeMap, readOptions)
       predTypes = new Set(pred.documents.flatMap((d) => d.mentions.map((m) => m.type)))
       warnDisjoint('the predicted', predTypes)
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })

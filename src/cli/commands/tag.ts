@@ -7,7 +7,7 @@ import { BATCH_FORMATS, checkOutDirNotInput, planOutputs } from '../../core/batc
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
 import { checkTaggingModel, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, type OptionValues } from './_ml'
-import { flagOptions, formatOpt, intOpt, numOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
+import { flagOptions, formatOpt, intOpt, numOpt, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag [--model DIR] --in FILE --out FILE [--format pubtator|conll|bioc] [options]
@@ -46,6 +46,7 @@ either way the other files are tagged and the exit code is 1.
   --head NAME        tag with this head of a multi-task model only (default: every head,
                      their mentions merged; overlaps go to the more confident head)
   --min-confidence X drop mentions whose confidence is below X (0..1)
+${offsetsHelp(21, 'written')}
   -q, --quiet        no progress or summary on standard error
   -h, --help         this text
 
@@ -53,7 +54,7 @@ exit codes: 0 done, 1 input/model/output problem, 2 usage error`
 
 const OPTIONS = {
   ...TAGGING_OPTIONS,
-  ...valueOptions('out', 'out-dir', 'shard', 'shard-count', 'threads', 'format', 'in-format', 'stride', 'min-confidence'),
+  ...valueOptions('out', 'out-dir', 'shard', 'shard-count', 'threads', 'format', 'in-format', 'stride', 'min-confidence', 'offsets'),
   ...repeatableOptions('in'),
   ...flagOptions('force'),
 }
@@ -88,6 +89,7 @@ export async function run(argv: string[]): Promise<number> {
     if (outFormat) checkOutput(outFormat)
 
     // Its annotations are replaced by the model's: a bad one costs a warning, not the file.
+    const offsets = offsetsOpt(v.offsets)
     const corpus = await readCorpus(inPath, inFormat, quiet, undefined, { textOnly: true })
     if (!outFormat) {
       outFormat = WRITABLE_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
@@ -122,7 +124,7 @@ export async function run(argv: string[]): Promise<number> {
       return { ...d, mentions }
     })
     const warnings: CorpusIssue[] = []
-    await writeCorpusOutput(docs, outFormat, outPath, { baseName: stemOf(inPath) || 'corpus', onIssue: (w) => warnings.push(w), outputName: outPath === '-' ? 'standard output' : outPath })
+    await writeCorpusOutput(docs, outFormat, outPath, { baseName: stemOf(inPath) || 'corpus', onIssue: (w) => warnings.push(w), outputName: outPath === '-' ? 'standard output' : outPath, offsets })
     if (!quiet) {
       for (const w of warnings.slice(0, MAX_WARNINGS_SHOWN)) process.stderr.write(`warning: ${formatIssue(w)}\n`)
       if (warnings.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${warnings.length - MAX_WARNINGS_SHOWN} more\n`)
@@ -149,6 +151,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   const stride = intOpt(v.stride, '--stride', 0)
   const threads = intOpt(v.threads, '--threads', 1)
   const minConfidence = numOpt(v['min-confidence'], '--min-confidence', (n) => n >= 0 && n <= 1, 'a number in [0, 1]') ?? 0
+  const offsets = offsetsOpt(v.offsets)
   let shard
   try {
     shard = resolveShard({ shard: v.shard, shardCount: intOpt(v['shard-count'], '--shard-count', 1) })
@@ -176,7 +179,8 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   // What makes an output stale: other weights or other tagging settings.
   const model = createHash('sha256')
     .update(await checkpointFingerprint(modelDir))
-    .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence }))
+    // --offsets only when given: outputs made before it existed stay complete.
+    .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence, ...(offsets ? { offsets } : {}) }))
     .digest('hex')
   for (const i of ignored.slice(0, MAX_WARNINGS_SHOWN)) log(`not tagged: ${i.path}: ${i.reason}`)
   if (ignored.length > MAX_WARNINGS_SHOWN) log(`not tagged: … and ${ignored.length - MAX_WARNINGS_SHOWN} more (listed under "ignored" in the JSON summary)`)
@@ -194,6 +198,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
       head: v.head,
       batchSize,
       minConfidence,
+      offsets,
       signal: stop.signal,
       onFile: (f) => {
         if (f.status === 'skipped') log(`skipped ${f.input}: ${f.output} is complete`)

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { CorpusDocument, CorpusFormat } from '@shared/domain'
-import { corpusChunks, CorpusError, encodeForPath, formatIssue, isCorpusFileName, openCorpusStream } from '../corpus'
+import { corpusChunks, CorpusError, encodeForPath, formatIssue, isCorpusFileName, openCorpusStream, type OffsetUnit } from '../corpus'
 import { TEMP_PREFIX, writeFileAtomicStream } from '../fs/atomic'
 import type { Tagger } from '../tag/tagger'
 import { checkComplete, fileDigest, inputFilesOf, recordPathOf, RECORD_SUFFIX, RECORD_VERSION, writeRecord } from './manifest'
@@ -95,6 +95,8 @@ export interface BatchTagOptions {
   docsPerChunk?: number
   /** Keep mentions at or above this confidence (default 0). */
   minConfidence?: number
+  /** Unit of the character offsets written (default code points; reading detects the unit). */
+  offsets?: OffsetUnit
   onFile?: (outcome: FileOutcome) => void
   onProgress?: (input: string, documents: number) => void
   signal?: AbortSignal
@@ -246,7 +248,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
         o.onProgress?.(input, documents)
       }
     }
-    const text = corpusChunks(tagged(), o.format)
+    const text = corpusChunks(tagged(), o.format, { offsets: o.offsets })
     // Staged complete, then its record, then renamed into place: a task killed between any two
     // steps leaves either no record (and no output: the rerun tags it) or a record whose output
     // is missing or differs (the rerun redoes it). So a file at an output path without a record

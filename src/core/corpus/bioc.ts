@@ -1,7 +1,7 @@
 import { XMLBuilder } from 'fast-xml-parser'
 import type { CorpusDocument, CorpusIssue, Mention, Passage } from '@shared/domain'
 import { CorpusError, IssueLog } from './errors'
-import { checkedMention, LineIndex, parseOffset, q, stem, type ReadOptions, type ReadResult } from './util'
+import { checkedMention, LineIndex, OffsetMap, parseOffset, q, stem, type OffsetUnit, type ReadOptions, type ReadResult } from './util'
 import { attr, element, elements, parseXml, tagOf, textContent, type ParsedXml, type XmlNode } from './xml'
 
 // Both BioC flavours are first turned into these plain records, then into CorpusDocuments by one
@@ -53,7 +53,7 @@ function firstInfon(infons: Record<string, string>, keys: string[]): string | un
  * the outer span (first start to last end), with a warning.
  */
 function buildDocuments(raws: RawDocument[], fileName: string, log: IssueLog, options: ReadOptions): CorpusDocument[] {
-  const builder = new BiocDocumentBuilder(fileName, log)
+  const builder = new BiocDocumentBuilder(fileName, log, options.offsets)
   const documents: CorpusDocument[] = []
   raws.forEach((raw, index) => {
     if (options.onProgress && index % 1000 === 0 && index > 0) options.onProgress(index, raws.length)
@@ -71,6 +71,8 @@ export class BiocDocumentBuilder {
   constructor(
     private readonly fileName: string,
     private readonly log: IssueLog,
+    /** ReadOptions.offsets; default: detected per document from the annotations' text. */
+    private readonly offsets?: OffsetUnit,
   ) {}
 
   add(raw: RawDocument, index: number): CorpusDocument | undefined {
@@ -87,16 +89,16 @@ export class BiocDocumentBuilder {
     firstLineOf.set(id, raw.line)
 
     const ordered = [...raw.passages].sort((a, b) => a.offset - b.offset)
-    let text = ''
-    const passages: Passage[] = []
-    for (const p of ordered) {
-      if (p.offset < text.length) {
-        log.error(p.line ?? raw.line, `document ${id}: passage at offset ${p.offset} overlaps the previous passage, which ends at ${text.length}`)
-        return undefined
-      }
-      text += ' '.repeat(p.offset - text.length) + p.text
-      passages.push({ type: firstInfon(p.infons, PASSAGE_TYPE_KEYS) ?? 'passage', offset: p.offset, length: p.text.length })
+    // The file's offsets count code points or UTF-16 units; they differ only after an astral character.
+    const unit = this.offsets ?? (ordered.some((p) => OffsetMap.of(p.text).astral) ? detectUnit(ordered) : 'utf16')
+    const assembled = assemble(ordered, unit)
+    if ('overlap' in assembled) {
+      const { passage, end } = assembled.overlap
+      log.error(passage.line ?? raw.line, `document ${id}: passage at offset ${passage.offset} overlaps the previous passage, which ends at ${end}`)
+      return undefined
     }
+    const text = assembled.text
+    const passages: Passage[] = ordered.map((p, i) => ({ type: firstInfon(p.infons, PASSAGE_TYPE_KEYS) ?? 'passage', offset: assembled.starts[i]!, length: p.text.length }))
 
     const mentions: Mention[] = []
     for (const p of ordered) {
@@ -120,12 +122,51 @@ export class BiocDocumentBuilder {
           type = 'Entity'
         }
         const expected = a.locations.length === 1 ? a.text : undefined
-        const m = checkedMention(log, line, text, start, end, type, firstInfon(a.infons, CONCEPT_KEYS), expected, `document ${id}: `)
+        const m = checkedMention(log, line, text, start, end, type, firstInfon(a.infons, CONCEPT_KEYS), expected, `document ${id}: `, unit)
         if (m) mentions.push(m)
       }
     }
     return { id, text, passages, mentions }
   }
+}
+
+/**
+ * A document's text with each passage at its offset (in `unit`), gaps padded with spaces; the
+ * passages' UTF-16 starts; or the passage that overlaps the one before.
+ */
+function assemble(ordered: readonly RawPassage[], unit: OffsetUnit): { text: string; starts: number[] } | { overlap: { passage: RawPassage; end: number } } {
+  let text = ''
+  let end = 0 // in `unit`
+  const starts: number[] = []
+  for (const p of ordered) {
+    if (p.offset < end) return { overlap: { passage: p, end } }
+    const pad = p.offset - end
+    starts.push(text.length + pad)
+    text += ' '.repeat(pad) + p.text
+    end = p.offset + (unit === 'utf16' ? p.text.length : OffsetMap.of(p.text).codePoints)
+  }
+  return { text, starts }
+}
+
+/** The unit under which more annotations' stated text matches the document text (code points on a tie). */
+function detectUnit(ordered: readonly RawPassage[]): OffsetUnit {
+  const matches = (unit: OffsetUnit): number => {
+    const built = assemble(ordered, unit)
+    if ('overlap' in built) return -1
+    const map = OffsetMap.of(built.text)
+    let n = 0
+    for (const p of ordered) {
+      for (const a of p.annotations) {
+        const l = a.locations[0]
+        if (a.locations.length !== 1 || a.text === undefined || !l) continue
+        const s = unit === 'utf16' ? l.offset : map.fromCodePoints(l.offset)
+        const e = unit === 'utf16' ? l.offset + l.length : map.fromCodePoints(l.offset + l.length)
+        if (s !== undefined && e !== undefined && built.text.slice(s, e) === a.text) n++
+      }
+    }
+    return n
+  }
+  return matches('utf16') > matches('codepoints') ? 'utf16' : 'codepoints'
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,10 +239,10 @@ export class BiocXmlDocumentReader {
   constructor(
     private readonly fileName: string,
     private readonly lenient = false,
-    textOnly = false,
+    options: Pick<ReadOptions, 'textOnly' | 'offsets'> = {},
   ) {
-    this.log = new IssueLog(fileName, textOnly)
-    this.builder = new BiocDocumentBuilder(fileName, this.log)
+    this.log = new IssueLog(fileName, options.textOnly)
+    this.builder = new BiocDocumentBuilder(fileName, this.log, options.offsets)
   }
 
   /** `documentXml` must be well-formed (the streaming reader's sax parser has checked it). */
@@ -408,6 +449,8 @@ export interface BiocWriteOptions {
   /** Collection date; defaults to today (YYYYMMDD). */
   date?: string
   key?: string
+  /** Unit of the offsets written (default code points; Java BioC tools count UTF-16 units). */
+  offsets?: OffsetUnit
 }
 
 interface LaidOutPassage {
@@ -466,21 +509,23 @@ export function biocJsonHead(options: BiocWriteOptions = {}, empty = false): str
 }
 
 /** One document of the "documents" array, indented; `first` says whether a comma goes before it. */
-export function biocJsonDocument(doc: CorpusDocument, first: boolean): string {
+export function biocJsonDocument(doc: CorpusDocument, first: boolean, options: Pick<BiocWriteOptions, 'offsets'> = {}): string {
   let n = 0
+  const map = OffsetMap.of(doc.text)
+  const at = (u16: number): number => map.write(u16, options.offsets)
   const value = {
     id: doc.id,
     infons: {},
     passages: layout(doc).map((p) => ({
       infons: { type: p.type },
-      offset: p.offset,
+      offset: at(p.offset),
       text: p.text,
       sentences: [],
       annotations: p.mentions.map((m) => ({
         id: String(++n),
         infons: annotationInfons(m),
         text: doc.text.slice(m.start, m.end),
-        locations: [{ offset: m.start, length: m.end - m.start }],
+        locations: [{ offset: at(m.start), length: at(m.end) - at(m.start) }],
       })),
       relations: [],
     })),
@@ -494,7 +539,7 @@ export const BIOC_JSON_TAIL = '\n  ]\n}\n'
 
 export function writeBiocJson(docs: CorpusDocument[], options: BiocWriteOptions = {}): string {
   if (docs.length === 0) return biocJsonHead(options, true)
-  return biocJsonHead(options) + docs.map((d, i) => biocJsonDocument(d, i === 0)).join('') + BIOC_JSON_TAIL
+  return biocJsonHead(options) + docs.map((d, i) => biocJsonDocument(d, i === 0, options)).join('') + BIOC_JSON_TAIL
 }
 
 /**
@@ -543,16 +588,18 @@ export function biocXmlDocument(original: CorpusDocument, options: BiocWriteOpti
     Object.entries(infons).map(([key, value]) => ({ '@_key': key, '#text': value }))
   const doc = xmlSafe(original, options.onIssue)
   let n = 0
+  const map = OffsetMap.of(doc.text)
+  const at = (u16: number): number => map.write(u16, options.offsets)
   const document = {
     id: doc.id,
     passage: layout(doc).map((p) => ({
       infon: infonList({ type: p.type }),
-      offset: p.offset,
+      offset: at(p.offset),
       text: p.text,
       annotation: p.mentions.map((m) => ({
         '@_id': String(++n),
         infon: infonList(annotationInfons(m)),
-        location: { '@_offset': m.start, '@_length': m.end - m.start },
+        location: { '@_offset': at(m.start), '@_length': at(m.end) - at(m.start) },
         text: doc.text.slice(m.start, m.end),
       })),
     })),

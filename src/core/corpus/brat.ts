@@ -1,6 +1,6 @@
 import type { CorpusDocument, Mention } from '@shared/domain'
 import { CorpusError, IssueLog } from './errors'
-import { checkedMention, parseOffset, q, splitLines, stem, type ReadOptions, type ReadResult } from './util'
+import { checkedMention, OffsetMap, parseOffset, q, splitLines, stem, type OffsetUnit, type ReadOptions, type ReadResult } from './util'
 
 interface TextBound {
   id: string
@@ -98,7 +98,7 @@ function readBratWith(text: string, ann: string, fileName: string, options: Read
         log.warn(lineNo, `${id} is discontinuous (${fragments.map(([s, e]) => `${s}-${e}`).join(', ')}); kept as the outer span ${start}-${end}`)
         expected = undefined
       }
-      const m = checkedMention(log, lineNo, text, start, end, type, undefined, expected)
+      const m = checkedMention(log, lineNo, text, start, end, type, undefined, expected, '', options.offsets)
       if (!m) continue
       const bound = { id, line: lineNo, mention: m }
       bounds.set(id, bound)
@@ -144,8 +144,9 @@ function readBratWith(text: string, ann: string, fileName: string, options: Read
  * is written as fragments split at the break (brat's own convention), which reads back as the
  * same outer span. Concept ids become N lines (`Reference Tn <conceptId>`), verbatim.
  */
-export function writeBrat(doc: CorpusDocument): { txt: string; ann: string } {
+export function writeBrat(doc: CorpusDocument, options: { offsets?: OffsetUnit } = {}): { txt: string; ann: string } {
   const text = doc.text
+  const map = OffsetMap.of(text)
   const lines: string[] = []
   const normLines: string[] = []
   doc.mentions.forEach((m, i) => {
@@ -159,7 +160,7 @@ export function writeBrat(doc: CorpusDocument): { txt: string; ann: string } {
       }
     }
     if (fragments.length === 0) fragments.push([m.start, m.end])
-    const offsets = fragments.map(([s, e]) => `${s} ${e}`).join(';')
+    const offsets = fragments.map(([s, e]) => `${map.write(s, options.offsets)} ${map.write(e, options.offsets)}`).join(';')
     // Fragments hold no line breaks; tabs may stay, the reader rejoins the columns after the second tab.
     const covered = fragments.map(([s, e]) => text.slice(s, e)).join(' ')
     lines.push(`${id}\t${m.type.replace(/\s+/g, '_')} ${offsets}\t${covered}`)

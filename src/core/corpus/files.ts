@@ -13,7 +13,7 @@ import { CorpusError, fsProblem } from './errors'
 import { readPubmedXml } from './pubmed-xml'
 import { readPubtator, writePubtator } from './pubtator'
 import { readText } from './text'
-import { extension, isGzipped, safeFileName, stem, stripBom, type ReadOptions } from './util'
+import { extension, isGzipped, safeFileName, stem, stripBom, type OffsetUnit, type ReadOptions } from './util'
 
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
@@ -77,7 +77,7 @@ export function parseCorpusText(content: string, fileName: string, format?: Corp
   const text = stripBom(content)
   if (text.trim() === '') throw CorpusError.at(fileName, 1, 'the file is empty')
   const chosen = format ?? detectFormat(fileName, text.slice(0, 65536))
-  const readerOptions: ReadOptions = { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.textOnly ? { textOnly: true } : {}) }
+  const readerOptions: ReadOptions = { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.textOnly ? { textOnly: true } : {}), ...(options.offsets ? { offsets: options.offsets } : {}) }
   let result
   switch (chosen) {
     case 'pubtator':
@@ -126,7 +126,7 @@ export function writeCorpus(docs: CorpusDocument[], format: CorpusFormat, option
   const base = options.baseName ?? 'corpus'
   switch (format) {
     case 'pubtator':
-      return { files: [{ name: `${base}.pubtator`, content: writePubtator(docs) }] }
+      return { files: [{ name: `${base}.pubtator`, content: writePubtator(docs, options) }] }
     case 'conll':
       return { files: [{ name: `${base}.conll`, content: writeConll(docs, options) }] }
     case 'bioc-json':
@@ -136,7 +136,7 @@ export function writeCorpus(docs: CorpusDocument[], format: CorpusFormat, option
     case 'brat':
     case 'text': {
       const names = new UniqueFileNames()
-      return { files: docs.flatMap((doc) => documentFiles(doc, format, names.next(doc))) }
+      return { files: docs.flatMap((doc) => documentFiles(doc, format, names.next(doc), options)) }
     }
     case 'pubmed-xml':
       throw new RangeError('pubmed-xml can be read but not written; choose bioc-xml or bioc-json')
@@ -170,9 +170,9 @@ export class UniqueFileNames {
 }
 
 /** The files of one document in a per-document format: a .txt/.ann pair (brat) or one .txt (text). */
-export function documentFiles(doc: CorpusDocument, format: 'brat' | 'text', name: string): Array<{ name: string; content: string }> {
+export function documentFiles(doc: CorpusDocument, format: 'brat' | 'text', name: string, options: { offsets?: OffsetUnit } = {}): Array<{ name: string; content: string }> {
   if (format === 'text') return [{ name: `${name}.txt`, content: doc.text.endsWith('\n') ? doc.text : doc.text + '\n' }]
-  const { txt, ann } = writeBrat(doc)
+  const { txt, ann } = writeBrat(doc, options)
   return [
     { name: `${name}.txt`, content: txt },
     { name: `${name}.ann`, content: ann },

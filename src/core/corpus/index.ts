@@ -17,6 +17,7 @@ export type { CorpusStream, StreamOptions } from './stream'
 export { readText } from './text'
 export { parseTypeMap, mapMentionTypes, unusedSources } from './type-map'
 export type { TypeMap } from './type-map'
-export type { ReadOptions, ReadResult } from './util'
+export type { OffsetUnit, ReadOptions, ReadResult } from './util'
+export { OFFSET_UNITS, OffsetMap } from './util'
 export { stem as stemOf } from './util'
 

@@ -1,6 +1,6 @@
 import type { CorpusDocument, CorpusIssue, Mention, Passage } from '@shared/domain'
 import { IssueLog } from './errors'
-import { checkedMention, flattenWhitespace, parseLines, parseOffset, q, type ReadOptions, type ReadResult } from './util'
+import { checkedMention, flattenWhitespace, OffsetMap, parseLines, parseOffset, q, type OffsetUnit, type ReadOptions, type ReadResult } from './util'
 
 interface RawMention {
   line: number
@@ -42,15 +42,15 @@ export class PubtatorParser {
   constructor(
     fileName: string,
     private readonly emit: (document: CorpusDocument) => void,
-    textOnly = false,
+    private readonly options: Pick<ReadOptions, 'textOnly' | 'offsets'> = {},
   ) {
-    this.log = new IssueLog(fileName, textOnly)
+    this.log = new IssueLog(fileName, options.textOnly)
   }
 
   private close(): void {
     const current = this.current
     if (!current) return
-    const doc = buildDocument(current, this.log)
+    const doc = buildDocument(current, this.log, this.options.offsets)
     const seen = this.firstLineOf.get(current.id)
     if (seen !== undefined) {
       this.log.warn(current.titleLine, `duplicate document ${current.id} (lines ${seen} and ${current.titleLine}); keeping the first`)
@@ -160,19 +160,19 @@ export class PubtatorParser {
 
 export function readPubtator(content: string, fileName: string, options: ReadOptions = {}): ReadResult {
   const documents: CorpusDocument[] = []
-  const parser = new PubtatorParser(fileName, (doc) => documents.push(doc), options.textOnly)
+  const parser = new PubtatorParser(fileName, (doc) => documents.push(doc), options)
   const issues = parseLines(content, parser, options.onProgress)
   return { documents, issues }
 }
 
-function buildDocument(open: OpenDocument, log: IssueLog): CorpusDocument | undefined {
+function buildDocument(open: OpenDocument, log: IssueLog, offsets: OffsetUnit | undefined): CorpusDocument | undefined {
   const { title, abstract } = open
   const text = abstract === undefined ? title : `${title} ${abstract}`
   const passages: Passage[] = [{ type: 'title', offset: 0, length: title.length }]
   if (abstract !== undefined) passages.push({ type: 'abstract', offset: title.length + 1, length: abstract.length })
   const mentions: Mention[] = []
   for (const m of open.mentions) {
-    const checked = checkedMention(log, m.line, text, m.start, m.end, m.type, m.conceptId, m.text)
+    const checked = checkedMention(log, m.line, text, m.start, m.end, m.type, m.conceptId, m.text, '', offsets)
     if (checked) mentions.push(checked)
   }
   return { id: open.id, text, passages, mentions }
@@ -183,7 +183,7 @@ function buildDocument(open: OpenDocument, log: IssueLog): CorpusDocument | unde
  * followed by a space; otherwise the text up to its first newline. Line breaks and tabs inside the
  * text become spaces (same length, so every offset stays valid).
  */
-export function writePubtator(docs: CorpusDocument[]): string {
+export function writePubtator(docs: CorpusDocument[], options: { offsets?: OffsetUnit } = {}): string {
   const out: string[] = []
   for (const doc of docs) {
     const id = doc.id.replace(/[|\t\r\n]/g, '_') || 'document'
@@ -195,7 +195,8 @@ export function writePubtator(docs: CorpusDocument[]): string {
       out.push(`${id}|t|${flat.slice(0, split)}`, `${id}|a|${flat.slice(split + 1)}`)
     }
     for (const m of doc.mentions) {
-      const cols = [id, String(m.start), String(m.end), flat.slice(m.start, m.end), flattenWhitespace(m.type)]
+      const map = OffsetMap.of(doc.text)
+      const cols = [id, String(map.write(m.start, options.offsets)), String(map.write(m.end, options.offsets)), flat.slice(m.start, m.end), flattenWhitespace(m.type)]
       if (m.conceptId !== undefined && m.conceptId !== '') cols.push(flattenWhitespace(m.conceptId))
       out.push(cols.join('\t'))
     }

@@ -15,6 +15,81 @@ export interface ReadOptions {
    * cannot be used is left out with a warning instead of failing its document.
    */
   textOnly?: boolean
+  /**
+   * The unit of the file's character offsets. Default: detected per mention from its text where
+   * the file states it (PubTator, brat, BioC), else code points; the two differ only after a
+   * character outside the Basic Multilingual Plane ("𝛼"), which UTF-16 counts twice.
+   */
+  offsets?: OffsetUnit
+}
+
+/** Character offsets in files: code points (Python, most tools; what we write by default) or UTF-16 code units (Java, JavaScript). */
+export type OffsetUnit = 'codepoints' | 'utf16'
+export const OFFSET_UNITS: readonly OffsetUnit[] = ['codepoints', 'utf16']
+
+const SURROGATE = /[\uD800-\uDFFF]/
+
+/**
+ * Converts one text's offsets between code points and UTF-16 code units (the store's unit). Built
+ * once per text (OffsetMap.of keeps the last one: a document's mentions are converted together);
+ * the identity, with no tables, for text without astral characters.
+ */
+export class OffsetMap {
+  private static last: OffsetMap | null = null
+  /** u16Of[cp]: the UTF-16 offset of code point offset cp (length: code points + 1). */
+  private readonly u16Of: Int32Array | null = null
+  /** cpOf[u16]: the code point offset of UTF-16 offset u16 (inside a pair: the pair's start). */
+  private readonly cpOf: Int32Array | null = null
+  readonly codePoints: number
+
+  private constructor(readonly text: string) {
+    if (!SURROGATE.test(text)) {
+      this.codePoints = text.length
+      return
+    }
+    const cpOf = new Int32Array(text.length + 1)
+    const u16: number[] = []
+    let cp = 0
+    for (let i = 0; i < text.length; cp++) {
+      const c = text.charCodeAt(i)
+      const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+      u16.push(i)
+      cpOf[i] = cp
+      if (pair) cpOf[i + 1] = cp
+      i += pair ? 2 : 1
+    }
+    u16.push(text.length)
+    cpOf[text.length] = cp
+    this.u16Of = Int32Array.from(u16)
+    this.cpOf = cpOf
+    this.codePoints = cp
+  }
+
+  static of(text: string): OffsetMap {
+    if (OffsetMap.last?.text !== text) OffsetMap.last = new OffsetMap(text)
+    return OffsetMap.last
+  }
+
+  /** Whether the two units differ anywhere in this text. */
+  get astral(): boolean {
+    return this.u16Of !== null
+  }
+
+  /** The UTF-16 offset of a code point offset; undefined past the end. */
+  fromCodePoints(cp: number): number | undefined {
+    if (cp > this.codePoints) return undefined
+    return this.u16Of ? this.u16Of[cp] : cp
+  }
+
+  /** The code point offset of a UTF-16 offset (within the text). */
+  toCodePoints(u16: number): number {
+    return this.cpOf ? this.cpOf[Math.min(u16, this.text.length)]! : u16
+  }
+
+  /** A UTF-16 offset written in `unit`. */
+  write(u16: number, unit: OffsetUnit = 'codepoints'): number {
+    return unit === 'utf16' ? u16 : this.toCodePoints(u16)
+  }
 }
 
 /** How often (in lines or documents) readers report progress. */
@@ -126,7 +201,32 @@ export function checkedMention(
   expectedText: string | undefined,
   /** Prepended to messages, e.g. "document 123: " where the line alone is ambiguous. */
   context = '',
+  /** The unit of start and end (ReadOptions.offsets); default: detected from expectedText. */
+  unit?: OffsetUnit,
 ): Mention | undefined {
+  const map = OffsetMap.of(docText)
+  if (map.astral) {
+    // Stored offsets are UTF-16; the file's may be code points (see ReadOptions.offsets).
+    const s = map.fromCodePoints(start)
+    const e = map.fromCodePoints(end)
+    // An exact match decides; only without one does a match up to surrounding white space.
+    const matches = (a: number | undefined, b: number | undefined, loose: boolean): boolean => {
+      if (a === undefined || b === undefined || expectedText === undefined) return false
+      const found = docText.slice(a, b)
+      return loose ? found.trim() === expectedText.trim() : found === expectedText
+    }
+    const codePoints =
+      unit !== undefined
+        ? unit === 'codepoints'
+        : expectedText === undefined || matches(s, e, false) || (!matches(start, end, false) && (matches(s, e, true) || !matches(start, end, true)))
+    if (codePoints) {
+      if (start >= end || s === undefined || e === undefined) {
+        log.mentionProblem(line, start >= end ? `${context}mention offsets ${start}-${end} are empty or reversed (start must be below end)` : `${context}mention offsets ${start}-${end} lie outside the document text (length ${map.codePoints} characters)`)
+        return undefined
+      }
+      return checkedMention(log, line, docText, s, e, type, conceptId, expectedText, context, 'utf16')
+    }
+  }
   if (start >= end) {
     log.mentionProblem(line, `${context}mention offsets ${start}-${end} are empty or reversed (start must be below end)`)
     return undefined
