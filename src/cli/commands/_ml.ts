@@ -83,7 +83,29 @@ function joinNegativeValues(argv: readonly string[], options: Options): string[]
 export type OptionValues<O extends Options> = ReturnType<typeof parse<O & typeof COMMON_OPTIONS>>
 
 /** Reads a corpus; warnings go to stderr (capped), errors become a CliError naming file and line. */
-export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false, typeMap?: TypeMap, options: CorpusReadOptions = {}): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
+/**
+ * The --map-types sources found across several corpora (the files of a multi-task run): a source
+ * is worth a warning only when no file holds it, not once for every file that lacks it.
+ */
+export class TypeMapUse {
+  private readonly seen = new Set<string>()
+  private readonly files: string[] = []
+
+  constructor(private readonly typeMap: TypeMap) {}
+
+  add(path: string, documents: readonly CorpusDocument[]): void {
+    this.files.push(path)
+    for (const d of documents) for (const m of d.mentions) this.seen.add(m.type)
+  }
+
+  /** One warning for the sources none of the files holds. */
+  warnUnused(quiet: boolean): void {
+    const unused = [...this.typeMap.keys()].filter((s) => !this.seen.has(s))
+    if (!quiet && unused.length && this.files.length) process.stderr.write(`warning: --map-types source type(s) ${unused.join(', ')} occur in none of ${this.files.join(', ')}\n`)
+  }
+}
+
+export async function readCorpus(path: string, format: CorpusFormat | undefined, quiet = false, typeMap?: TypeMap, options: CorpusReadOptions = {}, typeUse?: TypeMapUse): Promise<{ documents: CorpusDocument[]; format: CorpusFormat }> {
   try {
     const r = await readCorpusFile(path, format, options)
     if (!quiet) {
@@ -91,8 +113,11 @@ export async function readCorpus(path: string, format: CorpusFormat | undefined,
       if (r.issues.length > MAX_WARNINGS_SHOWN) process.stderr.write(`warning: … and ${r.issues.length - MAX_WARNINGS_SHOWN} more in ${path}\n`)
     }
     if (!typeMap || typeMap.size === 0) return { documents: r.documents, format: r.format }
-    const unused = unusedSources(r.documents, typeMap)
-    if (!quiet && unused.length) process.stderr.write(`warning: ${path}: --map-types source type(s) ${unused.join(', ')} do not occur in it\n`)
+    if (typeUse) typeUse.add(path, r.documents)
+    else {
+      const unused = unusedSources(r.documents, typeMap)
+      if (!quiet && unused.length) process.stderr.write(`warning: ${path}: --map-types source type(s) ${unused.join(', ')} do not occur in it\n`)
+    }
     return { documents: mapMentionTypes(r.documents, typeMap), format: r.format }
   } catch (e) {
     if (e instanceof CorpusError) {

@@ -9,7 +9,7 @@ import { compareModels } from '../../core/eval/compare'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { OnnxExportError } from '../../core/onnx/export'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
-import { CliError, formatDuration, modelFolder, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
+import { CliError, formatDuration, modelFolder, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, TypeMapUse, writeJsonLine } from './_ml'
 import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, intOpt, mapTypesHelp, numOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkDistinctOutputs, checkOutputPath } from './_output'
 
@@ -146,7 +146,9 @@ export async function run(argv: string[]): Promise<number> {
     const tasks: DistillTask[] = []
     const sources: Record<string, { train: string; dev: string | null }> = {}
     const typeMap = typeMapOpt(v['map-types'])
-    const read = async (p: string): Promise<CorpusDocument[]> => (await readCorpus(p, undefined, quiet, typeMap)).documents
+    // Multi-task: each corpus has its own types; a source is reported only when no file has it.
+    const typeUse = typeMap ? new TypeMapUse(typeMap) : undefined
+    const read = async (p: string): Promise<CorpusDocument[]> => (await readCorpus(p, undefined, quiet, typeMap, {}, typeUse)).documents
     if (taskSpecs.length) {
       for (const t of taskSpecs) {
         if (tasks.some((x) => x.name === t.name)) throw new CliError(`--task ${t.name} is given twice`, 2)
@@ -157,6 +159,7 @@ export async function run(argv: string[]): Promise<number> {
       tasks.push({ name: DEFAULT_HEAD, train: await read(v.train!), dev: v.dev ? await read(v.dev) : undefined })
       sources[DEFAULT_HEAD] = { train: v.train!, dev: v.dev ?? null }
     }
+    typeUse?.warnUnused(quiet)
     for (const t of tasks) if (!t.dev) log(`warning: task '${t.name}' has no devel file: the last epoch is kept (no model selection on it)`)
 
     const backend = await startBackend(quiet)

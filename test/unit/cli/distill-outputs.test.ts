@@ -70,3 +70,21 @@ describe('multi-task distill --quantize (issue 27, item 15)', () => {
     expect(r.err).toContain("warning: no devel documents for task(s) chem: the int8 student's heads for them are not checked")
   }, 120_000)
 })
+
+describe('multi-task distill --map-types (issue 27, Low)', () => {
+  it('warns once, about sources no corpus holds, not once per corpus file that lacks one', async () => {
+    const file = (name: string, type: string) => {
+      const p = join(dir, name)
+      writeFileSync(p, `1|t|Grey fever after zorbate.\n1\t0\t10\tGrey fever\t${type}\n\n`)
+      return p
+    }
+    const dis = file('map-dis.pubtator', 'SpecificDisease')
+    const chem = file('map-chem.pubtator', 'Drug')
+    // The teacher does not exist: the run stops after reading the corpora, which is all this needs.
+    const r = await capture(() =>
+      distillCmd(['--teacher', join(dir, 'no-teacher'), '--layers', '1', '--task', `dis=${dis}`, '--task', `chem=${chem}`, '--out', join(dir, 'map-out'), '--map-types', 'SpecificDisease=Disease;Drug=Chemical;GENE=Gene']),
+    )
+    const warnings = r.err.split('\n').filter((l) => l.includes('--map-types'))
+    expect(warnings).toEqual([`warning: --map-types source type(s) GENE occur in none of ${dis}, ${chem}`])
+  })
+})
