@@ -229,6 +229,10 @@ async function evaluateHeads(modelDir: string, sets: ReturnType<typeof corpora>)
     process.stderr.write(`[eval] ${c.name} test (every head merged, as tag gives it)\n`)
     scores[`${c.head}/test/merged`] = (await runCli(['eval', '--model', modelDir, '--gold', join(c.dir, 'test.tsv'), '--map-types', TYPE_MAP, '-q'])) as EvalSummary
   }
+  // A proxy for documents unlike the training sets: the NCBI-disease head on BC5CDR's diseases
+  // (other abstracts, other annotation guidelines).
+  process.stderr.write('[eval] cross-corpus: head ncbi on BC5CDR test (Disease)\n')
+  scores['cross/ncbi-on-bc5cdr'] = (await runCli(['eval', '--model', modelDir, '--gold', join(sets[1].dir, 'test.tsv'), '--head', sets[0].head, '--map-types', TYPE_MAP, '-q'])) as EvalSummary
   return scores
 }
 
@@ -339,6 +343,9 @@ its own types:
 | corpus | type | precision | recall | F1 |
 |---|---|---|---|---|
 ${merged.join('\n')}
+
+Cross-corpus, as a proxy for documents unlike the training sets: the \`ncbi\` head on BC5CDR's
+test diseases scores ${pct(c.scores['cross/ncbi-on-bc5cdr']?.types.Disease?.f1 ?? 0)} F1 (the \`bc5cdr\` head, trained on them: ${pct(c.scores['bc5cdr/test']?.types.Disease?.f1 ?? 0)}).
 
 Each corpus scored with its own head (\`--head\`):
 
