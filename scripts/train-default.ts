@@ -215,6 +215,26 @@ function iobText(path: string): string {
 
 const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'model.onnx', 'words.txt', 'chars.txt', 'fastbioner.json', 'MODEL_CARD.md']
 
+/**
+ * The floor below which a candidate does not ship (test F1 as \`tag\` gives it, each corpus's own
+ * types): what one from-scratch character-aware BiLSTM-CRF reaches on each corpus alone
+ * (../shared/bench/torch_bilstm_ref.py, the default-model issue's table).
+ */
+const SHIP_FLOOR: Record<string, number> = { 'NCBI-disease/Disease': 0.822, 'BC5CDR/Chemical': 0.849, 'BC5CDR/Disease': 0.778, 'BC2GM/Gene': 0.769 }
+
+/** The corpus/type scores (merged heads, test) below the floor, as lines; empty when it may ship. */
+function belowFloor(sets: ReturnType<typeof corpora>, scores: Record<string, EvalSummary>): string[] {
+  const out: string[] = []
+  for (const s of sets) {
+    for (const t of s.types.split(', ')) {
+      const floor = SHIP_FLOOR[`${s.name}/${t}`]
+      const f1 = scores[`${s.head}/test/merged`]?.types[t]?.f1 ?? 0
+      if (floor !== undefined && f1 < floor) out.push(`${s.name} ${t}: test F1 ${pct(f1)} < ${pct(floor)}`)
+    }
+  }
+  return out
+}
+
 /** The word tagger's settings: train's word-lstm defaults; epochs and minutes bound the run on 2 cores. */
 const WORD_TAGGER = { epochs: 15, minutes: 90, seed: 42, threads: 1 }
 
@@ -262,7 +282,14 @@ async function wordRecipe(opts: Options): Promise<void> {
   }
   const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>> }
   writeFileAtomic(join(modelDir, 'MODEL_CARD.md'), [wordModelCard({ opts, sets, trained, scores, latency, evalWall: evalRecord.wallSeconds, modelDir })])
-  process.stderr.write(`model card: ${join(modelDir, 'MODEL_CARD.md')}\nto ship it: npm run train:default -- --out ${opts.out} --install\n`)
+  process.stderr.write(`model card: ${join(modelDir, 'MODEL_CARD.md')}\n`)
+  const short = belowFloor(sets, scores)
+  if (short.length) {
+    process.stderr.write(`not shipped: below the floor on ${short.join('; ')}\n`)
+    if (opts.install) process.exitCode = 1
+    return
+  }
+  process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out} --install\n`)
   if (opts.install) install(modelDir)
 }
 
