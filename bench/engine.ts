@@ -305,7 +305,7 @@ function runTorch(a: Args, preset: PresetName, seq: number, mode: 'infer' | 'tra
   // Enough iterations for a stable median without blowing the budget (torch is fast).
   const iters = Math.max(3, Math.min(20, Math.round(5e11 / flops)))
   const args = [
-    a.torchScript, '--layers', c.numHiddenLayers, '--hidden', c.hiddenSize, '--heads', c.numAttentionHeads,
+    '--layers', c.numHiddenLayers, '--hidden', c.hiddenSize, '--heads', c.numAttentionHeads,
     '--intermediate', c.intermediateSize, '--vocab', a.vocab, '--batch', a.batch, '--seq-len', seq,
     '--threads', a.torchThreads, '--mode', mode, '--iters', iters, '--warmup', 2,
   ]
