@@ -25,6 +25,8 @@ time reductions. Prints a table on standard output; --out writes the full report
   --max-docs N        use only the first N gold (and timing) documents
   --head NAME         score one head of every model (e.g. the NCBI head of a multi-task model on
                       NCBI-disease); default: every head merged
+  --head H1,H2,…      one head per model, in the order of --models ('-': that model's heads
+                      merged), e.g. a multi-task teacher's ncbi head against a student's default
 ${mapTypesHelp(22)}
   --gold-format F, --timing-format F   formats when detection is not wanted
   -q, --quiet         no progress on standard error
@@ -65,7 +67,10 @@ export async function run(argv: string[]): Promise<number> {
     if (v.engine !== undefined && v.engine !== 'onnx' && v.engine !== 'tfjs') throw new CliError(`--engine must be onnx or tfjs, got '${v.engine}'`, 2)
     const quiet = v.quiet ?? false
     const maxDocs = intOpt(v['max-docs'], '--max-docs')
-    for (const m of models) checkTaggingModel(m, v.head)
+    // One head for all, or one per model (a multi-task teacher's head against a single-task student's).
+    const heads: Array<string | undefined> = v.head === undefined ? models.map(() => undefined) : v.head.includes(',') ? v.head.split(',').map((h) => (h.trim() === '-' || h.trim() === '' ? undefined : h.trim())) : models.map(() => v.head)
+    if (heads.length !== models.length) throw new CliError(`--head lists ${heads.length} heads for ${models.length} models: give one per model, in the order of --models ('-' for every head merged)`, 2)
+    models.forEach((m, i) => checkTaggingModel(m, heads[i]))
     const typeMap = typeMapOpt(v['map-types'])
     let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)).documents
     let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined
@@ -79,7 +84,7 @@ export async function run(argv: string[]): Promise<number> {
       engine: v.engine as 'onnx' | 'tfjs' | undefined,
       rounds: intOpt(v.rounds, '--rounds'),
       warmupDocs: intOpt(v.warmup, '--warmup', 0),
-      head: v.head,
+      head: heads,
       logger: stderrLog(quiet),
     })
     process.stdout.write(formatCompareTable(report) + '\n')

@@ -43,8 +43,12 @@ export interface CompareOptions {
   maxLength?: number
   /** Display names (default: the directory names). */
   names?: string[]
-  /** Tag with this head of every model (default: every head merged). */
-  head?: string
+  /**
+   * Tag with this head of every model, or one entry per model in order (undefined: that model's
+   * heads merged), so a multi-task teacher's head compares with a single-task student's (default:
+   * every head merged).
+   */
+  head?: string | ReadonlyArray<string | undefined>
   logger?: (line: string) => void
   /** Tests inject engines. */
   openEngine?: (dir: string, opts: OpenEngineOptions) => Promise<InferenceEngine>
@@ -71,6 +75,8 @@ export interface ModelReport {
   layers: number
   hiddenSize: number
   heads: string[]
+  /** The head scored and timed; null when every head was merged. */
+  head: string | null
   parameters: number
   /** Bytes of the model files the inference engine loaded (bytesFiles). */
   bytes: number
@@ -109,6 +115,8 @@ interface Loaded {
   bytesFiles: string[]
   weights: 'float32' | 'int8'
   tagger: CheckpointTagger
+  /** The head this model is tagged with (undefined: every head merged). */
+  head: string | undefined
 }
 
 /** Relative figures of `m` against `base` (pure; exported for tests). */
@@ -134,7 +142,7 @@ export function latencyStats(ms: readonly number[]): LatencyStats {
   return { medianMs: q(0.5), meanMs: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length), p90Ms: q(0.9), documents: s.length }
 }
 
-async function loadForCompare(dir: string, name: string, opts: CompareOptions): Promise<Loaded> {
+async function loadForCompare(dir: string, name: string, opts: CompareOptions, head: string | undefined): Promise<Loaded> {
   const tagger = await openTagger(dir, { engine: opts.engine, maxLength: opts.maxLength, logger: opts.logger, openEngine: opts.openEngine })
   const { config, metadata } = tagger.checkpoint
   // What the engine reads from disk is the size that matters to a user (an int8 folder also
@@ -149,12 +157,13 @@ async function loadForCompare(dir: string, name: string, opts: CompareOptions): 
     bytesFiles,
     weights: metadata && typeof metadata.quantization === 'object' && metadata.quantization !== null ? 'int8' : 'float32',
     tagger,
+    head,
   }
 }
 
 /** One document through a model: its mentions and the pieces run. */
-async function tagOne(m: Loaded, doc: CorpusDocument, batchSize: number, head?: string): Promise<TagResult> {
-  return (await m.tagger.tag([doc], { batchSize, head }))[0]
+async function tagOne(m: Loaded, doc: CorpusDocument, batchSize: number): Promise<TagResult> {
+  return (await m.tagger.tag([doc], { batchSize, head: m.head }))[0]
 }
 
 export async function compareModels(modelDirs: readonly string[], goldDocs: readonly CorpusDocument[], opts: CompareOptions = {}): Promise<CompareReport> {
@@ -164,12 +173,14 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
   const names = opts.names ?? modelDirs.map((d) => basename(d.replace(/[\\/]+$/, '')))
   const models: Loaded[] = []
   try {
-    for (const [i, dir] of modelDirs.entries()) models.push(await loadForCompare(dir, names[i], opts))
+    const heads = typeof opts.head === 'string' || opts.head === undefined ? modelDirs.map(() => opts.head as string | undefined) : [...opts.head]
+    if (heads.length !== modelDirs.length) throw new Error(`compare: ${heads.length} heads for ${modelDirs.length} models`)
+    for (const [i, dir] of modelDirs.entries()) models.push(await loadForCompare(dir, names[i], opts, heads[i]))
     const timing = opts.timingDocs ?? goldDocs
     const batchSize = opts.batchSize ?? 64
     const rounds = Math.max(1, opts.rounds ?? 1)
     const warm = Math.min(timing.length, opts.warmupDocs ?? 3)
-    for (const m of models) for (let d = 0; d < warm; d++) await tagOne(m, timing[d], batchSize, opts.head)
+    for (const m of models) for (let d = 0; d < warm; d++) await tagOne(m, timing[d], batchSize)
 
     const times = models.map(() => timing.map(() => [] as number[]))
     const pieces = models.map(() => 0)
@@ -180,7 +191,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
         for (let k = 0; k < models.length; k++) {
           const i = (d + k) % models.length
           const t0 = performance.now()
-          const out = await tagOne(models[i], timing[d], batchSize, opts.head)
+          const out = await tagOne(models[i], timing[d], batchSize)
           times[i][d].push(performance.now() - t0)
           if (r === 0) {
             pieces[i] += out.pieces
@@ -190,7 +201,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
       }
     }
     if (!predFromTiming) {
-      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagOne(m, doc, batchSize, opts.head)).mentions
+      for (const [i, m] of models.entries()) for (const [d, doc] of goldDocs.entries()) preds[i][d] = (await tagOne(m, doc, batchSize)).mentions
     }
     const reports: ModelReport[] = models.map((m, i) => {
       const ev = scoreByPosition(goldDocs, preds[i])
@@ -202,6 +213,7 @@ export async function compareModels(modelDirs: readonly string[], goldDocs: read
         layers: m.tagger.checkpoint.config.numHiddenLayers,
         hiddenSize: m.tagger.checkpoint.config.hiddenSize,
         heads: m.tagger.headNames,
+        head: m.head ?? null,
         parameters: m.parameters,
         bytes: m.bytes,
         bytesFiles: m.bytesFiles,
