@@ -353,9 +353,13 @@ describe('Models in the loop (real model host)', () => {
     await dismissToasts(page)
     await h.screenshot('46-distil-form-int8')
     await form.getByTestId('start-distil').click()
-    await page.waitForFunction(() => Number(document.querySelector('[data-testid="training-curve"]')?.getAttribute('data-steps') ?? 0) > 2, null, {
-      timeout: 90_000,
-    })
+    // On a quiet machine this tiny distillation can end before the curve is looked at: a curve
+    // with a few steps, or the finished job's result, whichever comes first.
+    await page.waitForFunction(
+      () => Number(document.querySelector('[data-testid="training-curve"]')?.getAttribute('data-steps') ?? 0) > 2 || document.querySelector('[data-testid="distil-result"]') !== null,
+      null,
+      { timeout: 90_000 },
+    )
     await dismissToasts(page)
     await page.locator('.view-host').evaluate((e) => (e.scrollTop = 0))
     await h.screenshot('18-distillation-progress')
