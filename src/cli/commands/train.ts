@@ -8,6 +8,7 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
+import type { RunResult } from '../../core/train/runner'
 import { trainWordTagger } from '../../core/train/word-loop'
 import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
@@ -133,23 +134,7 @@ export async function run(argv: string[]): Promise<number> {
       replaceFlag: '--overwrite',
     })
 
-    const trainFormat = formatOpt(v['train-format'], '--train-format')
-    const devFormat = formatOpt(v['dev-format'], '--dev-format')
-    const specs = taskSpecs.length ? taskSpecs : [{ name: DEFAULT_HEAD, train: trainPath, dev: v.dev as string | undefined }]
-    const tasks: Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[]; labels: string[] }> = []
-    for (const spec of specs) {
-      if (tasks.some((t) => t.head === spec.name)) throw new CliError(`--task ${spec.name} is given twice`, 2)
-      const trainDocs = (await readCorpus(spec.train, trainFormat, quiet, typeMap)).documents
-      let devDocs: CorpusDocument[] | undefined
-      if (spec.dev !== undefined) devDocs = (await readCorpus(spec.dev, devFormat, quiet, typeMap)).documents
-      else log(taskSpecs.length ? `warning: task '${spec.name}' has no devel file: it takes no part in model selection` : 'warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
-      const types = new Set(trainDocs.flatMap((d) => d.mentions.map((m) => m.type)))
-      if (types.size === 0) throw new CliError(`${spec.train}: no entity mentions; nothing to learn`)
-      const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
-      if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in ${spec.dev} but not in ${spec.train}; they cannot be predicted`)
-      const train = augmentCopies > 0 ? augmentByMentionReplacement(trainDocs, { copies: augmentCopies, seed }) : trainDocs
-      tasks.push({ head: spec.name, train, dev: devDocs, labels: buildLabelMap(types).labels })
-    }
+    const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
     const headLabels = Object.fromEntries(tasks.map((t) => [t.head, t.labels]))
     const trainDocs = tasks.flatMap((t) => t.train)
 
@@ -190,20 +175,7 @@ export async function run(argv: string[]): Promise<number> {
 
     const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
 
-    let lastLine = 0
-    const onProgress = (p: TrainProgress) => {
-      if (p.kind === 'eval') {
-        log(`epoch ${p.epoch}/${p.epochs}: mean loss ${p.loss.toFixed(4)}, devel F1 ${p.devF1!.toFixed(4)}`)
-        return
-      }
-      const now = performance.now()
-      if (now - lastLine < 5000 && p.step !== p.totalSteps && p.step !== 1) return
-      lastLine = now
-      log(
-        `epoch ${p.epoch}/${p.epochs} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} lr ${p.lr.toExponential(2)} ` +
-          `${Math.round(p.tokensPerSecond)} tok/s eta ${formatDuration(p.etaSeconds)}`,
-      )
-    }
+    const onProgress = progressLogger(log)
 
     let result
     try {
@@ -211,7 +183,7 @@ export async function run(argv: string[]): Promise<number> {
         model,
         tokenizer,
         tasks: tasks.map((t) => ({ head: t.head, train: t.train, dev: t.dev })),
-        onTaskScores: tasks.length > 1 ? (epoch, scores) => log(`epoch ${epoch} devel F1 by head: ${Object.entries(scores).map(([h, s]) => `${h} ${s.f1.toFixed(4)}`).join(', ')}`) : undefined,
+        onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
         outDir,
         epochs,
         batchSize,
@@ -247,13 +219,13 @@ export async function run(argv: string[]): Promise<number> {
       stop.release()
       model.dispose()
     }
-    if (result.cancelled) log(`stopped at step ${result.steps}; ${result.checkpointDir ? `best checkpoint (epoch ${result.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
+    if (result.cancelled) logStopped(log, result, outDir)
     else if (result.stoppedEarly) log(`early stop after epoch ${result.epochs.at(-1)?.epoch}: no devel improvement for ${patience} epoch(s)`)
     if (result.averaged) {
       const a = result.averaged
       log(`checkpoint average of epochs ${a.epochs.join(', ')}: devel F1 ${a.dev.f1.toFixed(4)} — ${a.kept ? 'kept (better than every single epoch)' : 'not kept (the best epoch is better)'}`)
     }
-    log(`done in ${formatDuration(result.wallSeconds)}; best epoch ${result.bestEpoch ?? '-'}${result.bestDevF1 !== null ? ` (devel F1 ${result.bestDevF1.toFixed(4)})` : ''}`)
+    logDone(log, result)
     writeJsonLine({
       out: result.checkpointDir,
       backend: backend.name,
@@ -268,23 +240,92 @@ export async function run(argv: string[]): Promise<number> {
       heads: headLabels,
       parameters: numParameters,
       train_documents: trainDocs.length,
-      train_examples: result.trainExamples,
-      steps: result.steps,
-      planned_steps: result.plannedSteps,
-      epochs: result.epochs,
-      best_epoch: result.bestEpoch,
-      best_dev_f1: result.bestDevF1,
       dev_by_head: result.devByHead,
-      cancelled: result.cancelled,
-      stopped_early: result.stoppedEarly,
-      train_tokens: result.trainTokens,
-      tokens_per_second: result.tokensPerSecond,
-      train_seconds: result.trainSeconds,
-      eval_seconds: result.evalSeconds,
-      wall_seconds: result.wallSeconds,
+      ...runSummary(result),
     })
     return result.cancelled ? 130 : 0
   })
+}
+
+/** Every corpus of the run (one per --task, else --train/--dev), read, checked and augmented as asked. */
+async function readTasks(
+  v: OptionValues<typeof OPTIONS>,
+  taskSpecs: ReturnType<typeof taskSpecsOpt>,
+  trainPath: string,
+  typeMap: ReturnType<typeof typeMapOpt>,
+  augmentCopies: number,
+  seed: number,
+  log: (line: string) => void,
+): Promise<Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[]; labels: string[] }>> {
+  const trainFormat = formatOpt(v['train-format'], '--train-format')
+  const devFormat = formatOpt(v['dev-format'], '--dev-format')
+  const quiet = v.quiet ?? false
+  const specs = taskSpecs.length ? taskSpecs : [{ name: DEFAULT_HEAD, train: trainPath, dev: v.dev as string | undefined }]
+  const tasks: Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[]; labels: string[] }> = []
+  for (const spec of specs) {
+    if (tasks.some((t) => t.head === spec.name)) throw new CliError(`--task ${spec.name} is given twice`, 2)
+    const trainDocs = (await readCorpus(spec.train, trainFormat, quiet, typeMap)).documents
+    let devDocs: CorpusDocument[] | undefined
+    if (spec.dev !== undefined) devDocs = (await readCorpus(spec.dev, devFormat, quiet, typeMap)).documents
+    else log(taskSpecs.length ? `warning: task '${spec.name}' has no devel file: it takes no part in model selection` : 'warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
+    const types = new Set(trainDocs.flatMap((d) => d.mentions.map((m) => m.type)))
+    if (types.size === 0) throw new CliError(`${spec.train}: no entity mentions; nothing to learn`)
+    const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
+    if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in ${spec.dev} but not in ${spec.train}; they cannot be predicted`)
+    const train = augmentCopies > 0 ? augmentByMentionReplacement(trainDocs, { copies: augmentCopies, seed }) : trainDocs
+    tasks.push({ head: spec.name, train, dev: devDocs, labels: buildLabelMap(types).labels })
+  }
+  return tasks
+}
+
+/** Progress lines on standard error: every evaluation, and a step line at most every 5 s. */
+function progressLogger(log: (line: string) => void): (p: TrainProgress) => void {
+  let lastLine = 0
+  return (p) => {
+    if (p.kind === 'eval') return log(`epoch ${p.epoch}/${p.epochs}: mean loss ${p.loss.toFixed(4)}, devel F1 ${p.devF1!.toFixed(4)}`)
+    const now = performance.now()
+    if (now - lastLine < 5000 && p.step !== p.totalSteps && p.step !== 1) return
+    lastLine = now
+    log(
+      `epoch ${p.epoch}/${p.epochs} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} lr ${p.lr.toExponential(2)} ` +
+        `${Math.round(p.tokensPerSecond)} tok/s eta ${formatDuration(p.etaSeconds)}`,
+    )
+  }
+}
+
+const taskScoresLogger = (log: (line: string) => void) => (epoch: number, scores: Record<string, { f1: number }>) =>
+  log(`epoch ${epoch} devel F1 by head: ${Object.entries(scores).map(([h, s]) => `${h} ${s.f1.toFixed(4)}`).join(', ')}`)
+
+type RunOutcome = Pick<RunResult, 'steps' | 'plannedSteps' | 'epochs' | 'bestEpoch' | 'bestDevF1' | 'checkpointDir' | 'cancelled' | 'stoppedEarly' | 'trainTokens' | 'tokensPerSecond' | 'trainSeconds' | 'evalSeconds'> & {
+  trainExamples: number
+  wallSeconds: number
+}
+
+function logStopped(log: (line: string) => void, r: RunOutcome, outDir: string): void {
+  log(`stopped at step ${r.steps}; ${r.checkpointDir ? `best checkpoint (epoch ${r.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
+}
+
+function logDone(log: (line: string) => void, r: RunOutcome): void {
+  log(`done in ${formatDuration(r.wallSeconds)}; best epoch ${r.bestEpoch ?? '-'}${r.bestDevF1 !== null ? ` (devel F1 ${r.bestDevF1.toFixed(4)})` : ''}`)
+}
+
+/** The summary fields every training run reports on standard output. */
+function runSummary(r: RunOutcome) {
+  return {
+    train_examples: r.trainExamples,
+    steps: r.steps,
+    planned_steps: r.plannedSteps,
+    epochs: r.epochs,
+    best_epoch: r.bestEpoch,
+    best_dev_f1: r.bestDevF1,
+    cancelled: r.cancelled,
+    stopped_early: r.stoppedEarly,
+    train_tokens: r.trainTokens,
+    tokens_per_second: r.tokensPerSecond,
+    train_seconds: r.trainSeconds,
+    eval_seconds: r.evalSeconds,
+    wall_seconds: r.wallSeconds,
+  }
 }
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
@@ -303,20 +344,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
   checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])], replace: v.overwrite, replaceFlag: '--overwrite' })
-  const trainFormat = formatOpt(v['train-format'], '--train-format')
-  const devFormat = formatOpt(v['dev-format'], '--dev-format')
-  const specs = taskSpecs.length ? taskSpecs : [{ name: DEFAULT_HEAD, train: trainPath, dev: v.dev as string | undefined }]
-  const tasks: Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[] }> = []
-  for (const spec of specs) {
-    if (tasks.some((t) => t.head === spec.name)) throw new CliError(`--task ${spec.name} is given twice`, 2)
-    const trainDocs = (await readCorpus(spec.train, trainFormat, quiet, typeMap)).documents
-    if (!trainDocs.some((d) => d.mentions.length)) throw new CliError(`${spec.train}: no entity mentions; nothing to learn`)
-    const dev = spec.dev !== undefined ? (await readCorpus(spec.dev, devFormat, quiet, typeMap)).documents : undefined
-    if (!dev) log('warning: no --dev file: every epoch is saved and the last one is kept (no model selection)')
-    tasks.push({ head: spec.name, train: augmentCopies > 0 ? augmentByMentionReplacement(trainDocs, { copies: augmentCopies, seed }) : trainDocs, dev })
-  }
+  const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
-  let lastLine = 0
   let result
   try {
     result = await trainWordTagger({
@@ -334,14 +363,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       threads: settings.threads,
       init,
       signal: stop.signal,
-      onTaskScores: tasks.length > 1 ? (epoch, scores) => log(`epoch ${epoch} devel F1 by head: ${Object.entries(scores).map(([h, s]) => `${h} ${s.f1.toFixed(4)}`).join(', ')}`) : undefined,
-      onProgress: (p: TrainProgress) => {
-        if (p.kind === 'eval') return log(`epoch ${p.epoch}/${p.epochs}: mean loss ${p.loss.toFixed(4)}, devel F1 ${p.devF1!.toFixed(4)}`)
-        const now = performance.now()
-        if (now - lastLine < 5000 && p.step !== p.totalSteps && p.step !== 1) return
-        lastLine = now
-        log(`epoch ${p.epoch}/${p.epochs} step ${p.step}/${p.totalSteps} loss ${p.loss.toFixed(4)} ${Math.round(p.tokensPerSecond)} tok/s eta ${formatDuration(p.etaSeconds)}`)
-      },
+      onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
+      onProgress: progressLogger(log),
       metadata: {
         source: {
           ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
@@ -357,27 +380,15 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   }
   const c = result.model.config
   log(`model: word-lstm — ${c.wordVocabSize} words × ${c.wordDim}, ${c.charVocabSize} characters, BiLSTM 2 × ${c.lstmHidden}, CRF`)
-  if (result.cancelled) log(`stopped at step ${result.steps}; ${result.checkpointDir ? `best checkpoint (epoch ${result.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
-  log(`done in ${formatDuration(result.wallSeconds)}; best epoch ${result.bestEpoch ?? '-'}${result.bestDevF1 !== null ? ` (devel F1 ${result.bestDevF1.toFixed(4)})` : ''}`)
+  if (result.cancelled) logStopped(log, result, outDir)
+  logDone(log, result)
   writeJsonLine({
     out: result.checkpointDir,
     arch: 'word-lstm',
     trainer: result.trainer,
     labels: result.labels,
     parameters: [...result.model.params.values()].reduce((a, p) => a + p.length, 0),
-    train_examples: result.trainExamples,
-    steps: result.steps,
-    planned_steps: result.plannedSteps,
-    epochs: result.epochs,
-    best_epoch: result.bestEpoch,
-    best_dev_f1: result.bestDevF1,
-    cancelled: result.cancelled,
-    stopped_early: result.stoppedEarly,
-    train_tokens: result.trainTokens,
-    tokens_per_second: result.tokensPerSecond,
-    train_seconds: result.trainSeconds,
-    eval_seconds: result.evalSeconds,
-    wall_seconds: result.wallSeconds,
+    ...runSummary(result),
   })
   return result.cancelled ? 130 : 0
 }

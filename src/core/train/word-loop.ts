@@ -15,6 +15,7 @@ import type { TrainingMetadata } from '../model/checkpoint-files'
 import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
 import type { TrainerEngine } from './engine'
+import type { RunSettings } from './loop'
 import { plannedStepsOf, runTraining, type DevScores, type RunProgress, type RunResult } from './runner'
 import { OrtWordTaggerTrainer } from './word-trainer'
 
@@ -38,27 +39,17 @@ export interface WordTrainTask {
   dev?: readonly CorpusDocument[]
 }
 
-export interface WordTrainOptions {
+/**
+ * The runner settings every task takes (loop.ts RunSettings; maxLength counts words here, which
+ * are the word tagger's pieces); outDir gets the best epoch by the mean devel F1 over heads.
+ */
+export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' | 'batchSize' | 'lr' | 'maxGradNorm' | 'seed' | 'maxLength' | 'sentenceLevel' | 'patience' | 'maxSteps' | 'threads' | 'signal'> {
   tasks: readonly WordTrainTask[]
-  /** The best epoch (by mean devel F1 over heads) is saved here; omit to keep it in memory. */
-  outDir?: string
-  epochs?: number
-  batchSize?: number
-  lr?: number
-  maxGradNorm?: number | null
-  seed?: number
-  /** Words per window including the two special positions. */
-  maxLength?: number
-  sentenceLevel?: boolean
-  patience?: number
-  maxSteps?: number
   /** Stop after the first epoch that ends past this many minutes (the best epoch is kept). */
   maxMinutes?: number
   /** Sizes other than the defaults (WORD_TAGGER_DEFAULTS). */
   config?: Partial<WordTaggerConfig>
   vocab?: WordVocabOptions
-  threads?: number
-  signal?: AbortSignal
   onProgress?: (p: RunProgress) => void
   onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
   /** Extra fastbioner.json content (the caller's source record). */

@@ -5,6 +5,7 @@ import { statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
+import { readCorpusFile } from '../../core/corpus'
 import { evaluate, evaluateTagger } from '../../core/eval/evaluate'
 import type { EvalResult } from '../../core/eval/metrics'
 import { initBackend, type BackendInfo } from '../../core/model/backend'
@@ -130,6 +131,19 @@ export async function scoreSaved(
     }
   }
   return { summary, devScores: ev && scores(ev) }
+}
+
+/** The extra corpus files of a retrain, read whole, with a note per file. */
+export async function readExtraCorpora(paths: readonly string[], ctx: JobContext): Promise<{ extra: CorpusDocument[]; notes: string[] }> {
+  const extra: CorpusDocument[] = []
+  const notes: string[] = []
+  for (const path of paths) {
+    phase(ctx, `Reading ${path}`)
+    const r = await readCorpusFile(path)
+    extra.push(...r.documents)
+    notes.push(`${path}: ${r.documents.length} extra training documents`)
+  }
+  return { extra, notes }
 }
 
 export function typesOf(docs: readonly CorpusDocument[]): string[] {

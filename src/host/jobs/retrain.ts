@@ -1,9 +1,7 @@
 // The retrain job: fine-tunes a workspace model on reviewed documents into a candidate, scored before and after.
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { CorpusDocument } from '@shared/domain'
 import { continuedTrainingLr, TRAIN_DEFAULTS } from '@shared/recipes'
-import { readCorpusFile } from '../../core/corpus'
 import { evaluate } from '../../core/eval/evaluate'
 import type { BackendInfo } from '../../core/model/backend'
 import { DEFAULT_HEAD } from '../../core/model/bert'
@@ -15,20 +13,13 @@ import { train } from '../../core/train/loop'
 import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { retrainWordTagger } from './word-tagger'
 import type { HostParams, HostResult, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
-import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job } from './common'
+import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job, readExtraCorpora } from './common'
 
 export const retrain: Job<'retrain'> = async (p, ctx) => {
   if (isWordTaggerFolder(p.baseDir)) return retrainWordTagger(p, ctx)
   const b = await ensureBackend()
   const t0 = performance.now()
-  const notes: string[] = []
-  const extra: CorpusDocument[] = []
-  for (const path of p.extraCorpusPaths) {
-    phase(ctx, `Reading ${path}`)
-    const r = await readCorpusFile(path)
-    extra.push(...r.documents)
-    notes.push(`${path}: ${r.documents.length} extra training documents`)
-  }
+  const { extra, notes } = await readExtraCorpora(p.extraCorpusPaths, ctx)
   phase(ctx, 'Loading the base model')
   const base = await loadCheckpoint(p.baseDir, { trainable: false })
   const baseMeta = trainingMeta(base.metadata)

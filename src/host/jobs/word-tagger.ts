@@ -8,12 +8,11 @@ import { evaluateTagger } from '../../core/eval/evaluate'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadWordTagger, saveWordTagger, type WordTaggerFolder } from '../../core/model/word-tagger'
 import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
-import { readCorpusFile } from '../../core/corpus'
 import { wordTaggerFor } from '../../core/tag/open'
 import { trainWordTagger, WORD_TAGGER_RECIPE } from '../../core/train/word-loop'
 import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf } from './common'
+import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora } from './common'
 
 const ENGINE = 'onnxruntime-cpu'
 
@@ -95,14 +94,7 @@ export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobCo
 /** retrain for a word tagger base: warm start on the reviewed documents, scored before and after on the held-out ones. */
 export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContext): Promise<HostResult<'retrain'>> {
   const t0 = performance.now()
-  const notes: string[] = []
-  const extra: CorpusDocument[] = []
-  for (const path of p.extraCorpusPaths) {
-    phase(ctx, `Reading ${path}`)
-    const r = await readCorpusFile(path)
-    extra.push(...r.documents)
-    notes.push(`${path}: ${r.documents.length} extra training documents`)
-  }
+  const { extra, notes } = await readExtraCorpora(p.extraCorpusPaths, ctx)
   phase(ctx, 'Loading the base model')
   const base = loadWordTagger(p.baseDir)
   const baseHead = DEFAULT_HEAD in base.heads ? DEFAULT_HEAD : Object.keys(base.heads)[0]
