@@ -1,7 +1,7 @@
 // What the model host's jobs share: the request error, the log line, the training backend (set
 // up once per process), progress events and the summaries and scores a job reports back.
 import { typesOfLabels } from '../../core/nlp/bio'
-import { statSync } from 'node:fs'
+import { rmSync, statSync } from 'node:fs'
 import { availableParallelism, cpus } from 'node:os'
 import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
@@ -144,6 +144,34 @@ export async function readExtraCorpora(paths: readonly string[], ctx: JobContext
     notes.push(`${path}: ${r.documents.length} extra training documents`)
   }
   return { extra, notes }
+}
+
+/** The answer of a retrain stopped before its candidate was saved (the candidate folder removed). */
+export function cancelledRetrain(
+  p: HostParams<'retrain'>,
+  backend: string,
+  before: ScoresWithTypes,
+  notes: string[],
+  t0: number,
+  curve: TrainedCheckpoint['curve'] = [],
+): HostResult<'retrain'> {
+  rmSync(p.candidateDir, { recursive: true, force: true })
+  return {
+    cancelled: true,
+    saved: false,
+    summary: null,
+    devScores: null,
+    bestEpoch: null,
+    steps: curve.filter((c) => c.devF1 === undefined).length,
+    epochs: curve.filter((c) => c.devF1 !== undefined).length,
+    seconds: (performance.now() - t0) / 1000,
+    backend,
+    notes,
+    curve,
+    before,
+    after: null,
+    extraDocuments: 0,
+  }
 }
 
 export function typesOf(docs: readonly CorpusDocument[]): string[] {

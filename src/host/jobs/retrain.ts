@@ -3,7 +3,6 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { continuedTrainingLr, TRAIN_DEFAULTS } from '@shared/recipes'
 import { evaluate } from '../../core/eval/evaluate'
-import type { BackendInfo } from '../../core/model/backend'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint'
 import type { TrainingMetadata } from '../../core/model/checkpoint-files'
@@ -12,8 +11,8 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { train } from '../../core/train/loop'
 import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { retrainWordTagger } from './word-tagger'
-import type { HostParams, HostResult, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
-import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job, readExtraCorpora } from './common'
+import type { ScoresWithTypes, TrainedCheckpoint } from '../protocol'
+import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job, readExtraCorpora, cancelledRetrain } from './common'
 
 export const retrain: Job<'retrain'> = async (p, ctx) => {
   if (isWordTaggerFolder(p.baseDir)) return retrainWordTagger(p, ctx)
@@ -44,7 +43,7 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
   } finally {
     base.model.dispose()
   }
-  if (ctx.signal.aborted) return cancelledRetrain(p, b, before, notes, t0)
+  if (ctx.signal.aborted) return cancelledRetrain(p, b.name, before, notes, t0)
 
   const ck = await loadCheckpoint(p.baseDir, { heads: { [DEFAULT_HEAD]: labels }, seed: p.seed })
   const lr = p.lr ?? continuedTrainingLr(baseMeta.lr, base.config.hiddenSize)
@@ -64,7 +63,7 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
       onProgress: stepReporter(ctx, curve),
       signal: ctx.signal,
     })
-    if (result.cancelled) return cancelledRetrain(p, b, before, notes, t0, curve)
+    if (result.cancelled) return cancelledRetrain(p, b.name, before, notes, t0, curve)
     notes.push(`trainer: ${result.trainer} (${result.trainerReason})`)
     // The last epoch is the candidate (no selection on the held-out documents: "after" stays an
     // honest estimate; the curve shows every epoch).
@@ -111,31 +110,5 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
     throw e
   } finally {
     ck.model.dispose()
-  }
-}
-function cancelledRetrain(
-  p: HostParams<'retrain'>,
-  b: BackendInfo,
-  before: ScoresWithTypes,
-  notes: string[],
-  t0: number,
-  curve: TrainedCheckpoint['curve'] = [],
-): HostResult<'retrain'> {
-  rmSync(p.candidateDir, { recursive: true, force: true })
-  return {
-    cancelled: true,
-    saved: false,
-    summary: null,
-    devScores: null,
-    bestEpoch: null,
-    steps: curve.filter((c) => c.devF1 === undefined).length,
-    epochs: curve.filter((c) => c.devF1 !== undefined).length,
-    seconds: (performance.now() - t0) / 1000,
-    backend: b.name,
-    notes,
-    curve,
-    before,
-    after: null,
-    extraDocuments: 0,
   }
 }

@@ -12,7 +12,7 @@ import { wordTaggerFor } from '../../core/tag/open'
 import { trainWordTagger, WORD_TAGGER_RECIPE } from '../../core/train/word-loop'
 import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora } from './common'
+import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain } from './common'
 
 const ENGINE = 'onnxruntime-cpu'
 
@@ -106,7 +106,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
   if (newTypes.length) notes.push(`the base model does not know ${newTypes.join(', ')}: its head was replaced by a new one for ${typesOfLabels(labels).join(', ')}`)
   phase(ctx, `Scoring the base model on ${p.heldOut.length} held-out documents`)
   const before = (await scoreWordTagger(base, p.heldOut, baseHead)) ?? { precision: 0, recall: 0, f1: 0, types: {} }
-  if (ctx.signal.aborted) return { ...emptyRetrain(p, before, notes, t0), cancelled: true }
+  if (ctx.signal.aborted) return cancelledRetrain(p, ENGINE, before, notes, t0)
   // The base's labels under the default head name: the retrained model has one head.
   const init = { ...base, heads: { [DEFAULT_HEAD]: base.heads[baseHead] }, params: renameHead(base.params, baseHead) }
   const curve: TrainedCheckpoint['curve'] = []
@@ -122,7 +122,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
       signal: ctx.signal,
       onProgress: stepReporter(ctx, curve),
     })
-    if (result.cancelled) return { ...emptyRetrain(p, before, notes, t0, curve), cancelled: true }
+    if (result.cancelled) return cancelledRetrain(p, ENGINE, before, notes, t0, curve)
     notes.push(`trainer: ${result.trainer}`)
     // The last epoch is the candidate (no selection on the held-out documents, as for BERT models).
     const after = (await scoreWordTagger(result.model, p.heldOut)) ?? before
@@ -163,24 +163,4 @@ function renameHead(params: Map<string, Float32Array>, head: string): Map<string
     else if (!/^(classifiers|crfs)\./.test(name)) out.set(name, v)
   }
   return out
-}
-
-function emptyRetrain(p: HostParams<'retrain'>, before: ScoresWithTypes, notes: string[], t0: number, curve: TrainedCheckpoint['curve'] = []): HostResult<'retrain'> {
-  rmSync(p.candidateDir, { recursive: true, force: true })
-  return {
-    cancelled: false,
-    saved: false,
-    summary: null,
-    devScores: null,
-    bestEpoch: null,
-    steps: curve.filter((c) => c.devF1 === undefined).length,
-    epochs: curve.filter((c) => c.devF1 !== undefined).length,
-    seconds: (performance.now() - t0) / 1000,
-    backend: ENGINE,
-    notes,
-    curve,
-    before,
-    after: null,
-    extraDocuments: 0,
-  }
 }
