@@ -9,11 +9,13 @@ import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
-import { trainWordTagger } from '../../core/train/word-loop'
+import { labelTransferSet, sampleTransferSentences, transferDocuments } from '../../core/train/transfer'
+import { trainWordTagger, type WordTransferSet } from '../../core/train/word-loop'
+import { openTagger } from '../../core/tag/open'
 import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, modelFolder, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
-import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
+import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]
@@ -42,6 +44,14 @@ ${mapTypesHelp(22)}
                       the most accurate from-scratch tagger measured here) or bert (a transformer
                       over WordPiece pieces, --preset below; what --init fine-tunes and distil makes)
   --minutes M         stop after the first epoch that ends past M minutes (best epoch kept)
+  --teacher HEAD=DIR  word-lstm: distil — the model in DIR tags the --transfer text for head HEAD
+                      once before training (its best label sequences, Kim & Rush 2016's
+                      sequence-level knowledge distillation); repeat per head. HEAD= may be left
+                      out for a single --train run. The teacher's head named HEAD runs, else its
+                      only head
+  --transfer PATH     word-lstm: unlabelled text for --teacher (.txt: a sentence a line; a folder or
+                      any corpus format as for 'fastbioner pretrain'); repeatable
+  --transfer-sentences N   a uniform sample (by --seed) of N transfer sentences (default: all)
   --preset NAME       bert from scratch: a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
                       Default when neither is given: ${SCRATCH_RECIPE.preset}
@@ -80,6 +90,8 @@ exit codes: 0 done, 1 input/model problem, 2 usage error, 130 stopped by Ctrl-C 
 const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
+  ...repeatableOptions('teacher', 'transfer'),
+  ...valueOptions('transfer-sentences'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf'),
 }
@@ -101,7 +113,9 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    if (v.minutes !== undefined) throw new CliError('--minutes is an option of --arch word-lstm', 2)
+    for (const flag of ['minutes', 'teacher', 'transfer', 'transfer-sentences'] as const) {
+      if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
+    }
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
     if (scratch && !isPresetName(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
     const settings = finetuneSettings(v)
@@ -343,8 +357,9 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const quiet = v.quiet ?? false
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
-  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])], replace: v.overwrite, replaceFlag: '--overwrite' })
+  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev]), ...(v.teacher ?? []).map((t) => teacherSpec(t)[1]), ...(v.transfer ?? [])], replace: v.overwrite, replaceFlag: '--overwrite' })
   const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
+  const transfer = await readTransferSet(v, tasks.map((t) => t.head), seed, settings.threads, log)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
   let result
   try {
@@ -362,6 +377,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       maxMinutes: minutes,
       threads: settings.threads,
       init,
+      transfer,
       signal: stop.signal,
       onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
       onProgress: progressLogger(log),
@@ -371,6 +387,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           arch: 'word-lstm',
           init: v.init ?? null,
           augmentMentions: augmentCopies,
+          ...(transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}),
           ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
         },
       },
@@ -391,6 +408,45 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
     ...runSummary(result),
   })
   return result.cancelled ? 130 : 0
+}
+
+/** `--teacher HEAD=DIR` (or a bare DIR: the run's only head). */
+function teacherSpec(spec: string): [string, string] {
+  const m = /^([A-Za-z0-9_-]+)=(.+)$/.exec(spec)
+  return m ? [m[1], m[2]] : [DEFAULT_HEAD, spec]
+}
+
+/** --teacher/--transfer: the sampled transfer sentences, tagged by each teacher once. */
+async function readTransferSet(v: OptionValues<typeof OPTIONS>, heads: string[], seed: number, threads: number | undefined, log: (line: string) => void): Promise<WordTransferSet | undefined> {
+  const teacherSpecs = (v.teacher ?? []).map(teacherSpec)
+  const paths = v.transfer ?? []
+  const count = intOpt(v['transfer-sentences'], '--transfer-sentences')
+  if (!teacherSpecs.length && !paths.length && count === undefined) return undefined
+  if (!teacherSpecs.length) throw new CliError('--transfer needs --teacher HEAD=DIR (the model that labels it)', 2)
+  if (!paths.length) throw new CliError('--teacher needs --transfer PATH (the text it labels)', 2)
+  for (const [head] of teacherSpecs) {
+    if (!heads.includes(head)) throw new CliError(`--teacher ${head}=…: no task trains head '${head}' (heads: ${heads.join(', ')})`, 2)
+  }
+  const t0 = performance.now()
+  const sentences = await sampleTransferSentences(paths, count, seed)
+  if (!sentences.length) throw new CliError(`--transfer ${paths.join(', ')}: no sentences`)
+  const documents = transferDocuments(sentences)
+  log(`transfer set: ${sentences.length} sentences from ${paths.join(', ')}`)
+  const teachers = []
+  try {
+    for (const [head, dir] of teacherSpecs) teachers.push({ head, tagger: await openTagger(modelFolder(dir, v.quiet ?? false, '--teacher'), { engine: 'onnx', threads }) })
+    let last = 0
+    const set = await labelTransferSet(documents, teachers, (head, done, total) => {
+      if (performance.now() - last < 5000 && done < total) return
+      last = performance.now()
+      log(`teacher ${head}: tagged ${done}/${total} sentences`)
+    })
+    const found = Object.entries(set.mentions).map(([h, m]) => `${h} ${m.reduce((a, x) => a + x.length, 0)}`)
+    log(`transfer set tagged in ${formatDuration((performance.now() - t0) / 1000)}; mentions by head: ${found.join(', ')}`)
+    return set
+  } finally {
+    for (const t of teachers) await t.tagger.dispose()
+  }
 }
 
 /** The levers a run in `dir` was started with (fastbioner.json's source), for --resume. */

@@ -52,6 +52,11 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
   vocab?: WordVocabOptions
   onProgress?: (p: RunProgress) => void
   onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
+  /**
+   * Text labelled by teacher models (sequence-level knowledge distillation): trained with the
+   * gold examples, every head it has labels for at once.
+   */
+  transfer?: WordTransferSet
   /** Extra fastbioner.json content (the caller's source record). */
   metadata?: Record<string, unknown>
   /**
@@ -69,11 +74,21 @@ export interface WordTrainResult extends RunResult {
   wallSeconds: number
 }
 
+/**
+ * Text a teacher tagged for each head (Kim & Rush 2016, sequence-level knowledge distillation: the
+ * student learns the teachers' best label sequences, so the CRF loss stays as it is). A corpus
+ * annotates one head; a transfer sentence teaches every head that has a teacher.
+ */
+export interface WordTransferSet {
+  documents: readonly CorpusDocument[]
+  /** Head → the mentions its teacher found in each document, in the order of documents. */
+  mentions: Record<string, ReadonlyArray<CorpusDocument['mentions']>>
+}
+
 interface WordExample extends Example {
-  head: string
   words: string[]
-  /** Label id of each word. */
-  wordLabels: Int32Array
+  /** The heads this example trains: the label id of each word for each. */
+  targets: Array<{ head: string; labels: Int32Array }>
 }
 
 /** Every word becomes one [UNK] piece: the examples path then windows and labels by word. */
@@ -85,8 +100,27 @@ function wordExamples(docs: readonly CorpusDocument[], head: string, labelMap: L
   const byId = new Map(docs.map((d) => [d.id, d]))
   return documentsToExamples(docs, tokenizer, labelMap, { maxLength, sentenceLevel }).map((ex) => {
     const { positions, texts } = exampleWords(ex, byId.get(ex.docId)!.text)
-    return { ...ex, head, words: texts, wordLabels: Int32Array.from(positions, (p) => ex.labels[p]) }
+    return { ...ex, words: texts, targets: [{ head, labels: Int32Array.from(positions, (p) => ex.labels[p]) }] }
   })
+}
+
+/**
+ * One example per window of the transfer text with a target for each teacher's head. Windows do
+ * not depend on the mentions, so the heads' example lists line up one to one.
+ */
+function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap>, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
+  let out: WordExample[] | null = null
+  for (const [head, mentions] of Object.entries(t.mentions)) {
+    const map = labelMaps[head]
+    if (!map) throw new Error(`transfer set: no task trains head '${head}' (heads: ${Object.keys(labelMaps).join(', ')})`)
+    if (mentions.length !== t.documents.length) throw new Error(`transfer set: head '${head}' has mentions for ${mentions.length} of ${t.documents.length} documents`)
+    // A teacher's type the task does not train is dropped by the label alignment (nlp/bio).
+    const docs = t.documents.map((d, i) => ({ ...d, mentions: mentions[i] }))
+    const ex = wordExamples(docs, head, map, tokenizer, maxLength, sentenceLevel)
+    if (out === null) out = ex
+    else out.forEach((e, i) => e.targets.push(ex[i].targets[0]))
+  }
+  return out ?? []
 }
 
 export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainResult> {
@@ -99,12 +133,15 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const sentenceLevel = o.sentenceLevel ?? true
   const tokenizer = wordTaggerTokenizer()
   const labels: Record<string, string[]> = {}
+  const labelMaps: Record<string, LabelMap> = {}
   const examples: WordExample[] = []
   for (const t of o.tasks) {
     const map = buildLabelMap(new Set(t.train.flatMap((d) => d.mentions.map((m) => m.type))))
     labels[t.head] = map.labels
+    labelMaps[t.head] = map
     examples.push(...wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel))
   }
+  if (o.transfer) examples.push(...transferExamples(o.transfer, labelMaps, tokenizer, maxLength, sentenceLevel))
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
   const featurizer = o.init?.featurizer ?? WordFeaturizer.learn(examples.flatMap((e) => e.words), { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab })
   const config = o.init?.config ?? wordTaggerConfig(featurizer, o.config)
@@ -137,7 +174,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       const T = wordBucket(Math.max(...rows.map((e) => e.words.length)))
       const batch = wordBatch(featurizer, config, rows.map((e) => e.words), T, unk)
       const y: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(rows.length * T).fill(IGNORE_INDEX)]))
-      rows.forEach((e, r) => y[e.head].set(e.wordLabels, r * T))
+      rows.forEach((e, r) => e.targets.forEach((t) => y[t.head].set(t.labels, r * T)))
       return trainer.step(batch, y, stepSeed)
     },
     currentLr: () => trainer.optimizer.currentLr(),

@@ -1,0 +1,159 @@
+// Sequence-level distillation into a word tagger: sentences tagged by teachers train the student
+// beside the gold corpora, one example teaching every head that has a teacher; `train --teacher
+// --transfer` samples the text and runs each teacher once.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CorpusDocument } from '@shared/domain'
+import { writePubtator } from '@core/corpus'
+import { Rng } from '@core/rng'
+import { openTagger } from '@core/tag/open'
+import type { Tagger } from '@core/tag/tagger'
+import { labelTransferSet, sampleTransferSentences, teacherHeadFor, transferDocuments } from '@core/train/transfer'
+import { trainWordTagger } from '@core/train/word-loop'
+import { wordTaggerFor } from '@core/tag/open'
+import { run as trainCmd } from '../../../src/cli/commands/train'
+import { capture } from '../cli/capture'
+
+let tmp: string
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'fastbioner-transfer-'))
+})
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+/** Sentences "<lead> <word> in the cells." with each listed word a mention of its type. */
+function corpus(rows: Array<[string, string | null]>, idBase: number): CorpusDocument[] {
+  return rows.map(([word, type], i) => {
+    const lead = ['The patient showed', 'Signs of', 'We report'][i % 3]
+    const text = `${lead} ${word} in the cells.`
+    const start = lead.length + 1
+    return { id: String(idBase + i), text, passages: [], mentions: type ? [{ start, end: start + word.length, type, text: word }] : [] }
+  })
+}
+
+const mentionTexts = async (tagger: Tagger, text: string, head?: string) => {
+  const [r] = await tagger.tag([{ id: 'q', text, passages: [], mentions: [] }], { head })
+  return r.mentions.map((m) => text.slice(m.start, m.end)).sort()
+}
+
+describe('word tagger with a transfer set', () => {
+  it('learns from the teachers what no gold corpus says, for each head from its own teacher', async () => {
+    // Gold: head "dis" knows two diseases, head "chem" two chemicals; neither corpus contains the
+    // invented words below. The transfer text has them, labelled by each head's (fake) teacher:
+    // "vorblax" a Disease for dis, "quinzate" a Chemical for chem, in the same sentences.
+    const rng = new Rng(3)
+    const dis = corpus(Array.from({ length: 40 }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), 100)
+    const chem = corpus(Array.from({ length: 40 }, (_, i) => (i % 2 ? ['aspirin', 'Chemical'] : ['heparin', 'Chemical'])), 200)
+    const transferText = Array.from({ length: 60 }, () => rng.pick(['Signs of vorblax after quinzate in the cells.', 'We report quinzate and vorblax in the cells.']))
+    const documents = transferDocuments(transferText)
+    const spans = (text: string, word: string, type: string) => {
+      const start = text.indexOf(word)
+      return [{ start, end: start + word.length, type, text: word }]
+    }
+    const transfer = {
+      documents,
+      mentions: {
+        dis: documents.map((d) => spans(d.text, 'vorblax', 'Disease')),
+        chem: documents.map((d) => spans(d.text, 'quinzate', 'Chemical')),
+      },
+    }
+    const tasks = [
+      { head: 'dis', train: dis },
+      { head: 'chem', train: chem },
+    ]
+    const withTransfer = await trainWordTagger({ tasks, transfer, epochs: 6, seed: 1, threads: 1 })
+    const without = await trainWordTagger({ tasks, epochs: 6, seed: 1, threads: 1 })
+    expect(withTransfer.trainExamples).toBe(80 + 60)
+    const q = 'Signs of vorblax after quinzate in the cells.'
+    const a = wordTaggerFor(withTransfer.model, { maxLength: 256, stride: null, sentenceLevel: true }, { threads: 1 })
+    const b = wordTaggerFor(without.model, { maxLength: 256, stride: null, sentenceLevel: true }, { threads: 1 })
+    try {
+      expect(await mentionTexts(a, q, 'dis')).toEqual(['vorblax'])
+      expect(await mentionTexts(a, q, 'chem')).toEqual(['quinzate'])
+      // The gold alone does not teach them: what the transfer set added is the teachers' labels.
+      expect(await mentionTexts(b, q, 'dis')).not.toContain('vorblax')
+      expect(await mentionTexts(b, q, 'chem')).not.toContain('quinzate')
+    } finally {
+      await a.dispose()
+      await b.dispose()
+    }
+  }, 240_000)
+
+  it('refuses a transfer head no task trains and a teacher without labels for every sentence', async () => {
+    const docs = transferDocuments(['Signs of fever in the cells.'])
+    const tasks = [{ head: 'dis', train: corpus([['fever', 'Disease']], 1) }]
+    await expect(trainWordTagger({ tasks, transfer: { documents: docs, mentions: { gene: [[]] } }, epochs: 1, threads: 1 })).rejects.toThrow(/no task trains head 'gene'/)
+    await expect(trainWordTagger({ tasks, transfer: { documents: docs, mentions: { dis: [] } }, epochs: 1, threads: 1 })).rejects.toThrow(/mentions for 0 of 1 documents/)
+  })
+
+  it('picks the teacher head by name, else the only one, and tags in chunks', async () => {
+    const calls: Array<{ n: number; head?: string }> = []
+    const fake = (heads: string[]) =>
+      ({
+        headNames: heads,
+        tag: async (d: CorpusDocument[], o: { head?: string }) => {
+          calls.push({ n: d.length, head: o.head })
+          return d.map((doc) => ({ mentions: [{ start: 0, end: 5, type: 'Disease', text: doc.text.slice(0, 5), confidence: 0.9, head: o.head }] }))
+        },
+      }) as unknown as Tagger
+    expect(teacherHeadFor({ head: 'ncbi', tagger: fake(['default']) })).toBe('default')
+    expect(teacherHeadFor({ head: 'ncbi', tagger: fake(['bc5cdr', 'ncbi']) })).toBe('ncbi')
+    expect(() => teacherHeadFor({ head: 'gene', tagger: fake(['bc5cdr', 'ncbi']) })).toThrow(/several heads/)
+    const docs = transferDocuments(['fever one', 'fever two', 'fever three', 'fever four', 'fever five'])
+    const set = await labelTransferSet(docs, [{ head: 'dis', tagger: fake(['default']) }], undefined, 2)
+    expect(calls).toEqual([{ n: 2, head: 'default' }, { n: 2, head: 'default' }, { n: 1, head: 'default' }])
+    // Mentions are stored as corpus mentions (no confidence or head).
+    expect(set.mentions.dis).toHaveLength(5)
+    expect(set.mentions.dis[4]).toEqual([{ start: 0, end: 5, type: 'Disease', text: 'fever' }])
+  })
+
+  it('samples a uniform, seeded subset of the lines; all of them in order without a count', async () => {
+    const f = join(tmp, 'lines.txt')
+    writeFileSync(f, Array.from({ length: 1000 }, (_, i) => `sentence ${i}`).join('\n') + '\n')
+    expect(await sampleTransferSentences([f], undefined, 1)).toEqual(Array.from({ length: 1000 }, (_, i) => `sentence ${i}`))
+    const a = await sampleTransferSentences([f], 100, 1)
+    expect(a).toHaveLength(100)
+    expect(new Set(a).size).toBe(100)
+    expect(await sampleTransferSentences([f], 100, 1)).toEqual(a)
+    expect(await sampleTransferSentences([f], 100, 2)).not.toEqual(a)
+    // Not the first lines only: the sample reaches the end of the file.
+    expect(Math.max(...a.map((s) => Number(s.split(' ')[1])))).toBeGreaterThan(500)
+  })
+
+  it('train --teacher --transfer: the teacher tags the sampled text once and the student records it', async () => {
+    const rng = new Rng(5)
+    const gold = corpus(Array.from({ length: 30 }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), 300)
+    const train = join(tmp, 'train.pubtator')
+    writeFileSync(train, writePubtator(gold))
+    const teacherDir = join(tmp, 'teacher')
+    const t = await capture(() => trainCmd(['--train', train, '--out', teacherDir, '--epochs', '4', '--seed', '1', '--threads', '1']))
+    expect(t.code, t.err).toBe(0)
+    const text = join(tmp, 'transfer.txt')
+    writeFileSync(text, Array.from({ length: 50 }, () => `${rng.pick(['Signs of', 'We report'])} ${rng.pick(['fever', 'asthma'])} in the cells.`).join('\n') + '\n')
+    const student = join(tmp, 'student')
+    const s = await capture(() => trainCmd(['--train', train, '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--out', student, '--epochs', '2', '--seed', '1', '--threads', '1']))
+    expect(s.code, s.err).toBe(0)
+    expect(s.err).toMatch(/transfer set: 20 sentences/)
+    expect(s.err).toMatch(/mentions by head: default 20\b/)
+    const source = JSON.parse(readFileSync(join(student, 'fastbioner.json'), 'utf8')).source
+    expect(source.transferSentences).toBe(20)
+    expect(source.teachers).toEqual({ default: teacherDir })
+    const tagger = await openTagger(student, { threads: 1 })
+    try {
+      expect(await mentionTexts(tagger, 'We report asthma in the cells.')).toEqual(['asthma'])
+    } finally {
+      await tagger.dispose()
+    }
+    // Usage errors: a teacher without text, text without a teacher, a teacher for no task's head.
+    for (const [args, msg] of [
+      [['--teacher', teacherDir], /--teacher needs --transfer/],
+      [['--transfer', text], /--transfer needs --teacher/],
+      [['--teacher', `gene=${teacherDir}`, '--transfer', text], /no task trains head 'gene'/],
+    ] as const) {
+      const r = await capture(() => trainCmd(['--train', train, ...args, '--out', join(tmp, 'never'), '--epochs', '1', '--threads', '1']))
+      expect(r.code).toBe(2)
+      expect(r.err).toMatch(msg)
+    }
+  }, 240_000)
+})
