@@ -10,7 +10,7 @@ import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments } from '../../core/train/transfer'
-import { trainWordTagger, type WordTransferSet } from '../../core/train/word-loop'
+import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
 import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
@@ -52,6 +52,9 @@ ${mapTypesHelp(22)}
   --transfer PATH     word-lstm: unlabelled text for --teacher (.txt: a sentence a line; a folder or
                       any corpus format as for 'fastbioner pretrain'); repeatable
   --transfer-sentences N   a uniform sample (by --seed) of N transfer sentences (default: all)
+  --max-words N       word-lstm from scratch: most frequent words with their own vector (100
+                      floats each; the rest are read through their characters), from the training
+                      and transfer text (default ${WORD_TAGGER_RECIPE.maxWords})
   --preset NAME       bert from scratch: a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
                       Default when neither is given: ${SCRATCH_RECIPE.preset}
@@ -91,7 +94,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
-  ...valueOptions('transfer-sentences'),
+  ...valueOptions('transfer-sentences', 'max-words'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf'),
 }
@@ -113,7 +116,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'teacher', 'transfer', 'transfer-sentences'] as const) {
+    for (const flag of ['minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
@@ -349,6 +352,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   }
   if (v.init !== undefined && !isWordTaggerFolder(v.init)) throw new CliError(`--init ${v.init}: --arch word-lstm continues only from a word tagger folder (a BERT checkpoint trains with --arch bert)`, 2)
   const init = v.init !== undefined ? loadWordTagger(v.init) : undefined
+  const maxWords = intOpt(v['max-words'], '--max-words', 2)
+  if (init && maxWords !== undefined) throw new CliError(`--max-words: a run from --init keeps the vocabulary of ${v.init}`, 2)
   const settings = finetuneSettings(v)
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
@@ -378,6 +383,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       threads: settings.threads,
       init,
       transfer,
+      vocab: maxWords !== undefined ? { maxSize: maxWords } : undefined,
       signal: stop.signal,
       onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
       onProgress: progressLogger(log),

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CorpusDocument } from '@shared/domain'
 import { writePubtator } from '@core/corpus'
 import { Rng } from '@core/rng'
-import { openTagger } from '@core/tag/open'
 import type { Tagger } from '@core/tag/tagger'
 import { labelTransferSet, sampleTransferSentences, teacherHeadFor, transferDocuments } from '@core/train/transfer'
 import { trainWordTagger } from '@core/train/word-loop'
@@ -66,8 +65,8 @@ describe('word tagger with a transfer set', () => {
     const without = await trainWordTagger({ tasks, epochs: 6, seed: 1, threads: 1 })
     expect(withTransfer.trainExamples).toBe(80 + 60)
     const q = 'Signs of vorblax after quinzate in the cells.'
-    const a = wordTaggerFor(withTransfer.model, { maxLength: 256, stride: null, sentenceLevel: true }, { threads: 1 })
-    const b = wordTaggerFor(without.model, { maxLength: 256, stride: null, sentenceLevel: true }, { threads: 1 })
+    const a = wordTaggerFor(withTransfer.model, { maxLength: 256, sentenceLevel: true }, { threads: 1 })
+    const b = wordTaggerFor(without.model, { maxLength: 256, sentenceLevel: true }, { threads: 1 })
     try {
       expect(await mentionTexts(a, q, 'dis')).toEqual(['vorblax'])
       expect(await mentionTexts(a, q, 'chem')).toEqual(['quinzate'])
@@ -132,19 +131,17 @@ describe('word tagger with a transfer set', () => {
     const text = join(tmp, 'transfer.txt')
     writeFileSync(text, Array.from({ length: 50 }, () => `${rng.pick(['Signs of', 'We report'])} ${rng.pick(['fever', 'asthma'])} in the cells.`).join('\n') + '\n')
     const student = join(tmp, 'student')
-    const s = await capture(() => trainCmd(['--train', train, '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--out', student, '--epochs', '2', '--seed', '1', '--threads', '1']))
+    const s = await capture(() => trainCmd(['--train', train, '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--max-words', '5', '--out', student, '--epochs', '4', '--seed', '1', '--threads', '1']))
     expect(s.code, s.err).toBe(0)
     expect(s.err).toMatch(/transfer set: 20 sentences/)
     expect(s.err).toMatch(/mentions by head: default 20\b/)
     const source = JSON.parse(readFileSync(join(student, 'fastbioner.json'), 'utf8')).source
     expect(source.transferSentences).toBe(20)
     expect(source.teachers).toEqual({ default: teacherDir })
-    const tagger = await openTagger(student, { threads: 1 })
-    try {
-      expect(await mentionTexts(tagger, 'We report asthma in the cells.')).toEqual(['asthma'])
-    } finally {
-      await tagger.dispose()
-    }
+    // --max-words: <pad>, <unk> and the three most frequent words; the rest read by characters.
+    expect(readFileSync(join(student, 'words.txt'), 'utf8').trim().split('\n')).toHaveLength(5)
+    // Each gold document and each sampled sentence is one example.
+    expect(JSON.parse(s.out).train_examples).toBe(30 + 20)
     // Usage errors: a teacher without text, text without a teacher, a teacher for no task's head.
     for (const [args, msg] of [
       [['--teacher', teacherDir], /--teacher needs --transfer/],
