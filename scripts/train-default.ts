@@ -235,8 +235,13 @@ function belowFloor(sets: ReturnType<typeof corpora>, scores: Record<string, Eva
   return out
 }
 
-/** The word tagger's settings: train's word-lstm defaults; epochs and minutes bound the run on 2 cores. */
-const WORD_TAGGER = { epochs: 15, minutes: 90, seed: 42, threads: 1 }
+/**
+ * The student: one multi-task word tagger (a head per corpus) trained on the gold corpora and on
+ * unlabelled sentences each teacher tagged (train --teacher/--transfer). train's word-lstm
+ * defaults otherwise; minutes bound the run on 2 cores, and the word vocabulary is capped so the
+ * model stays under 15 MB.
+ */
+const WORD_STUDENT = { transferSentences: 118_568, maxWords: 25_000, minutes: 60, seed: 42, threads: 1 }
 
 /** Devel and test of each corpus with its own head, and test as `tag` gives it (every head merged). */
 async function evaluateHeads(modelDir: string, sets: ReturnType<typeof corpora>): Promise<Record<string, EvalSummary>> {
@@ -292,19 +297,22 @@ async function wordTeachers(opts: Options, sets: ReturnType<typeof corpora>): Pr
 async function wordRecipe(opts: Options): Promise<void> {
   const sets = corpora(opts.data)
   for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
+  const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
+  if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
   const teachers = await wordTeachers(opts, sets)
   if (!teachers) return
   const taskArgs = sets.flatMap((c) => ['--task', `${c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`])
-  const modelDir = join(opts.out, '1-word-tagger')
+  const teacherArgs = teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`])
+  const modelDir = join(opts.out, '2-student')
   const trained = await runStage(
     {
-      name: 'word-tagger',
+      name: 'student',
       dir: modelDir,
-      args: ['train', ...taskArgs, '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--epochs', String(WORD_TAGGER.epochs), '--minutes', String(WORD_TAGGER.minutes), '--seed', String(WORD_TAGGER.seed), '--threads', String(WORD_TAGGER.threads), '--out', modelDir],
+      args: ['train', ...taskArgs, '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...teacherArgs, '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords), '--minutes', String(WORD_STUDENT.minutes), '--seed', String(WORD_STUDENT.seed), '--threads', String(WORD_STUDENT.threads), '--out', modelDir],
     },
     opts,
   )
-  const evalDir = join(opts.out, '2-eval')
+  const evalDir = join(opts.out, '3-eval')
   let evalRecord = readStage(evalDir)
   if (!evalRecord) {
     mkdirSync(evalDir, { recursive: true })
