@@ -18,6 +18,10 @@ float32. The folder holds config.json, the tokenizer, model.safetensors (int8) a
 the app); fastbioner.json records the parent model (path, sha256) and the settings. A summary
 goes to standard error, a JSON line to standard output.
 
+A word tagger (word-lstm): its word-embedding table, most of its bytes, becomes int8 with one
+scale per word; the BiLSTM, character CNN and heads stay float32, and the table is dequantized
+when the model loads (a smaller folder, the same speed). --bits 7 does not apply.
+
   --model DIR          the float model folder
   --out DIR2           the new folder: must not exist or be empty (nothing is overwritten);
                        written under a temporary name and moved into place when complete
@@ -121,14 +125,20 @@ export async function run(argv: string[]): Promise<number> {
       if (e instanceof QuantizeError || e instanceof OnnxFileError || e instanceof OnnxExportError) throw new CliError(e.message)
       throw e
     }
-    const ratio = result.floatOnnxBytes ? ` (float model.onnx ${(result.floatOnnxBytes / 2 ** 20).toFixed(1)} MB, ${(result.int8OnnxBytes / result.floatOnnxBytes).toFixed(2)}×)` : ''
-    say(`wrote ${result.dir}: ${result.info.int8Tensors.length} int8 tensors, model.onnx ${(result.int8OnnxBytes / 2 ** 20).toFixed(1)} MB${ratio}`)
+    const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`
+    if (result.int8OnnxBytes === undefined) {
+      // A word tagger: its int8 form is the stored table; there is no graph file.
+      say(`wrote ${result.dir}: ${result.info.int8Tensors.length} int8 tensor(s), model.safetensors ${mb(result.int8WeightsBytes)} (float ${mb(result.info.parent.bytes)})`)
+    } else {
+      const ratio = result.floatOnnxBytes ? ` (float model.onnx ${mb(result.floatOnnxBytes)}, ${(result.int8OnnxBytes / result.floatOnnxBytes).toFixed(2)}×)` : ''
+      say(`wrote ${result.dir}: ${result.info.int8Tensors.length} int8 tensors, model.onnx ${mb(result.int8OnnxBytes)}${ratio}`)
+    }
     writeJsonLine({
       out: result.dir,
       parent: result.info.parent,
       bits: result.info.bits,
       int8Tensors: result.info.int8Tensors.length,
-      onnxBytes: result.int8OnnxBytes,
+      onnxBytes: result.int8OnnxBytes ?? null,
       weightsBytes: result.int8WeightsBytes,
       floatOnnxBytes: result.floatOnnxBytes ?? null,
       calibration: result.info.calibration ?? null,

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { crfParamShapes } from './crf'
 import { CheckpointError, CONFIG_FILE, HEADS_KEY, headLabelsOf, METADATA_FILE, readCheckpointInfo, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
+import { dequantizeRows, INT8_SCALE_SUFFIX, quantizeRows } from './int8'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { Rng } from '../rng'
 import { SHAPE_FLAGS, WordFeaturizer } from '../nlp/word-features'
@@ -78,10 +79,13 @@ export function wordTaggerConfig(f: WordFeaturizer, over: Partial<WordTaggerConf
 const headPrefix = (head: string): string => (head === 'default' ? 'classifier' : `classifiers.${head}`)
 
 /** Parameter names and shapes of a word tagger with these heads (CRF scores included). */
+/** The word-embedding table: most of a word tagger's bytes, what its int8 form stores as int8. */
+export const WORD_TAGGER_EMBEDDINGS = 'embeddings.word_embeddings.weight'
+
 export function wordTaggerParamShapes(c: WordTaggerConfig, heads: ReadonlyArray<{ name: string; numLabels: number }>): Map<string, number[]> {
   const H = c.lstmHidden
   const shapes = new Map<string, number[]>([
-    ['embeddings.word_embeddings.weight', [c.wordVocabSize, c.wordDim]],
+    [WORD_TAGGER_EMBEDDINGS, [c.wordVocabSize, c.wordDim]],
     ['char_cnn.char_embeddings.weight', [c.charVocabSize, c.charDim]],
     ['char_cnn.conv.weight', [c.charWidth * c.charDim, c.charFilters]],
     ['char_cnn.conv.bias', [c.charFilters]],
@@ -232,16 +236,28 @@ function vocabLines(list: readonly string[], what: string, dir: string): string 
   return list.join('\n') + '\n'
 }
 
-export function saveWordTagger(dir: string, m: WordTaggerFolder): void {
+/**
+ * Writes the folder. `int8` names 2-D parameters to store as per-row int8 + float32 scales
+ * (model/int8, the layout of BERT int8 folders): the loader dequantizes them, so only the bytes on
+ * disk change, not the arithmetic.
+ */
+export function saveWordTagger(dir: string, m: WordTaggerFolder, opts: { int8?: readonly string[] } = {}): void {
   mkdirSync(dir, { recursive: true })
   removeStaleTempFiles(dir)
   const shapes = wordTaggerParamShapes(m.config, headsOf(m.heads))
+  const int8 = new Set(opts.int8 ?? [])
   const tensors = new Map<string, TensorToWrite>()
   for (const [name, shape] of shapes) {
     const data = m.params.get(name)
     if (!data) throw new CheckpointError(`${dir}: parameter ${name} has no value`)
-    tensors.set(name, { shape, data })
+    if (int8.delete(name)) {
+      if (shape.length !== 2) throw new CheckpointError(`${dir}: parameter ${name} is not a matrix; it cannot be stored as int8 rows`)
+      const q = quantizeRows(data, shape[0], shape[1])
+      tensors.set(name, { shape, data: q.values, dtype: 'I8' })
+      tensors.set(name + INT8_SCALE_SUFFIX, { shape: [shape[0]], data: q.scale })
+    } else tensors.set(name, { shape, data })
   }
+  if (int8.size) throw new CheckpointError(`${dir}: no parameter ${[...int8].join(', ')} to store as int8`)
   writeFileAtomic(join(dir, WEIGHTS_FILE), serializeSafetensors(tensors, { format: 'pt' }))
   writeFileAtomic(join(dir, WORDS_FILE), [vocabLines(m.featurizer.words, 'word list', dir)])
   writeFileAtomic(join(dir, CHARS_FILE), [vocabLines(m.featurizer.chars, 'character list', dir)])
@@ -312,11 +328,18 @@ export function loadWordTagger(dir: string): WordTaggerFolder {
     const t = stored.tensors.get(name)
     if (!t) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: no tensor ${name}`)
     if (t.shape.join() !== shape.join()) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} is [${t.shape}], config.json implies [${shape}]`)
-    if (!(t.data instanceof Float32Array)) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} is not a float tensor`)
-    for (let i = 0; i < t.data.length; i++) {
-      if (!Number.isFinite(t.data[i])) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} holds a non-finite value at index ${i}`)
+    let data: Float32Array
+    if (t.dtype === 'I8') {
+      // An int8 folder (fastbioner quantize): rows × their scales.
+      const scale = stored.tensors.get(name + INT8_SCALE_SUFFIX)
+      if (!scale || !(scale.data instanceof Float32Array) || scale.shape.join() !== String(shape[0])) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: int8 tensor ${name} needs a float32 ${name}${INT8_SCALE_SUFFIX} of [${shape[0]}]`)
+      data = dequantizeRows(t.data, scale.data, shape[0], shape[1])
+    } else if (t.data instanceof Float32Array) data = t.data
+    else throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} is not a float tensor`)
+    for (let i = 0; i < data.length; i++) {
+      if (!Number.isFinite(data[i])) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} holds a non-finite value at index ${i}`)
     }
-    params.set(name, t.data)
+    params.set(name, data)
   }
   const metaPath = join(dir, METADATA_FILE)
   const metadata = existsSync(metaPath) ? readJsonObject(metaPath) : undefined

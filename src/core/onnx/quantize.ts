@@ -18,6 +18,7 @@ import { INT8_SCALE_SUFFIX, quantizeRows } from '../model/int8'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../model/safetensors'
 import { CONFIG_FILE, METADATA_FILE, readMetadata, WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from '../model/checkpoint-files'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles } from './checkpoint'
+import { isWordTaggerFolder, loadWordTagger, saveWordTagger, WORD_TAGGER_EMBEDDINGS } from '../model/word-tagger'
 import { DEFAULT_INT8_MATMUL, exportCheckpointToOnnx, type Int8MatMul, type WeightsMap } from './export'
 
 /** Key in fastbioner.json (and in model.safetensors' __metadata__) describing the quantization. */
@@ -35,7 +36,8 @@ export interface QuantizeOptions {
 /** Provenance written to the int8 folder's fastbioner.json under `quantization`. */
 export interface QuantizationInfo {
   format: 'int8-per-row-symmetric'
-  activations: 'dynamic uint8 per call'
+  /** BERT: int8 GEMMs; a word tagger: int8 storage only, dequantized when loaded. */
+  activations: 'dynamic uint8 per call' | 'float32 (weights dequantized when loaded)'
   bits: 7 | 8
   /** Names of the tensors stored as int8. */
   int8Tensors: string[]
@@ -102,9 +104,9 @@ async function sha256Files(paths: string[]): Promise<string> {
 export interface QuantizeFolderResult {
   dir: string
   info: QuantizationInfo
-  /** Bytes of the float and the int8 model.onnx (what the inference engine loads). */
+  /** Bytes of the float and the int8 model.onnx (what the inference engine loads); a word tagger has none. */
   floatOnnxBytes?: number
-  int8OnnxBytes: number
+  int8OnnxBytes?: number
   int8WeightsBytes: number
 }
 
@@ -130,6 +132,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     if (!statSync(outDir).isDirectory()) throw new QuantizeError(`${outDir}: exists and is not a directory`)
     if (readdirSync(outDir).length) throw new QuantizeError(`${outDir}: exists and is not empty; choose a new folder (nothing is overwritten)`)
   }
+  if (isWordTaggerFolder(srcDir)) return quantizeWordTagger(srcDir, outDir, opts)
   const files = readCheckpointFiles(srcDir)
   const srcMeta = readMetadata(srcDir) ?? {}
   if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
@@ -168,9 +171,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     tool: 'fastbioner quantize',
   }
 
-  mkdirSync(dirname(outDir), { recursive: true })
-  const tmp = join(dirname(outDir), `.${basename(outDir)}.fastbioner-tmp-${process.pid}-${Date.now().toString(36)}`)
-  mkdirSync(tmp)
+  const tmp = tempSibling(outDir)
   try {
     // Tokenizer, config and other small files travel as they are; weights, exports and training
     // state (optimizer.safetensors: float moments of the parent, useless for an int8 model) do not.
@@ -191,8 +192,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
         writeMeta()
       }
     }
-    if (existsSync(outDir)) rmdirSync(outDir) // empty (checked above); fails rather than lose a file written since
-    renameSync(tmp, outDir)
+    moveIntoPlace(tmp, outDir)
     const floatOnnx = join(srcDir, ONNX_FILE)
     return {
       dir: outDir,
@@ -201,6 +201,63 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
       int8OnnxBytes: exported.bytes,
       int8WeightsBytes: statSync(join(outDir, WEIGHTS_FILE)).size,
     }
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true })
+    throw e
+  }
+}
+
+/** An empty temporary sibling of `outDir`, where the folder is assembled before the rename. */
+function tempSibling(outDir: string): string {
+  mkdirSync(dirname(outDir), { recursive: true })
+  const tmp = join(dirname(outDir), `.${basename(outDir)}.fastbioner-tmp-${process.pid}-${Date.now().toString(36)}`)
+  mkdirSync(tmp)
+  return tmp
+}
+
+function moveIntoPlace(tmp: string, outDir: string): void {
+  if (existsSync(outDir)) rmdirSync(outDir) // empty (checked by the caller); fails rather than lose a file written since
+  renameSync(tmp, outDir)
+}
+
+/**
+ * A word tagger's int8 folder: its word-embedding table (most of its bytes: 100 floats a word)
+ * as int8 rows, one scale per word; the BiLSTM, character CNN and heads stay float32 (a fifth of
+ * the bytes). The tagging graph runs on the dequantized table, so only the size changes.
+ */
+async function quantizeWordTagger(srcDir: string, outDir: string, opts: QuantizeFolderOptions): Promise<QuantizeFolderResult> {
+  if (opts.bits === 7) throw new QuantizeError(`${srcDir}: a word tagger computes in float32 (its int8 table is dequantized when loaded); --bits 7 does not apply`)
+  if (opts.embeddings === false) throw new QuantizeError(`${srcDir}: a word tagger's int8 form is its word-embedding table; with float embeddings there is nothing to quantize`)
+  const srcMeta = readMetadata(srcDir) ?? {}
+  if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent`)
+  const weights = join(srcDir, WEIGHTS_FILE)
+  if ([...readSafetensors(weights).tensors.values()].some((t) => t.dtype === 'I8')) {
+    throw new QuantizeError(`${weights}: already holds int8 tensors; quantize the float model`)
+  }
+  const model = loadWordTagger(srcDir)
+  const int8Tensors = [WORD_TAGGER_EMBEDDINGS]
+  const info: QuantizationInfo = {
+    format: 'int8-per-row-symmetric',
+    activations: 'float32 (weights dequantized when loaded)',
+    bits: 8,
+    int8Tensors,
+    parent: { dir: srcDir, name: basename(srcDir), sha256: await sha256Files([join(srcDir, CONFIG_FILE), weights]), bytes: statSync(weights).size },
+    createdAt: new Date().toISOString(),
+    tool: 'fastbioner quantize',
+  }
+  const tmp = tempSibling(outDir)
+  try {
+    const save = () => saveWordTagger(tmp, { ...model, metadata: { ...srcMeta, [QUANTIZATION_KEY]: info } }, { int8: int8Tensors })
+    save()
+    if (opts.check) {
+      const calibration = await opts.check(tmp, info)
+      if (calibration) {
+        info.calibration = calibration
+        save()
+      }
+    }
+    moveIntoPlace(tmp, outDir)
+    return { dir: outDir, info, int8WeightsBytes: statSync(join(outDir, WEIGHTS_FILE)).size }
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true })
     throw e

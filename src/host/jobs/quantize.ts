@@ -1,12 +1,10 @@
 // The quantize job: the int8 version of a float model folder (core/onnx/quantize), scored on the
 // held-out documents through its int8 ONNX graph.
-import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { QuantizeError, quantizeModelFolder } from '../../core/onnx/quantize'
 import { ensureBackend, HostInputError, phase, scoreSaved, type Job } from './common'
 
 export const quantize: Job<'quantize'> = async (p, ctx) => {
-  if (isWordTaggerFolder(p.modelDir)) throw new HostInputError(`${p.modelDir} is a word tagger: int8 quantization is available for BERT models only`)
   // tfjs reads the folder for its summary (and is the engine when onnxruntime cannot load).
   await ensureBackend()
   const t0 = performance.now()
