@@ -4,7 +4,9 @@ import { useMemo } from 'react'
 import type { ChartConfiguration, Plugin } from 'chart.js'
 import type { ComparisonRow } from '@shared/ipc'
 import { PUBLISHED_FASTBIONER } from '@shared/published'
-import { ChartCanvas, REFERENCE, SERIES } from './Chart'
+import { ChartCanvas } from './Chart'
+import { placeLabels, type LabelRequest } from './label-placement'
+import { REFERENCE, SERIES } from './palette'
 import { formatBytes, pct } from './store'
 
 export function ComparisonCharts({ rows }: { rows: ComparisonRow[] }) {
@@ -36,30 +38,49 @@ export function ComparisonCharts({ rows }: { rows: ComparisonRow[] }) {
   )
 }
 
-/** Draws each point's name beside it (Chart.js has no data labels without a plugin). */
+/**
+ * Draws each point's name near it (Chart.js has no data labels without a plugin), every dataset's
+ * names placed together so that none overlaps another or a marker (label-placement.ts).
+ */
 const pointNames: Plugin = {
   id: 'pointNames',
   afterDatasetsDraw(chart) {
     const { ctx } = chart
     ctx.save()
     ctx.font = `600 12px ${String(chart.options.font?.family ?? 'system-ui')}`
-    ctx.textBaseline = 'middle'
+    const requests: LabelRequest[] = []
     chart.data.datasets.forEach((ds, i) => {
-      const { names, placement = 'right' } = ds as unknown as { names?: string[]; placement?: 'right' | 'above' | 'below' }
+      const { names } = ds as unknown as { names?: string[] }
       if (!names || chart.getDatasetMeta(i).hidden) return
       chart.getDatasetMeta(i).data.forEach((el, j) => {
-        const name = names[j]
-        if (!name) return
-        const r = ((el as unknown as { options?: { radius?: number } }).options?.radius ?? 4) + 4
-        ctx.fillStyle = '#2b3138'
-        if (placement === 'right') {
-          ctx.textAlign = 'left'
-          ctx.fillText(name, el.x + r, el.y)
-        } else {
-          ctx.textAlign = 'center'
-          ctx.fillText(name, el.x, placement === 'above' ? el.y - r - 4 : el.y + r + 6)
-        }
+        const text = names[j]
+        const r = (el as unknown as { options?: { radius?: number } }).options?.radius ?? 4
+        if (text) requests.push({ text, x: el.x, y: el.y, r })
       })
+    })
+    // Anywhere on the canvas above the x axis: the layout padding leaves room for names.
+    const bounds = { left: 0, top: 0, right: chart.width, bottom: chart.chartArea.bottom }
+    const placed = placeLabels(requests, { measure: (t) => ctx.measureText(t).width, lineHeight: 14, bounds })
+    ctx.textBaseline = 'middle'
+    ctx.textAlign = 'left'
+    placed.forEach(({ text, box, displaced }, k) => {
+      const point = requests[k]!
+      if (displaced) {
+        // A thin leader from the marker's edge to the nearest point of the label's box.
+        const tx = Math.min(Math.max(point.x, box.left), box.right)
+        const ty = Math.min(Math.max(point.y, box.top), box.bottom)
+        const len = Math.hypot(tx - point.x, ty - point.y)
+        if (len > point.r + 2) {
+          ctx.strokeStyle = '#8a939c'
+          ctx.lineWidth = 1
+          ctx.beginPath()
+          ctx.moveTo(point.x + ((tx - point.x) * point.r) / len, point.y + ((ty - point.y) * point.r) / len)
+          ctx.lineTo(tx, ty)
+          ctx.stroke()
+        }
+      }
+      ctx.fillStyle = '#2b3138'
+      ctx.fillText(text, box.left, (box.top + box.bottom) / 2)
     })
     ctx.restore()
   },
@@ -80,8 +101,6 @@ function TradeoffChart({ rows }: { rows: ComparisonRow[] }) {
           borderColor: SERIES[i % SERIES.length],
           borderWidth: 2,
           clip: false,
-          // Alternate so neighbouring names do not run into each other.
-          placement: i % 2 === 0 ? 'below' : 'above',
         })),
       },
       options: {
@@ -133,7 +152,6 @@ function RelativeChart({ rows }: { rows: ComparisonRow[] }) {
             pointRadius: 7,
             pointHoverRadius: 9,
             clip: false,
-            placement: 'above',
           },
           {
             label: 'FastBioNER, published',
@@ -146,7 +164,6 @@ function RelativeChart({ rows }: { rows: ComparisonRow[] }) {
             pointRadius: 7,
             pointHoverRadius: 9,
             clip: false,
-            placement: 'right',
           },
         ],
       } as unknown as ChartConfiguration<'scatter'>['data'],

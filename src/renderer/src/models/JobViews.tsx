@@ -1,7 +1,7 @@
 // Progress of the model job (bar, ETA, Cancel) and the live training curve.
 import { useMemo } from 'react'
-import type { ChartConfiguration } from 'chart.js'
-import { ChartCanvas, SERIES } from './Chart'
+import { ChartCanvas } from './Chart'
+import { curveEvalValue, trainingCurveConfig } from './chart-lines'
 import { cancelModelJob, dismissFinishedJob, formatEta, type ModelJob } from './store'
 
 const KIND_VERB: Record<ModelJob['kind'], string> = {
@@ -70,78 +70,11 @@ export function JobProgressBar({ job, compact = false, testId }: { job: ModelJob
 export function TrainingCurve({ job, height = 260 }: { job: ModelJob; height?: number }) {
   const mlm = job.kind === 'adapt'
   const evalName = mlm ? 'Held-out masked-word accuracy' : 'Devel F1'
-  const evalValue = (p: { devF1?: number; maskedAccuracy?: number }) => ((mlm ? p.maskedAccuracy : p.devF1) ?? 0) * 100
-  const config = useMemo((): ChartConfiguration<'line'> => {
-    const labels = [...new Set([...job.curve, ...job.evals].map((p) => p.label ?? ''))]
-    const datasets: ChartConfiguration<'line'>['data']['datasets'] = []
-    labels.forEach((label, i) => {
-      const colour = SERIES[i % SERIES.length]!
-      const name = label ? `${label} · ` : ''
-      datasets.push({
-        label: `${name}loss`,
-        data: job.curve.filter((p) => (p.label ?? '') === label).map((p) => ({ x: p.step, y: p.loss })),
-        borderColor: colour,
-        backgroundColor: colour,
-        borderWidth: 2,
-        pointRadius: 0,
-        cubicInterpolationMode: 'monotone',
-        yAxisID: 'loss',
-      })
-      const evals = job.evals.filter((p) => (p.label ?? '') === label)
-      if (evals.length) {
-        datasets.push({
-          label: `${name}${mlm ? 'held-out masked-word accuracy' : 'devel F1'} (%)`,
-          data: evals.map((p) => ({ x: p.step, y: evalValue(p) })),
-          borderColor: colour,
-          backgroundColor: '#ffffff',
-          borderWidth: 2,
-          borderDash: [5, 4],
-          pointRadius: 5,
-          pointHoverRadius: 7,
-          pointBorderWidth: 2,
-          pointStyle: 'rectRot',
-          yAxisID: 'f1',
-        })
-      }
-    })
-    return {
-      type: 'line',
-      data: { datasets },
-      options: {
-        parsing: false,
-        normalized: true,
-        interaction: { mode: 'nearest', intersect: false },
-        scales: {
-          x: {
-            type: 'linear',
-            title: { display: true, text: 'Training step' },
-            min: 0,
-            ...(job.totalSteps > 0 && labels.length <= 1 ? { max: job.totalSteps } : {}),
-            ticks: { precision: 0 },
-          },
-          loss: { type: 'linear', position: 'left', title: { display: true, text: 'Loss' }, beginAtZero: true },
-          f1: {
-            type: 'linear',
-            position: 'right',
-            min: 0,
-            max: 100,
-            // The legend names the series in full; the axis title must fit a short chart.
-            title: { display: true, text: mlm ? 'Accuracy (%)' : 'Devel F1 (%)' },
-            grid: { drawOnChartArea: false },
-          },
-        },
-        plugins: {
-          legend: { position: 'bottom' },
-          tooltip: {
-            callbacks: {
-              label: (ctx) => `${ctx.dataset.label}: ${(ctx.parsed.y ?? 0).toFixed(ctx.dataset.yAxisID === 'f1' ? 1 : 3)}`,
-            },
-          },
-        },
-      },
-    }
-    // evalValue depends on mlm only.
-  }, [job.curve, job.evals, job.totalSteps, mlm])
+  const evalValue = (p: ModelJob['evals'][number]) => curveEvalValue(p, mlm)
+  const config = useMemo(
+    () => trainingCurveConfig({ curve: job.curve, evals: job.evals, totalSteps: job.totalSteps, mlm }),
+    [job.curve, job.evals, job.totalSteps, mlm],
+  )
 
   const last = job.curve[job.curve.length - 1]
   const lastEval = job.evals[job.evals.length - 1]
