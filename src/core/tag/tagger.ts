@@ -7,7 +7,8 @@
 // one head per corpus); `head` picks one by name.
 // Uncertainty = 1 − mean over the document's words (each word's first piece, overlapping windows
 // merged as for the mentions) of the top label probability, averaged over the heads used:
-// least-confidence sampling, cheap and bounded in [0, 1).
+// least-confidence sampling, cheap and bounded in [0, 1). Margin and entropy of the same words come
+// with it (./uncertainty) for the active-learning strategies of core/active.
 
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import type { CorpusDocument } from '../../shared/domain'
@@ -20,6 +21,7 @@ import { mergeWindowPredictions } from '../nlp/windows'
 import type { InferenceEngine } from '../onnx/engine'
 import { collate, planBatches } from '../train/batching'
 import { mergeHeadMentions, type HeadMention } from './merge'
+import { UncertaintyAccumulator, type DocumentUncertainty } from './uncertainty'
 
 /** A request the model cannot serve (unknown head, window longer than the model allows). */
 export class TaggingError extends Error {
@@ -72,6 +74,8 @@ export interface TagResult {
   mentions: TaggedMention[]
   /** Least-confidence uncertainty in [0, 1]; null for a document without words. */
   uncertainty: number | null
+  /** Least confidence (= uncertainty), margin and entropy of the same words; null without words. */
+  uncertainties: DocumentUncertainty | null
   /** Word pieces run through the engine ([CLS]/[SEP] included, padding not). */
   pieces: number
 }
@@ -171,21 +175,15 @@ export class Tagger {
 function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number): TagResult {
   const perHead: ScoredMention[][] = heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k], { crf: head.crf }))
   const mentions: TaggedMention[] | HeadMention[] = heads.length === 1 ? perHead[0] : mergeHeadMentions(heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
-  let sum = 0
-  let n = 0
+  const acc = new UncertaintyAccumulator()
   if (plan.examples.length) {
     const numWords = plan.encoding.wordOffsets.length
     heads.forEach((head, k) => {
       const C = head.labelMap.labels.length
       const merged = mergeWindowPredictions(plan.windows, probs[k], plan.encoding.wordIndex, numWords, C)
-      for (let w = 0; w < numWords; w++) {
-        if (!merged.covered[w]) continue
-        let best = 0
-        for (let j = 0; j < C; j++) best = Math.max(best, merged.scores[w * C + j])
-        sum += best
-        n++
-      }
+      for (let w = 0; w < numWords; w++) if (merged.covered[w]) acc.add(merged.scores, w * C, C)
     })
   }
-  return { mentions, uncertainty: n > 0 ? Math.min(1, Math.max(0, 1 - sum / n)) : null, pieces }
+  const uncertainties = acc.result()
+  return { mentions, uncertainty: uncertainties?.leastConfidence ?? null, uncertainties, pieces }
 }
