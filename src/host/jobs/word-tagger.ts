@@ -7,9 +7,10 @@ import type { CorpusDocument } from '@shared/domain'
 import { evaluateTagger } from '../../core/eval/evaluate'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadWordTagger, saveWordTagger, type WordTaggerFolder } from '../../core/model/word-tagger'
-import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
+import { typesOfLabels } from '../../core/nlp/bio'
 import { wordTaggerFor } from '../../core/tag/open'
 import { trainWordTagger, WORD_TAGGER_RECIPE } from '../../core/train/word-loop'
+import { planWordRetrain, retrainWordModel } from '../../core/train/word-retrain'
 import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
 import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain } from './common'
@@ -97,27 +98,21 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
   const { extra, notes } = await readExtraCorpora(p.extraCorpusPaths, ctx)
   phase(ctx, 'Loading the base model')
   const base = loadWordTagger(p.baseDir)
-  const baseHead = DEFAULT_HEAD in base.heads ? DEFAULT_HEAD : Object.keys(base.heads)[0]
-  const known = new Set(typesOfLabels(base.heads[baseHead]))
   const wanted = typesOf([...p.train, ...p.heldOut, ...extra])
   if (wanted.length === 0) throw new HostInputError('the reviewed documents have no accepted annotations: nothing to learn')
-  const newTypes = wanted.filter((t) => !known.has(t))
-  const labels = newTypes.length ? buildLabelMap([...known, ...newTypes]).labels : base.heads[baseHead]
+  const plan = planWordRetrain(base, wanted)
+  const { baseHead, labels, newTypes } = plan
   if (newTypes.length) notes.push(`the base model does not know ${newTypes.join(', ')}: its head was replaced by a new one for ${typesOfLabels(labels).join(', ')}`)
   phase(ctx, `Scoring the base model on ${p.heldOut.length} held-out documents`)
   const before = (await scoreWordTagger(base, p.heldOut, baseHead)) ?? { precision: 0, recall: 0, f1: 0, types: {} }
   if (ctx.signal.aborted) return cancelledRetrain(p, ENGINE, before, notes, t0)
-  // The base's labels under the default head name: the retrained model has one head.
-  const init = { ...base, heads: { [DEFAULT_HEAD]: base.heads[baseHead] }, params: renameHead(base.params, baseHead) }
   const curve: TrainedCheckpoint['curve'] = []
   try {
     phase(ctx, `Fine-tuning on ${p.train.length + extra.length} documents`)
-    const result = await trainWordTagger({
-      tasks: [{ head: DEFAULT_HEAD, train: [...p.train, ...extra] }],
+    const result = await retrainWordModel(base, [...p.train, ...extra], plan, {
       epochs: p.epochs,
-      lr: p.lr ?? WORD_TAGGER_RECIPE.lr / 2,
+      lr: p.lr,
       seed: p.seed,
-      init,
       threads: inferenceThreads(),
       signal: ctx.signal,
       onProgress: stepReporter(ctx, curve),
@@ -151,16 +146,4 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
     rmSync(p.candidateDir, { recursive: true, force: true })
     throw e
   }
-}
-
-/** A head's parameters under the default head's names (classifier.*, crf.*). */
-function renameHead(params: Map<string, Float32Array>, head: string): Map<string, Float32Array> {
-  if (head === DEFAULT_HEAD) return params
-  const out = new Map<string, Float32Array>()
-  for (const [name, v] of params) {
-    if (name.startsWith(`classifiers.${head}.`)) out.set(name.replace(`classifiers.${head}.`, 'classifier.'), v)
-    else if (name.startsWith(`crfs.${head}.`)) out.set(name.replace(`crfs.${head}.`, 'crf.'), v)
-    else if (!/^(classifiers|crfs)\./.test(name)) out.set(name, v)
-  }
-  return out
 }
