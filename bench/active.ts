@@ -1,0 +1,208 @@
+// Active learning with a simulated annotator (issue 30, item 1): for each strategy × seed, a seed
+// word tagger from scratch on k documents, then rounds of N documents chosen by the strategy,
+// corrected to the gold, the model retrained warm-started with the app's retrain; devel F1 and the
+// edits after every round. The engine is core/active/simulate; this file reads the corpus, stores
+// results and writes docs/ACTIVE.md.
+//
+//   npm run bench:active -- [--corpus ncbi|bc5cdr] [--strategies order,random,least-confidence,margin,entropy,diverse]
+//       [--seeds 1,2,3] [--seed-docs 20] [--batch 50] [--max-docs 300] [--seed-epochs 10] [--retrain-epochs 3]
+//       [--retrain-steps N] [--threads N] [--data DIR] [--out DIR] [--pilot] [--report]
+//
+// Each run is stored as <out>/<corpus>-<strategy>-s<seed>.json after every round (default out:
+// bench-results/active); a complete stored run with the same settings is not made again, an
+// incomplete one starts over. The seed model of a corpus × seed is kept as
+// <out>/<corpus>-seed-k<k>-e<epochs>-s<seed>.model so every strategy starts from the same model.
+// --report only rewrites docs/ACTIVE.md and its charts (docs/active/*.svg) from the stored runs.
+// --pilot marks the runs as a short first look in the report. Progress goes to standard error.
+
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import { join, relative, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { FORM_DEFAULTS, RETRAIN_RECIPE } from '../src/shared/recipes'
+import type { CorpusDocument } from '../src/shared/domain'
+import { readCorpusFile } from '../src/core/corpus'
+import { mapMentionTypes, parseTypeMap } from '../src/core/corpus/type-map'
+import { writeFileAtomic } from '../src/core/fs/atomic'
+import { loadWordTagger, saveWordTagger } from '../src/core/model/word-tagger'
+import { simulate, type WordModel } from '../src/core/active/simulate'
+import { parseStrategy, STRATEGIES, type Strategy } from '../src/core/active/strategies'
+import { chartsOf, curves, renderTables, runKey, sameProtocol, type ActiveSettings, type StoredActiveRun } from './active-report'
+
+const ROOT = resolve(__dirname, '..')
+const { values: a } = parseArgs({
+  options: {
+    corpus: { type: 'string', default: 'ncbi' },
+    strategies: { type: 'string', default: STRATEGIES.join(',') },
+    seeds: { type: 'string', default: '1' },
+    'seed-docs': { type: 'string', default: '20' },
+    batch: { type: 'string', default: '50' },
+    'max-docs': { type: 'string', default: '300' },
+    'seed-epochs': { type: 'string', default: String(FORM_DEFAULTS.wordTaggerEpochs) },
+    'retrain-epochs': { type: 'string', default: String(RETRAIN_RECIPE.epochs) },
+    'retrain-steps': { type: 'string' },
+    threads: { type: 'string' },
+    data: { type: 'string', default: resolve(ROOT, '../shared/data') },
+    out: { type: 'string', default: resolve(ROOT, 'bench-results/active') },
+    pilot: { type: 'boolean', default: false },
+    report: { type: 'boolean', default: false },
+  },
+})
+
+function fail(msg: string): never {
+  process.stderr.write(`bench:active: ${msg}\n`)
+  process.exit(2)
+}
+const log = (line: string) => process.stderr.write(`${line}\n`)
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) fail(`${flag} must be a positive integer, got '${value}'`)
+  return n
+}
+
+/** Pool = the training split, devel = the devel split; NCBI's four disease subtypes are one type. */
+const CORPORA: Record<string, { title: string; load: (data: string) => Promise<{ pool: CorpusDocument[]; dev: CorpusDocument[] }> }> = {
+  ncbi: {
+    title: 'NCBI-disease',
+    async load(data) {
+      const map = parseTypeMap('SpecificDisease,DiseaseClass,Modifier,CompositeMention=Disease')
+      const read = async (f: string) => mapMentionTypes((await readCorpusFile(join(data, 'ncbi-disease', f), 'pubtator')).documents, map)
+      return { pool: await read('train.pubtator'), dev: await read('devel.pubtator') }
+    },
+  },
+  bc5cdr: {
+    title: 'BC5CDR (chemical + disease)',
+    async load(data) {
+      // Sentence-level: documents of 10 sentences (the issue's rule), the reader's default.
+      const read = async (f: string) => (await readCorpusFile(join(data, 'mtl-bioner', 'BC5CDR-IOB', f), 'conll', { sentencesPerDocument: 10 })).documents
+      return { pool: await read('train.tsv'), dev: await read('devel.tsv') }
+    },
+  },
+}
+
+const outDir = resolve(a.out!)
+const STRATEGY_ORDER: readonly Strategy[] = STRATEGIES
+
+function readStored(): StoredActiveRun[] {
+  if (!existsSync(outDir)) return []
+  return readdirSync(outDir)
+    .filter((f) => /-s\d+\.json$/.test(f))
+    .map((f) => {
+      try {
+        return JSON.parse(readFileSync(join(outDir, f), 'utf8')) as StoredActiveRun
+      } catch (e) {
+        fail(`${join(outDir, f)}: not a stored result (${(e as Error).message}); move it away to rerun that run`)
+      }
+    })
+}
+
+function report(): void {
+  const runs = readStored()
+  const docPath = join(ROOT, 'docs/ACTIVE.md')
+  const chartDir = join(ROOT, 'docs/active')
+  mkdirSync(chartDir, { recursive: true })
+  const parts: string[] = []
+  parts.push('# Active learning, measured with a simulated annotator (issue 30)\n')
+  parts.push('Written by `npm run bench:active -- --report` from the stored runs (bench/active.ts; the engine is src/core/active/simulate.ts). Do not edit by hand.\n')
+  parts.push(
+    'Protocol: the training split is the pool, its gold hidden from the model. A seed word tagger (the app\'s default model kind, character-CNN + BiLSTM-CRF) is trained from scratch on k seeded documents (the same for every strategy of a seed; their mentions count as typed in). Each round the strategy picks N documents using the current model; the simulated annotator replaces the model\'s suggestions by the gold, and the edits that takes are counted (src/core/eval/edits.ts: a suggestion paired with a gold mention by exact span, else largest overlap, is accepted, retyped and/or re-bounded; unpaired suggestions are rejected, unpaired gold mentions added); then the model is retrained warm-started from the current one on every reviewed document with the app\'s retrain (src/core/train/word-retrain.ts, which the app\'s retrain job calls: half the recipe\'s learning rate, the model\'s vocabularies kept), and devel F1 is measured (exact spans, conlleval semantics).\n',
+  )
+  parts.push('Strategies (src/core/active/strategies.ts): **order** the pool in document order (what a person does today); **random** seeded; **least-confidence** 1 − mean top label probability over words (the review queue\'s score today); **margin** 1 − mean (top − second); **entropy** mean normalised label entropy; **diverse** the most uncertain document (least confidence) of each of N k-means clusters of TF-IDF document vectors.\n')
+  for (const [corpus, c] of Object.entries(CORPORA)) {
+    const mine = runs.filter((r) => r.settings.corpus === corpus)
+    if (mine.length === 0) continue
+    const cs = curves(mine, corpus, STRATEGY_ORDER)
+    const pilot = mine.some((r) => r.pilot)
+    parts.push(`## ${c.title}${pilot ? ' — PILOT (a short first look, not the issue\'s protocol)' : ''}\n`)
+    const s = mine[0].settings
+    if (pilot) parts.push(`> **Pilot.** ${mine.length} run(s), 1 seed, k = ${s.seedDocs}, N = ${s.batch}, up to ${s.maxDocs} documents, not the issue's 3 seeds × N = 50 up to 300 documents for every strategy. One seed cannot separate strategies whose curves differ by less than the seed-to-seed spread (±0.004 devel F1 for full training in docs/ACCURACY.md, larger with 20–120 documents); read the numbers as a smoke test of the loop and an order of magnitude of costs.\n`)
+    parts.push(`Settings: pool ${s.poolSize} documents, devel ${s.devSize}; k = ${s.seedDocs} seed documents (seed model ${s.seedEpochs} epochs from scratch), N = ${s.batch} per round, up to ${s.maxDocs}; retrain ${s.retrainEpochs} epochs${s.retrainSteps ? `, at most ${s.retrainSteps} steps` : ''}; ${s.threads ?? 'default'} thread(s).\n`)
+    parts.push(renderTables(cs))
+    const charts = chartsOf(cs, c.title)
+    writeFileSync(join(chartDir, `${corpus}-f1-vs-documents.svg`), charts.byDocs)
+    writeFileSync(join(chartDir, `${corpus}-f1-vs-corrections.svg`), charts.byEdits)
+    parts.push(`![${c.title}: devel F1 vs documents reviewed](active/${corpus}-f1-vs-documents.svg)\n`)
+    parts.push(`![${c.title}: devel F1 vs corrections made](active/${corpus}-f1-vs-corrections.svg)\n`)
+    parts.push('Runs (command, start and end, load average of the machine at start → end, over its CPUs):\n')
+    for (const r of mine.sort((x, y) => x.started.localeCompare(y.started))) {
+      const load = (l: number[] | null) => (l ? l.map((x) => x.toFixed(2)).join(' ') : '?')
+      parts.push(`- ${runKey(r.settings)}${r.complete ? '' : ' (incomplete, left out)'}: \`${r.command}\`, ${r.started} → ${r.finished ?? '…'}, load ${load(r.loadAverage.start)} → ${load(r.loadAverage.end)} on ${r.cpus} CPUs`)
+    }
+    parts.push('')
+  }
+  writeFileSync(docPath, parts.join('\n'))
+  log(`bench:active: wrote ${relative(ROOT, docPath)} and its charts in ${relative(ROOT, chartDir)}/ from ${runs.length} stored run(s)`)
+}
+
+async function main(): Promise<void> {
+  if (a.report) return report()
+  const corpus = CORPORA[a.corpus!] ? a.corpus! : fail(`--corpus must be one of ${Object.keys(CORPORA).join(', ')}, got '${a.corpus}'`)
+  let strategies: Strategy[]
+  try {
+    strategies = a.strategies!.split(',').map((s) => parseStrategy(s.trim()))
+  } catch (e) {
+    fail((e as Error).message)
+  }
+  const seeds = a.seeds!.split(',').map((s) => positiveInt(s.trim(), '--seeds'))
+  const seedDocs = positiveInt(a['seed-docs']!, '--seed-docs')
+  const batch = positiveInt(a.batch!, '--batch')
+  const maxDocs = positiveInt(a['max-docs']!, '--max-docs')
+  const seedEpochs = positiveInt(a['seed-epochs']!, '--seed-epochs')
+  const retrainEpochs = positiveInt(a['retrain-epochs']!, '--retrain-epochs')
+  const retrainSteps = a['retrain-steps'] === undefined ? null : positiveInt(a['retrain-steps'], '--retrain-steps')
+  const threads = a.threads === undefined ? null : positiveInt(a.threads, '--threads')
+  const { pool, dev } = await CORPORA[corpus].load(resolve(a.data!))
+  if (maxDocs > pool.length) fail(`--max-docs ${maxDocs} is more than the pool's ${pool.length} documents`)
+  mkdirSync(outDir, { recursive: true })
+  const command = `npm run bench:active -- ${process.argv.slice(2).join(' ')}`
+  log(`bench:active: ${corpus}: pool ${pool.length} documents, devel ${dev.length}; strategies ${strategies.join(', ')}; seeds ${seeds.join(', ')}`)
+
+  for (const seed of seeds) {
+    const seedDir = join(outDir, `${corpus}-seed-k${seedDocs}-e${seedEpochs}-s${seed}.model`)
+    for (const strategy of strategies) {
+      const settings: ActiveSettings = { corpus, strategy, seed, seedDocs, batch, maxDocs, seedEpochs, retrainEpochs, retrainSteps, threads, poolSize: pool.length, devSize: dev.length }
+      const path = join(outDir, `${runKey(settings)}.json`)
+      if (existsSync(path)) {
+        const stored = JSON.parse(readFileSync(path, 'utf8')) as StoredActiveRun
+        if (stored.complete && sameProtocol(stored.settings, settings)) {
+          log(`bench:active: ${runKey(settings)}: stored, skipped`)
+          continue
+        }
+        if (stored.complete) fail(`${path} holds a run with other settings; give another --out or move it away`)
+      }
+      const run: StoredActiveRun = { settings, rounds: [], complete: false, pilot: a.pilot!, command, started: new Date().toISOString(), finished: null, loadAverage: { start: loadavg(), end: null }, cpus: cpus().length }
+      const save = () => writeFileAtomic(path, [JSON.stringify(run, null, 1) + '\n'])
+      const seedModel: WordModel | undefined = existsSync(join(seedDir, 'config.json')) ? loadWordTagger(seedDir) : undefined
+      await simulate({
+        pool,
+        dev,
+        strategy,
+        seed,
+        seedDocs,
+        batch,
+        maxDocs,
+        seedEpochs,
+        retrainEpochs,
+        retrainSteps: retrainSteps ?? undefined,
+        threads: threads ?? undefined,
+        seedModel,
+        onSeedModel: (m) => saveWordTagger(seedDir, { ...m, metadata: { activeSeed: { corpus, seed, seedDocs, seedEpochs } } }),
+        onRound: (r) => {
+          run.rounds.push(r)
+          save()
+          log(`bench:active: ${runKey(settings)} round ${r.round}: ${r.reviewed} reviewed, devel F1 ${r.dev.f1.toFixed(3)}, corrections this round ${r.edits.rejected + r.edits.added + r.edits.retyped + r.edits.rebounded}, choose ${r.seconds.select.toFixed(1)} s, retrain ${r.seconds.retrain.toFixed(1)} s (${r.steps} steps), devel ${r.seconds.eval.toFixed(1)} s, load ${loadavg()[0].toFixed(2)}`)
+        },
+      })
+      run.complete = true
+      run.finished = new Date().toISOString()
+      run.loadAverage.end = loadavg()
+      save()
+    }
+  }
+  report()
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench:active: ${(e as Error).stack ?? e}\n`)
+  process.exit(1)
+})
