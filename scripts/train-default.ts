@@ -271,8 +271,8 @@ const WORD_TEACHER = { minutes: 35, seed: 42, threads: 1 }
  * Trains the teachers that have not run (those named in --stages only, when given: two chains can
  * run side by side on the two cores); null when some teacher is still missing.
  */
-async function wordTeachers(opts: Options, sets: ReturnType<typeof corpora>): Promise<Array<{ head: string; dir: string }> | null> {
-  const teachers: Array<{ head: string; dir: string }> = []
+async function wordTeachers(opts: Options, sets: ReturnType<typeof corpora>): Promise<Array<{ head: string; dir: string; record: StageRecord }> | null> {
+  const teachers: Array<{ head: string; dir: string; record: StageRecord }> = []
   for (const c of sets) {
     const name = `teacher-${c.head}`
     const dir = join(opts.out, `1-${name}`)
@@ -280,7 +280,7 @@ async function wordTeachers(opts: Options, sets: ReturnType<typeof corpora>): Pr
       process.stderr.write(`[${name}] not run (not in --stages)\n`)
       continue
     }
-    await runStage(
+    const record = await runStage(
       {
         name,
         dir,
@@ -288,7 +288,7 @@ async function wordTeachers(opts: Options, sets: ReturnType<typeof corpora>): Pr
       },
       opts,
     )
-    teachers.push({ head: c.head, dir })
+    teachers.push({ head: c.head, dir, record })
   }
   return teachers.length === sets.length ? teachers : null
 }
@@ -312,19 +312,32 @@ async function wordRecipe(opts: Options): Promise<void> {
     },
     opts,
   )
-  const evalDir = join(opts.out, '3-eval')
+  // (3) int8: the word table as int8 rows (a smaller folder, the same arithmetic), refused when
+  // it costs more than MAX_INT8_DROP points on NCBI-disease devel.
+  const int8Dir = join(opts.out, '3-int8')
+  const int8 = await runStage(
+    {
+      name: 'int8',
+      dir: int8Dir,
+      args: ['quantize', '--model', modelDir, '--out', int8Dir, '--calibrate', join(sets[0].dir, 'devel.tsv'), '--head', sets[0].head, '--max-f1-drop', String(MAX_INT8_DROP)],
+    },
+    opts,
+  )
+  // What ships is the int8 folder: it is what is scored and timed.
+  const shipDir = int8Dir
+  const evalDir = join(opts.out, '4-eval')
   let evalRecord = readStage(evalDir)
   if (!evalRecord) {
     mkdirSync(evalDir, { recursive: true })
     const e0 = performance.now()
-    const scores = await evaluateHeads(modelDir, sets)
-    const latency = await measureLatency(modelDir, iobText(join(sets[0].dir, 'devel.tsv')))
+    const scores = await evaluateHeads(shipDir, sets)
+    const latency = await measureLatency(shipDir, iobText(join(sets[0].dir, 'devel.tsv')))
     evalRecord = { stage: 'eval', command: ['fastbioner', 'eval', '…'], wallSeconds: (performance.now() - e0) / 1000, finishedAt: new Date().toISOString(), summary: { scores, latency } }
     writeFileAtomic(stageFile(evalDir), [JSON.stringify(evalRecord, null, 2) + '\n'])
   }
   const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>> }
-  writeFileAtomic(join(modelDir, 'MODEL_CARD.md'), [wordModelCard({ opts, sets, trained, scores, latency, evalWall: evalRecord.wallSeconds, modelDir })])
-  process.stderr.write(`model card: ${join(modelDir, 'MODEL_CARD.md')}\n`)
+  writeFileAtomic(join(shipDir, 'MODEL_CARD.md'), [wordModelCard({ opts, sets, teachers, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: shipDir })])
+  process.stderr.write(`model card: ${join(shipDir, 'MODEL_CARD.md')}\n`)
   const short = belowFloor(sets, scores)
   if (short.length) {
     process.stderr.write(`not shipped: below the floor on ${short.join('; ')}\n`)
@@ -332,10 +345,12 @@ async function wordRecipe(opts: Options): Promise<void> {
     return
   }
   process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out} --install\n`)
-  if (opts.install) install(modelDir)
+  if (opts.install) install(shipDir)
 }
 
-function wordModelCard(c: { opts: Options; sets: ReturnType<typeof corpora>; trained: StageRecord; scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>>; evalWall: number; modelDir: string }): string {
+type TeacherRun = { best_epoch: number; best_dev_f1: number; epochs: unknown[]; wall_seconds: number }
+
+function wordModelCard(c: { opts: Options; sets: ReturnType<typeof corpora>; teachers: Array<{ head: string; record: StageRecord }>; trained: StageRecord; int8: StageRecord; scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>>; evalWall: number; modelDir: string }): string {
   const cfg = JSON.parse(readFileSync(join(c.modelDir, 'config.json'), 'utf8')) as Record<string, number>
   const run = c.trained.summary as { best_epoch: number; epochs: Array<{ epoch: number; seconds: number; dev?: { f1: number } }>; parameters: number; tokens_per_second: number; wall_seconds: number }
   const bytes = SHIPPED_FILES.filter((f) => existsSync(join(c.modelDir, f))).reduce((a, f) => a + statSync(join(c.modelDir, f)).size, 0)
@@ -357,8 +372,14 @@ function wordModelCard(c: { opts: Options; sets: ReturnType<typeof corpora>; tra
       return `| ${s.name} | ${t} | ${pct(p.precision)} | ${pct(p.recall)} | ${pct(p.f1)} |`
     })
   })
-  const cmd = c.trained.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')
+  const short = (r: StageRecord) => r.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')
+  const cmd = short(c.trained)
   const best = run.epochs.find((e) => e.epoch === run.best_epoch)
+  const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
+  const teacherRows = c.teachers.map((t, i) => {
+    const r = t.record.summary as TeacherRun
+    return `| 1.${i + 1} teacher \`${t.head}\` (devel F1 ${pct(r.best_dev_f1)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
+  })
   return `# FastBioNER default model (Disease, Chemical, Gene)
 
 Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
@@ -376,7 +397,13 @@ word a ${cfg.word_dim}-dimensional embedding of the lower-cased word (${cfg.word
 character CNN (${cfg.char_dim}-dimensional embeddings of ${cfg.char_vocab_size} characters, ${cfg.char_filters} filters of width ${cfg.char_width}, max over the
 word's first ${cfg.max_chars} characters) and 4 case/shape flags → a BiLSTM of 2 × ${cfg.lstm_hidden} → one linear layer and a CRF
 per head (MT-BioNER: one head per training corpus), merged when tagging (an overlap goes to the
-more confident head). ${(run.parameters / 1e6).toFixed(2)} M parameters, float32, ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
+more confident head). ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
+word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
+
+It learnt from three teachers, one word tagger per corpus, and from ${((c.trained.summary as { train_examples: number }).train_examples / 1000).toFixed(0)} k training sentences: the gold
+corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each teacher tagged for
+its own head (sequence-level knowledge distillation, Kim & Rush 2016; MT-BioNER's multi-teacher,
+multi-task setting with the teachers' best label sequences as targets).
 
 | head | trained on | types |
 |---|---|---|
@@ -395,8 +422,10 @@ ${c.sets.map((s) => `| \`${s.head}\` | ${s.name} | ${s.types} |`).join('\n')}
 
 | stage | command | wall time |
 |---|---|---|
-| 1 multi-task word tagger | \`${cmd}\` | ${minutes(c.trained.wallSeconds)} |
-| 2 evaluation + latency | \`fastbioner eval\` per corpus and split, with its head and with every head merged | ${minutes(c.evalWall)} |
+${teacherRows.join('\n')}
+| 2 student: multi-task word tagger on gold + teacher-tagged text | \`${cmd}\` | ${minutes(c.trained.wallSeconds)} |
+| 3 int8 (NCBI-disease devel F1 ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
+| 4 evaluation + latency | \`fastbioner eval\` per corpus and split, with its head and with every head merged | ${minutes(c.evalWall)} |
 
 Best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 of the heads (${best?.dev ? pct(best.dev.f1) : '-'}); ${Math.round(run.tokens_per_second)} tokens/s of training
 on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
