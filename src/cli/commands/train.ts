@@ -44,12 +44,13 @@ ${mapTypesHelp(22)}
                       the most accurate from-scratch tagger measured here) or bert (a transformer
                       over WordPiece pieces, --preset below; what --init fine-tunes and distil makes)
   --minutes M         stop after the first epoch that ends past M minutes (best epoch kept)
-  --teacher HEAD=DIR  word-lstm: distil — the model in DIR tags the --transfer text for head HEAD
+  --teacher HEAD=DIR  distil: the model in DIR (any kind, e.g. a word tagger teaching a BERT
+                      student) tags the --transfer text for head HEAD
                       once before training (its best label sequences, Kim & Rush 2016's
                       sequence-level knowledge distillation); repeat per head. HEAD= may be left
                       out for a single --train run. The teacher's head named HEAD runs, else its
                       only head
-  --transfer PATH     word-lstm: unlabelled text for --teacher (.txt: a sentence a line; a folder or
+  --transfer PATH     unlabelled text for --teacher (.txt: a sentence a line; a folder or
                       any corpus format as for 'fastbioner pretrain'); repeatable
   --transfer-sentences N   a uniform sample (by --seed) of N transfer sentences (default: all)
   --max-words N       word-lstm from scratch: most frequent words with their own vector (100
@@ -116,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words'] as const) {
+    for (const flag of ['minutes', 'max-words'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
@@ -145,13 +146,21 @@ export async function run(argv: string[]): Promise<number> {
     checkOutputPath(outDir, {
       flag: '--out',
       kind: 'checkpoint',
-      inputs: [trainPath, v.dev, v.init, ...taskSpecs.flatMap((t) => [t.train, t.dev])],
+      inputs: [trainPath, v.dev, v.init, ...taskSpecs.flatMap((t) => [t.train, t.dev]), ...(v.teacher ?? []).map((t) => teacherSpec(t)[1]), ...(v.transfer ?? [])],
       // --resume continues the model that is there (the run checks its optimizer state).
       replace: v.overwrite || resume,
       replaceFlag: '--overwrite',
     })
 
     const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
+    if (resume && (v.teacher !== undefined || v.transfer !== undefined)) throw new CliError('--resume continues the run in --out as it was started: give neither --teacher nor --transfer', 2)
+    const transfer = await readTransferSet(v, tasks.map((t) => t.head), seed, threads, log)
+    // A BERT head trains on its own examples: each head's teacher-tagged copy of the transfer
+    // text joins that head's corpus (the word tagger instead trains every head on one copy).
+    for (const [head, mentions] of Object.entries(transfer?.mentions ?? {})) {
+      const task = tasks.find((t) => t.head === head)!
+      task.train = [...task.train, ...transfer!.documents.map((d, i) => ({ ...d, mentions: [...mentions[i]] }))]
+    }
     const headLabels = Object.fromEntries(tasks.map((t) => [t.head, t.labels]))
     const trainDocs = tasks.flatMap((t) => t.train)
 
@@ -226,6 +235,7 @@ export async function run(argv: string[]): Promise<number> {
               init: v.init ?? null,
               preset: scratch ? presetName : null,
               augmentMentions: augmentCopies,
+              ...(transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}),
               averageLast,
               ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
             },

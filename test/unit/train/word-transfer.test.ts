@@ -142,6 +142,13 @@ describe('word tagger with a transfer set', () => {
     expect(readFileSync(join(student, 'words.txt'), 'utf8').trim().split('\n')).toHaveLength(5)
     // Each gold document and each sampled sentence is one example.
     expect(JSON.parse(s.out).train_examples).toBe(30 + 20)
+    // A BERT student learns from the word tagger the same way: the head's teacher-tagged copy of
+    // the sampled text joins its corpus, and the WordPiece vocabulary is learnt from both.
+    const bert = join(tmp, 'bert-student')
+    const b = await capture(() => trainCmd(['--train', train, '--arch', 'bert', '--preset', 'cpu-tiny', '--vocab-size', '200', '--augment-mentions', '0', '--max-length', '32', '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--out', bert, '--epochs', '1', '--seed', '1', '--threads', '1']))
+    expect(b.code, b.err).toBe(0)
+    expect(JSON.parse(b.out).train_examples).toBe(30 + 20)
+    expect(JSON.parse(readFileSync(join(bert, 'fastbioner.json'), 'utf8')).source).toMatchObject({ teachers: { default: teacherDir }, transferSentences: 20 })
     // Usage errors: a teacher without text, text without a teacher, a teacher for no task's head.
     for (const [args, msg] of [
       [['--teacher', teacherDir], /--teacher needs --transfer/],
