@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { contract } from '@shared/ipc'
+import { PUBLISHED_FASTBIONER } from '@shared/published'
 import { FIXTURES, startHarness, type Harness } from './harness'
 import { inventedCorpus } from './corpus'
 import { expectToast, openFromList, waitSaved } from './ui'
@@ -382,6 +383,25 @@ describe('Models in the loop (real model host)', () => {
         return n
       })
       expect(inked, id).toBeGreaterThan(100)
+    }
+    // Every point's name is drawn, on the canvas, and no two overlap (issue 30, item 5: the two
+    // students' names at the same kept F1 were printed over each other).
+    for (const id of ['tradeoff-chart', 'relative-chart']) {
+      const { boxes, width, height } = await page
+        .getByTestId(id)
+        .locator('canvas')
+        .evaluate((c: HTMLCanvasElement) => ({
+          boxes: JSON.parse(c.dataset.labelBoxes ?? '[]') as { text: string; left: number; top: number; right: number; bottom: number }[],
+          width: c.clientWidth,
+          height: c.clientHeight,
+        }))
+      expect(boxes.length, id).toBe(id === 'tradeoff-chart' ? 3 : 2 + PUBLISHED_FASTBIONER.rows.length)
+      for (const b of boxes) {
+        expect(b.left >= 0 && b.top >= 0 && b.right <= width && b.bottom <= height, `${id}: ${b.text} on the canvas`).toBe(true)
+        for (const o of boxes) {
+          if (o !== b) expect(b.left < o.right && o.left < b.right && b.top < o.bottom && o.top < b.bottom, `${id}: ${b.text} over ${o.text}`).toBe(false)
+        }
+      }
     }
     await dismissToasts(page)
     await h.screenshot('19-comparison')

@@ -58,9 +58,11 @@ const pointNames: Plugin = {
         if (text) requests.push({ text, x: el.x, y: el.y, r })
       })
     })
-    // Anywhere on the canvas above the x axis: the layout padding leaves room for names.
-    const bounds = { left: 0, top: 0, right: chart.width, bottom: chart.chartArea.bottom }
+    // Right of the y axis's ticks and above the x axis's (the layout padding leaves room for names).
+    const bounds = { left: chart.chartArea.left, top: 0, right: chart.width, bottom: chart.chartArea.bottom }
     const placed = placeLabels(requests, { measure: (t) => ctx.measureText(t).width, lineHeight: 14, bounds })
+    // Where the names went, in canvas pixels: what the UI tests check for overlaps (a canvas has no DOM to look at).
+    chart.canvas.dataset.labelBoxes = JSON.stringify(placed.map(({ text, box }) => ({ text, ...box })))
     ctx.textBaseline = 'middle'
     ctx.textAlign = 'left'
     placed.forEach(({ text, box, displaced }, k) => {
