@@ -1,4 +1,5 @@
-import { resolve } from 'node:path'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
@@ -10,6 +11,8 @@ export default defineConfig({
   },
   test: {
     globals: true,
+    // Our ONNX exports of the test models go to a temporary cache, not the user's (core/onnx/graph-cache.ts).
+    env: { FASTBIONER_ONNX_CACHE: join(tmpdir(), 'fastbioner-test-onnx-cache') },
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -303,7 +303,7 @@ export interface ComparisonRow {
   layers: number
   weights: 'float32' | 'int8'
   parameters: number
-  /** Bytes of the files the inference engine loaded (model.onnx on onnxruntime). */
+  /** Bytes of the files the inference engine loaded (the ONNX graph on onnxruntime). */
   bytes: number
   overall: Scores
   types: Record<string, Scores>

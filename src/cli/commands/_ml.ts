@@ -233,11 +233,12 @@ export interface ModelTaggerOptions {
 
 /**
  * A tagger for a checkpoint on onnxruntime (tfjs where it cannot load). The CLI writes nothing
- * into the model folder: a model.onnx that is missing or stale is exported into memory for this
- * run only. Its load notes go to standard error unless quiet.
+ * into the model folder: the graph is our own export of its weights, kept in the per-user cache
+ * (core/onnx/graph-cache.ts; in memory for this run where the cache cannot be written). Its load
+ * notes go to standard error unless quiet.
  */
 export async function openModelTagger(dir: string, opts: ModelTaggerOptions, quiet: boolean): Promise<CheckpointTagger> {
-  const tagger = await openTagger(dir, { export: 'memory', maxLength: opts.maxLength, stride: opts.stride, threads: opts.threads, logger: quiet ? () => {} : undefined })
+  const tagger = await openTagger(dir, { maxLength: opts.maxLength, stride: opts.stride, threads: opts.threads, logger: quiet ? () => {} : undefined })
   if (!quiet) {
     process.stderr.write(`engine: ${tagger.engine.engine} (${tagger.engine.reason})\n`)
     for (const n of tagger.engine.warnings) process.stderr.write(`note: ${n}\n`)

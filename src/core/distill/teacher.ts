@@ -143,7 +143,7 @@ export interface OrtRunnerOptions {
 
 /**
  * onnxruntime (CPU provider) on the teacher exported in memory with hidden-state outputs; the
- * checkpoint directory is not touched (its model.onnx, if any, stays the tagging export).
+ * checkpoint directory is not touched.
  */
 export async function ortRunner(teacher: BertTokenClassifier, opts: OrtRunnerOptions = {}): Promise<TeacherRunner> {
   const ort = opts.loadOrt ? opts.loadOrt() : (nodeRequire()('onnxruntime-node') as typeof Ort)

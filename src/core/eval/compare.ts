@@ -2,7 +2,7 @@
 // size, accuracy and speed measured in one run on the same text.
 //
 // Per model: layers, parameters, weight precision (float32 or int8), bytes of the files the
-// inference engine loads (model.onnx for onnxruntime, the safetensors weights for tfjs), entity-
+// inference engine loads (our cached ONNX export for onnxruntime, the safetensors weights for tfjs), entity-
 // level P/R/F1 (overall and per type), median end-to-end tagging latency per document (an
 // abstract: tokenisation, windows, one engine call per document, decoding; warm-up excluded) and
 // pieces per second, all on the fastest engine that loads (onnxruntime, else tfjs; the engine

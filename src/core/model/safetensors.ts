@@ -273,9 +273,11 @@ class TorchWeightFileReader implements WeightFileReader {
   }
 }
 
-/** Opens a weight file by its kind: pytorch_model.bin (and shards) or safetensors. */
-export function openWeightFile(path: string): WeightFileReader {
-  const buf = readWeightFileBytes(path)
+/**
+ * Opens a weight file by its kind: pytorch_model.bin (and shards) or safetensors. `buf`: its
+ * bytes when the caller has read them already (to hash exactly what is decoded).
+ */
+export function openWeightFile(path: string, buf: Buffer = readWeightFileBytes(path)): WeightFileReader {
   return isTorchWeightFile(path) ? new TorchWeightFileReader(buf, path) : new SafetensorsReader(buf, path)
 }
 
@@ -291,8 +293,8 @@ export function parseSafetensors(buf: Uint8Array, file = '<buffer>', only?: (nam
 }
 
 /** Decodes a whole weight file: safetensors, or a pytorch_model.bin (see openWeightFile). */
-export function readSafetensors(path: string, only?: (name: string) => boolean): SafetensorsContents {
-  return decodeAll(openWeightFile(path), only)
+export function readSafetensors(path: string, only?: (name: string) => boolean, buf?: Buffer): SafetensorsContents {
+  return decodeAll(openWeightFile(path, buf), only)
 }
 
 /** Copies into a fresh, aligned ArrayBuffer (file offsets need not be aligned). */

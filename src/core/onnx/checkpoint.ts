@@ -63,12 +63,12 @@ export function readCheckpointFiles(dir: string): CheckpointFiles {
  * infinity (in a float tensor or an int8 tensor's scales) is refused naming the file and the
  * tensor (../model/finite.ts): the graph would score everything NaN and tag nothing.
  */
-export function readCheckpointWeights(weightPaths: string[]): WeightsMap {
+export function readCheckpointWeights(weightPaths: string[], bytes?: Buffer[]): WeightsMap {
   const out: WeightsMap = new Map()
-  for (const path of weightPaths) {
+  for (const [i, path] of weightPaths.entries()) {
     let tensors
     try {
-      tensors = readSafetensors(path).tensors
+      tensors = readSafetensors(path, undefined, bytes?.[i]).tensors
     } catch (e) {
       // SafetensorsError messages already start with the file name.
       if ((e as Error).name === 'SafetensorsError') throw new OnnxFileError(path, (e as Error).message.replace(`${path}: `, ''))

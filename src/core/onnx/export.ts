@@ -17,12 +17,12 @@
 // or faster (bench/infer.ts), so it stays the default.
 
 import { createHash } from 'node:crypto'
-import { createReadStream, existsSync, statSync } from 'node:fs'
+import { createReadStream } from 'node:fs'
 import { join } from 'node:path'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { bertConfigFromHf, transpose2d } from '../model/checkpoint-files'
 import { DEFAULT_HEAD, makeBertConfig } from '../model/config'
-import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, readOnnxMetadata } from './checkpoint'
+import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, type CheckpointFiles } from './checkpoint'
 import { GraphBuilder, attr } from './graph'
 import type { WeightsMap, WeightTensor } from './weights'
 
@@ -115,7 +115,6 @@ export const META_HEADS = 'fastbioner.heads'
 export const META_EXPORTER = 'fastbioner.exporter_version'
 export const META_HIDDEN_STATES = 'fastbioner.hidden_states'
 export const META_FUSED = 'fastbioner.fused'
-export const META_SOURCE_STAT = 'fastbioner.source_stat'
 /** 'none' for a float graph, else the Int8MatMul the int8 Linears use. */
 export const META_INT8 = 'fastbioner.int8'
 
@@ -410,10 +409,7 @@ export interface CheckpointExportOptions {
   fused?: boolean | FusedOps
   /** For an int8 model folder; default DEFAULT_INT8_MATMUL. */
   int8MatMul?: Int8MatMul
-  /**
-   * false: leave the folder as it is and return the graph in memory instead (the CLI, and
-   * read-only folders such as an installed default model). Default true.
-   */
+  /** false: leave the folder as it is and return the graph in memory instead. Default true. */
   write?: boolean
 }
 
@@ -426,24 +422,14 @@ export interface CheckpointExportResult {
   model?: Uint8Array
 }
 
-export interface EnsureOnnxResult {
-  path: string
-  /** 'fresh': the existing export matches the checkpoint; otherwise it was (re)written. */
-  status: 'fresh' | 'exported' | 'regenerated'
-  /** Why it was (re)generated, or why it is fresh; for logs and the UI. */
-  reason: string
-  fingerprint: string
-  /** The graph in memory when it had to be (re)generated with write: false; load it instead of `path`. */
-  model?: Uint8Array
-}
-
-function optionsKey(opts: CheckpointExportOptions): string {
+export function optionsKey(opts: CheckpointExportOptions): string {
   return JSON.stringify({ hiddenStates: !!opts.hiddenStates, fused: fusionKey(resolveFusion(opts.fused)) })
 }
 
 /**
  * sha256 over the exporter version, the export options, config.json and the weight files: any
- * change to the weights, the config or the graph code gives a new fingerprint.
+ * change to the weights, the config or the graph code gives a new fingerprint. It names content
+ * only: anyone holding the files can compute it, so it never vouches for a graph it is written in.
  */
 /** Content fingerprint of a checkpoint folder's config and weights (what model.onnx records). */
 export async function checkpointFingerprint(dir: string): Promise<string> {
@@ -451,12 +437,19 @@ export async function checkpointFingerprint(dir: string): Promise<string> {
   return fingerprintFiles(files.configBytes, files.weightPaths, {})
 }
 
-async function fingerprintFiles(configBytes: Uint8Array, weightPaths: string[], opts: CheckpointExportOptions): Promise<string> {
+function fingerprintHash(configBytes: Uint8Array, opts: CheckpointExportOptions) {
   const h = createHash('sha256')
   h.update(`fastbioner-onnx:${EXPORTER_VERSION}:${optionsKey(opts)}\n`)
   h.update(configBytes)
+  return h
+}
+
+const weightFileHeader = (path: string): string => `\n${path.split(/[\\/]/).pop()}\n`
+
+async function fingerprintFiles(configBytes: Uint8Array, weightPaths: string[], opts: CheckpointExportOptions): Promise<string> {
+  const h = fingerprintHash(configBytes, opts)
   for (const path of weightPaths) {
-    h.update(`\n${path.split(/[\\/]/).pop()}\n`)
+    h.update(weightFileHeader(path))
     await new Promise<void>((resolve, reject) => {
       const s = createReadStream(path, { highWaterMark: 1 << 22 })
       s.on('data', (chunk) => h.update(chunk))
@@ -467,41 +460,38 @@ async function fingerprintFiles(configBytes: Uint8Array, weightPaths: string[], 
   return h.digest('hex')
 }
 
-/** size, mtime and inode of the source files: a cheap "unchanged since export" check. */
-function sourceStat(paths: string[]): string {
-  return paths
-    .map((p) => {
-      try {
-        const st = statSync(p)
-        return `${st.size}:${st.mtimeMs}:${st.ino}`
-      } catch {
-        return 'missing'
-      }
-    })
-    .join('|')
+/** The same fingerprint over weight files already in memory (`bytes[i]` holds `files.weightPaths[i]`). */
+export function fingerprintOfBytes(files: CheckpointFiles, bytes: Uint8Array[], opts: CheckpointExportOptions): string {
+  const h = fingerprintHash(files.configBytes, opts)
+  files.weightPaths.forEach((path, i) => h.update(weightFileHeader(path)).update(bytes[i]!))
+  return h.digest('hex')
 }
 
-/** Exports the checkpoint in `dir` (HF layout) to dir/model.onnx, atomically (temp + rename). */
-export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExportOptions = {}): Promise<CheckpointExportResult> {
-  const files = readCheckpointFiles(dir)
-  // Stat and hash before reading: if the weights change meanwhile, the next check sees it.
-  const stat = sourceStat([files.configPath, ...files.weightPaths])
-  const fingerprint = await fingerprintFiles(files.configBytes, files.weightPaths, opts)
-  const weights = readCheckpointWeights(files.weightPaths)
-  let model: Uint8Array
-  let heads: OnnxHead[]
+/** The graph of a checkpoint's weights, its fingerprint in the metadata. Errors name the folder. */
+export function checkpointGraph(files: CheckpointFiles, weights: WeightsMap, fingerprint: string, opts: CheckpointExportOptions): { model: Uint8Array; heads: OnnxHead[] } {
   try {
-    heads = findHeads(weights, onnxConfigOf(files.config).hiddenSize)
-    model = exportOnnx(weights, files.config, {
+    const heads = findHeads(weights, onnxConfigOf(files.config).hiddenSize)
+    const model = exportOnnx(weights, files.config, {
       hiddenStates: opts.hiddenStates,
       fused: opts.fused,
       int8MatMul: opts.int8MatMul,
-      metadata: { [META_FINGERPRINT]: fingerprint, [META_SOURCE_STAT]: stat },
+      metadata: { [META_FINGERPRINT]: fingerprint },
     })
+    return { model, heads }
   } catch (e) {
-    if (e instanceof OnnxExportError) throw new OnnxExportError(`${dir}: ${e.message}`)
+    if (e instanceof OnnxExportError) throw new OnnxExportError(`${files.dir}: ${e.message}`)
     throw e
   }
+}
+
+/**
+ * Exports the checkpoint in `dir` (HF layout) to dir/model.onnx, atomically (temp + rename), for
+ * a folder we are writing (quantize's output). What runs is never that file: see graph-cache.ts.
+ */
+export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExportOptions = {}): Promise<CheckpointExportResult> {
+  const files = readCheckpointFiles(dir)
+  const fingerprint = await fingerprintFiles(files.configBytes, files.weightPaths, opts)
+  const { model, heads } = checkpointGraph(files, readCheckpointWeights(files.weightPaths), fingerprint, opts)
   const path = join(dir, ONNX_FILE)
   if (opts.write === false) return { path, fingerprint, heads, bytes: model.length, model }
   removeStaleTempFiles(dir)
@@ -511,47 +501,4 @@ export async function exportCheckpointToOnnx(dir: string, opts: CheckpointExport
     throw new OnnxFileError(path, `cannot write the ONNX export (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`)
   }
   return { path, fingerprint, heads, bytes: model.length }
-}
-
-/**
- * Makes sure dir/model.onnx exists and was exported from the checkpoint as it is now; exports
- * or re-exports it when it is missing, unreadable, from another exporter version or options,
- * or when config.json / model.safetensors changed (content hash; an unchanged size + mtime +
- * inode skips the hash).
- */
-export async function ensureOnnx(dir: string, opts: CheckpointExportOptions = {}): Promise<EnsureOnnxResult> {
-  const path = join(dir, ONNX_FILE)
-  const regenerate = async (status: 'exported' | 'regenerated', reason: string): Promise<EnsureOnnxResult> => {
-    const r = await exportCheckpointToOnnx(dir, opts)
-    return { path, status, reason, fingerprint: r.fingerprint, ...(r.model ? { model: r.model } : {}) }
-  }
-  if (!existsSync(path)) return regenerate('exported', `${path} did not exist`)
-  let meta: Record<string, string>
-  try {
-    meta = readOnnxMetadata(path)
-  } catch (e) {
-    return regenerate('regenerated', `${(e as Error).message}; exported it again`)
-  }
-  if (meta[META_EXPORTER] !== EXPORTER_VERSION) {
-    return regenerate('regenerated', `${path} was written by exporter version ${meta[META_EXPORTER] ?? '(none)'}, this is ${EXPORTER_VERSION}`)
-  }
-  if (meta[META_HIDDEN_STATES] !== String(!!opts.hiddenStates) || meta[META_FUSED] !== fusionKey(resolveFusion(opts.fused))) {
-    return regenerate('regenerated', `${path} was exported with other options (hidden states ${meta[META_HIDDEN_STATES]}, fused ${meta[META_FUSED]})`)
-  }
-  // The int8 operators are not part of the fingerprint (float exports would all change), so an
-  // int8 graph written with other operators is caught here; int8 vs float follows the weights.
-  const int8Op = opts.int8MatMul ?? DEFAULT_INT8_MATMUL
-  if (meta[META_INT8] && meta[META_INT8] !== 'none' && meta[META_INT8] !== int8Op) {
-    return regenerate('regenerated', `${path} runs its int8 weights with ${meta[META_INT8]}, this build uses ${int8Op}`)
-  }
-  const files = readCheckpointFiles(dir)
-  const stat = sourceStat([files.configPath, ...files.weightPaths])
-  if (meta[META_FINGERPRINT] && meta[META_SOURCE_STAT] === stat) {
-    return { path, status: 'fresh', reason: 'checkpoint files unchanged since export', fingerprint: meta[META_FINGERPRINT] }
-  }
-  const fingerprint = await fingerprintFiles(files.configBytes, files.weightPaths, opts)
-  if (fingerprint === meta[META_FINGERPRINT]) {
-    return { path, status: 'fresh', reason: 'checkpoint content unchanged since export', fingerprint }
-  }
-  return regenerate('regenerated', `${path} is stale: ${files.weightPaths.join(', ')} or ${files.configPath} changed since it was exported`)
 }

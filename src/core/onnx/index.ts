@@ -4,7 +4,6 @@ export { GraphBuilder, attr, type Attr, type ElemType, type TensorValue } from '
 export {
   exportOnnx,
   exportCheckpointToOnnx,
-  ensureOnnx,
   findHeads,
   onnxConfigOf,
   resolveFusion,
@@ -18,8 +17,8 @@ export {
   type OnnxHead,
   type CheckpointExportOptions,
   type CheckpointExportResult,
-  type EnsureOnnxResult,
 } from './export'
+export { ownOnnxGraph, onnxCacheDir, ONNX_CACHE_ENV, type OwnGraph, type OwnGraphOptions } from './graph-cache'
 export { readOnnxMetadata, readCheckpointFiles, readCheckpointWeights, OnnxFileError, ONNX_FILE } from './checkpoint'
 export {
   openInferenceEngine,

@@ -2,8 +2,8 @@
 // table) stored as per-row int8 + float32 scales (core/model/int8.ts) in model.safetensors, with
 // the rest copied. Everything that loads a model folder loads it: the ONNX exporter writes an
 // int8 graph from it (dynamic uint8 activations × int8 weights, see ExportOptions.int8MatMul),
-// ensureOnnx fingerprints it like any checkpoint (a stale or damaged model.onnx is exported
-// again; a damaged model.safetensors is refused naming the file), and the float readers
+// the engine exports and caches it like any checkpoint (graph-cache.ts; the model.onnx written
+// here only measures the int8 graph; a damaged model.safetensors is refused naming the file), and the float readers
 // (tfjs engine, compare, the app's registry) dequantize it.
 //
 // What stays float32: LayerNorm, softmax, GELU and every activation between the int8 GEMMs;

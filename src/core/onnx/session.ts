@@ -1,7 +1,8 @@
-// Tagging engine: onnxruntime-node on the exported model.onnx, with a tfjs fallback.
+// Tagging engine: onnxruntime-node on our own ONNX export of the folder's weights (graph-cache.ts),
+// with a tfjs fallback.
 //
 // Order: onnxruntime with CUDA (where its provider library is installed) → DirectML (Windows) →
-// CPU; when onnxruntime cannot load, or cannot load model.onnx even after one re-export, the tfjs
+// CPU; when onnxruntime cannot load, or cannot load the graph even after one re-export, the tfjs
 // model (core/model) runs instead. The engine that runs, and why, is reported in `engine` and
 // `reason`; every fallback is also logged with the file and the error.
 //
@@ -14,9 +15,9 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type * as Ort from 'onnxruntime-node'
-import { ONNX_FILE } from './checkpoint'
+import { readCheckpointFiles } from './checkpoint'
 import { DEFAULT_HEAD } from '../model/config'
-import { ensureOnnx, exportCheckpointToOnnx } from './export'
+import { onnxCacheDir, ownOnnxGraph, type OwnGraph } from './graph-cache'
 import { openTfjsEngine } from './tfjs'
 
 import type { EngineName, ExecutionProvider, InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
@@ -27,10 +28,14 @@ export interface OpenEngineOptions {
   /** Default 'onnx'; FASTBIONER_INFERENCE overrides the default. */
   prefer?: 'onnx' | 'tfjs'
   /**
-   * 'auto' (default): export or refresh model.onnx first; 'never': use the file as it is;
-   * 'memory': use model.onnx when it is fresh, else export into memory and write nothing.
+   * Where the ONNX graph we export from the folder's weights goes (a model.onnx in the folder is
+   * never run: graph-cache.ts). 'auto' (default): the per-user cache (`onnxCache`, else
+   * FASTBIONER_ONNX_CACHE, else the platform's cache folder); 'memory': nowhere, exported on
+   * every open.
    */
-  export?: 'auto' | 'never' | 'memory'
+  export?: 'auto' | 'memory'
+  /** The cache folder for 'auto'; default onnxCacheDir() (FASTBIONER_ONNX_CACHE of this process, else the platform's). */
+  onnxCache?: string
   /** Providers to try in order; default: cuda (if installed), dml (Windows), cpu. */
   executionProviders?: ExecutionProvider[]
   /** Intra-op threads; default: all cores. */
@@ -163,10 +168,12 @@ class OrtEngine implements InferenceEngine {
     readonly engine: OrtEngineName,
     readonly reason: string,
     warnings: string[],
+    /** Names the graph in errors. */
     private readonly path: string,
+    files: string[] = [path],
   ) {
     this.warnings = warnings
-    this.files = [path]
+    this.files = files
     this.heads = session.outputNames
       .filter((o) => o === 'logits' || o.startsWith('logits_'))
       .map((o) => ({ head: o === 'logits' ? DEFAULT_HEAD : o.slice('logits_'.length), output: o }))
@@ -239,29 +246,20 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
     return fallback(`onnxruntime-node cannot load (${errorText(e)})`)
   }
 
-  const path = join(dir, ONNX_FILE)
-  const exportMode = opts.export ?? 'auto'
-  const doExport = exportMode !== 'never'
-  let exportNote = ''
-  let justExported = false
-  /** The graph exported into memory (export: 'memory' and no fresh model.onnx). */
-  let inMemory: Uint8Array | undefined
-  if (doExport) {
-    try {
-      const r = await ensureOnnx(dir, { write: exportMode !== 'memory' })
-      justExported = r.status !== 'fresh'
-      inMemory = r.model
-      if (r.status === 'regenerated' && !inMemory) {
-        warnings.push(r.reason)
-        log(`[fastbioner] ${r.reason}`)
-      }
-      exportNote = r.status === 'fresh' ? '' : inMemory ? '; exported in memory (the folder is left as it is)' : `; ${r.status === 'exported' ? 'exported' : 're-exported'} ${ONNX_FILE}`
-    } catch (e) {
-      return fallback(`cannot export ${path} (${errorText(e)})`)
-    }
-  } else if (!existsSync(path)) {
-    return fallback(`${path} does not exist and export is off`)
+  // Where the process's user keeps caches, whatever `env` says about engine choice.
+  const cacheDir = opts.export === 'memory' ? null : (opts.onnxCache ?? onnxCacheDir())
+  let graph: OwnGraph
+  try {
+    graph = await ownOnnxGraph(dir, { cacheDir })
+  } catch (e) {
+    return fallback(`cannot export ${dir} to ONNX (${errorText(e)})`)
   }
+  if (cacheDir && !graph.path) {
+    warnings.push(graph.reason)
+    log(`[fastbioner] ${graph.reason}`)
+  }
+  const noteOf = (g: OwnGraph): string => (g.status === 'cached' ? '' : g.path ? '; exported the ONNX graph into the cache' : '; ONNX graph exported in memory')
+  let exportNote = noteOf(graph)
 
   const envEp = env.FASTBIONER_ORT_EP
   const def = defaultExecutionProviders()
@@ -271,18 +269,18 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
 
   let opened: Awaited<ReturnType<typeof createOrtSession>>
   try {
-    opened = await createOrtSession(ort, inMemory ?? path, providers, threads, spin)
+    opened = await createOrtSession(ort, graph.path ?? graph.model!, providers, threads, spin)
   } catch (e) {
-    if (!doExport || justExported || exportMode === 'memory') return fallback(errorText(e))
-    // The file passed the metadata check but onnxruntime rejects it (damaged inside the graph):
-    // export once more and retry before giving up on onnxruntime.
-    const why = `${errorText(e)}; re-exporting ${ONNX_FILE}`
+    if (graph.status !== 'cached') return fallback(errorText(e))
+    // A cached graph onnxruntime rejects (damaged on disk): export once more and retry before
+    // giving up on onnxruntime.
+    const why = `${errorText(e)}; exporting the graph again`
     log(`[fastbioner] ${why}`)
     warnings.push(why)
     try {
-      await exportCheckpointToOnnx(dir)
-      opened = await createOrtSession(ort, path, providers, threads, spin)
-      exportNote = `; re-exported ${ONNX_FILE} after a load failure`
+      graph = await ownOnnxGraph(dir, { cacheDir, refresh: true })
+      opened = await createOrtSession(ort, graph.path ?? graph.model!, providers, threads, spin)
+      exportNote = `${noteOf(graph)} after a load failure`
     } catch (e2) {
       return fallback(errorText(e2))
     }
@@ -294,7 +292,9 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
   if (!opts.executionProviders && !envEp) notes.push(...def.skipped.map((s) => `skipped ${s}`))
   const reason = `onnxruntime-node ${version}, ${epText}${exportNote}${notes.length ? `; ${notes.join('; ')}` : ''}`
   if (opened.failures.length) warnings.push(...opened.failures.map((f) => `onnxruntime provider ${f}`))
-  return new OrtEngine(ort, opened.session, engine, reason, warnings, path)
+  // What the engine loaded: the cached graph, else (in memory) the weights it was exported from.
+  const files = graph.path ? [graph.path] : readCheckpointFiles(dir).weightPaths
+  return new OrtEngine(ort, opened.session, engine, reason, warnings, graph.path ?? `the ONNX graph of ${dir}`, files)
 }
 
 /**

@@ -31,7 +31,7 @@ export interface OpenTaggerOptions {
   /** Override the window settings the checkpoint's training recorded. */
   maxLength?: number
   stride?: number
-  /** 'memory': never write model.onnx into the folder (core/onnx/session). Default 'auto'. */
+  /** 'memory': export the ONNX graph on every open and cache nothing (core/onnx/session). Default 'auto'. */
   export?: OpenEngineOptions['export']
   /** onnxruntime intra-op threads and spinning (core/onnx/session). */
   threads?: number

@@ -94,8 +94,8 @@ export function trainingMeta(metadata: Record<string, unknown> | undefined): Par
 
 export interface ScoreSavedOptions extends Pick<TagOptions, 'signal' | 'onProgress'> {
   /**
-   * 'tfjs' (default): the checkpoint loaded as a tfjs model. 'onnx': the folder's own model.onnx
-   * on onnxruntime (openTagger), so an int8 folder is scored through the int8 graph users run,
+   * 'tfjs' (default): the checkpoint loaded as a tfjs model. 'onnx': our ONNX export of the folder's
+   * weights on onnxruntime (openTagger), so an int8 folder is scored through the int8 graph users run,
    * not through the dequantized weights the tfjs model holds.
    */
   engine?: 'tfjs' | 'onnx'

@@ -61,8 +61,8 @@ export const importModel: Job<'importModel'> = async ({ source, dest, headLabels
     phase(ctx, `Writing ${dest}`)
     const metadata = { ...ck.metadata, imported: { from: source, at: new Date().toISOString(), freshHead } }
     if (keepFiles) {
-      // Every file as it is: f16 or int8 weights stay as small as they were, and a model.onnx
-      // exported beside them is still current (ensureOnnx compares content fingerprints).
+      // Every file as it is: f16 or int8 weights stay as small as they were (a model.onnx among
+      // them is copied but never run: core/onnx/graph-cache.ts).
       mkdirSync(dest, { recursive: true })
       for (const e of readdirSync(source, { withFileTypes: true })) {
         if (e.isFile() && e.name !== METADATA_FILE && !e.name.startsWith(TEMP_PREFIX)) copyFileSync(join(source, e.name), join(dest, e.name))
@@ -70,7 +70,7 @@ export const importModel: Job<'importModel'> = async ({ source, dest, headLabels
       writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify(metadata, null, 2) + '\n'])
     } else if (int8) {
       // The loaded model holds the dequantized weights: saving it would write float32. Keep the
-      // int8 files as they are (model.onnx is exported again beside them when first tagged).
+      // int8 files as they are (their ONNX graph is exported into the cache when first tagged).
       mkdirSync(dest, { recursive: true })
       for (const f of ['config.json', 'vocab.txt', 'tokenizer_config.json', 'model.safetensors']) if (existsSync(join(source, f))) copyFileSync(join(source, f), join(dest, f))
       writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify(metadata, null, 2) + '\n'])

@@ -8,8 +8,8 @@
 // default model is installed (logged once) or the copy failed (logged; tried again next time the
 // workspace opens).
 //
-// The copy is deliberate: the installation's folder is read-only, and tagging may export
-// model.onnx beside the weights. It runs as a host job like models:import, without blocking the
+// The copy is deliberate: the installation's folder is read-only, and the workspace's models are
+// its own to retrain and delete. It runs as a host job like models:import, without blocking the
 // request that opened the workspace; the window learns of the result from 'models:changed'.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'

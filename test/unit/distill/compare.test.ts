@@ -7,6 +7,7 @@ import { saveCheckpoint } from '@core/model/checkpoint'
 import { compareModels, formatCompareTable, latencyStats, relativeFigures } from '@core/eval/compare'
 import { createStudent } from '@core/distill/student'
 import { quantizeModelFolder } from '@core/onnx/quantize'
+import { onnxCacheDir, ownOnnxGraph } from '@core/onnx/graph-cache'
 import { evaluate } from '@core/eval/evaluate'
 import { train } from '@core/train/loop'
 import { expandModels } from '../../../src/cli/commands/compare'
@@ -59,8 +60,9 @@ describe('compareModels', () => {
     expect(t.f1).toBeGreaterThan(0.5)
     expect(t.parameters).toBe(teacher.numParameters())
     expect(s.parameters).toBe(student.numParameters())
-    // bytes: the files the engine loaded (model.onnx on onnxruntime, the weights on tfjs).
-    expect(t.bytesFiles).toEqual([join(dt, t.engine.startsWith('onnxruntime') ? 'model.onnx' : 'model.safetensors')])
+    // bytes: the files the engine loaded (our cached ONNX export on onnxruntime, the weights on tfjs).
+    if (t.engine.startsWith('onnxruntime')) expect(t.bytesFiles).toEqual([(await ownOnnxGraph(dt, { cacheDir: onnxCacheDir() })).path])
+    else expect(t.bytesFiles).toEqual([join(dt, 'model.safetensors')])
     expect(t.bytes).toBe(statSync(t.bytesFiles[0]).size)
     expect([t.weights, s.weights, q.weights]).toEqual(['float32', 'float32', 'int8'])
     expect(q.layers).toBe(2)

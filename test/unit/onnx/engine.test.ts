@@ -1,4 +1,4 @@
-// Checkpoint export (atomic write, fingerprint, staleness) and the inference engine's choice and
+// Checkpoint export (atomic write, fingerprint, the cache of our own exports) and the inference engine's choice and
 // fallbacks, on a small random checkpoint written to a temp directory.
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, utimesSync, writeFileSync } from 'node:fs'
@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OnnxFileError, readOnnxMetadata } from '../../../src/core/onnx/checkpoint'
-import { ensureOnnx, exportCheckpointToOnnx, META_FINGERPRINT } from '../../../src/core/onnx/export'
+import { exportCheckpointToOnnx, META_FINGERPRINT } from '../../../src/core/onnx/export'
+import { ownOnnxGraph } from '../../../src/core/onnx/graph-cache'
 import { openInferenceEngine, type InferenceEngine } from '../../../src/core/onnx/session'
 import { useBackend } from '../../../src/core/model/backend'
 import { BertTokenClassifier, makeBertConfig } from '../../../src/core/model/bert'
@@ -40,7 +41,7 @@ function silent(): { lines: string[]; logger: (l: string) => void } {
   return { lines, logger: (l) => lines.push(l) }
 }
 
-describe('exportCheckpointToOnnx / ensureOnnx', () => {
+describe('exportCheckpointToOnnx / ownOnnxGraph', () => {
   it('writes model.onnx beside the checkpoint atomically, with the fingerprint in metadata_props', async () => {
     const { dir } = writeCheckpoint(1)
     const r = await exportCheckpointToOnnx(dir)
@@ -52,33 +53,33 @@ describe('exportCheckpointToOnnx / ensureOnnx', () => {
     expect(r.fingerprint).toMatch(/^[0-9a-f]{64}$/)
   })
 
-  it('regenerates a stale export when the weights change, and only then', async () => {
+  it('runs our export of the weights as they are now: a change to weights or config is a new graph', async () => {
     const { dir } = writeCheckpoint(2)
-    const first = await ensureOnnx(dir)
+    const cacheDir = join(root, 'cache-stale')
+    const first = await ownOnnxGraph(dir, { cacheDir })
     expect(first.status).toBe('exported')
-    expect((await ensureOnnx(dir)).status).toBe('fresh')
+    expect((await ownOnnxGraph(dir, { cacheDir })).status).toBe('cached')
 
-    // Same content, new mtime: the content hash decides, nothing is rewritten.
-    const before = readFileSync(join(dir, 'model.onnx'))
+    // Same content, new mtime: the content hash decides, nothing is exported again.
+    const before = readFileSync(first.path!)
     const later = new Date(Date.now() + 5000)
     utimesSync(join(dir, 'model.safetensors'), later, later)
-    const touched = await ensureOnnx(dir)
-    expect(touched.status).toBe('fresh')
+    const touched = await ownOnnxGraph(dir, { cacheDir })
+    expect(touched.status).toBe('cached')
     expect(touched.fingerprint).toBe(first.fingerprint)
-    expect(readFileSync(join(dir, 'model.onnx')).equals(before)).toBe(true)
+    expect(readFileSync(touched.path!).equals(before)).toBe(true)
 
-    // New weights: regenerated, new fingerprint, and the engine computes with the new weights.
+    // New weights: a new graph, new fingerprint, and the engine computes with the new weights.
     const w2 = randomWeights(SMALL_CONFIG, HEADS, 99)
     writeTestCheckpoint(dir, SMALL_CONFIG, w2, HEADS)
-    const again = await ensureOnnx(dir)
-    expect(again.status).toBe('regenerated')
-    expect(again.reason).toMatch(/stale/)
-    expect(again.reason).toContain(join(dir, 'model.onnx'))
+    const again = await ownOnnxGraph(dir, { cacheDir })
+    expect(again.status).toBe('exported')
     expect(again.fingerprint).not.toBe(first.fingerprint)
-    expect(readOnnxMetadata(join(dir, 'model.onnx'))[META_FINGERPRINT]).toBe(again.fingerprint)
+    expect(readOnnxMetadata(again.path!)[META_FINGERPRINT]).toBe(again.fingerprint)
 
-    const engine = await openInferenceEngine(dir, { export: 'never', logger: silent().logger })
+    const engine = await openInferenceEngine(dir, { onnxCache: cacheDir, logger: silent().logger })
     try {
+      expect(engine.files).toEqual([again.path])
       const out = await engine.run(runBatch)
       const ref = referenceForward(SMALL_CONFIG, w2, HEADS, batch)
       expect(maxAbsDiff(out.logits.default, ref.logits.default)).toBeLessThan(TOL)
@@ -90,15 +91,16 @@ describe('exportCheckpointToOnnx / ensureOnnx', () => {
     const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))
     cfg.layer_norm_eps = 1e-5
     writeFileSync(join(dir, 'config.json'), JSON.stringify(cfg))
-    expect((await ensureOnnx(dir)).status).toBe('regenerated')
+    expect((await ownOnnxGraph(dir, { cacheDir })).status).toBe('exported')
   })
 
-  it('regenerates an export made with other options', async () => {
+  it('exports again for other options', async () => {
     const { dir } = writeCheckpoint(3)
-    await ensureOnnx(dir)
-    const r = await ensureOnnx(dir, { hiddenStates: true })
-    expect(r.status).toBe('regenerated')
-    expect(r.reason).toMatch(/other options/)
+    const cacheDir = join(root, 'cache-options')
+    const plain = await ownOnnxGraph(dir, { cacheDir })
+    const r = await ownOnnxGraph(dir, { cacheDir, hiddenStates: true })
+    expect(r.status).toBe('exported')
+    expect(r.path).not.toBe(plain.path)
   })
 
   it('reports a truncated model.onnx by file name', async () => {
@@ -107,15 +109,12 @@ describe('exportCheckpointToOnnx / ensureOnnx', () => {
     truncateSync(path, 5000)
     expect(() => readOnnxMetadata(path)).toThrow(OnnxFileError)
     expect(() => readOnnxMetadata(path)).toThrow(path)
-    const r = await ensureOnnx(dir)
-    expect(r.status).toBe('regenerated')
-    expect(r.reason).toContain(path)
   })
 
   it('names the checkpoint file that is missing', async () => {
     const dir = join(root, 'empty')
     mkdirSync(dir, { recursive: true })
-    await expect(ensureOnnx(dir)).rejects.toThrow(join(dir, 'config.json'))
+    await expect(ownOnnxGraph(dir, { cacheDir: join(root, 'cache-empty') })).rejects.toThrow(join(dir, 'config.json'))
   })
 })
 
@@ -133,7 +132,7 @@ describe('core/model checkpoint → ONNX', () => {
       const i32 = (a: BigInt64Array) => tf.tensor2d(Int32Array.from(a, Number), [x.batch, x.seq], 'int32')
       const ref = model.forward({ inputIds: i32(x.inputIds), attentionMask: i32(x.attentionMask), tokenTypeIds: i32(x.tokenTypeIds) })
       const b = { inputIds: x.inputIds, attentionMask: x.attentionMask, tokenTypeIds: x.tokenTypeIds, batch: x.batch, seq: x.seq }
-      engines.push(await openInferenceEngine(dir, { env: {}, logger: silent().logger }))
+      engines.push(await openInferenceEngine(dir, { env: {}, logger: silent().logger, onnxCache: join(root, 'cache-saved') }))
       engines.push(await openInferenceEngine(dir, { env: {}, prefer: 'tfjs' }))
       expect(engines.map((e) => e.engine)).toEqual(['onnxruntime-cpu', 'tfjs-cpu'])
       for (const e of engines) {
@@ -155,11 +154,11 @@ describe('openInferenceEngine', () => {
   it('runs onnxruntime on the CPU by default and reports it', async () => {
     const { dir, weights } = writeCheckpoint(10)
     const log = silent()
-    const engine = await openInferenceEngine(dir, { logger: log.logger, env: {} })
+    const engine = await openInferenceEngine(dir, { logger: log.logger, env: {}, onnxCache: join(root, 'cache-default') })
     try {
       expect(engine.engine).toBe('onnxruntime-cpu')
       expect(engine.reason).toMatch(/onnxruntime-node .*CPU execution provider, \d+ intra-op thread/)
-      expect(engine.reason).toMatch(/exported model\.onnx/)
+      expect(engine.reason).toMatch(/exported the ONNX graph into the cache/)
       const out = await engine.run(runBatch)
       const ref = referenceForward(SMALL_CONFIG, weights, HEADS, batch)
       expect(Object.keys(out.logits).sort()).toEqual(['chem', 'default'])
@@ -171,7 +170,7 @@ describe('openInferenceEngine', () => {
       expect(i32.logits.default.length).toBe(3 * 8 * 5)
       // Longer than max_position_embeddings (40): a clear error naming the model file.
       const long = randomBatch(SMALL_CONFIG, [41], 41, 6)
-      await expect(engine.run({ ...long, batch: 1, seq: 41 })).rejects.toThrow(/1 × 41 tokens with .*model\.onnx/)
+      await expect(engine.run({ ...long, batch: 1, seq: 41 })).rejects.toThrow(/1 × 41 tokens with .*cache-default.*\.onnx/)
       await expect(engine.run({ ...runBatch, seq: 7 })).rejects.toThrow(/expected batch × seq = 21/)
       expect(log.lines).toEqual([])
     } finally {
@@ -179,16 +178,14 @@ describe('openInferenceEngine', () => {
     }
   })
 
-  it('falls back to tfjs when model.onnx is corrupt and export is off, naming the file', async () => {
+  it('ignores a corrupt model.onnx in the folder: it runs our export of the weights', async () => {
     const { dir, weights } = writeCheckpoint(11)
     writeFileSync(join(dir, 'model.onnx'), Buffer.from('this is not a protobuf model at all'))
     const log = silent()
-    const engine = await openInferenceEngine(dir, { export: 'never', logger: log.logger, env: {} })
+    const engine = await openInferenceEngine(dir, { logger: log.logger, env: {}, onnxCache: join(root, 'cache-corrupt') })
     try {
-      expect(engine.engine).toBe('tfjs-cpu')
-      expect(engine.reason).toContain('fallback')
-      expect(engine.reason).toContain(join(dir, 'model.onnx'))
-      expect(log.lines.join('\n')).toMatch(/onnxruntime could not load .*model\.onnx.*falling back to tfjs/)
+      expect(engine.engine).toBe('onnxruntime-cpu')
+      expect(engine.warnings).toEqual([])
       const out = await engine.run(runBatch)
       const ref = referenceForward(SMALL_CONFIG, weights, HEADS, batch)
       expect(maxAbsDiff(out.logits.default, ref.logits.default)).toBeLessThan(TOL)
@@ -198,38 +195,31 @@ describe('openInferenceEngine', () => {
     }
   })
 
-  it('re-exports a model.onnx damaged inside the graph and stays on onnxruntime', async () => {
+  it('exports again a cached graph damaged on disk and stays on onnxruntime', async () => {
     const { dir } = writeCheckpoint(12)
-    const { path } = await exportCheckpointToOnnx(dir)
-    const bytes = readFileSync(path)
-    // Overwrite the first node of the graph with junk, keeping the file's length framing: the
-    // metadata scan still passes, onnxruntime's protobuf parser does not.
+    const cacheDir = join(root, 'cache-damaged')
+    const { path } = await ownOnnxGraph(dir, { cacheDir })
+    const bytes = readFileSync(path!)
+    // Overwrite the first node of the graph with junk, keeping the file's length framing:
+    // onnxruntime's protobuf parser rejects it.
     const g = bytes.indexOf(Buffer.from('embeddings/word'))
     expect(g).toBeGreaterThan(0)
     bytes.fill(0xff, g, g + 40)
-    writeFileSync(path, bytes)
-    expect(() => readOnnxMetadata(path)).not.toThrow()
+    writeFileSync(path!, bytes)
     const log = silent()
-    const engine = await openInferenceEngine(dir, { logger: log.logger, env: {} })
+    const engine = await openInferenceEngine(dir, { logger: log.logger, env: {}, onnxCache: cacheDir })
     try {
       expect(engine.engine).toBe('onnxruntime-cpu')
       expect(engine.warnings.join('\n')).toContain(path)
-      expect(engine.reason).toMatch(/re-exported model\.onnx after a load failure/)
+      expect(engine.reason).toMatch(/exported the ONNX graph into the cache after a load failure/)
     } finally {
       await engine.dispose()
     }
-  })
-
-  it('regenerates an unreadable model.onnx when export is on', async () => {
-    const { dir } = writeCheckpoint(13)
-    writeFileSync(join(dir, 'model.onnx'), Buffer.from([0x08]))
-    const log = silent()
-    const engine = await openInferenceEngine(dir, { logger: log.logger, env: {} })
+    const again = await openInferenceEngine(dir, { logger: log.logger, env: {}, onnxCache: cacheDir })
     try {
-      expect(engine.engine).toBe('onnxruntime-cpu')
-      expect(engine.warnings.join('\n')).toContain(join(dir, 'model.onnx'))
+      expect(again.warnings).toEqual([])
     } finally {
-      await engine.dispose()
+      await again.dispose()
     }
   })
 
@@ -262,7 +252,7 @@ describe('openInferenceEngine', () => {
       expect(engines[1].reason).toMatch(/FASTBIONER_INFERENCE/)
       // A provider that is not in this build fails over to the next in the list.
       const log = silent()
-      engines.push(await openInferenceEngine(dir, { executionProviders: ['dml', 'cpu'], logger: log.logger, env: {} }))
+      engines.push(await openInferenceEngine(dir, { executionProviders: ['dml', 'cpu'], logger: log.logger, env: {}, onnxCache: join(root, 'cache-providers') }))
       expect(engines[2].engine).toBe('onnxruntime-cpu')
       expect(engines[2].reason).toMatch(/dml failed/)
       await expect(openInferenceEngine(dir, { env: { FASTBIONER_ORT_EP: 'tpu' } })).rejects.toThrow(/FASTBIONER_ORT_EP=tpu/)

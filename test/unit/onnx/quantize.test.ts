@@ -10,7 +10,8 @@ import { useBackend } from '../../../src/core/model/backend'
 import { loadCheckpoint } from '../../../src/core/model/checkpoint'
 import { dequantizeRows, quantizeRows } from '../../../src/core/model/int8'
 import { readOnnxMetadata } from '../../../src/core/onnx/checkpoint'
-import { ensureOnnx, exportOnnx, INT8_MATMULS, META_INT8, type WeightsMap } from '../../../src/core/onnx/export'
+import { exportOnnx, INT8_MATMULS, META_INT8, type WeightsMap } from '../../../src/core/onnx/export'
+import { ownOnnxGraph } from '../../../src/core/onnx/graph-cache'
 import { isInt8Folder, quantizeModelFolder, quantizeWeights } from '../../../src/core/onnx/quantize'
 import { readMetadata } from '../../../src/core/model/checkpoint-files'
 import { openInferenceEngine } from '../../../src/core/onnx/session'
@@ -191,13 +192,15 @@ describe('quantizeModelFolder', () => {
     expect(readOnnxMetadata(join(out, 'model.onnx'))[META_INT8]).toBe('DynamicQuantizeMatMul')
     expect(r.int8WeightsBytes).toBeLessThan(0.5 * statSync(join(dir, 'model.safetensors')).size)
 
-    // onnxruntime engine on the int8 graph, files = model.onnx.
-    const engine = await openInferenceEngine(out, { logger: () => {}, env: {} })
+    // onnxruntime engine on the int8 graph: our export of it, from the cache.
+    const cacheDir = join(root, 'cache-int8')
+    const engine = await openInferenceEngine(out, { logger: () => {}, env: {}, onnxCache: cacheDir })
     // tfjs engine (the fallback) on the dequantized weights.
     const tfjs = await openInferenceEngine(out, { prefer: 'tfjs', logger: () => {}, env: {} })
     try {
       expect(engine.engine).toBe('onnxruntime-cpu')
-      expect(engine.files).toEqual([join(out, 'model.onnx')])
+      expect(engine.files).toEqual([(await ownOnnxGraph(out, { cacheDir })).path])
+      expect(readOnnxMetadata(engine.files![0]!)[META_INT8]).toBe('DynamicQuantizeMatMul')
       expect(tfjs.files).toEqual([join(out, 'model.safetensors')])
       const a = await engine.run(runBatch)
       const b = await tfjs.run(runBatch)
@@ -240,27 +243,26 @@ describe('quantizeModelFolder', () => {
     expect(readdirSync(root).filter((f) => f.includes('tmp'))).toEqual([])
   })
 
-  it('regenerates a stale or damaged int8 model.onnx as int8, and refuses damaged int8 weights naming the file', async () => {
+  it('exports an int8 graph again when its cached file is damaged, and refuses damaged int8 weights naming the file', async () => {
     const { dir } = floatFolder(34)
     const out = join(root, 'int8-f')
     await quantizeModelFolder(dir, out)
-    const onnxPath = join(out, 'model.onnx')
-    expect((await ensureOnnx(out)).status).toBe('fresh')
-    // Written by other int8 operators (e.g. an older build): regenerated with this build's.
-    const other = await ensureOnnx(out, { int8MatMul: 'MatMulInteger' })
-    expect(other.status).toBe('regenerated')
-    expect(readOnnxMetadata(onnxPath)[META_INT8]).toBe('MatMulInteger')
-    const back = await ensureOnnx(out)
-    expect(back.reason).toMatch(/runs its int8 weights with MatMulInteger/)
-    expect(readOnnxMetadata(onnxPath)[META_INT8]).toBe('DynamicQuantizeMatMul')
-    // Truncated: the engine exports it again and runs int8.
-    writeFileSync(onnxPath, readFileSync(onnxPath).subarray(0, 100))
+    const cacheDir = join(root, 'cache-int8-f')
+    const first = await ownOnnxGraph(out, { cacheDir })
+    expect(readOnnxMetadata(first.path!)[META_INT8]).toBe('DynamicQuantizeMatMul')
+    // Other int8 operators (e.g. an older build's) are another graph beside it.
+    const other = await ownOnnxGraph(out, { cacheDir, int8MatMul: 'MatMulInteger' })
+    expect(other.status).toBe('exported')
+    expect(readOnnxMetadata(other.path!)[META_INT8]).toBe('MatMulInteger')
+    expect((await ownOnnxGraph(out, { cacheDir })).path).toBe(first.path)
+    // Truncated on disk: the engine exports it again and runs int8.
+    writeFileSync(first.path!, readFileSync(first.path!).subarray(0, 100))
     const lines: string[] = []
-    const engine = await openInferenceEngine(out, { logger: (l) => lines.push(l), env: {} })
+    const engine = await openInferenceEngine(out, { logger: (l) => lines.push(l), env: {}, onnxCache: cacheDir })
     try {
       expect(engine.engine).toBe('onnxruntime-cpu')
-      expect(engine.warnings.join('\n')).toContain(onnxPath)
-      expect(readOnnxMetadata(onnxPath)[META_INT8]).toBe('DynamicQuantizeMatMul')
+      expect(engine.warnings.join('\n')).toContain(first.path)
+      expect(readOnnxMetadata(first.path!)[META_INT8]).toBe('DynamicQuantizeMatMul')
     } finally {
       await engine.dispose()
     }
@@ -276,8 +278,7 @@ describe('quantizeModelFolder', () => {
     const headerLen = Number(text.readBigUInt64LE(0))
     const header = text.subarray(8, 8 + headerLen).toString('utf8').replace('"bert.encoder.layer.0.output.dense.weight_scale"', '"bert.encoder.layer.0.output.dense.weight_scalX"')
     writeFileSync(join(cfg, 'model.safetensors'), Buffer.concat([text.subarray(0, 8), Buffer.from(header), text.subarray(8 + headerLen)]))
-    rmSync(join(cfg, 'model.onnx'))
-    await expect(ensureOnnx(cfg)).rejects.toThrow(/model\.safetensors: int8 tensor bert\.encoder\.layer\.0\.output\.dense\.weight needs a float32 .*_scale/)
+    await expect(ownOnnxGraph(cfg, { cacheDir })).rejects.toThrow(/model\.safetensors: int8 tensor bert\.encoder\.layer\.0\.output\.dense\.weight needs a float32 .*_scale/)
     await expect(loadCheckpoint(cfg)).rejects.toThrow(/model\.safetensors: int8 tensor bert\.encoder\.layer\.0\.output\.dense\.weight needs a float32/)
   })
 
