@@ -15,7 +15,7 @@ import { openTagger } from '../../core/tag/open'
 import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, modelFolder, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
-import { CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
+import { checkResumeOptions, CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
 const USAGE = `usage: fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]
@@ -38,8 +38,10 @@ ${mapTypesHelp(22)}
   --overwrite         replace the model in --out (after the first epoch, by that epoch's)
   --init HF_DIR       fine-tune a pre-trained checkpoint (BioBERT, PubMedBERT, one of ours);
                       a word tagger folder is trained further as a word tagger (its vocabularies kept)
-  --resume            continue the run saved in --out (its weights and optimizer.safetensors),
-                      with the same options it was started with
+  --resume            continue the run saved in --out (its weights and optimizer.safetensors)
+                      with the inputs and settings it was started with, recorded in its
+                      fastbioner.json: give only --out (and --threads, -q); to train a finished
+                      model further, use --init
   --arch A            from scratch: word-lstm (default: a character-aware BiLSTM-CRF over words,
                       the most accurate from-scratch tagger measured here) or bert (a transformer
                       over WordPiece pieces, --preset below; what --init fine-tunes and distil makes)
@@ -101,7 +103,10 @@ const OPTIONS = {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  return runCommand('train', USAGE, argv, OPTIONS, async (v) => {
+  return runCommand('train', USAGE, argv, OPTIONS, async (given) => {
+    // --resume: the run continues with the inputs and settings it was started with (recorded in
+    // its fastbioner.json); only how it runs here (--threads, -q) may differ.
+    const v = given.resume ? startedOptions(given) : given
     const taskSpecs = taskSpecsOpt(v)
     const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
     const typeMap = typeMapOpt(v['map-types'])
@@ -110,9 +115,8 @@ export async function run(argv: string[]): Promise<number> {
     if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
     const resume = v.resume ?? false
     const scratch = v.init === undefined && !resume
-    // A word tagger given to --init is trained further as what it is; --resume has no word-tagger form yet.
+    // A word tagger given to --init is trained further as what it is (--resume refused it above).
     const initIsWordTagger = v.init !== undefined && isWordTaggerFolder(v.init)
-    if (resume && isWordTaggerFolder(outDir)) throw new CliError(`${outDir} holds a word tagger: --resume is not available for word-lstm runs; continue from it with --init ${outDir} --out NEW_DIR`, 2)
     const arch = v.arch ?? ((scratch && v.preset === undefined) || initIsWordTagger ? 'word-lstm' : 'bert')
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
@@ -133,12 +137,11 @@ export async function run(argv: string[]): Promise<number> {
     // --average-last 0); a resumed run continues with the levers it was started with.
     if (v.crf && v['no-crf']) throw new CliError('give either --crf or --no-crf', 2)
     const wantCrf = v.crf ?? (scratch && SCRATCH_RECIPE.crf && !v['no-crf'])
-    const started = resume ? startedLevers(outDir) : null
-    const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? started?.augmentMentions ?? (scratch ? SCRATCH_RECIPE.augmentCopies : 0)
+    const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? (scratch ? SCRATCH_RECIPE.augmentCopies : 0)
     const hasDev = v.dev !== undefined || taskSpecs.some((t) => t.dev !== undefined)
     const averageOpt = intOpt(v['average-last'], '--average-last', 0)
     if (averageOpt !== undefined && averageOpt >= 2 && !hasDev) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
-    const averageLast = averageOpt ?? started?.averageLast ?? (scratch && hasDev ? SCRATCH_RECIPE.averageLast : 0)
+    const averageLast = averageOpt ?? (scratch && hasDev ? SCRATCH_RECIPE.averageLast : 0)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
     const quiet = v.quiet ?? false
     const log = stderrLog(quiet)
@@ -153,7 +156,6 @@ export async function run(argv: string[]): Promise<number> {
     })
 
     const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
-    if (resume && (v.teacher !== undefined || v.transfer !== undefined)) throw new CliError('--resume continues the run in --out as it was started: give neither --teacher nor --transfer', 2)
     const transfer = await readTransferSet(v, tasks.map((t) => t.head), seed, threads, log)
     // A BERT head trains on its own examples: each head's teacher-tagged copy of the transfer
     // text joins that head's corpus (the word tagger instead trains every head on one copy).
@@ -237,6 +239,23 @@ export async function run(argv: string[]): Promise<number> {
               augmentMentions: augmentCopies,
               ...(transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}),
               averageLast,
+              // What --resume restarts with: the options of this run, every default resolved.
+              options: {
+                ...(taskSpecs.length ? { task: v.task } : { train: trainPath, ...(v.dev !== undefined ? { dev: v.dev } : {}) }),
+                ...Object.fromEntries(
+                  (['map-types', 'train-format', 'dev-format', 'weight-decay', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences'] as const).filter((k) => v[k] !== undefined).map((k) => [k, v[k]]),
+                ),
+                epochs: String(epochs),
+                'batch-size': String(batchSize),
+                lr: String(lr),
+                'warmup-ratio': String(warmupRatio ?? (scratch ? SCRATCH_RECIPE.warmupRatio : FINETUNE_RECIPE.warmupRatio)),
+                ...(maxGradNorm !== undefined ? { 'max-grad-norm': String(maxGradNorm) } : {}),
+                seed: String(seed),
+                'max-length': String(maxLength),
+                'doc-level': v['doc-level'] ?? false,
+                'augment-mentions': String(augmentCopies),
+                'average-last': String(averageLast),
+              },
               ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
             },
           },
@@ -465,10 +484,33 @@ async function readTransferSet(v: OptionValues<typeof OPTIONS>, heads: string[],
   }
 }
 
-/** The levers a run in `dir` was started with (fastbioner.json's source), for --resume. */
-function startedLevers(dir: string): { augmentMentions?: number; averageLast?: number } | null {
-  const source = (readCheckpointInfo(dir).metadata as { source?: { augmentMentions?: unknown; averageLast?: unknown } } | undefined)?.source
-  if (!source) return null
-  const int = (x: unknown) => (typeof x === 'number' && Number.isInteger(x) && x >= 0 ? x : undefined)
-  return { augmentMentions: int(source.augmentMentions), averageLast: int(source.averageLast) }
+/** What a resumed run may not be given: everything that shapes it (the inputs and the recipe). */
+const RESUME_FIXED = [
+  'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
+  'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words',
+] as const
+
+/**
+ * --resume: the options the run in --out was started with (fastbioner.json source.options), with
+ * this invocation's --out, --resume, --threads and -q.
+ */
+function startedOptions(v: OptionValues<typeof OPTIONS>): OptionValues<typeof OPTIONS> {
+  const outDir = requireOpt(v.out, '--out')
+  if (isWordTaggerFolder(outDir)) throw new CliError(`${outDir} holds a word tagger: --resume is not available for word-lstm runs; continue from it with --init ${outDir} --out NEW_DIR`, 2)
+  checkResumeOptions(v, RESUME_FIXED)
+  let metadata: { source?: { options?: unknown } } | undefined
+  try {
+    metadata = readCheckpointInfo(outDir).metadata as typeof metadata
+  } catch (e) {
+    throw new CliError(`--resume: ${outDir} holds no run to continue (${(e as Error).message})`)
+  }
+  const options = metadata?.source?.options
+  if (!options || typeof options !== 'object' || Array.isArray(options)) {
+    throw new CliError(`--resume: ${outDir} does not record the options it was started with (made before they were recorded, or not by 'fastbioner train'); continue from it with --init ${outDir} --out NEW_DIR`)
+  }
+  const known = new Set<string>(RESUME_FIXED)
+  const unknown = Object.keys(options).filter((k) => !known.has(k))
+  if (unknown.length) throw new CliError(`--resume: ${outDir}/fastbioner.json records options this version does not know (${unknown.join(', ')})`)
+  return { ...(options as OptionValues<typeof OPTIONS>), out: v.out, resume: true, threads: v.threads, quiet: v.quiet, overwrite: v.overwrite }
 }

@@ -1,5 +1,5 @@
 // train → tag → eval → encode through the command modules' run(), on invented fixtures.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -42,17 +42,10 @@ describe('CLI: train → tag → eval → encode', () => {
     expect(summary.averaged).toBeNull()
     for (const f of ['config.json', 'vocab.txt', 'model.safetensors', 'fastbioner.json']) expect(existsSync(join(model, f))).toBe(true)
 
-    // --resume continues the run in --out (one more epoch), although the folder holds a model.
-    const more = await capture(() =>
-      trainCmd([
-        '--resume', '--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--out', model,
-        '--epochs', '4', '--seed', '1', '--batch-size', '16', '--lr', '2e-3', '--max-length', '32', '-q',
-      ]),
-    )
-    expect(more.code).toBe(0)
-    const resumed = JSON.parse(more.out)
-    expect(resumed.resumed_after_epoch).toBe(summary.best_epoch)
-    expect(resumed.epochs.map((e: { epoch: number }) => e.epoch)).toEqual(Array.from({ length: 4 - summary.best_epoch }, (_, i) => summary.best_epoch + 1 + i))
+    // A finished run has nothing to resume; extending it is --init's job, so --epochs is refused.
+    const again = await capture(() => trainCmd(['--resume', '--out', model, '--epochs', '4']))
+    expect(again.code).toBe(2)
+    expect(again.err).toMatch(/as it was started.*give no --epochs/)
 
     const predPath = join(tmp, 'pred.json')
     const tg = await capture(() => tagCmd(['--model', model, '--in', join(FIX, 'dev.pubtator'), '--out', predPath, '--format', 'bioc']))
@@ -137,9 +130,49 @@ describe('CLI: train → tag → eval → encode', () => {
     // A run started without a CRF cannot gain one on --resume.
     const plain = join(tmp, 'plain')
     expect((await capture(() => trainCmd([...args, '--out', plain, '--epochs', '1', '--no-crf']))).code).toBe(0)
-    const res = await capture(() => trainCmd([...args.filter((a) => !['--preset', 'cpu-tiny', '--vocab-size', '400'].includes(a)), '--out', plain, '--epochs', '2', '--resume', '--crf']))
+    const res = await capture(() => trainCmd(['--out', plain, '--resume', '--crf']))
     expect(res.code).toBe(2)
-    expect(res.err).toMatch(/--crf: the run in .*plain was started without a CRF/)
+    expect(res.err).toMatch(/as it was started.*give no --crf/)
+  }, 120_000)
+
+  it('--resume after Ctrl-C continues the run with the inputs and settings it was started with', async () => {
+    const model = join(tmp, 'stopped')
+    // Ctrl-C (the handler train installs) once the first epoch is saved.
+    const poll = setInterval(() => {
+      if (!existsSync(join(model, 'fastbioner.json'))) return
+      clearInterval(poll)
+      ;(process.listeners('SIGINT').at(-1) as () => void)()
+    }, 20)
+    const first = await capture(() =>
+      trainCmd([
+        '--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--out', model,
+        '--preset', 'cpu-tiny', '--epochs', '4', '--seed', '3', '--batch-size', '8', '--lr', '2e-3', '--max-length', '32', '--vocab-size', '400', '--threads', '1',
+      ]),
+    ).finally(() => clearInterval(poll))
+    expect(first.code, first.err).toBe(130)
+    const stopped = JSON.parse(first.out)
+    expect(stopped.epochs.length).toBeLessThan(4)
+    // Nothing but --out (and --threads, -q): the corpus, epochs, batch size, … come from the run.
+    const more = await capture(() => trainCmd(['--resume', '--out', model, '--threads', '1', '-q']))
+    expect(more.code, more.err).toBe(0)
+    const resumed = JSON.parse(more.out)
+    expect(resumed.resumed_after_epoch).toBe(stopped.epochs.filter((e: { saved: boolean }) => e.saved).at(-1).epoch)
+    expect(resumed.epochs.at(-1).epoch).toBe(4)
+    expect(JSON.parse(readFileSync(join(model, 'fastbioner.json'), 'utf8')).training).toMatchObject({ batchSize: 8, seed: 3 })
+    for (const extra of [['--epochs', '6'], ['--train', join(FIX, 'train.pubtator')], ['--lr', '1e-3']]) {
+      const r = await capture(() => trainCmd(['--resume', '--out', model, ...extra]))
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(`give no ${extra[0]}`)
+    }
+    // A folder that does not record how it was started is not guessed at.
+    const bare = join(tmp, 'bare')
+    cpSync(model, bare, { recursive: true })
+    const meta = JSON.parse(readFileSync(join(bare, 'fastbioner.json'), 'utf8'))
+    delete meta.source.options
+    writeFileSync(join(bare, 'fastbioner.json'), JSON.stringify(meta))
+    const old = await capture(() => trainCmd(['--resume', '--out', bare]))
+    expect(old.code).toBe(1)
+    expect(old.err).toMatch(/does not record the options it was started with.*--init/)
   }, 120_000)
 
   it('reports usage and input problems with exit codes and actionable messages', async () => {
