@@ -241,7 +241,7 @@ function belowFloor(sets: ReturnType<typeof corpora>, scores: Record<string, Eva
  * defaults otherwise; minutes bound the run on 2 cores, and the word vocabulary is capped so the
  * model stays under 15 MB.
  */
-const WORD_STUDENT = { transferSentences: 118_568, maxWords: 25_000, minutes: 75, seed: 42, threads: 1 }
+const WORD_STUDENT = { transferSentences: 118_568, maxWords: 25_000, minutes: 55, seed: 42, threads: 1 }
 
 /** Devel and test of each corpus with its own head, and test as `tag` gives it (every head merged). */
 async function evaluateHeads(modelDir: string, sets: ReturnType<typeof corpora>): Promise<Record<string, EvalSummary>> {
