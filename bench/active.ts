@@ -13,7 +13,8 @@
 // incomplete one starts over. The seed model of a corpus × seed is kept as
 // <out>/<corpus>-seed-k<k>-e<epochs>-s<seed>.model so every strategy starts from the same model.
 // --report only rewrites docs/ACTIVE.md and its charts (docs/active/*.svg) from the stored runs.
-// --pilot marks the runs as a short first look in the report. Progress goes to standard error.
+// --pilot marks the runs as a short first look in the report; bench/active-notes.md (the reading of
+// the results, by hand) is appended. Progress goes to standard error.
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -103,7 +104,7 @@ function report(): void {
   mkdirSync(chartDir, { recursive: true })
   const parts: string[] = []
   parts.push('# Active learning, measured with a simulated annotator (issue 30)\n')
-  parts.push('Written by `npm run bench:active -- --report` from the stored runs (bench/active.ts; the engine is src/core/active/simulate.ts). Do not edit by hand.\n')
+  parts.push('Written by `npm run bench:active -- --report [--out DIR]` from the runs stored in DIR (bench/active.ts; the engine is src/core/active/simulate.ts). Do not edit by hand.\n')
   parts.push(
     'Protocol: the training split is the pool, its gold hidden from the model. A seed word tagger (the app\'s default model kind, character-CNN + BiLSTM-CRF) is trained from scratch on k seeded documents (the same for every strategy of a seed; their mentions count as typed in). Each round the strategy picks N documents using the current model; the simulated annotator replaces the model\'s suggestions by the gold, and the edits that takes are counted (src/core/eval/edits.ts: a suggestion paired with a gold mention by exact span, else largest overlap, is accepted, retyped and/or re-bounded; unpaired suggestions are rejected, unpaired gold mentions added); then the model is retrained warm-started from the current one on every reviewed document with the app\'s retrain (src/core/train/word-retrain.ts, which the app\'s retrain job calls: half the recipe\'s learning rate, the model\'s vocabularies kept), and devel F1 is measured (exact spans, conlleval semantics).\n',
   )
@@ -115,7 +116,7 @@ function report(): void {
     const pilot = mine.some((r) => r.pilot)
     parts.push(`## ${c.title}${pilot ? ' — PILOT (a short first look, not the issue\'s protocol)' : ''}\n`)
     const s = mine[0].settings
-    if (pilot) parts.push(`> **Pilot.** ${mine.length} run(s), 1 seed, k = ${s.seedDocs}, N = ${s.batch}, up to ${s.maxDocs} documents, not the issue's 3 seeds × N = 50 up to 300 documents for every strategy. One seed cannot separate strategies whose curves differ by less than the seed-to-seed spread (±0.004 devel F1 for full training in docs/ACCURACY.md, larger with 20–120 documents); read the numbers as a smoke test of the loop and an order of magnitude of costs.\n`)
+    if (pilot) parts.push(`> **Pilot.** ${mine.length} run(s), 1 seed, k = ${s.seedDocs}, N = ${s.batch}, up to ${s.maxDocs} documents, not the issue's protocol (all six strategies, N = 50 up to 300 documents, 3 seeds for document order, random and the chosen default). One seed cannot separate strategies whose curves differ by less than the seed-to-seed spread (±0.004 devel F1 for full training in docs/ACCURACY.md, larger with 20–120 documents); read the numbers as a smoke test of the loop and an order of magnitude of costs.\n`)
     parts.push(`Settings: pool ${s.poolSize} documents, devel ${s.devSize}; k = ${s.seedDocs} seed documents (seed model ${s.seedEpochs} epochs from scratch), N = ${s.batch} per round, up to ${s.maxDocs}; retrain ${s.retrainEpochs} epochs${s.retrainSteps ? `, at most ${s.retrainSteps} steps` : ''}; ${s.threads ?? 'default'} thread(s).\n`)
     parts.push(renderTables(cs))
     const charts = chartsOf(cs, c.title)
@@ -130,6 +131,9 @@ function report(): void {
     }
     parts.push('')
   }
+  // Hand-written reading of the results, kept apart so that rewriting the tables keeps it.
+  const notesPath = join(ROOT, 'bench', 'active-notes.md')
+  if (existsSync(notesPath)) parts.push(readFileSync(notesPath, 'utf8').trim(), '')
   writeFileSync(docPath, parts.join('\n'))
   log(`bench:active: wrote ${relative(ROOT, docPath)} and its charts in ${relative(ROOT, chartDir)}/ from ${runs.length} stored run(s)`)
 }
