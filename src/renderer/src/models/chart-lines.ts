@@ -11,7 +11,7 @@ export const FEW_POINTS = 40
 
 type LineStyle = Pick<
   ChartDataset<'line'>,
-  'tension' | 'cubicInterpolationMode' | 'stepped' | 'spanGaps' | 'pointRadius' | 'pointHoverRadius' | 'pointHitRadius'
+  'tension' | 'cubicInterpolationMode' | 'stepped' | 'spanGaps' | 'pointRadius' | 'pointHoverRadius' | 'pointHitRadius' | 'clip'
 >
 
 /**
@@ -29,6 +29,8 @@ export function lineStyle(pointCount: number, radius = 3): LineStyle {
     pointRadius: few ? radius : 0,
     pointHoverRadius: radius + 2,
     pointHitRadius: 6,
+    // A marker on the plot's edge (the last step, an F1 of 100 %) is drawn whole, not halved.
+    clip: radius + 3,
   }
 }
 
