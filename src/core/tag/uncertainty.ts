@@ -19,6 +19,8 @@ export class UncertaintyAccumulator {
   private margin = 0
   private entropy = 0
   private n = 0
+  /** A probability that was not a number (weights that overflow): the result must say so. */
+  private invalid = false
 
   /** One word: `probs[offset .. offset + C)` is its label distribution. */
   add(probs: ArrayLike<number>, offset: number, C: number): void {
@@ -27,6 +29,7 @@ export class UncertaintyAccumulator {
     let h = 0
     for (let j = 0; j < C; j++) {
       const p = probs[offset + j]
+      if (Number.isNaN(p)) this.invalid = true
       if (p > best) {
         second = best
         best = p
@@ -44,9 +47,13 @@ export class UncertaintyAccumulator {
     return this.n
   }
 
-  /** Null for a document without words. */
+  /**
+   * Null for a document without words; NaN everywhere when a probability was NaN, so that callers
+   * that check for finite scores (host/jobs/tag) refuse the model instead of queueing a guess.
+   */
   result(): DocumentUncertainty | null {
     if (this.n === 0) return null
+    if (this.invalid) return { leastConfidence: NaN, margin: NaN, entropy: NaN }
     const clamp = (x: number) => Math.min(1, Math.max(0, x))
     return { leastConfidence: clamp(1 - this.top / this.n), margin: clamp(1 - this.margin / this.n), entropy: clamp(this.entropy / this.n) }
   }
