@@ -87,8 +87,9 @@ const config = {
 
   // The default model (src/core/model/default-model.ts finds it at
   // process.resourcesPath/models/default): beside app.asar, as plain files, because every
-  // workspace without a model gets a copy of the folder and onnxruntime reads model.onnx from
-  // disk. Temp files of an interrupted write (core/fs/atomic.ts: .fastbioner-tmp-*) stay out.
+  // workspace without a model gets a copy of the folder (its ONNX graph is exported from the
+  // weights into the user's cache, core/onnx/graph-cache). Temp files of an interrupted write
+  // (core/fs/atomic.ts: .fastbioner-tmp-*) stay out.
   extraResources: [{ from: 'resources/models/default', to: 'models/default', filter: ['**/*', '!**/.fastbioner-tmp-*'] }],
 
   asar: true,

@@ -213,7 +213,7 @@ function iobText(path: string): string {
     .join('\n')
 }
 
-const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'model.onnx', 'words.txt', 'chars.txt', 'fastbioner.json', 'MODEL_CARD.md']
+const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'words.txt', 'chars.txt', 'fastbioner.json', 'MODEL_CARD.md']
 
 /**
  * The floor below which a candidate does not ship (test F1 as \`tag\` gives it, each corpus's own

@@ -558,7 +558,7 @@ describe.each(PLATFORMS)('app contents ($key)', ({ key, os, foreign }) => {
     // Where core/model/default-model.ts looks in the packaged app: process.resourcesPath/models/default.
     const resources = join(outDir(), `${key}-unpacked`, 'resources')
     const place = extraResourcePlacer(key, resources)
-    for (const name of ['config.json', 'vocab.txt', 'tokenizer_config.json', 'model.safetensors', 'fastbioner.json', 'model.onnx', 'MODEL_CARD.md']) {
+    for (const name of ['config.json', 'vocab.txt', 'tokenizer_config.json', 'model.safetensors', 'fastbioner.json', 'MODEL_CARD.md']) {
       expect(place(`resources/models/default/${name}`), name).toBe(join(resources, 'models', 'default', name))
     }
     // A temp file of an interrupted write, other models and other repository files stay out.
