@@ -63,7 +63,7 @@ ${mapTypesHelp(25)}
   --patience N           stop after N epochs without a devel F1 improvement (default: never)
   --resume               continue the run saved in --out (student, optimizer state, projections),
                          with the same options it was started with
-  --threads N            onnxruntime intra-op threads of the trainer (default: all cores)
+  --threads N            onnxruntime intra-op threads of the trainer and the teacher (default: all cores)
   --quantize             last step: also write the student's int8 version (see 'fastbioner
                          quantize') to --quantize-out (default <out>-int8), calibrated on the
                          devel corpus when there is one (F1 of both in its metadata;

@@ -337,7 +337,8 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
         t.model,
         needsAll[k],
       )
-      const runner = await openTeacherRunner(t.model, opts.teacherEngine ?? 'auto')
+      // The teacher shares the machine with the trainer: --threads bounds both.
+      const runner = await openTeacherRunner(t.model, opts.teacherEngine ?? 'auto', { threads: opts.threads })
       const cache = mode === 'on' || (mode === 'auto' && est <= (opts.cacheBudgetBytes ?? DISTILL_DEFAULTS.cacheBudgetBytes))
       if (cache) {
         providers.push(
