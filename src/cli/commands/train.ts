@@ -345,24 +345,33 @@ const taskScoresLogger = (log: (line: string) => void) => (epoch: number, scores
 type RunOutcome = Pick<RunResult, 'steps' | 'plannedSteps' | 'epochs' | 'bestEpoch' | 'bestDevF1' | 'checkpointDir' | 'cancelled' | 'stoppedEarly' | 'trainTokens' | 'tokensPerSecond' | 'trainSeconds' | 'evalSeconds'> & {
   trainExamples: number
   wallSeconds: number
+  /** Checkpoint averaging's outcome (BERT runs with --average-last); a kept average is saved under its last epoch. */
+  averaged?: { epochs: number[]; kept: boolean } | null
 }
+
+/** The epochs whose mean weights are the kept model, or null when the kept model is one epoch's. */
+const keptAverage = (r: RunOutcome): number[] | null => (r.averaged?.kept ? r.averaged.epochs : null)
 
 function logStopped(log: (line: string) => void, r: RunOutcome, outDir: string): void {
   log(`stopped at step ${r.steps}; ${r.checkpointDir ? `best checkpoint (epoch ${r.bestEpoch}) in ${outDir}` : 'no checkpoint was saved yet'}`)
 }
 
-function logDone(log: (line: string) => void, r: RunOutcome): void {
-  log(`done in ${formatDuration(r.wallSeconds)}; best epoch ${r.bestEpoch ?? '-'}${r.bestDevF1 !== null ? ` (devel F1 ${r.bestDevF1.toFixed(4)})` : ''}`)
+export function logDone(log: (line: string) => void, r: RunOutcome): void {
+  const avg = keptAverage(r)
+  const kept = avg ? `kept the average of epochs ${avg.join(', ')}` : `best epoch ${r.bestEpoch ?? '-'}`
+  log(`done in ${formatDuration(r.wallSeconds)}; ${kept}${r.bestDevF1 !== null ? ` (devel F1 ${r.bestDevF1.toFixed(4)})` : ''}`)
 }
 
 /** The summary fields every training run reports on standard output. */
-function runSummary(r: RunOutcome) {
+export function runSummary(r: RunOutcome) {
   return {
     train_examples: r.trainExamples,
     steps: r.steps,
     planned_steps: r.plannedSteps,
     epochs: r.epochs,
-    best_epoch: r.bestEpoch,
+    // A kept average is no epoch's model (the loop saves it under its last epoch).
+    best_epoch: keptAverage(r) ? null : r.bestEpoch,
+    kept_average_of_epochs: keptAverage(r),
     best_dev_f1: r.bestDevF1,
     cancelled: r.cancelled,
     stopped_early: r.stoppedEarly,
