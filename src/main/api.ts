@@ -34,9 +34,10 @@ interface ParsedCorpus {
 }
 
 export function createHandlers(ctx: HandlerContext): Handlers {
-  // Grants by purpose: what a dialog returned may be used only for what that dialog was for.
-  // 'read' (open dialogs) stays valid for reading (a retrain may read its extra corpus files again);
-  // 'write' (the save dialog) and 'workspace' (the workspace chooser) are spent by one use.
+  // Grants by purpose: what a dialog returned may be used only for what that dialog was for, and
+  // once: 'read' (open dialogs) is spent by the request that reads the file (an import, a retrain's
+  // extra corpus, a model import), 'write' (the save dialog) by one export, 'workspace' (the
+  // chooser) by one open. A renderer that was taken over cannot reuse an old answer.
   const grants = new Map<string, Set<GrantUse>>()
   const grant = (paths: string[], use: GrantUse = 'read'): string[] => {
     for (const p of paths) {
@@ -52,7 +53,13 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     }
     return full
   }
-  const spend = (full: string, use: Exclude<GrantUse, 'read'>): void => {
+  /** The paths of one request that reads them, each checked and then spent. */
+  const takeReadGrants = (paths: readonly string[], purpose: string): string[] => {
+    const full = [...new Set(paths.map((p) => requireGranted(p, purpose)))]
+    for (const f of full) spend(f, 'read')
+    return full
+  }
+  const spend = (full: string, use: GrantUse): void => {
     grants.get(full)?.delete(use)
   }
   /** The open workspace, or null when none could be opened (the window shows the chooser). */
@@ -142,7 +149,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     return { cancelled, files }
   }
 
-  const models = createModelHandlers(ctx, { grant, requireGranted })
+  const models = createModelHandlers(ctx, { grant, takeReadGrants })
   // The shell opened its first workspace (or failed to: the window shows the chooser) before building this table.
   if (!ctx.workspaceProblem?.()) void models.installDefaultModel()
 
@@ -218,10 +225,9 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     async 'import:files'(req) {
       return runImport(
         req.jobId,
-        req.paths.map((p) => {
-          const full = requireGranted(p, 'Import')
+        takeReadGrants(req.paths, 'Import').map((full) => {
           return {
-            label: p,
+            label: full,
             sourceFile: full,
             load: (onProgress: (done: number, total: number) => void) => readCorpusFile(full, req.format, { onProgress }),
           }
@@ -300,7 +306,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
 type GrantUse = 'read' | 'write' | 'workspace'
 
 const DIALOG_OF: Record<GrantUse, string> = {
-  read: 'a file dialog',
+  read: 'a file dialog (each answer is good for one use: choose the file again)',
   write: 'a save dialog for this export (each save dialog answer is good for one export)',
   workspace: 'the workspace dialog',
 }

@@ -218,6 +218,10 @@ describe('paths restricted to dialogs (the Electron shell)', () => {
     expect(await call('dialog:openCorpusFiles', {})).toEqual({ paths: [picked] })
     const imported = await call('import:files', { jobId: 'r2', paths: [picked] })
     expect(imported.files[0]).toMatchObject({ ok: true, imported: 1 })
+    // The dialog's answer was read once: reading it again needs the dialog again.
+    expect((await fail('import:files', { jobId: 'r2b', paths: [picked] })).message).toMatch(/not chosen in a file dialog \(each answer is good for one use/)
+    await call('dialog:openCorpusFiles', {})
+    expect((await call('import:files', { jobId: 'r2c', paths: [picked, picked] })).files).toHaveLength(1)
 
     saveExportAnswer = join(dir, 'chosen.pubtator')
     expect(await call('dialog:saveExport', { format: 'pubtator' })).toEqual({ path: saveExportAnswer })

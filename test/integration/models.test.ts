@@ -186,6 +186,8 @@ describe('model registry', () => {
     expect(await call('dialog:openModelFolder', {}, strict)).toEqual({ path: pickedFolder })
     const c = await call('models:import', { path: pickedFolder, name: 'via dialog' }, strict)
     expect(c.kind).toBe('teacher')
+    // The dialog's answer imported one model; a second import needs the dialog again.
+    expect((await fail('models:import', { path: pickedFolder, name: 'again' }, strict)).message).toMatch(/good for one use/)
 
     // Deleting the active model activates the newest remaining one and removes the folder.
     await call('models:delete', { id: b!.id })

@@ -28,7 +28,7 @@ export function registryHandlers(rt: ModelRuntime): Pick<Handlers, 'engine:info'
     },
 
     async 'models:import'(req): Promise<ModelImportResult> {
-      const source = deps.requireGranted(req.path, 'Importing a model')
+      const [source] = deps.takeReadGrants([req.path], 'Importing a model')
       const ws = workspace()
       const name = req.name ?? ws.uniqueModelName(basename(source) || 'imported model')
       const types = ws.entityTypes()

@@ -13,11 +13,12 @@ export function retrainHandlers(rt: ModelRuntime): Pick<Handlers, 'retrain:start
       const ws = workspace()
       const base = ws.getModel(req.baseModelId)
       if (base.status !== 'ready') throw new StoreError('conflict', `Model "${base.name}" is not ready to be retrained (${base.status})`)
-      const extra = (req.extraCorpusPaths ?? []).map((p) => deps.requireGranted(p, 'Training on a corpus file'))
       const docs = ws.labelledDocuments({ statuses: ['done', 'in_progress'], includeGold: false })
       if (docs.length < 2) {
         throw new StoreError('invalid_request', 'Review at least 2 documents first: one part trains the model, the other measures it')
       }
+      // Spent only once the request is sound: a refused retrain leaves the user's choice usable.
+      const extra = deps.takeReadGrants(req.extraCorpusPaths ?? [], 'Training on a corpus file')
       const seed = req.seed ?? TRAIN_DEFAULTS.seed
       const fraction = req.heldOutFraction ?? RETRAIN_RECIPE.heldOutFraction
       const nHeld = Math.min(docs.length - 1, Math.max(1, Math.round(docs.length * fraction)))

@@ -21,7 +21,8 @@ import type { JobProgress, ModelSummary, ScoresWithTypes } from '../../host/prot
 
 export interface ModelHandlerDeps {
   grant(paths: string[]): string[]
-  requireGranted(path: string, purpose: string): string
+  /** Checks that each path came from an open dialog and spends its grant (one use each). */
+  takeReadGrants(paths: readonly string[], purpose: string): string[]
 }
 
 /** Documents per tag request: small enough for fine progress and a quick cancel. */

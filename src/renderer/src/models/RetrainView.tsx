@@ -76,6 +76,8 @@ export function RetrainView() {
       }),
     )
     await refreshModels()
+    // The files chosen were read by this run (a file dialog's answer is good for one use).
+    if (r) setExtra([])
     if (r?.cancelled) notify('warning', 'Retraining cancelled. The current model stays active.')
     else if (r?.candidate) notify('success', 'Retraining finished. Compare before and after, then keep or discard the new model.')
   }
@@ -159,7 +161,8 @@ export function RetrainView() {
                 <div>
                   <button type="button" className="btn small" onClick={() => void addFiles()}>
                     Add corpus files…
-                  </button>
+                  </button>{' '}
+                  <span className="muted">read by one retrain; add them again for the next</span>
                 </div>
               </div>
               <p className={`reviewed-count${reviewed !== null && reviewed < 2 ? ' is-short' : ''}`} data-testid="reviewed-count">
