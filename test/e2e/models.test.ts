@@ -321,6 +321,8 @@ describe('Models in the loop (real model host)', () => {
     await panel.waitFor()
     expect(await panel.textContent()).toMatch(/Before → after, on 3 held-out documents/)
     expect(await panel.textContent()).toMatch(/Trained on 13 documents/)
+    // The chosen file was read by this retrain (one use per dialog answer): the list is cleared.
+    expect(await page.locator('.file-list li').count()).toBe(0)
     expect(await panel.getByTestId('per-type-table').textContent()).toMatch(/Chemical[\s\S]*Disease/)
     await panel.scrollIntoViewIfNeeded()
     await dismissToasts(page)
