@@ -12,7 +12,10 @@ Compares token-classification models on the same gold text in one run: layers, p
 weights size on disk, entity-level P/R/F1 (overall and per type), median tagging latency per
 document and word pieces per second (the fastest engine that loads: onnxruntime, else tfjs;
 recorded per model), and, against the first model (the teacher), F1 retention and size and
-time reductions. Prints a table on standard output; --out writes the full report as JSON.
+time reductions. Speed is timed in rounds (the models interleaved, the first alternating) of at
+least --round-pieces word pieces each; each model's time per round is reported as a median and
+interquartile range, and a model is called faster or slower only when those ranges do not
+overlap. Prints a table on standard output; --out writes the full report as JSON.
 
   --models DIR…       checkpoint directories, the reference (teacher) first; space- or
                       comma-separated, or --models repeated
@@ -20,7 +23,8 @@ time reductions. Prints a table on standard output; --out writes the full report
   --timing FILE       time on these documents instead of the gold ones (e.g. PubMed abstracts)
   --out FILE          JSON report
   --engine onnx|tfjs  engine preference (default onnx, falling back to tfjs)
-  --rounds N          timed passes, per-document medians over them (default 1)
+  --rounds N          timed rounds (default 7; fewer than 5 give no faster/slower verdict)
+  --round-pieces N    word pieces a round covers at least, repeating the documents (default 3000)
   --warmup N          untimed warm-up documents per model (default 3)
   --max-docs N        use only the first N gold (and timing) documents
   --head NAME         score one head of every model (e.g. the NCBI head of a multi-task model on
@@ -55,7 +59,7 @@ export function expandModels(argv: string[]): string[] {
 }
 
 const OPTIONS = {
-  ...valueOptions('gold', 'timing', 'out', 'engine', 'rounds', 'warmup', 'max-docs', 'head', 'gold-format', 'timing-format'),
+  ...valueOptions('gold', 'timing', 'out', 'engine', 'rounds', 'round-pieces', 'warmup', 'max-docs', 'head', 'gold-format', 'timing-format'),
   ...repeatableOptions('models', 'map-types'),
 }
 
@@ -83,6 +87,7 @@ export async function run(argv: string[]): Promise<number> {
       timingDocs: timing,
       engine: v.engine as 'onnx' | 'tfjs' | undefined,
       rounds: intOpt(v.rounds, '--rounds'),
+      minRoundPieces: intOpt(v['round-pieces'], '--round-pieces', 0),
       warmupDocs: intOpt(v.warmup, '--warmup', 0),
       head: heads,
       logger: stderrLog(quiet),

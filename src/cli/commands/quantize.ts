@@ -1,6 +1,6 @@
 // `fastbioner quantize --model DIR --out DIR2 [--calibrate FILE]`
 import type { CorpusDocument } from '../../shared/domain'
-import { compareModels, type CompareReport } from '../../core/eval/compare'
+import { CALIBRATION_TIMING, compareModels, type CompareReport } from '../../core/eval/compare'
 import { OnnxExportError } from '../../core/onnx/export'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
@@ -110,7 +110,7 @@ export async function run(argv: string[]): Promise<number> {
         check: calibration
           ? async (tmp) => {
               say(`calibrating on ${calibration!.length} documents of ${v.calibrate} (float and int8, same run)…`)
-              const report = await compareModels([v.model!, tmp], calibration!, { names: ['float32', 'int8'], head: v.head, logger: quiet ? () => {} : say })
+              const report = await compareModels([v.model!, tmp], calibration!, { names: ['float32', 'int8'], head: v.head, logger: quiet ? () => {} : say, ...CALIBRATION_TIMING })
               const summary = calibrationSummary(v.calibrate!, report, v.head)
               const drop = summary.f1DropPoints as number
               say(`calibration: F1 float ${(report.models[0].f1 * 100).toFixed(2)} → int8 ${(report.models[1].f1 * 100).toFixed(2)} (${drop >= 0 ? '−' : '+'}${Math.abs(drop).toFixed(2)} points), ${(summary.speedup as number).toFixed(2)}× tokens/s, ${(summary.bytesRatio as number).toFixed(2)}× bytes`)

@@ -22,13 +22,14 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 describe('relative figures', () => {
   it('are computed against the first model', () => {
-    const base = { f1: 0.8, bytes: 1000, parameters: 500, latency: { medianMs: 20, meanMs: 0, p90Ms: 0, documents: 1 } }
-    const r = relativeFigures(base, { f1: 0.76, bytes: 600, parameters: 250, latency: { medianMs: 8, meanMs: 0, p90Ms: 0, documents: 1 } })
+    const base = { f1: 0.8, bytes: 1000, parameters: 500, timing: { medianMs: 20, q1Ms: 19, q3Ms: 21, rounds: 7 } }
+    const r = relativeFigures(base, { f1: 0.76, bytes: 600, parameters: 250, timing: { medianMs: 8, q1Ms: 7, q3Ms: 9, rounds: 7 } })
     expect(r.f1Retention).toBeCloseTo(0.95, 12)
     expect(r.sizeReduction).toBeCloseTo(0.4, 12)
     expect(r.parameterReduction).toBeCloseTo(0.5, 12)
     expect(r.timeReduction).toBeCloseTo(0.6, 12)
     expect(r.speedup).toBeCloseTo(2.5, 12)
+    expect(r.time).toBe('faster')
     expect(latencyStats([5, 1, 3, 100]).medianMs).toBe(4)
     expect(latencyStats([5, 1, 3]).medianMs).toBe(3)
   })
@@ -75,7 +76,8 @@ describe('compareModels', () => {
     expect(t.relative).toBeNull()
     expect(s.relative!.f1Retention).toBeCloseTo(s.f1 / t.f1, 12)
     expect(s.relative!.sizeReduction).toBeCloseTo(1 - s.bytes / t.bytes, 12)
-    expect(s.relative!.timeReduction).toBeCloseTo(1 - s.latency.medianMs / t.latency.medianMs, 12)
+    expect(s.relative!.timeReduction).toBeCloseTo(1 - s.timing.medianMs / t.timing.medianMs, 12)
+    expect(s.timing.rounds).toBe(2)
     expect(s.latency.documents).toBe(6)
     expect(t.tokensPerSecond).toBeGreaterThan(0)
     expect(t.engine).toMatch(/^(onnxruntime-|tfjs-)/)
