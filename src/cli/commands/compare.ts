@@ -23,6 +23,7 @@ overlap. Prints a table on standard output; --out writes the full report as JSON
   --timing FILE       time on these documents instead of the gold ones (e.g. PubMed abstracts)
   --out FILE          JSON report
   --engine onnx|tfjs  engine preference (default onnx, falling back to tfjs)
+  --threads N         onnxruntime intra-op threads of every model (default: all cores)
   --rounds N          timed rounds (default 7; fewer than 5 give no faster/slower verdict)
   --round-pieces N    word pieces a round covers at least, repeating the documents (default 3000)
   --warmup N          untimed warm-up documents per model (default 3)
@@ -59,7 +60,7 @@ export function expandModels(argv: string[]): string[] {
 }
 
 const OPTIONS = {
-  ...valueOptions('gold', 'timing', 'out', 'engine', 'rounds', 'round-pieces', 'warmup', 'max-docs', 'head', 'gold-format', 'timing-format'),
+  ...valueOptions('gold', 'timing', 'out', 'engine', 'threads', 'rounds', 'round-pieces', 'warmup', 'max-docs', 'head', 'gold-format', 'timing-format'),
   ...repeatableOptions('models', 'map-types'),
 }
 
@@ -86,6 +87,7 @@ export async function run(argv: string[]): Promise<number> {
     const report = await compareModels(models, gold, {
       timingDocs: timing,
       engine: v.engine as 'onnx' | 'tfjs' | undefined,
+      threads: intOpt(v.threads, '--threads', 1),
       rounds: intOpt(v.rounds, '--rounds'),
       minRoundPieces: intOpt(v['round-pieces'], '--round-pieces', 0),
       warmupDocs: intOpt(v.warmup, '--warmup', 0),

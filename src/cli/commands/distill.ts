@@ -239,7 +239,7 @@ export async function run(argv: string[]): Promise<number> {
             ? async (tmp) => {
                 const perTask: Record<string, Record<string, unknown>> = {}
                 for (const t of calibrated) {
-                  const report = await compareModels([student, tmp], t.dev!, { names: ['float32', 'int8'], head: multi ? t.name : undefined, logger: log, ...CALIBRATION_TIMING })
+                  const report = await compareModels([student, tmp], t.dev!, { names: ['float32', 'int8'], head: multi ? t.name : undefined, threads: intOpt(v.threads, '--threads'), logger: log, ...CALIBRATION_TIMING })
                   const [f, i8] = report.models
                   log(`int8 student${multi ? ` (${t.name})` : ''}: devel F1 ${(f.f1 * 100).toFixed(2)} → ${(i8.f1 * 100).toFixed(2)}, ${(i8.tokensPerSecond / f.tokensPerSecond).toFixed(2)}× tokens/s, ${(i8.bytes / f.bytes).toFixed(2)}× bytes`)
                   perTask[t.name] = { file: sources[t.name]?.dev ?? null, documents: t.dev!.length, floatF1: f.f1, int8F1: i8.f1, f1DropPoints: (f.f1 - i8.f1) * 100, speedup: i8.tokensPerSecond / f.tokensPerSecond, bytesRatio: i8.bytes / f.bytes }

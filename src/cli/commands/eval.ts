@@ -29,21 +29,21 @@ so and "shared_types": {"types", "overall"} scores the types both have (the mean
 ${mapTypesHelp(23)}
                        (applied to --gold and --pred)
 ${offsetsHelp(23, 'of --gold and --pred (forced when given)')}
-  --batch-size N, --max-length N, --head NAME
+  --batch-size N, --max-length N, --head NAME, --threads N
                        as for 'fastbioner tag' (with --model; default: every head merged)
   -q, --quiet          no warnings or backend line on standard error
   -h, --help           this text
 
 exit codes: 0 done, 1 input/model problem, 2 usage error`
 
-const OPTIONS = { ...TAGGING_OPTIONS, ...valueOptions('gold', 'pred', 'gold-format', 'pred-format', 'offsets'), ...repeatableOptions('map-types') }
+const OPTIONS = { ...TAGGING_OPTIONS, ...valueOptions('gold', 'pred', 'gold-format', 'pred-format', 'offsets', 'threads'), ...repeatableOptions('map-types') }
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand('eval', USAGE, argv, OPTIONS, async (v) => {
     const goldPath = requireOpt(v.gold, '--gold')
     if (v.pred !== undefined && v.model !== undefined) throw new CliError('give either --pred FILE or --model DIR, not both', 2)
     // A prediction file holds merged mentions: there is no head to choose in it.
-    for (const flag of ['head', 'batch-size', 'max-length'] as const) {
+    for (const flag of ['head', 'batch-size', 'max-length', 'threads'] as const) {
       if (v.pred !== undefined && v[flag] !== undefined) throw new CliError(`--${flag} is for tagging with --model; --pred FILE is scored as it is`, 2)
     }
     const quiet = v.quiet ?? false
@@ -79,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
       result = scoreCorpora(scored(goldPath, goldCorpus), scored(v.pred, pred), { warn: (m) => quiet || process.stderr.write(`warning: ${m}\n`) })
     } else {
       await startBackend(quiet)
-      const tagger = await openModelTagger(modelDir!, { maxLength }, true)
+      const tagger = await openModelTagger(modelDir!, { maxLength, threads: intOpt(v.threads, '--threads', 1) }, true)
       const labels = Object.entries(headLabelsOf(tagger.checkpoint)).filter(([h]) => v.head === undefined || h === v.head).flatMap(([, l]) => l)
       predTypes = new Set(typesOfLabels(labels))
       warnDisjoint("the model's", predTypes)

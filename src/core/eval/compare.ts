@@ -38,6 +38,8 @@ export interface CompareOptions {
   timingDocs?: readonly CorpusDocument[]
   /** Engine preference passed to openInferenceEngine (default 'onnx' = fastest that loads). */
   engine?: 'onnx' | 'tfjs'
+  /** onnxruntime intra-op threads of every model (default: all cores). */
+  threads?: number
   /** Untimed documents run first by every model (default 3). */
   warmupDocs?: number
   /** Timed rounds (default 7); the spread and the verdict need at least MIN_VERDICT_ROUNDS. */
@@ -207,7 +209,7 @@ export function timingOrder(n: number, round: number, visit: number): number[] {
 }
 
 async function loadForCompare(dir: string, name: string, opts: CompareOptions, head: string | undefined): Promise<Loaded> {
-  const tagger = await openTagger(dir, { engine: opts.engine, maxLength: opts.maxLength, logger: opts.logger, openEngine: opts.openEngine })
+  const tagger = await openTagger(dir, { engine: opts.engine, threads: opts.threads, maxLength: opts.maxLength, logger: opts.logger, openEngine: opts.openEngine })
   const { config, metadata } = tagger.checkpoint
   // What the engine reads from disk is the size that matters to a user (an int8 folder also
   // keeps its int8 safetensors for the tfjs fallback, which onnxruntime never opens).
