@@ -139,9 +139,11 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     const map = buildLabelMap(new Set(t.train.flatMap((d) => d.mentions.map((m) => m.type))))
     labels[t.head] = map.labels
     labelMaps[t.head] = map
-    examples.push(...wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel))
+    for (const e of wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel)) examples.push(e)
   }
-  if (o.transfer) examples.push(...transferExamples(o.transfer, labelMaps, tokenizer, maxLength, sentenceLevel))
+  // One push per example: push(...list) passes every element as an argument and overflows the
+  // stack past ~100 k (a transfer set of the unlabelled text has 118 k).
+  if (o.transfer) for (const e of transferExamples(o.transfer, labelMaps, tokenizer, maxLength, sentenceLevel)) examples.push(e)
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
   const featurizer = o.init?.featurizer ?? WordFeaturizer.learn(examples.flatMap((e) => e.words), { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab })
   const config = o.init?.config ?? wordTaggerConfig(featurizer, o.config)
