@@ -79,6 +79,14 @@ describe('word tagger with a transfer set', () => {
     }
   }, 240_000)
 
+  it('takes a transfer set as large as the unlabelled text (130 k sentences) without overflowing the stack', async () => {
+    const words = ['fever', 'in', 'the', 'cells', 'asthma', 'aspirin', 'was', 'given']
+    const documents = transferDocuments(Array.from({ length: 130_000 }, (_, i) => `${words[i % 8]} ${words[(i * 3) % 8]} w${i % 9000} .`))
+    const mentions = { dis: documents.map((d) => (d.text.startsWith('fever') ? [{ start: 0, end: 5, type: 'Disease', text: 'fever' }] : [])) }
+    const r = await trainWordTagger({ tasks: [{ head: 'dis', train: corpus([['fever', 'Disease']], 1) }], transfer: { documents, mentions }, epochs: 1, maxSteps: 1, threads: 1 })
+    expect(r.trainExamples).toBe(130_001)
+  }, 120_000)
+
   it('refuses a transfer head no task trains and a teacher without labels for every sentence', async () => {
     const docs = transferDocuments(['Signs of fever in the cells.'])
     const tasks = [{ head: 'dis', train: corpus([['fever', 'Disease']], 1) }]
