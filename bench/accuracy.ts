@@ -40,6 +40,7 @@ import {
   type TrainSummary,
   type VariantContext,
 } from './accuracy-plan'
+import { benchCli } from './cli'
 
 const ROOT = resolve(__dirname, '..')
 const { values: a } = parseArgs({
@@ -62,17 +63,10 @@ const { values: a } = parseArgs({
   },
 })
 
-function fail(msg: string): never {
-  process.stderr.write(`bench:accuracy: ${msg}\n`)
-  process.exit(2)
-}
-const log = (line: string) => process.stderr.write(`${line}\n`)
-
-function positiveInt(value: string, flag: string): number {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) fail(`${flag} must be a positive integer, got '${value}'`)
-  return n
-}
+const cli = benchCli('bench:accuracy')
+// Annotated, so that TypeScript narrows after a call (a destructured never-function does not).
+const fail: (msg: string) => never = cli.fail
+const { log, positiveInt } = cli
 
 const seeds = a.seeds!.split(',').map((s) => positiveInt(s.trim(), '--seeds'))
 if (new Set(seeds).size !== seeds.length) fail(`--seeds lists a seed twice (${a.seeds})`)

@@ -1,19 +1,13 @@
 // The pure half of bench:active (issue 30): stored runs → tables and SVG charts for
 // docs/ACTIVE.md. Unit-tested in test/unit/bench/active-report.test.ts.
 
-import type { RoundRecord } from '../src/core/active/simulate'
+import type { RoundRecord, SimulationOptions } from '../src/core/active/simulate'
 import type { Strategy } from '../src/core/active/strategies'
 import { correctionsOf, type EditCounts } from '../src/core/eval/edits'
 
-export interface ActiveSettings {
+/** A run's protocol as stored: the simulation's settings, the corpus and the pool/devel sizes. */
+export type ActiveSettings = Pick<SimulationOptions, 'strategy' | 'seed' | 'seedDocs' | 'batch' | 'maxDocs' | 'seedEpochs' | 'retrainEpochs'> & {
   corpus: string
-  strategy: Strategy
-  seed: number
-  seedDocs: number
-  batch: number
-  maxDocs: number
-  seedEpochs: number
-  retrainEpochs: number
   retrainSteps: number | null
   threads: number | null
   poolSize: number

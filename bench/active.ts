@@ -29,6 +29,7 @@ import { loadWordTagger, saveWordTagger } from '../src/core/model/word-tagger'
 import { simulate, type WordModel } from '../src/core/active/simulate'
 import { parseStrategy, STRATEGIES, type Strategy } from '../src/core/active/strategies'
 import { chartsOf, curves, renderTables, runKey, sameProtocol, type ActiveSettings, type StoredActiveRun } from './active-report'
+import { benchCli } from './cli'
 
 const ROOT = resolve(__dirname, '..')
 const { values: a } = parseArgs({
@@ -50,16 +51,10 @@ const { values: a } = parseArgs({
   },
 })
 
-function fail(msg: string): never {
-  process.stderr.write(`bench:active: ${msg}\n`)
-  process.exit(2)
-}
-const log = (line: string) => process.stderr.write(`${line}\n`)
-function positiveInt(value: string, flag: string): number {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) fail(`${flag} must be a positive integer, got '${value}'`)
-  return n
-}
+const cli = benchCli('bench:active')
+// Annotated, so that TypeScript narrows after a call (a destructured never-function does not).
+const fail: (msg: string) => never = cli.fail
+const { log, positiveInt } = cli
 
 /** Pool = the training split, devel = the devel split; NCBI's four disease subtypes are one type. */
 const CORPORA: Record<string, { title: string; load: (data: string) => Promise<{ pool: CorpusDocument[]; dev: CorpusDocument[] }> }> = {

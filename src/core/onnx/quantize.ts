@@ -185,13 +185,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     writeFileAtomic(join(tmp, WEIGHTS_FILE), serializeSafetensors(tensorsOut, { format: 'pt', 'fastbioner.quantization': info.format, 'fastbioner.parent_sha256': parentSha }))
     writeMeta()
     const exported = await exportCheckpointToOnnx(tmp, { int8MatMul: opts.int8MatMul ?? DEFAULT_INT8_MATMUL })
-    if (opts.check) {
-      const calibration = await opts.check(tmp, info)
-      if (calibration) {
-        info.calibration = calibration
-        writeMeta()
-      }
-    }
+    await runCheck(tmp, info, opts, writeMeta)
     moveIntoPlace(tmp, outDir)
     const floatOnnx = join(srcDir, ONNX_FILE)
     return {
@@ -204,6 +198,16 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true })
     throw e
+  }
+}
+
+/** The caller's check on the finished folder; its calibration record is kept (`persist` rewrites the metadata). */
+async function runCheck(tmp: string, info: QuantizationInfo, opts: QuantizeFolderOptions, persist: () => void): Promise<void> {
+  if (!opts.check) return
+  const calibration = await opts.check(tmp, info)
+  if (calibration) {
+    info.calibration = calibration
+    persist()
   }
 }
 
@@ -249,13 +253,7 @@ async function quantizeWordTagger(srcDir: string, outDir: string, opts: Quantize
   try {
     const save = () => saveWordTagger(tmp, { ...model, metadata: { ...srcMeta, [QUANTIZATION_KEY]: info } }, { int8: int8Tensors })
     save()
-    if (opts.check) {
-      const calibration = await opts.check(tmp, info)
-      if (calibration) {
-        info.calibration = calibration
-        save()
-      }
-    }
+    await runCheck(tmp, info, opts, save)
     moveIntoPlace(tmp, outDir)
     return { dir: outDir, info, int8WeightsBytes: statSync(join(outDir, WEIGHTS_FILE)).size }
   } catch (e) {
