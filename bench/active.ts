@@ -99,7 +99,7 @@ function report(): void {
   mkdirSync(chartDir, { recursive: true })
   const parts: string[] = []
   parts.push('# Active learning, measured with a simulated annotator (issue 30)\n')
-  parts.push('Written by `npm run bench:active -- --report [--out DIR]` from the runs stored in DIR (bench/active.ts; the engine is src/core/active/simulate.ts). Do not edit by hand.\n')
+  parts.push(`Written by \`npm run bench:active -- --report --out ${relative(ROOT, outDir)}\` from the runs stored there (bench/active.ts; the engine is src/core/active/simulate.ts). Do not edit by hand.\n`)
   parts.push(
     'Protocol: the training split is the pool, its gold hidden from the model. A seed word tagger (the app\'s default model kind, character-CNN + BiLSTM-CRF) is trained from scratch on k seeded documents (the same for every strategy of a seed; their mentions count as typed in). Each round the strategy picks N documents using the current model; the simulated annotator replaces the model\'s suggestions by the gold, and the edits that takes are counted (src/core/eval/edits.ts: a suggestion paired with a gold mention by exact span, else largest overlap, is accepted, retyped and/or re-bounded; unpaired suggestions are rejected, unpaired gold mentions added); then the model is retrained warm-started from the current one on every reviewed document with the app\'s retrain (src/core/train/word-retrain.ts, which the app\'s retrain job calls: half the recipe\'s learning rate, the model\'s vocabularies kept), and devel F1 is measured (exact spans, conlleval semantics).\n',
   )
