@@ -67,7 +67,8 @@ ${mapTypesHelp(22)}
   --warmup-ratio X    fraction of steps with linear warm-up (default ${TRAIN_DEFAULTS.warmupRatio})
   --weight-decay X    AdamW decoupled weight decay (default ${TRAIN_DEFAULTS.weightDecay}; never on biases/LayerNorm)
   --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
-  --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength})
+  --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength}); word-lstm:
+                      words per window (default ${WORD_TAGGER_RECIPE.maxLength})
   --doc-level         windows over whole documents instead of one example per sentence
   --crf, --no-crf     a CRF over each head's labels (transition scores learnt with the encoder,
                       Viterbi decoding when tagging); default ${SCRATCH_RECIPE.crf ? 'on' : 'off'} from scratch, off with --init
