@@ -79,6 +79,8 @@ interface StageRecord {
   wallSeconds: number
   finishedAt: string
   summary: unknown
+  /** How the stage came to be recorded when not by this script (said in the card). */
+  note?: string
 }
 
 function stageFile(dir: string): string {
@@ -428,6 +430,7 @@ ${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${cmd}\` | ${minutes(c.trained.wallSeconds)} |
 | 3 int8 (NCBI-disease devel F1 ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
 | 4 evaluation + latency | \`fastbioner eval\` per corpus and split, with its head and with every head merged | ${minutes(c.evalWall)} |
+${[...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
 
 Best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 of the heads (${best?.dev ? pct(best.dev.f1) : '-'}); ${Math.round(run.tokens_per_second)} tokens/s of training
 on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
