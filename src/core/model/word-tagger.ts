@@ -213,6 +213,8 @@ export interface WordTaggerFolder {
   heads: Record<string, string[]>
   params: Map<string, Float32Array>
   metadata?: Record<string, unknown>
+  /** As loaded: the parameters the folder stored as int8 rows (dequantized in `params`). */
+  storedInt8?: string[]
 }
 
 export function headsOf(heads: Record<string, readonly string[]>): Array<{ name: string; numLabels: number }> {
@@ -324,6 +326,7 @@ export function loadWordTagger(dir: string): WordTaggerFolder {
   }
   const stored = readSafetensors(join(dir, WEIGHTS_FILE))
   const params = new Map<string, Float32Array>()
+  const storedInt8: string[] = []
   for (const [name, shape] of wordTaggerParamShapes(config, headsOf(headLabels))) {
     const t = stored.tensors.get(name)
     if (!t) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: no tensor ${name}`)
@@ -334,6 +337,7 @@ export function loadWordTagger(dir: string): WordTaggerFolder {
       const scale = stored.tensors.get(name + INT8_SCALE_SUFFIX)
       if (!scale || !(scale.data instanceof Float32Array) || scale.shape.join() !== String(shape[0])) throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: int8 tensor ${name} needs a float32 ${name}${INT8_SCALE_SUFFIX} of [${shape[0]}]`)
       data = dequantizeRows(t.data, scale.data, shape[0], shape[1])
+      storedInt8.push(name)
     } else if (t.data instanceof Float32Array) data = t.data
     else throw new CheckpointError(`${join(dir, WEIGHTS_FILE)}: ${name} is not a float tensor`)
     for (let i = 0; i < data.length; i++) {
@@ -343,5 +347,5 @@ export function loadWordTagger(dir: string): WordTaggerFolder {
   }
   const metaPath = join(dir, METADATA_FILE)
   const metadata = existsSync(metaPath) ? readJsonObject(metaPath) : undefined
-  return { config, featurizer, heads: headLabels, params, metadata }
+  return { config, featurizer, heads: headLabels, params, metadata, storedInt8 }
 }

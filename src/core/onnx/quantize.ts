@@ -132,10 +132,10 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     if (!statSync(outDir).isDirectory()) throw new QuantizeError(`${outDir}: exists and is not a directory`)
     if (readdirSync(outDir).length) throw new QuantizeError(`${outDir}: exists and is not empty; choose a new folder (nothing is overwritten)`)
   }
-  if (isWordTaggerFolder(srcDir)) return quantizeWordTagger(srcDir, outDir, opts)
-  const files = readCheckpointFiles(srcDir)
   const srcMeta = readMetadata(srcDir) ?? {}
   if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
+  if (isWordTaggerFolder(srcDir)) return quantizeWordTagger(srcDir, outDir, opts, srcMeta)
+  const files = readCheckpointFiles(srcDir)
 
   const parentSha = await sha256Files([files.configPath, ...files.weightPaths])
   const tensorsOut = new Map<string, TensorToWrite>()
@@ -181,7 +181,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
       copyFileSync(join(srcDir, entry.name), join(tmp, entry.name))
     }
     if (!existsSync(join(tmp, CONFIG_FILE))) throw new QuantizeError(`${files.configPath}: was not copied`)
-    const writeMeta = () => writeFileAtomic(join(tmp, METADATA_FILE), [JSON.stringify({ ...srcMeta, [QUANTIZATION_KEY]: info }, null, 2) + '\n'])
+    const writeMeta = () => writeQuantizedMetadata(tmp, srcMeta, info)
     writeFileAtomic(join(tmp, WEIGHTS_FILE), serializeSafetensors(tensorsOut, { format: 'pt', 'fastbioner.quantization': info.format, 'fastbioner.parent_sha256': parentSha }))
     writeMeta()
     const exported = await exportCheckpointToOnnx(tmp, { int8MatMul: opts.int8MatMul ?? DEFAULT_INT8_MATMUL })
@@ -199,6 +199,11 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     rmSync(tmp, { recursive: true, force: true })
     throw e
   }
+}
+
+/** fastbioner.json of an int8 folder: the parent's metadata and the quantization record. */
+function writeQuantizedMetadata(dir: string, srcMeta: Record<string, unknown>, info: QuantizationInfo): void {
+  writeFileAtomic(join(dir, METADATA_FILE), [JSON.stringify({ ...srcMeta, [QUANTIZATION_KEY]: info }, null, 2) + '\n'])
 }
 
 /** The caller's check on the finished folder; its calibration record is kept (`persist` rewrites the metadata). */
@@ -229,16 +234,12 @@ function moveIntoPlace(tmp: string, outDir: string): void {
  * as int8 rows, one scale per word; the BiLSTM, character CNN and heads stay float32 (a fifth of
  * the bytes). The tagging graph runs on the dequantized table, so only the size changes.
  */
-async function quantizeWordTagger(srcDir: string, outDir: string, opts: QuantizeFolderOptions): Promise<QuantizeFolderResult> {
+async function quantizeWordTagger(srcDir: string, outDir: string, opts: QuantizeFolderOptions, srcMeta: Record<string, unknown>): Promise<QuantizeFolderResult> {
   if (opts.bits === 7) throw new QuantizeError(`${srcDir}: a word tagger computes in float32 (its int8 table is dequantized when loaded); --bits 7 does not apply`)
   if (opts.embeddings === false) throw new QuantizeError(`${srcDir}: a word tagger's int8 form is its word-embedding table; with float embeddings there is nothing to quantize`)
-  const srcMeta = readMetadata(srcDir) ?? {}
-  if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent`)
   const weights = join(srcDir, WEIGHTS_FILE)
-  if ([...readSafetensors(weights).tensors.values()].some((t) => t.dtype === 'I8')) {
-    throw new QuantizeError(`${weights}: already holds int8 tensors; quantize the float model`)
-  }
   const model = loadWordTagger(srcDir)
+  if (model.storedInt8?.length) throw new QuantizeError(`${weights}: already holds int8 tensors; quantize the float model`)
   const int8Tensors = [WORD_TAGGER_EMBEDDINGS]
   const info: QuantizationInfo = {
     format: 'int8-per-row-symmetric',
@@ -251,9 +252,9 @@ async function quantizeWordTagger(srcDir: string, outDir: string, opts: Quantize
   }
   const tmp = tempSibling(outDir)
   try {
-    const save = () => saveWordTagger(tmp, { ...model, metadata: { ...srcMeta, [QUANTIZATION_KEY]: info } }, { int8: int8Tensors })
-    save()
-    await runCheck(tmp, info, opts, save)
+    saveWordTagger(tmp, { ...model, metadata: { ...srcMeta, [QUANTIZATION_KEY]: info } }, { int8: int8Tensors })
+    // The calibration only adds to the metadata: the weights written above stay.
+    await runCheck(tmp, info, opts, () => writeQuantizedMetadata(tmp, srcMeta, info))
     moveIntoPlace(tmp, outDir)
     return { dir: outDir, info, int8WeightsBytes: statSync(join(outDir, WEIGHTS_FILE)).size }
   } catch (e) {
