@@ -113,7 +113,6 @@ export async function run(argv: string[]): Promise<number> {
     const typeMap = typeMapOpt(v['map-types'])
     const outDir = requireOpt(v.out, '--out')
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init HF_DIR (fine-tune) or --preset NAME (from scratch), not both', 2)
-    if (v.resume && (v.init !== undefined || v.preset !== undefined)) throw new CliError('--resume continues the run in --out: give neither --init nor --preset', 2)
     const resume = v.resume ?? false
     const scratch = v.init === undefined && !resume
     // A word tagger given to --init is trained further as what it is (--resume refused it above).
@@ -150,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
     checkOutputPath(outDir, {
       flag: '--out',
       kind: 'checkpoint',
-      inputs: [trainPath, v.dev, v.init, ...taskSpecs.flatMap((t) => [t.train, t.dev]), ...(v.teacher ?? []).map((t) => teacherSpec(t)[1]), ...(v.transfer ?? [])],
+      inputs: [...runInputs(v, taskSpecs, trainPath), v.init],
       // --resume continues the model that is there (the run checks its optimizer state).
       replace: v.overwrite || resume,
       replaceFlag: '--overwrite',
@@ -190,7 +189,6 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (wantCrf) {
       const missing = tasks.filter((t) => !model.heads.get(t.head)?.crf)
-      if (resume && missing.length) throw new CliError(`--crf: the run in ${outDir} was started without a CRF; --resume continues it as it was`, 2)
       for (const t of missing) model.addCrf(t.head)
     }
     const crfHeads = tasks.filter((t) => model.heads.get(t.head)?.crf).map((t) => t.head)
@@ -238,7 +236,7 @@ export async function run(argv: string[]): Promise<number> {
               init: v.init ?? null,
               preset: scratch ? presetName : null,
               augmentMentions: augmentCopies,
-              ...(transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}),
+              ...transferSource(v, transfer),
               averageLast,
               // What --resume restarts with: the options of this run, every default resolved.
               options: {
@@ -401,7 +399,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const quiet = v.quiet ?? false
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
-  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: [trainPath, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev]), ...(v.teacher ?? []).map((t) => teacherSpec(t)[1]), ...(v.transfer ?? [])], replace: v.overwrite, replaceFlag: '--overwrite' })
+  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: runInputs(v, taskSpecs, trainPath), replace: v.overwrite, replaceFlag: '--overwrite' })
   const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
   const transfer = await readTransferSet(v, tasks.map((t) => t.head), seed, settings.threads, log)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
@@ -432,7 +430,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           arch: 'word-lstm',
           init: v.init ?? null,
           augmentMentions: augmentCopies,
-          ...(transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}),
+          ...transferSource(v, transfer),
           ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
         },
       },
@@ -453,6 +451,16 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
     ...runSummary(result),
   })
   return result.cancelled ? 130 : 0
+}
+
+/** The corpora, teachers and transfer text of the run, which --out must not be or hold. */
+function runInputs(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, trainPath: string): Array<string | undefined> {
+  return [trainPath, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev]), ...(v.teacher ?? []).map((t) => teacherSpec(t)[1]), ...(v.transfer ?? [])]
+}
+
+/** fastbioner.json's record of a distilled run: its teachers and transfer text. */
+function transferSource(v: OptionValues<typeof OPTIONS>, transfer: WordTransferSet | undefined): Record<string, unknown> {
+  return transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}
 }
 
 /** `--teacher HEAD=DIR` (or a bare DIR: the run's only head). */
