@@ -584,7 +584,9 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     const { page } = h
     const before = await h.invoke('workspace:info', {})
     const docs: string[] = []
-    for (let i = 0; i < 20000; i++) {
+    // Large enough that the import is still running when Cancel is clicked after the screenshot,
+    // even on a quiet machine (20 000 documents could finish first, and then no cancel toast came).
+    for (let i = 0; i < 60000; i++) {
       const id = 91000000 + i
       const title = `Invented record ${i} on anaemia in athletes`
       docs.push(`${id}|t|${title}\n${id}|a|Ferritin was measured before and after the season in record ${i}.\n${id}\t11\t18\t${title.slice(11, 18)}\tDisease\n`)
