@@ -53,22 +53,32 @@ export class WordFeaturizer {
 
   /** Vocabularies from the words of the training text (and any extra unlabelled words for the word list). */
   static learn(trainingWords: Iterable<string>, opts: WordVocabOptions = {}): WordFeaturizer {
+    return new WordFeaturizer([PAD, UNK], [PAD, UNK]).extend(trainingWords, opts)
+  }
+
+  /**
+   * This vocabulary with what `trainingWords` adds: words it lacks (seen at least minCount times,
+   * most frequent first, up to maxSize words in all) and characters it lacks, appended so that
+   * every known id keeps its meaning (a model's embedding rows stay valid; the new rows are
+   * new parameters). New words seen once join the singletons.
+   */
+  extend(trainingWords: Iterable<string>, opts: WordVocabOptions = {}): WordFeaturizer {
     const counts = new Map<string, number>()
-    const chars = new Set<string>()
+    const newChars = new Set<string>()
     for (const w of trainingWords) {
       const lw = w.toLowerCase()
-      counts.set(lw, (counts.get(lw) ?? 0) + 1)
-      for (const ch of w) chars.add(ch)
+      if (!this.wordIndex.has(lw)) counts.set(lw, (counts.get(lw) ?? 0) + 1)
+      for (const ch of w) if (!this.charIndex.has(ch)) newChars.add(ch)
     }
     const minCount = opts.minCount ?? 1
     const kept = [...counts].filter(([, n]) => n >= minCount).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    const limited = opts.maxSize ? kept.slice(0, Math.max(0, opts.maxSize - 2)) : kept
-    const words = [PAD, UNK, ...limited.map(([w]) => w)]
-    const singles: number[] = []
-    limited.forEach(([, n], i) => {
-      if (n === 1) singles.push(i + 2)
+    const room = opts.maxSize ? Math.max(0, opts.maxSize - this.words.length) : kept.length
+    const added = kept.slice(0, room)
+    const singles = [...this.singletons]
+    added.forEach(([, n], i) => {
+      if (n === 1) singles.push(this.words.length + i)
     })
-    return new WordFeaturizer(words, [PAD, UNK, ...[...chars].sort()], singles)
+    return new WordFeaturizer([...this.words, ...added.map(([w]) => w)], [...this.chars, ...[...newChars].sort()], singles)
   }
 
   wordId(word: string): number {

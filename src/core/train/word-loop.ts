@@ -68,9 +68,17 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
   metadata?: Record<string, unknown>
   /**
    * Continue from this model (retraining from corrections): its vocabularies, sizes and weights;
-   * a head whose labels differ from the task's starts anew. Words it never saw stay <unk>.
+   * a head whose labels differ from the task's starts anew. Words it never saw stay <unk> unless
+   * growVocabulary.
    */
   init?: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>
+  /**
+   * With init: the words and characters of the training text that init's vocabularies lack join
+   * them (up to `vocab.maxSize` words in all, default the recipe's maxWords), each with a new
+   * embedding row initialised as a fresh model's; known ids and rows are kept. Without it a
+   * model retrained on reviewed documents could never learn a word its first training lacked.
+   */
+  growVocabulary?: boolean
 }
 
 export interface WordTrainResult extends RunResult {
@@ -152,8 +160,10 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   // stack past ~100 k (a transfer set of the unlabelled text has 118 k).
   if (o.transfer) for (const e of transferExamples(o.transfer, labelMaps, tokenizer, maxLength, sentenceLevel)) examples.push(e)
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
-  const featurizer = o.init?.featurizer ?? WordFeaturizer.learn(examples.flatMap((e) => e.words), { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab })
-  const config = o.init?.config ?? wordTaggerConfig(featurizer, o.config)
+  const vocab = { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab }
+  const trainingWords = () => examples.flatMap((e) => e.words)
+  const featurizer = !o.init ? WordFeaturizer.learn(trainingWords(), vocab) : o.growVocabulary ? o.init.featurizer.extend(trainingWords(), vocab) : o.init.featurizer
+  const config = o.init ? { ...o.init.config, wordVocabSize: featurizer.words.length, charVocabSize: featurizer.chars.length } : wordTaggerConfig(featurizer, o.config)
   const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
   const params = initWordTaggerParams(config, heads, seed)
   if (o.init) {
@@ -162,7 +172,10 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     for (const [name, value] of params) {
       const head = headOf(name)
       const from = o.init.params.get(name)
-      if (from && from.length === value.length && (head === null || keptHeads.has(head))) value.set(from)
+      if (!from || (head !== null && !keptHeads.has(head))) continue
+      // A grown vocabulary's table [V', D] starts with init's rows [V, D]; the rest stay fresh.
+      const grownTable = name.endsWith('embeddings.weight') && from.length < value.length
+      if (from.length === value.length || grownTable) value.set(from)
     }
   }
   const model: WordTaggerFolder = { config, featurizer, heads: labels, params }
