@@ -20,13 +20,13 @@
 //   dh = dh_out + dh_next;  dc = dc_next + dh·o·(1 − tanh²c)
 //   dz_o = dh·tanh(c)·o(1−o);  dz_i = dc·g·i(1−i);  dz_g = dc·i·(1 − g²);  dz_f = dc·c_prev·f(1−f)
 //   dh_prev = dz·W_hhᵀ;  dc_prev = dc·f;  dW_hh = Σ_t h_{t−1}ᵀ·dz_t;  dW_ih = Σ_t x_tᵀ·dz_t
-// Character CNN (width w, zero padding (w−1)/2, max over the word's characters):
-//   windows [N, L, w·Dc] · W [w·Dc, F] + b → max over L; d max goes to the arg-max position.
+// Character CNN and shape flags: ./char-cnn (shared with the BERT encoder's character channel).
 
 import { attr } from './graph'
 import { ONNX_OPSET } from './export'
 import { GradGraph, logitsOutput, type TrainGraph } from './training'
 import { crfLossGraph } from './crf-graph'
+import { charCnnLayer } from './char-cnn'
 import { wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 
 export interface WordTaggerGraphOptions {
@@ -61,57 +61,27 @@ interface Forward {
  */
 function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dropout: boolean) {
   const g = t.g
-  const L = d.maxChars
   const Din = wordTaggerInputDim(d)
-  if (d.charWidth % 2 !== 1) throw new Error(`word tagger: char_width must be odd, got ${d.charWidth}`)
   const wordIds = g.input('word_ids', 'int64', ['batch', T])
-  const charIds = g.input('char_ids', 'int64', ['batch', T, L])
-  const shapeFlags = g.input('shape_flags', 'float32', ['batch', T, d.shapeFlags])
 
   // ---- word embedding [B, T, Dw] -------------------------------------------------------------
   const wordTable = t.param(WORD_TAGGER_PARAMS.wordEmbeddings, [d.wordVocabSize, d.wordDim])
   const words = g.node('Gather', [wordTable, wordIds])
 
-  // ---- character CNN [B, T, F] ---------------------------------------------------------------
-  const charTable = t.param(WORD_TAGGER_PARAMS.charEmbeddings, [d.charVocabSize, d.charDim])
-  const rowsNL = g.int64s([-1, L, d.charDim])
-  const chars = t.reshape(g.node('Gather', [charTable, charIds]), rowsNL) // [N, L, Dc]
-  const half = (d.charWidth - 1) / 2
-  const padded = g.node('Pad', [chars, g.int64s([0, half, 0, 0, half, 0])]) // [N, L + w − 1, Dc]
-  const windows = g.node(
-    'Concat',
-    Array.from({ length: d.charWidth }, (_, k) => g.node('Slice', [padded, g.int64s([k]), g.int64s([k + L]), g.int64s([1])])),
-    { axis: attr.int(2) },
-  ) // [N, L, w·Dc]
-  const windowsFlat = t.reshape(windows, g.int64s([-1, d.charWidth * d.charDim])) // [N·L, w·Dc]
-  const conv = t.linear(WORD_TAGGER_PARAMS.charConv, windowsFlat, d.charWidth * d.charDim, d.charFilters) // [N·L, F]
-  const convNL = t.reshape(conv.y, g.int64s([-1, L, d.charFilters])) // [N, L, F]
-  const charMax = g.node('ReduceMax', [convNL], { axes: attr.ints([1]), keepdims: attr.int(0) }) // [N, F]
-  const charFeat = g.node('Reshape', [charMax, g.node('Concat', [g.node('Shape', [wordIds]), g.int64s([d.charFilters])], { axis: attr.int(0) })]) // [B, T, F]
+  // ---- character CNN and shape flags [B, T, F + F_s] (./char-cnn) ---------------------------
+  const chars = charCnnLayer(g, (name, shape) => t.param(name, shape), d, { embeddings: WORD_TAGGER_PARAMS.charEmbeddings, conv: WORD_TAGGER_PARAMS.charConv }, T)
 
   // ---- input features [B·T, Din] with dropout -----------------------------------------------
-  const x = t.reshape(g.node('Concat', [words, charFeat, shapeFlags], { axis: attr.int(2) }), g.int64s([-1, Din]))
+  const x = t.reshape(g.node('Concat', [words, chars.features], { axis: attr.int(2) }), g.int64s([-1, Din]))
   const xDrop = t.dropout(dropout, 'dropout.input', x, ['batch*steps', Din])
 
   /** dX: gradient at x after dropout [B·T, Din]. */
   const backward = (dXDrop: string) => {
     const dX = xDrop.backward(dXDrop)
-    const [dWords, dChar] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 3 })
-    const zerosOf = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
-    const scatterRows = (table: string, ids: string, rows: string) =>
-      g.node('ScatterND', [zerosOf(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), rows], { reduction: attr.string('add') })
-    t.addGrad(WORD_TAGGER_PARAMS.wordEmbeddings, scatterRows(wordTable, wordIds, dWords))
-    // max over characters: the gradient goes to the (first) arg-max position of each filter
-    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
-    const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
-    const oneHot = g.node('Cast', [g.node('Equal', [positions, arg])], { to: attr.int(1) }) // [N, L, F]
-    const dConv = t.mul(oneHot, g.node('Unsqueeze', [dChar, g.int64s([1])])) // [N, L, F]
-    const dWindows = t.reshape(conv.backward(t.reshape(dConv, g.int64s([-1, d.charFilters]))), g.int64s([-1, L, d.charWidth * d.charDim])) // [N, L, w·Dc]
-    const parts = g.nodeOutputs('Split', [dWindows], { axis: attr.int(2) }, { outputs: d.charWidth })
-    // window k at position l read padded[l + k] = chars[l + k − half]
-    const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, d.charWidth - 1 - k, 0])])))
-    const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [N, L, Dc]
-    t.addGrad(WORD_TAGGER_PARAMS.charEmbeddings, scatterRows(charTable, charIds, t.reshape(dChars, g.int64s([-1, d.charDim]))))
+    const [dWords, dChars] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters + d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 })
+    const zeros = g.node('ConstantOfShape', [g.node('Shape', [wordTable])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+    t.addGrad(WORD_TAGGER_PARAMS.wordEmbeddings, g.node('ScatterND', [zeros, g.node('Unsqueeze', [t.reshape(wordIds, g.int64s([-1])), g.int64s([1])]), dWords], { reduction: attr.string('add') }))
+    chars.backward(t, dChars)
   }
   return { x: xDrop.y, wordIds, backward }
 }

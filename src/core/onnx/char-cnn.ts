@@ -1,0 +1,86 @@
+// The character CNN and case/shape flags of a word, as ONNX ops with their backward: the one graph
+// of this layer, read by the word tagger (./recurrent) and by the BERT encoder's character channel
+// (./training, ./export; core/model/char-cnn.ts).
+//
+//   chars = E_c[char_ids]                        [N, L, Dc]   (N rows: words or pieces)
+//   windows: zero padding (w−1)/2 each side, w shifted copies concatenated   [N, L, w·Dc]
+//   conv = windows·W + b, max over L             [N, F]
+//   features = [conv max, shape_flags]           [B, T, F + F_s]
+// Backward: d max goes to the (first) arg-max position of each filter; dW = windowsᵀ·dconv,
+// db = Σ dconv, d windows = dconv·Wᵀ, each window slice back to its characters, and the rows to
+// the embedding table by ScatterND(add).
+
+import { attr, type GraphBuilder } from './graph'
+import type { GradGraph } from './training'
+import type { CharCnnDims } from '../model/char-cnn'
+
+export interface CharCnnNames {
+  /** Character embedding table [Vc, Dc]. */
+  embeddings: string
+  /** Prefix of the convolution's `.weight` [w·Dc, F] and `.bias` [F]. */
+  conv: string
+}
+
+export interface CharCnnLayer {
+  /** int64 [B, T, L] input. */
+  charIds: string
+  /** float32 [B, T, F_s] input. */
+  shapeFlags: string
+  /** [B, T, F + F_s] */
+  features: string
+  /** Records the gradients of the table and the convolution from d features [B·T, F + F_s] (the flags are inputs: no gradient). */
+  backward(t: GradGraph, dFeatures: string): void
+}
+
+/**
+ * Declares the inputs `char_ids` [batch, steps, L] and `shape_flags` [batch, steps, F_s] and
+ * builds the features. `param` gives a parameter's value: a graph input (training graphs, the
+ * word tagger's tagging graph) or an initializer (the exported BERT graph).
+ */
+export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: number[]) => string, d: CharCnnDims, names: CharCnnNames, steps: number | string): CharCnnLayer {
+  const L = d.maxChars
+  const Dc = d.charDim
+  const F = d.charFilters
+  const w = d.charWidth
+  if (w % 2 !== 1) throw new Error(`character CNN: the width must be odd, got ${w}`)
+  const charIds = g.input('char_ids', 'int64', ['batch', steps, L])
+  const shapeFlags = g.input('shape_flags', 'float32', ['batch', steps, d.shapeFlags])
+  const table = param(names.embeddings, [d.charVocabSize, Dc])
+  const reshape = (x: string, shape: number[]) => g.node('Reshape', [x, g.int64s(shape)])
+  const chars = reshape(g.node('Gather', [table, charIds]), [-1, L, Dc]) // [N, L, Dc]
+  const half = (w - 1) / 2
+  const padded = g.node('Pad', [chars, g.int64s([0, half, 0, 0, half, 0])]) // [N, L + w − 1, Dc]
+  const windows = g.node(
+    'Concat',
+    Array.from({ length: w }, (_, k) => g.node('Slice', [padded, g.int64s([k]), g.int64s([k + L]), g.int64s([1])])),
+    { axis: attr.int(2) },
+  ) // [N, L, w·Dc]
+  const windowsFlat = reshape(windows, [-1, w * Dc]) // [N·L, w·Dc]
+  const weight = param(`${names.conv}.weight`, [w * Dc, F])
+  const bias = param(`${names.conv}.bias`, [F])
+  const conv = g.node('Add', [g.node('MatMul', [windowsFlat, weight]), bias]) // [N·L, F]
+  const convNL = reshape(conv, [-1, L, F]) // [N, L, F]
+  const charMax = g.node('ReduceMax', [convNL], { axes: attr.ints([1]), keepdims: attr.int(0) }) // [N, F]
+  const rowsShape = g.node('Slice', [g.node('Shape', [charIds]), g.int64s([0]), g.int64s([2])]) // [2]: B, T
+  const charFeat = g.node('Reshape', [charMax, g.node('Concat', [rowsShape, g.int64s([F])], { axis: attr.int(0) })]) // [B, T, F]
+  const features = g.node('Concat', [charFeat, shapeFlags], { axis: attr.int(2) }) // [B, T, F + F_s]
+
+  const backward = (t: GradGraph, dFeatures: string) => {
+    const [dChar] = g.nodeOutputs('Split', [dFeatures, g.int64s([F, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 }) // [N, F]
+    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
+    const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
+    const oneHot = g.node('Cast', [g.node('Equal', [positions, arg])], { to: attr.int(1) }) // [N, L, F]
+    const dConv = reshape(t.mul(oneHot, g.node('Unsqueeze', [dChar, g.int64s([1])])), [-1, F]) // [N·L, F]
+    t.addGrad(`${names.conv}.weight`, g.node('Gemm', [windowsFlat, dConv], { transA: attr.int(1) })) // [w·Dc, F]
+    t.addGrad(`${names.conv}.bias`, t.reduceSum(dConv, [0], false)) // [F]
+    const dWindows = reshape(g.node('Gemm', [dConv, weight], { transB: attr.int(1) }), [-1, L, w * Dc]) // [N, L, w·Dc]
+    const parts = w === 1 ? [dWindows] : g.nodeOutputs('Split', [dWindows], { axis: attr.int(2) }, { outputs: w })
+    // window k at position l read padded[l + k] = chars[l + k − half]
+    const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, w - 1 - k, 0])])))
+    const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [N, L, Dc]
+    const zeros = g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+    const ids = g.node('Unsqueeze', [reshape(charIds, [-1]), g.int64s([1])]) // [N·L, 1]
+    t.addGrad(names.embeddings, g.node('ScatterND', [zeros, ids, reshape(dChars, [-1, Dc])], { reduction: attr.string('add') }))
+  }
+  return { charIds, shapeFlags, features, backward }
+}
