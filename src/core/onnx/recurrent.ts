@@ -65,11 +65,13 @@ function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dro
   const wordIds = g.input('word_ids', 'int64', ['batch', T])
 
   // ---- word embedding [B, T, Dw] -------------------------------------------------------------
-  const wordTable = t.param(WORD_TAGGER_PARAMS.wordEmbeddings, [d.wordVocabSize, d.wordDim])
+  // The tables' rows are symbolic: a bucket's graph is the same whatever the vocabulary sizes, so a
+  // model retrained with a grown vocabulary reuses the sessions already opened (train/ort.ts).
+  const wordTable = t.param(WORD_TAGGER_PARAMS.wordEmbeddings, [d.wordVocabSize, d.wordDim], ['word_vocab', d.wordDim])
   const words = g.node('Gather', [wordTable, wordIds])
 
   // ---- character CNN and shape flags [B, T, F + F_s] (./char-cnn) ---------------------------
-  const chars = charCnnLayer(g, (name, shape) => t.param(name, shape), d, { embeddings: WORD_TAGGER_PARAMS.charEmbeddings, conv: WORD_TAGGER_PARAMS.charConv }, T)
+  const chars = charCnnLayer(g, (name, shape) => t.param(name, shape, name === WORD_TAGGER_PARAMS.charEmbeddings ? ['char_vocab', shape[1]] : shape), d, { embeddings: WORD_TAGGER_PARAMS.charEmbeddings, conv: WORD_TAGGER_PARAMS.charConv }, T)
 
   // ---- input features [B·T, Din] with dropout -----------------------------------------------
   const x = t.reshape(g.node('Concat', [words, chars.features], { axis: attr.int(2) }), g.int64s([-1, Din]))

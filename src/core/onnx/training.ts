@@ -42,6 +42,8 @@ export interface ParamSpec {
   name: string
   /** tfjs layout: Linear weights [in, out]. */
   shape: number[]
+  /** The graph's declaration of the input and its gradient when it differs (symbolic dimensions). */
+  declared?: Array<number | string>
 }
 
 /** One token-classification head in a cross-entropy loss. */
@@ -96,15 +98,19 @@ export class GradGraph {
     this.g = new GraphBuilder(name)
   }
 
-  /** A parameter input; one used twice (a projection shared by several layer pairs) is declared once and its gradients add up. */
-  param(name: string, shape: number[]): string {
+  /**
+   * A parameter input; one used twice (a projection shared by several layer pairs) is declared once
+   * and its gradients add up. `declared` may name dimensions symbolically (a vocabulary's rows), so
+   * that the graph does not change with them; `shape` is what the runner feeds.
+   */
+  param(name: string, shape: number[], declared: Array<number | string> = shape): string {
     const seen = this.params.find((p) => p.name === name)
     if (seen) {
       if (seen.shape.join() !== shape.join()) throw new Error(`training graph: parameter ${name} is [${seen.shape}] and [${shape}]`)
       return name
     }
-    this.params.push({ name, shape })
-    return this.g.input(name, 'float32', shape)
+    this.params.push(declared === shape ? { name, shape } : { name, shape, declared })
+    return this.g.input(name, 'float32', declared)
   }
 
   addGrad(param: string, value: string): void {
@@ -196,13 +202,14 @@ export class GradGraph {
     for (const p of this.params) {
       const list = this.grads.get(p.name)
       if (!list?.length) {
-        const zeros = this.g.node('ConstantOfShape', [this.g.int64s(p.shape)], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
-        this.g.output(gradName(p.name), zeros, 'float32', p.shape)
+        const shape = p.declared ? this.g.node('Shape', [p.name]) : this.g.int64s(p.shape)
+        const zeros = this.g.node('ConstantOfShape', [shape], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
+        this.g.output(gradName(p.name), zeros, 'float32', p.declared ?? p.shape)
         continue
       }
       const value = this.sum(list)
       squares.push(this.g.node('ReduceSumSquare', [value], { keepdims: attr.int(0) }))
-      this.g.output(gradName(p.name), value, 'float32', p.shape)
+      this.g.output(gradName(p.name), value, 'float32', p.declared ?? p.shape)
     }
     this.g.output(GRAD_NORM_SQ, squares.length ? this.sum(squares) : this.g.float(0), 'float32', [])
   }

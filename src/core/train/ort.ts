@@ -2,6 +2,7 @@
 // parameter's gradient in one ONNX graph) and updates the parameters, held in Float32Arrays, with
 // HostAdamW between runs.
 
+import { createHash } from 'node:crypto'
 import { availableParallelism, cpus } from 'node:os'
 import type * as Ort from 'onnxruntime-node'
 import type { BertConfig } from '../model/bert'
@@ -20,6 +21,60 @@ export interface OrtSessionOptions {
   /** Intra-op threads; default: all cores. */
   threads?: number
   ort?: typeof Ort
+  /**
+   * Keep the session open after dispose and hand it to the next runner of the same graph, threads
+   * and providers in this process (sharedSession below). For graphs that are slow to open and
+   * opened again and again: the word tagger's unrolled buckets, once per retraining round.
+   */
+  shareSession?: boolean
+}
+
+type OpenedSession = Awaited<ReturnType<typeof createOrtSession>>
+
+/**
+ * Sessions kept by shareSession, least recently used first. onnxruntime's session creation for
+ * the word tagger's unrolled graphs grows about with the square of the bucket length (1.2 s at
+ * 16 words, 9.7 s at 64, 50 s at 128 on one loaded core), paid again by every retraining round
+ * before this; a session only reads its inputs, so runners of the same graph can share it.
+ */
+const sharedSessions = new Map<string, { opened: Promise<OpenedSession>; users: number }>()
+/** Sessions kept when no runner uses them (the largest bucket set of one model, with room). */
+export const MAX_SHARED_SESSIONS = 24
+
+async function sharedSession(key: string, open: () => Promise<OpenedSession>): Promise<{ opened: OpenedSession; release: () => Promise<void> }> {
+  let entry = sharedSessions.get(key)
+  if (entry) sharedSessions.delete(key) // re-inserted below as the most recently used
+  else entry = { opened: open(), users: 0 }
+  sharedSessions.set(key, entry)
+  entry.users++
+  const mine = entry
+  let opened: OpenedSession
+  try {
+    opened = await mine.opened
+  } catch (e) {
+    mine.users--
+    if (sharedSessions.get(key) === mine) sharedSessions.delete(key)
+    throw e
+  }
+  let released = false
+  const release = async () => {
+    if (released) return
+    released = true
+    mine.users--
+    // Close the least recently used idle sessions beyond the limit.
+    for (const [k, e] of sharedSessions) {
+      if (sharedSessions.size <= MAX_SHARED_SESSIONS) break
+      if (e.users > 0) continue
+      sharedSessions.delete(k)
+      await (await e.opened).session.release()
+    }
+  }
+  return { opened, release }
+}
+
+/** How many shared sessions this process holds open (tests). */
+export function sharedSessionCount(): number {
+  return sharedSessions.size
 }
 
 /** Dropout sites of a config and their probabilities (the tfjs model's rules). */
@@ -85,6 +140,7 @@ export class OrtGraphRunner {
     readonly provider: ExecutionProvider,
     readonly threads: number,
     readonly notes: string[],
+    private readonly release: () => Promise<void> = () => session.release(),
   ) {}
 
   /** The dropout mask arrays of this graph's runs. */
@@ -96,8 +152,14 @@ export class OrtGraphRunner {
     const def = defaultExecutionProviders()
     const providers = opts.executionProviders ?? (envEp ? parseProviders(envEp) : def.order)
     const threads = opts.threads ?? defaultThreads()
-    const opened = await createOrtSession(ort, graph.model, providers, threads, false)
-    return new OrtGraphRunner(ort, opened.session, graph, opened.provider, threads, opened.failures)
+    const open = () => createOrtSession(ort, graph.model, providers, threads, false)
+    if (!opts.shareSession) {
+      const opened = await open()
+      return new OrtGraphRunner(ort, opened.session, graph, opened.provider, threads, opened.failures)
+    }
+    const key = `${createHash('sha256').update(graph.model).digest('hex')} ${providers.join(',')} ${threads}`
+    const { opened, release } = await sharedSession(key, open)
+    return new OrtGraphRunner(ort, opened.session, graph, opened.provider, threads, opened.failures, release)
   }
 
   /** Runs the graph on `inputs` (batch, masks, targets as ORT tensors) and the parameters; every output. */
@@ -123,7 +185,7 @@ export class OrtGraphRunner {
   }
 
   async dispose(): Promise<void> {
-    await this.session.release()
+    await this.release()
   }
 
   describe(): string {

@@ -1,7 +1,7 @@
 // Training of the word-level recurrent tagger (core/model/word-tagger.ts) on onnxruntime: per
 // step, one run of the training graph of the batch's length bucket (emissions, CRF loss and every
 // gradient, ../onnx/recurrent), then Adam (HostAdamW) updates the parameters in place. A bucket's
-// graph is built and opened on first use and kept.
+// graph is built and opened on first use and kept (and shared with later trainers in the process).
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordBatch, WordTaggerConfig } from '../model/word-tagger'
@@ -36,7 +36,9 @@ export class OrtWordTaggerTrainer {
   private graph(steps: number): Promise<OrtGraphRunner> {
     let have = this.buckets.get(steps)
     if (!have) {
-      have = OrtGraphRunner.open(wordTaggerTrainGraph({ dims: this.opts.config, steps, heads: this.opts.heads, dropout: this.opts.dropout !== false }), this.opts)
+      // Shared: the next trainer of a model with these sizes and heads (a retraining round) finds
+      // the bucket's session open (train/ort.ts).
+      have = OrtGraphRunner.open(wordTaggerTrainGraph({ dims: this.opts.config, steps, heads: this.opts.heads, dropout: this.opts.dropout !== false }), { ...this.opts, shareSession: true })
       this.buckets.set(steps, have)
     }
     return have

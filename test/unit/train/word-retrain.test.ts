@@ -6,6 +6,7 @@ import { WordFeaturizer, UNK_ID } from '@core/nlp/word-features'
 import { WORD_TAGGER_EMBEDDINGS } from '@core/model/word-tagger'
 import { planWordRetrain, retrainWordModel } from '@core/train/word-retrain'
 import { trainWordTagger } from '@core/train/word-loop'
+import { sharedSessionCount } from '@core/train/ort'
 
 const TINY = { wordDim: 8, charDim: 4, charFilters: 6, lstmHidden: 8 }
 
@@ -37,7 +38,7 @@ describe('WordFeaturizer.extend', () => {
 })
 
 describe('retrainWordModel', () => {
-  it('learns the reviewed words the base never saw; rows of known words it did not see stay as they were', async () => {
+  it('learns the reviewed words the base never saw, in the sessions the base opened; rows of known words it did not see stay as they were', async () => {
     const leads = ['Patients with', 'We report', 'A case of']
     const first = sentences(Array.from({ length: 12 }, (_, i) => [leads[i % 3], i % 2 ? 'fever' : 'asthma'] as [string, string]), 0)
     const base = await trainWordTagger({ tasks: [{ head: 'default', train: first }], epochs: 2, seed: 1, threads: 1, config: TINY })
@@ -46,7 +47,10 @@ describe('retrainWordModel', () => {
     expect(f0.wordId('shingles')).toBe(UNK_ID)
 
     const plan = planWordRetrain(base.model, ['Disease'])
+    const sessions = sharedSessionCount()
     const r = await retrainWordModel(base.model, reviewed, plan, { epochs: 1, seed: 2, threads: 1 })
+    // Same length bucket, same heads: the base's training session is reused though the word table grew.
+    expect(sharedSessionCount()).toBe(sessions)
     const f1 = r.model.featurizer
     expect(f1.wordId('shingles')).not.toBe(UNK_ID)
     expect(f1.words.slice(0, f0.words.length)).toEqual(f0.words)
