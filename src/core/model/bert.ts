@@ -3,6 +3,7 @@
 //
 // Semantics kept exactly:
 //  - embeddings = LN(word[ids] + position[0..S) + token_type[types]), eps = layer_norm_eps
+//    (+ the character channel's vector of each piece's word when config.charCnn: ./char-cnn)
 //  - post-LN blocks: LN(x + dropout(dense(attn(x)))) then LN(h + dropout(dense(gelu(dense(h)))))
 //  - GELU is the exact erf form 0.5·x·(1 + erf(x/√2)) (HF "gelu"); tfjs' Erf kernels use the
 //    Abramowitz–Stegun 7.1.26 approximation, |error| < 1.5e-7.
@@ -23,6 +24,8 @@ import { dense, dropout, gelu, layerNorm } from './ops'
 import { Rng } from '../rng'
 import { DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, validateConfig, type BertConfig } from './config'
 import { crfParamNames, crfParamShapes, type CrfScores } from './crf'
+import { charCnnConfig, charCnnParamNames, initCharCnnParams, type CharCnnConfig } from './char-cnn'
+import { PAD_ID, type WordFeaturizer } from '../nlp/word-features'
 
 export {
   DEFAULT_BERT_CONFIG, DEFAULT_HEAD, encoderParamShapes, headParamNames, isLinearWeight, makeBertConfig, validateConfig, type BertConfig,
@@ -35,6 +38,10 @@ export interface BertInputs {
   attentionMask: tf.Tensor2D
   /** int32 [batch, seq]; zeros when absent */
   tokenTypeIds?: tf.Tensor2D
+  /** int32 [batch, seq, max_chars]: the characters of each piece's word (config.charCnn only). */
+  charIds?: tf.Tensor3D
+  /** float32 [batch, seq, shape_flags]: the case/shape flags of each piece's word (config.charCnn only). */
+  shapeFlags?: tf.Tensor3D
 }
 
 export interface ForwardOptions {
@@ -75,14 +82,18 @@ export class BertTokenClassifier {
   private readonly scope: string
   private dropoutRng: Rng
   private disposed = false
+  /** The character vocabulary (chars.txt) of a model with config.charCnn; null without one. */
+  charVocab: WordFeaturizer | null
 
   /**
    * Takes ownership of `params` (HF name → tensor in our layout); every encoder parameter and
    * both parameters of every head must be present with the right shape.
    */
-  constructor(config: BertConfig, params: Map<string, tf.Tensor>, heads: Record<string, string[]>, opts: { trainable?: boolean; seed?: number; crfHeads?: readonly string[] } = {}) {
+  constructor(config: BertConfig, params: Map<string, tf.Tensor>, heads: Record<string, string[]>, opts: { trainable?: boolean; seed?: number; crfHeads?: readonly string[]; charVocab?: WordFeaturizer | null } = {}) {
     validateConfig(config)
     this.config = { ...config }
+    this.charVocab = opts.charVocab ?? null
+    checkCharVocab(config.charCnn, this.charVocab)
     this.scope = `fastbioner${++modelCounter}`
     this.heads = new Map()
     this.dropoutRng = new Rng((opts.seed ?? 0) + 0x5eed)
@@ -124,10 +135,12 @@ export class BertTokenClassifier {
    * as HF's _init_weights), the padding row of the word embeddings zero, biases 0, LayerNorm
    * weight 1 / bias 0. Default heads: one head 'default' with label 'O'.
    */
-  static random(config: BertConfig, seed = 0, heads: Record<string, string[]> = { [DEFAULT_HEAD]: ['O'] }): BertTokenClassifier {
+  static random(config: BertConfig, seed = 0, heads: Record<string, string[]> = { [DEFAULT_HEAD]: ['O'] }, charVocab: WordFeaturizer | null = null): BertTokenClassifier {
     validateConfig(config)
     const rng = new Rng(seed)
-    const shapes = encoderParamShapes(config)
+    // The channel's parameters are drawn after the rest, from their own stream, so a model without
+    // it is initialised exactly as before.
+    const shapes = encoderParamShapes({ ...config, charCnn: undefined })
     for (const [head, labels] of Object.entries(heads)) {
       const n = headParamNames(head)
       shapes.set(n.weight, [config.hiddenSize, labels.length])
@@ -135,7 +148,32 @@ export class BertTokenClassifier {
     }
     const params = new Map<string, tf.Tensor>()
     for (const [name, shape] of shapes) params.set(name, initTensor(name, shape, config, rng))
-    return new BertTokenClassifier(config, params, heads, { seed })
+    if (config.charCnn) {
+      for (const [name, data] of initCharCnnParams(config.charCnn, config.hiddenSize, new Rng(seed + 0xc4a2))) {
+        params.set(name, tf.tensor(data, encoderParamShapes(config).get(name)!, 'float32'))
+      }
+    }
+    return new BertTokenClassifier(config, params, heads, { seed, charVocab })
+  }
+
+  /**
+   * Gives the encoder a character channel (no-op if it has one) over `vocab`'s characters. Its
+   * projection starts at zero: the model computes what it did until it trains.
+   */
+  addCharCnn(vocab: WordFeaturizer, over: Partial<Omit<CharCnnConfig, 'charVocabSize' | 'shapeFlags'>> = {}, seed = 0): void {
+    this.assertAlive()
+    if (this.config.charCnn) return
+    const c = charCnnConfig(vocab, over)
+    const config = { ...this.config, charCnn: c }
+    validateConfig(config)
+    const shapes = encoderParamShapes(config)
+    for (const [name, data] of initCharCnnParams(c, this.config.hiddenSize, new Rng(seed + 0xc4a2))) {
+      const t = tf.tensor(data, shapes.get(name)!, 'float32')
+      this.vars.set(name, tf.variable(t, true, `${this.scope}/${name}`))
+      t.dispose()
+    }
+    this.config.charCnn = c
+    this.charVocab = vocab
   }
 
   /** Adds or replaces a head with freshly initialised parameters. */
@@ -233,7 +271,7 @@ export class BertTokenClassifier {
   forward(inputs: BertInputs, opts: ForwardOptions = {}): BertOutput {
     this.assertAlive()
     const c = this.config
-    const { inputIds, attentionMask, tokenTypeIds } = inputs
+    const { inputIds, attentionMask, tokenTypeIds, charIds, shapeFlags } = inputs
     if (inputIds.rank !== 2) throw new Error(`inputIds must be [batch, seq], got shape [${inputIds.shape}]`)
     const [B, S] = inputIds.shape
     if (!tf.util.arraysEqual(attentionMask.shape, [B, S])) {
@@ -241,6 +279,11 @@ export class BertTokenClassifier {
     }
     if (tokenTypeIds && !tf.util.arraysEqual(tokenTypeIds.shape, [B, S])) {
       throw new Error(`tokenTypeIds shape [${tokenTypeIds.shape}] does not match inputIds [${inputIds.shape}]`)
+    }
+    if (c.charCnn) {
+      if (!charIds || !shapeFlags) throw new Error('this model reads characters (config char_cnn): its inputs need charIds and shapeFlags')
+      if (!tf.util.arraysEqual(charIds.shape, [B, S, c.charCnn.maxChars])) throw new Error(`charIds shape [${charIds.shape}] is not [${B}, ${S}, ${c.charCnn.maxChars}]`)
+      if (!tf.util.arraysEqual(shapeFlags.shape, [B, S, c.charCnn.shapeFlags])) throw new Error(`shapeFlags shape [${shapeFlags.shape}] is not [${B}, ${S}, ${c.charCnn.shapeFlags}]`)
     }
     if (S > c.maxPositionEmbeddings) throw new Error(`sequence length ${S} exceeds max_position_embeddings ${c.maxPositionEmbeddings}`)
     const training = opts.training ?? false
@@ -261,7 +304,8 @@ export class BertTokenClassifier {
     return tf.tidy(() => {
       const hidden: tf.Tensor3D[] = []
       const attentions: tf.Tensor4D[] = []
-      let x = embeddings(p, dims, inputIds, tokenTypeIds, pHidden, rng) // [N, H]
+      const chars = c.charCnn ? charCnnEmbedding(p, c.charCnn, charIds!, shapeFlags!) : null // [N, H]
+      let x = embeddings(p, dims, inputIds, tokenTypeIds, chars, pHidden, rng) // [N, H]
       if (opts.outputHiddenStates) hidden.push(tf.reshape(x, [B, S, dims.H]))
 
       // Additive key mask [B, 1, 1, S]: 0 for real tokens, float32 min for padding.
@@ -321,8 +365,8 @@ function linear(p: Param, name: string, x: tf.Tensor): tf.Tensor2D {
   return dense(x, [p(`${name}.weight`), p(`${name}.bias`)])
 }
 
-/** BertEmbeddings: LN(word[ids] + position[0..S) + token_type[types]), then dropout. [N, H] */
-function embeddings(p: Param, { B, S, H, eps }: Dims, inputIds: tf.Tensor2D, tokenTypeIds: tf.Tensor2D | undefined, pHidden: number, rng: Rng | null): tf.Tensor2D {
+/** BertEmbeddings: LN(word[ids] + position[0..S) + token_type[types] (+ chars [N, H])), then dropout. [N, H] */
+function embeddings(p: Param, { B, S, H, eps }: Dims, inputIds: tf.Tensor2D, tokenTypeIds: tf.Tensor2D | undefined, chars: tf.Tensor2D | null, pHidden: number, rng: Rng | null): tf.Tensor2D {
   const N = B * S
   const words = tf.gather(p('bert.embeddings.word_embeddings.weight'), tf.reshape(tf.cast(inputIds, 'int32'), [N])) // [N, H]
   const positions = tf.slice(p('bert.embeddings.position_embeddings.weight'), [0, 0], [S, H]) // [S, H]
@@ -330,7 +374,8 @@ function embeddings(p: Param, { B, S, H, eps }: Dims, inputIds: tf.Tensor2D, tok
   const types = tokenTypeIds
     ? tf.gather(typeTable, tf.reshape(tf.cast(tokenTypeIds, 'int32'), [N])) // [N, H]
     : tf.slice(typeTable, [0, 0], [1, H]) // [1, H]: every token has type 0
-  const sum = tf.add(tf.reshape(tf.add(tf.reshape(words, [B, S, H]), positions), [N, H]), types) // [N, H]
+  const pieces = tf.add(tf.reshape(tf.add(tf.reshape(words, [B, S, H]), positions), [N, H]), types) // [N, H]
+  const sum = chars ? tf.add(pieces, chars) : pieces
   // Kept 2-D [N, H] from here on, so every dense layer is a single XNNPACK matmul.
   return dropout(layerNorm(sum, p('bert.embeddings.LayerNorm.weight'), p('bert.embeddings.LayerNorm.bias'), eps), pHidden, rng) as tf.Tensor2D
 }
@@ -353,4 +398,38 @@ function selfAttention(p: Param, name: string, { B, S, H, nH }: Dims, x: tf.Tens
 function addAndNorm(p: Param, name: string, { eps }: Dims, x: tf.Tensor2D, residual: tf.Tensor2D, pHidden: number, rng: Rng | null): tf.Tensor2D {
   const out = dropout(linear(p, `${name}.dense`, x), pHidden, rng) // [N, H]
   return layerNorm(tf.add(out, residual), p(`${name}.LayerNorm.weight`), p(`${name}.LayerNorm.bias`), eps) as tf.Tensor2D
+}
+
+/**
+ * The channel's contribution to the embedding sum [N, H] (N = B·S): zero on rows without
+ * characters. charIds int [B, S, L], flags float [B, S, F_s].
+ */
+function charCnnEmbedding(p: Param, c: CharCnnConfig, charIds: tf.Tensor, flags: tf.Tensor): tf.Tensor2D {
+  const n = charCnnParamNames()
+  const L = c.maxChars
+  const ids = tf.reshape(tf.cast(charIds, 'int32'), [-1, L]) // [N, L]
+  const N = ids.shape[0]
+  const chars = tf.reshape(tf.gather(p(n.embeddings), tf.reshape(ids, [-1])), [N, L, c.charDim]) // [N, L, Dc]
+  const half = (c.charWidth - 1) / 2
+  const padded = tf.pad(chars, [
+    [0, 0],
+    [half, half],
+    [0, 0],
+  ]) // [N, L + w − 1, Dc]
+  const windows = tf.concat(Array.from({ length: c.charWidth }, (_, k) => tf.slice(padded, [0, k, 0], [N, L, c.charDim])), 2) // [N, L, w·Dc]
+  const conv = tf.add(tf.matMul(tf.reshape(windows, [N * L, c.charWidth * c.charDim]), p(`${n.conv}.weight`) as tf.Tensor2D), p(`${n.conv}.bias`)) // [N·L, F]
+  const charMax = tf.max(tf.reshape(conv, [N, L, c.charFilters]), 1) // [N, F]
+  const features = tf.concat([charMax, tf.reshape(tf.cast(flags, 'float32'), [N, c.shapeFlags])], 1) // [N, F + F_s]
+  const projected = tf.add(tf.matMul(features, p(`${n.projection}.weight`) as tf.Tensor2D), p(`${n.projection}.bias`)) // [N, H]
+  const hasChars = tf.cast(tf.reshape(tf.notEqual(tf.slice(ids, [0, 0], [N, 1]), PAD_ID), [N, 1]), 'float32') // [N, 1]
+  return tf.mul(projected, hasChars) as tf.Tensor2D
+}
+
+function checkCharVocab(c: CharCnnConfig | undefined, vocab: WordFeaturizer | null): void {
+  if (!c) {
+    if (vocab) throw new Error('a character vocabulary for a model without char_cnn')
+    return
+  }
+  if (!vocab) throw new Error('a model with char_cnn needs its character vocabulary (chars.txt)')
+  if (vocab.chars.length !== c.charVocabSize) throw new Error(`character vocabulary of ${vocab.chars.length} characters, char_cnn.vocab_size says ${c.charVocabSize}`)
 }

@@ -15,6 +15,8 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { openRegularFile, readRegularFile } from '../fs/read-regular'
 import { parseVocabText, vocabFromTokenizerJson } from '../nlp/vocab'
 import { DEFAULT_HEAD, validateConfig, type BertConfig } from './config'
+import { charCnnFromHf, charCnnToHf, charVocabulary } from './char-cnn'
+import type { WordFeaturizer } from '../nlp/word-features'
 
 export class CheckpointError extends Error {
   override name = 'CheckpointError'
@@ -30,6 +32,8 @@ export const TORCH_WEIGHTS_INDEX_FILE = 'pytorch_model.bin.index.json'
 /** Our key in config.json: every head's labels in id order. HF ignores unknown keys. */
 export const HEADS_KEY = 'fastbioner_heads'
 export const METADATA_FILE = 'fastbioner.json'
+/** The character vocabulary of a model with characters (a word tagger, a BERT char_cnn): one a line, <pad> and <unk> first. */
+export const CHARS_FILE = 'chars.txt'
 
 /** What the training loop records in fastbioner.json; tagging reads maxLength etc. back from it. */
 export interface TrainingMetadata {
@@ -114,6 +118,8 @@ export function bertConfigFromHf(j: Json, file = CONFIG_FILE): BertConfig {
     classifierDropout: typeof cd === 'number' ? cd : null,
   }
   try {
+    const charCnn = charCnnFromHf(j.char_cnn)
+    if (charCnn) config.charCnn = charCnn
     validateConfig(config)
   } catch (e) {
     throw new CheckpointError(`${file}: ${(e as Error).message}`)
@@ -169,6 +175,7 @@ export function bertConfigToHf(c: BertConfig, heads: Map<string, { labels: strin
     pad_token_id: c.padTokenId,
     position_embedding_type: 'absolute',
     classifier_dropout: c.classifierDropout,
+    ...(c.charCnn ? { char_cnn: charCnnToHf(c.charCnn) } : {}),
     id2label: Object.fromEntries(labels.map((l, i) => [String(i), l])),
     label2id: Object.fromEntries(labels.map((l, i) => [l, i])),
     [HEADS_KEY]: Object.fromEntries([...heads].map(([name, h]) => [name, h.labels])),
@@ -367,6 +374,8 @@ export interface CheckpointInfo {
   training: Partial<TrainingMetadata>
   /** Things inferred (casing, vocabulary source), for the log/UI. */
   notes: string[]
+  /** chars.txt of an encoder with a character channel (config.char_cnn); null without one. */
+  chars: WordFeaturizer | null
 }
 
 /** fastbioner.json of a model folder; undefined when there is none (a CheckpointError when it is not a JSON object). */
@@ -413,7 +422,30 @@ export function readCheckpointInfo(dir: string): CheckpointInfo {
   const lowercase = readLowercase(dir, vocab, notes)
   const metadata = readMetadata(dir)
   const training = trainingOf(metadata, join(dir, METADATA_FILE), config)
-  return { dir, configPath, hf, config, vocab, lowercase, configHeads: headsFromConfig(hf, configPath), id2label: labelsFromId2Label(hf, configPath), metadata, training, notes }
+  const chars = config.charCnn ? readCharVocabulary(dir, config.charCnn.charVocabSize) : null
+  return { dir, configPath, hf, config, vocab, lowercase, configHeads: headsFromConfig(hf, configPath), id2label: labelsFromId2Label(hf, configPath), metadata, training, notes, chars }
+}
+
+/** chars.txt, checked against the size config.json gives it. */
+export function readCharVocabulary(dir: string, size: number): WordFeaturizer {
+  const path = join(dir, CHARS_FILE)
+  if (!existsSync(path)) throw new CheckpointError(`${path}: missing (config.json has char_cnn, whose character vocabulary this is)`)
+  const lines = readSmallFile(path).split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  const chars = lines.map((l) => l.replace(/\r$/, ''))
+  if (chars.length !== size) throw new CheckpointError(`${path}: ${chars.length} characters, config.json says ${size}`)
+  try {
+    return charVocabulary(chars)
+  } catch (e) {
+    throw new CheckpointError(`${path}: ${(e as Error).message}`)
+  }
+}
+
+/** chars.txt's text; a character that is a line break cannot be stored. */
+export function charVocabularyText(chars: readonly string[], dir: string): string {
+  const bad = chars.findIndex((t) => /[\n\r]/.test(t))
+  if (bad >= 0) throw new CheckpointError(`${dir}: character list entry ${bad + 1} contains a line break`)
+  return chars.join('\n') + '\n'
 }
 
 /**

@@ -14,6 +14,8 @@ import { BertTokenClassifier } from './bert'
 import {
   bertConfigToHf,
   CheckpointError,
+  CHARS_FILE,
+  charVocabularyText,
   findWeightFiles,
   hasWeightFiles,
   HEADS_KEY,
@@ -242,7 +244,7 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
     }
 
     const loadedHeads = Object.fromEntries(Object.entries(wanted).filter(([h]) => !fresh.includes(h)))
-    const model = new BertTokenClassifier(config, params, loadedHeads, { trainable: opts.trainable, seed: opts.seed, crfHeads })
+    const model = new BertTokenClassifier(config, params, loadedHeads, { trainable: opts.trainable, seed: opts.seed, crfHeads, charVocab: info.chars })
     fresh.forEach((head, i) => model.setHead(head, wanted[head], (opts.seed ?? 0) + 1 + i))
     return { model, vocab, lowercase, config, notes, metadata }
   } catch (e) {
@@ -293,7 +295,7 @@ export function exportHfTensors(model: BertTokenClassifier): Map<string, TensorT
 }
 
 /**
- * Writes model.safetensors, vocab.txt, config.json, tokenizer_config.json (when lowercase is
+ * Writes model.safetensors, vocab.txt (and chars.txt with a character channel), config.json, tokenizer_config.json (when lowercase is
  * given) and fastbioner.json (when metadata is given). Each file is replaced atomically; the
  * config goes last so a reader never sees a config that promises weights not yet written.
  */
@@ -309,6 +311,7 @@ export async function saveCheckpoint(dir: string, model: BertTokenClassifier, vo
   for (const [name, t] of opts.extraTensors ?? []) tensors.set(name, t)
   writeFileAtomic(join(dir, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt' }))
   writeFileAtomic(join(dir, 'vocab.txt'), [vocab.join('\n') + '\n'])
+  if (model.charVocab) writeFileAtomic(join(dir, CHARS_FILE), [charVocabularyText(model.charVocab.chars, dir)])
   if (opts.lowercase !== undefined) {
     const tc = { tokenizer_class: 'BertTokenizer', do_lower_case: opts.lowercase, model_max_length: model.config.maxPositionEmbeddings }
     writeFileAtomic(join(dir, 'tokenizer_config.json'), [JSON.stringify(tc, null, 2) + '\n'])

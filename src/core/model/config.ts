@@ -2,6 +2,8 @@
 // shapes they imply. Plain data and checks, no tfjs: the ONNX exporter, the checkpoint reader and
 // the tagger use them without loading a tensor library.
 
+import { charCnnParamShapes, isCharCnnLinearWeight, validateCharCnn, type CharCnnConfig } from './char-cnn'
+
 /** The head behind HF's single `classifier.*`; other heads are `classifiers.<name>.*`. */
 export const DEFAULT_HEAD = 'default'
 
@@ -22,6 +24,8 @@ export interface BertConfig {
   padTokenId: number
   /** Dropout before the classifiers; null → hiddenDropoutProb (HF classifier_dropout). */
   classifierDropout: number | null
+  /** The character channel (./char-cnn); absent: the encoder reads pieces only (HF BERT). */
+  charCnn?: CharCnnConfig
 }
 
 export const DEFAULT_BERT_CONFIG: BertConfig = {
@@ -88,6 +92,7 @@ export function validateConfig(c: BertConfig): void {
     if (!(typeof p === 'number' && p >= 0 && p < 1)) throw new Error(`BERT config: ${k} must be in [0, 1), got ${p}`)
   }
   if (!(c.layerNormEps > 0)) throw new Error(`BERT config: layer_norm_eps must be > 0, got ${c.layerNormEps}`)
+  if (c.charCnn) validateCharCnn(c.charCnn)
 }
 
 /** HF names of a head's parameters: 'default' → classifier.*, others → classifiers.<name>.* */
@@ -98,7 +103,7 @@ export function headParamNames(head: string): { weight: string; bias: string } {
 
 /** True for parameters that torch stores as Linear [out, in] and we store as [in, out]. */
 export function isLinearWeight(hfName: string): boolean {
-  return hfName.endsWith('.weight') && !hfName.includes('embeddings') && !hfName.includes('LayerNorm')
+  return (hfName.endsWith('.weight') && !hfName.includes('embeddings') && !hfName.includes('LayerNorm')) || isCharCnnLinearWeight(hfName)
 }
 
 /** Every encoder parameter name and its shape in our layout ([in, out] for Linear weights). */
@@ -112,6 +117,7 @@ export function encoderParamShapes(c: BertConfig): Map<string, number[]> {
     ['bert.embeddings.LayerNorm.weight', [H]],
     ['bert.embeddings.LayerNorm.bias', [H]],
   ])
+  if (c.charCnn) for (const [name, shape] of charCnnParamShapes(c.charCnn, H)) m.set(name, shape)
   for (let l = 0; l < c.numHiddenLayers; l++) {
     const p = `bert.encoder.layer.${l}`
     for (const n of ['query', 'key', 'value']) {

@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crfParamShapes } from './crf'
-import { CheckpointError, CONFIG_FILE, HEADS_KEY, headLabelsOf, METADATA_FILE, readCheckpointInfo, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
+import { CheckpointError, CHARS_FILE, CONFIG_FILE, HEADS_KEY, headLabelsOf, METADATA_FILE, readCheckpointInfo, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
 import { dequantizeRows, INT8_SCALE_SUFFIX, quantizeRows } from './int8'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
@@ -188,7 +188,7 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
 // record). Files are replaced one by one, atomically, config.json last.
 
 export const WORDS_FILE = 'words.txt'
-export const CHARS_FILE = 'chars.txt'
+export { CHARS_FILE }
 /** vocab.txt of a word tagger: each word becomes one [UNK] piece. */
 export const WORD_TAGGER_PIECE_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
 

@@ -24,6 +24,8 @@ import { bertConfigFromHf, transpose2d } from '../model/checkpoint-files'
 import { DEFAULT_HEAD, makeBertConfig } from '../model/config'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles, readCheckpointWeights, type CheckpointFiles } from './checkpoint'
 import { GraphBuilder, attr } from './graph'
+import { charCnnLayer } from './char-cnn'
+import { charCnnParamNames, type CharCnnConfig } from '../model/char-cnn'
 import type { WeightsMap, WeightTensor } from './weights'
 
 export type { WeightsMap, WeightTensor } from './weights'
@@ -39,6 +41,8 @@ export interface OnnxBertConfig {
   typeVocabSize: number
   layerNormEps: number
   hiddenAct: string
+  /** The character channel (core/model/char-cnn.ts); absent: pieces only. */
+  charCnn?: CharCnnConfig
 }
 
 export interface ExportOptions {
@@ -274,7 +278,21 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
   const seqLen = g.node('Gather', [g.node('Shape', [inputIds], {}, { name: 'embeddings/shape' }), g.int64s([1], [])], { axis: attr.int(0) }, { name: 'embeddings/seq_len' }) // scalar
   const positionIds = g.node('Range', [g.int64s([0], []), seqLen, g.int64s([1], [])], {}, { name: 'embeddings/position_ids' }) // [S]
   const positions = embed('embeddings.position_embeddings.weight', c.maxPositionEmbeddings, positionIds, 'position') // [S, H]
-  const embSum = g.node('Add', [g.node('Add', [words, types], {}, { name: 'embeddings/add_types' }), positions], {}, { name: 'embeddings/add_positions' })
+  let embSum = g.node('Add', [g.node('Add', [words, types], {}, { name: 'embeddings/add_types' }), positions], {}, { name: 'embeddings/add_positions' })
+  if (c.charCnn) {
+    // The character channel (core/model/char-cnn.ts): the CNN of core/onnx/char-cnn.ts over
+    // initializers, its projection zero where a row has no characters. Its tensors stay float32
+    // in an int8 model (a few thousand values).
+    const cc = c.charCnn
+    const n = charCnnParamNames('')
+    const param = (name: string, shape: number[]) =>
+      g.initializer(name, { dims: shape, data: name === `${n.conv}.weight` ? W.linear(name, shape[0], shape[1]) : W.get(name, shape).data })
+    const layer = charCnnLayer(g, param, cc, { embeddings: n.embeddings, conv: n.conv }, 'sequence')
+    const projected = linear(n.projection, layer.features, cc.charFilters + cc.shapeFlags, H) // [B, S, H]
+    const first = g.node('Slice', [layer.charIds, g.int64s([0]), g.int64s([1]), g.int64s([2])], {}, { name: 'embeddings/char_cnn/first_char' }) // [B, S, 1]
+    const hasChars = g.node('Cast', [g.node('Not', [g.node('Equal', [first, g.int64s([0], [])])])], { to: attr.int(1) }, { name: 'embeddings/char_cnn/has_chars' })
+    embSum = g.node('Add', [embSum, g.node('Mul', [projected, hasChars], {}, { name: 'embeddings/char_cnn/mask' })], {}, { name: 'embeddings/add_chars' })
+  }
   let x = layerNorm('embeddings.LayerNorm', embSum) // [B, S, H]
   const hidden: string[] = [x]
 

@@ -7,8 +7,9 @@
 // (tfjs engine, compare, the app's registry) dequantize it.
 //
 // What stays float32: LayerNorm, softmax, GELU and every activation between the int8 GEMMs;
-// biases; position and token-type embeddings (small) and the classifier heads (tiny, and the
-// logits come straight out of them).
+// biases; position and token-type embeddings (small), the classifier heads (tiny, and the
+// logits come straight out of them) and the character channel (core/model/char-cnn.ts: a few
+// thousand values, its chars.txt copied with the other small files).
 
 import { createHash } from 'node:crypto'
 import { copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } from 'node:fs'

@@ -15,12 +15,15 @@
 //   softmax p:            ds = p·(dp − Σ dp·p)
 //   log-softmax CE:       dlogits = (softmax − onehot)·keep / count
 //   embeddings:           ScatterND(zeros, ids, rows, reduction 'add'); positions: Σ over batch
+//   character channel:    ./char-cnn, its projection a Linear, times the has-characters mask
 // Dropout is multiplication by a mask given as an input (values 0 or 1/(1−p)), drawn from the
 // project's seeded RNG in the order the tfjs model draws them (see dropoutMasks), so both engines
 // see identical masks.
 
 import { GraphBuilder, attr } from './graph'
 import { ONNX_OPSET, type OnnxBertConfig } from './export'
+import { charCnnLayer } from './char-cnn'
+import { charCnnParamNames } from '../model/char-cnn'
 
 /** torch.finfo(torch.float32).min, HF's additive mask value. */
 const FLOAT32_MIN = -3.4028234663852886e38
@@ -265,7 +268,9 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
   const words = g.node('Gather', [wordTable, inputIds]) // [B, S, H]
   const types = g.node('Gather', [typeTable, tokenTypeIds]) // [B, S, H]
   const positions = g.node('Slice', [posTable, g.int64s([0]), seqLen, g.int64s([0])]) // [S, H]
-  const emb = t.reshape(t.add(t.add(words, types), positions), rows) // [N, H]
+  const pieces = t.reshape(t.add(t.add(words, types), positions), rows) // [N, H]
+  const chars = c.charCnn ? charChannel(t, c, prefix) : null
+  const emb = chars ? t.add(pieces, chars.y) : pieces // [N, H]
   const embLn = t.layerNorm(`${prefix}embeddings.LayerNorm`, emb, H, eps)
   const embDrop = t.dropout(drop.hidden, 'dropout.embeddings', embLn.y, hiddenDims)
   let x = embDrop.y
@@ -354,6 +359,7 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       }
       if (!dx) return
       const dEmb = embLn.backward(embDrop.backward(dx)) // [N, H]
+      chars?.backward(dEmb)
       const zeros = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
       const scatter = (table: string, ids: string) =>
         g.node('ScatterND', [zeros(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), dEmb], { reduction: attr.string('add') })
@@ -365,6 +371,26 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       const pads = g.node('Concat', [g.int64s([0, 0]), padRows, g.int64s([0])], { axis: attr.int(0) })
       t.addGrad(posName, g.node('Pad', [dPos, pads]))
     },
+  }
+}
+
+/**
+ * The character channel's term of the embedding sum [N, H] (core/model/char-cnn.ts): the shared
+ * character CNN + flags (./char-cnn), a Linear to H, zero on rows whose first character is <pad>
+ * (special tokens, padding, later pieces with pieces 'first'). Inputs char_ids, shape_flags.
+ */
+function charChannel(t: GradGraph, c: OnnxBertConfig, prefix: string): { y: string; backward: (dEmb: string) => void } {
+  const g = t.g
+  const cc = c.charCnn!
+  const n = charCnnParamNames(prefix)
+  const layer = charCnnLayer(g, (name, shape) => t.param(name, shape), cc, { embeddings: n.embeddings, conv: n.conv }, 'sequence')
+  const width = cc.charFilters + cc.shapeFlags
+  const proj = t.linear(n.projection, t.reshape(layer.features, g.int64s([-1, width])), width, c.hiddenSize) // [N, H]
+  const first = t.reshape(g.node('Slice', [layer.charIds, g.int64s([0]), g.int64s([1]), g.int64s([2])]), g.int64s([-1, 1])) // [N, 1]
+  const hasChars = g.node('Cast', [g.node('Not', [g.node('Equal', [first, g.int64s([0], [])])])], { to: attr.int(1) }) // [N, 1]
+  return {
+    y: t.mul(proj.y, hasChars),
+    backward: (dEmb) => layer.backward(t, proj.backward(t.mul(dEmb, hasChars))),
   }
 }
 
