@@ -10,7 +10,7 @@ import type * as Ort from 'onnxruntime-node'
 import type { BertTokenClassifier } from '../model/bert'
 import { onnxConfigOf } from '../onnx/export'
 import { distillTrainGraph, type TrainGraph } from '../onnx/training'
-import { IGNORE_INDEX, toTensors, type HostBatch } from '../train/batching'
+import { disposeBatch, IGNORE_INDEX, modelInputs, toTensors, type HostBatch } from '../train/batching'
 import { copyParamsIntoModel, openEngine, TfjsEngineBase, type EngineChoice } from '../train/engine'
 import { maskedCrossEntropy } from '../train/loss'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from '../train/optimizer'
@@ -211,7 +211,7 @@ class TfjsDistillEngine extends TfjsEngineBase implements DistillEngine {
     try {
       const info = this.optimizer.step(() => {
         const out = this.opts.student.forward(
-          { inputIds: batch.inputIds, attentionMask: batch.attentionMask, tokenTypeIds: batch.tokenTypeIds },
+          modelInputs(batch),
           { training: true, seed, heads: [inputs.head], outputHiddenStates: wantHidden, outputAttentions: wantAttention },
         )
         const logits = out.logits[inputs.head]
@@ -243,7 +243,8 @@ class TfjsDistillEngine extends TfjsEngineBase implements DistillEngine {
       const [hard, soft, hidden, attention] = parts.map((p) => p.dataSync()[0])
       return { ...info, hard, soft, hidden, attention }
     } finally {
-      tf.dispose([batch.inputIds, batch.attentionMask, batch.tokenTypeIds, batch.labels, ...parts])
+      disposeBatch(batch)
+      tf.dispose(parts)
     }
   }
 

@@ -20,8 +20,9 @@ import { activeBackend } from '../model/backend'
 import { MASK_VALUE, type BertTokenClassifier } from '../model/bert'
 import { dense } from '../model/ops'
 import { exportModelOnnx } from '../onnx/tfjs'
-import { collate, planBatches, type BatchableExample, type HostBatch } from '../train/batching'
+import { collate, modelInputs, planBatches, toTensors as batchTensors, type BatchableExample, type HostBatch } from '../train/batching'
 import { decodeHalfInto, encodeHalf } from '../model/f16'
+import { batchFeeds } from '../train/ort'
 
 /** What a loss needs from one teacher for one batch. */
 export interface TeacherNeeds {
@@ -76,9 +77,8 @@ export function tfjsRunner(teacher: BertTokenClassifier): TeacherRunner {
     reason: `tfjs ${backend} backend`,
     async run(b, heads, needs) {
       const out = tf.tidy(() => {
-        const shape: [number, number] = [b.batchSize, b.seqLen]
         const r = teacher.forward(
-          { inputIds: tf.tensor2d(b.inputIds, shape, 'int32'), attentionMask: tf.tensor2d(b.attentionMask, shape, 'int32'), tokenTypeIds: tf.tensor2d(b.tokenTypeIds, shape, 'int32') },
+          modelInputs(batchTensors(b)),
           { training: false, heads: [...heads], outputHiddenStates: needs.hidden.length > 0, outputAttentions: needs.attentions.length > 0 },
         )
         const logits = heads.map((h) => r.logits[h])
@@ -163,18 +163,7 @@ export async function ortRunner(teacher: BertTokenClassifier, opts: OrtRunnerOpt
     engine: 'onnxruntime-cpu',
     reason: `onnxruntime-node ${version}, CPU execution provider, ${threads} intra-op thread${threads === 1 ? '' : 's'}; attention maps recomputed in tfjs from the layer inputs`,
     async run(b, heads, needs) {
-      const n = b.batchSize * b.seqLen
-      const dims = [b.batchSize, b.seqLen]
-      const i64 = (a: Int32Array) => {
-        const o = new BigInt64Array(n)
-        for (let i = 0; i < n; i++) o[i] = BigInt(a[i])
-        return o
-      }
-      const feeds = {
-        input_ids: new ort.Tensor('int64', i64(b.inputIds), dims),
-        attention_mask: new ort.Tensor('int64', i64(b.attentionMask), dims),
-        token_type_ids: new ort.Tensor('int64', i64(b.tokenTypeIds), dims),
-      }
+      const feeds = batchFeeds(ort, b, {})
       const wanted = new Set<number>(needs.hidden)
       for (const l of needs.attentions) wanted.add(l - 1)
       const fetches = [...heads.map(outputFor), ...[...wanted].map((i) => `hidden_state_${i}`)]

@@ -18,6 +18,11 @@ export interface InferenceBatch {
    * first-piece position of each word and the word's text.
    */
   words?: Array<{ positions: number[]; texts: string[] }>
+  /**
+   * For an encoder with a character channel (core/model/char-cnn.ts): [batch, seq, maxChars]
+   * character ids of each piece's word and [batch, seq, flags] its shape flags.
+   */
+  chars?: { maxChars: number; flags: number; charIds: Int32Array; shapeFlags: Float32Array }
 }
 
 export interface InferenceResult {

@@ -185,10 +185,14 @@ class OrtEngine implements InferenceEngine {
   async run(b: InferenceBatch): Promise<InferenceResult> {
     const n = b.batch * b.seq
     const dims = [b.batch, b.seq]
-    const feeds = {
+    const feeds: Record<string, Ort.Tensor> = {
       input_ids: new this.ort.Tensor('int64', toInt64(b.inputIds, n, 'inputIds'), dims),
       attention_mask: new this.ort.Tensor('int64', toInt64(b.attentionMask, n, 'attentionMask'), dims),
       token_type_ids: new this.ort.Tensor('int64', toInt64(b.tokenTypeIds, n, 'tokenTypeIds'), dims),
+    }
+    if (b.chars) {
+      feeds.char_ids = new this.ort.Tensor('int64', toInt64(b.chars.charIds, n * b.chars.maxChars, 'charIds'), [...dims, b.chars.maxChars])
+      feeds.shape_flags = new this.ort.Tensor('float32', b.chars.shapeFlags, [...dims, b.chars.flags])
     }
     let out: Ort.InferenceSession.ReturnType
     try {

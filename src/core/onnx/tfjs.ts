@@ -37,6 +37,12 @@ export function tfjsEngineFromModel(model: BertTokenClassifier, backend: string,
           inputIds: tf.tensor2d(ids, [b.batch, b.seq], 'int32'),
           attentionMask: tf.tensor2d(mask, [b.batch, b.seq], 'int32'),
           tokenTypeIds: tf.tensor2d(types, [b.batch, b.seq], 'int32'),
+          ...(b.chars
+            ? {
+                charIds: tf.tensor3d(b.chars.charIds, [b.batch, b.seq, b.chars.maxChars], 'int32'),
+                shapeFlags: tf.tensor3d(b.chars.shapeFlags, [b.batch, b.seq, b.chars.flags], 'float32'),
+              }
+            : {}),
         })
         return r.logits as unknown as Record<string, tf.Tensor>
       })

@@ -114,7 +114,8 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
   checkMaxLength(windows.maxLength, info.config.maxPositionEmbeddings)
   const open = opts.openEngine ?? openInferenceEngine
   const engine = await open(dir, { prefer: opts.engine, export: opts.export, threads: opts.threads, spin: opts.spin, logger: opts.logger })
-  return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings), { checkpoint: info })
+  const chars = info.config.charCnn && info.chars ? { config: info.config.charCnn, vocab: info.chars } : null
+  return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings, chars), { checkpoint: info })
 }
 
 /** The longest window a word tagger is given, in words (its recurrence has no position limit). */
@@ -126,7 +127,7 @@ function openWordTagger(dir: string, opts: OpenTaggerOptions): CheckpointTagger 
   const training = ((m.metadata?.training ?? {}) as CheckpointInfo['training']) ?? {}
   // What the rest of the product reads of a checkpoint (sizes for comparison, heads, settings).
   const config = makeBertConfig({ vocabSize: m.config.wordVocabSize, hiddenSize: 2 * m.config.lstmHidden, numHiddenLayers: 1, numAttentionHeads: 1, intermediateSize: 4 * m.config.lstmHidden, maxPositionEmbeddings: WORD_TAGGER_MAX_WORDS })
-  const info: CheckpointInfo = { dir, configPath: join(dir, 'config.json'), hf: {}, config, vocab: WORD_TAGGER_PIECE_VOCAB, lowercase: false, configHeads: m.heads, id2label: null, metadata: m.metadata, training, notes: [] }
+  const info: CheckpointInfo = { dir, configPath: join(dir, 'config.json'), hf: {}, config, vocab: WORD_TAGGER_PIECE_VOCAB, lowercase: false, configHeads: m.heads, id2label: null, metadata: m.metadata, training, notes: [], chars: null }
   const tagger = wordTaggerFor(m, windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride }), { threads: opts.threads }, [join(dir, 'model.safetensors')])
   return Object.assign(tagger, { checkpoint: info })
 }
@@ -153,7 +154,12 @@ export async function ortTaggerForModel(model: BertTokenClassifier, tokenizer: W
   const engine = await openOrtEngineFromBytes(exportModelOnnx(model), 'model in memory', opts)
   const heads = modelHeads(model)
   const settings = windowSettingsOf({ training: {}, config: model.config }, windows)
-  return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings)
+  return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings, modelChars(model))
+}
+
+/** The character channel of a model in memory, for its Tagger; null without one. */
+function modelChars(model: BertTokenClassifier): Tagger['chars'] {
+  return model.config.charCnn && model.charVocab ? { config: model.config.charCnn, vocab: model.charVocab } : null
 }
 
 /**
@@ -164,5 +170,5 @@ export function taggerForModel(model: BertTokenClassifier, tokenizer: WordPieceT
   const engine = tfjsEngineFromModel(model, tf.getBackend(), 'tfjs, model in memory', [], { ownsModel: false })
   const heads = modelHeads(model)
   const settings = windowSettingsOf({ training: {}, config: model.config }, windows)
-  return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings)
+  return new Tagger(engine, tokenizer, heads, settings, model.config.maxPositionEmbeddings, modelChars(model))
 }

@@ -16,7 +16,8 @@ import type { CrfScores } from '../model/crf'
 import type { LabelMap } from '../nlp/bio'
 import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
-import { exampleWords } from '../nlp/word-features'
+import { exampleWords, type WordFeaturizer } from '../nlp/word-features'
+import { attachCharInputs, type CharCnnConfig } from '../model/char-cnn'
 import { mergeWindowPredictions } from '../nlp/windows'
 import type { InferenceEngine } from '../onnx/engine'
 import { collate, planBatches } from '../train/batching'
@@ -109,6 +110,8 @@ export class Tagger {
     readonly heads: readonly TaggerHead[],
     readonly windows: WindowSettings,
     maxPositionEmbeddings: number,
+    /** An encoder with a character channel: its config and character vocabulary (chars.txt). */
+    readonly chars: { config: CharCnnConfig; vocab: WordFeaturizer } | null = null,
   ) {
     if (heads.length === 0) throw new TaggingError('the model has no classification head')
     checkMaxLength(windows.maxLength, maxPositionEmbeddings)
@@ -136,6 +139,7 @@ export class Tagger {
     for (let d0 = 0; d0 < docs.length; d0 += chunk) {
       const part = docs.slice(d0, d0 + chunk)
       const plans: TaggingPlan[] = part.map((doc) => planTagging(doc, this.tokenizer, heads[0].labelMap, exOpts))
+      if (this.chars) plans.forEach((p, i) => attachCharInputs(p.examples, part[i].text, this.chars!.vocab, this.chars!.config))
       const flat: Array<{ plan: number; ex: number }> = []
       plans.forEach((p, i) => p.examples.forEach((_, k) => flat.push({ plan: i, ex: k })))
       const exs = flat.map((f) => plans[f.plan].examples[f.ex])
@@ -147,7 +151,7 @@ export class Tagger {
         if (opts.signal?.aborted) throw new DOMException('tagging cancelled', 'AbortError')
         const h = collate(exs, idx, { padTokenId: this.tokenizer.padId })
         const words = this.engine.needsWords ? idx.map((e) => exampleWords(exs[e], part[flat[e].plan].text)) : undefined
-        const res = await this.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen, words })
+        const res = await this.engine.run({ inputIds: h.inputIds, attentionMask: h.attentionMask, tokenTypeIds: h.tokenTypeIds, batch: h.batchSize, seq: h.seqLen, words, chars: h.chars })
         for (const e of idx) pieces[flat[e].plan] += exs[e].inputIds.length
         heads.forEach((head, k) => {
           const logits = res.logits[head.name]

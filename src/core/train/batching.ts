@@ -18,6 +18,9 @@ export interface BatchableExample {
   tokenTypeIds?: ArrayLike<number>
   /** When absent every position of inputIds is real. */
   attentionMask?: ArrayLike<number>
+  /** The character channel's inputs (core/model/char-cnn.ts): [len, max_chars] ids and [len, flags]. */
+  charIds?: ArrayLike<number>
+  shapeFlags?: ArrayLike<number>
 }
 
 export interface BatchPlanOptions {
@@ -89,6 +92,15 @@ export interface HostBatch {
   numTokens: number
   /** Positions whose label is not IGNORE_INDEX. */
   numLabeled: number
+  /** When the examples carry them: [batch, seq, maxChars] character ids (0 = <pad>) and [batch, seq, flags]. */
+  chars?: HostChars
+}
+
+export interface HostChars {
+  maxChars: number
+  flags: number
+  charIds: Int32Array
+  shapeFlags: Float32Array
 }
 
 export interface CollateOptions {
@@ -119,6 +131,7 @@ export function collate(examples: readonly BatchableExample[], indices: readonly
   const attentionMask = new Int32Array(b * seqLen)
   const tokenTypeIds = new Int32Array(b * seqLen)
   const labels = new Int32Array(b * seqLen).fill(IGNORE_INDEX)
+  const chars = collateChars(examples, indices, lens, seqLen)
   let numTokens = 0
   let numLabeled = 0
   for (let r = 0; r < b; r++) {
@@ -140,7 +153,26 @@ export function collate(examples: readonly BatchableExample[], indices: readonly
       numTokens += attentionMask[o + t]
     }
   }
-  return { indices: [...indices], batchSize: b, seqLen, inputIds, attentionMask, tokenTypeIds, labels, numTokens, numLabeled }
+  return { indices: [...indices], batchSize: b, seqLen, inputIds, attentionMask, tokenTypeIds, labels, numTokens, numLabeled, ...(chars ? { chars } : {}) }
+}
+
+/** The character inputs of the rows, padded as the ids are; undefined when the examples have none. */
+function collateChars(examples: readonly BatchableExample[], indices: readonly number[], lens: number[], seqLen: number): HostChars | undefined {
+  const first = examples[indices[0]]
+  if (!first?.charIds || !first.shapeFlags) return undefined
+  const n0 = first.inputIds.length
+  const L = first.charIds.length / n0
+  const F = first.shapeFlags.length / n0
+  const charIds = new Int32Array(indices.length * seqLen * L)
+  const shapeFlags = new Float32Array(indices.length * seqLen * F)
+  indices.forEach((i, r) => {
+    const ex = examples[i]
+    const n = ex.inputIds.length
+    if (!ex.charIds || !ex.shapeFlags || ex.charIds.length !== n * L || ex.shapeFlags.length !== n * F) throw new Error(`example ${i}: character inputs missing or not [${n}, ${L}] and [${n}, ${F}]`)
+    for (let k = 0; k < lens[r] * L; k++) charIds[r * seqLen * L + k] = ex.charIds[k]
+    for (let k = 0; k < lens[r] * F; k++) shapeFlags[r * seqLen * F + k] = ex.shapeFlags[k]
+  })
+  return { maxChars: L, flags: F, charIds, shapeFlags }
 }
 
 /** The same batch as int32 tensors, [batch, seq] each. Caller disposes (disposeBatch). */
@@ -154,11 +186,21 @@ export interface TensorBatch {
   attentionMask: tf.Tensor2D
   tokenTypeIds: tf.Tensor2D
   labels: tf.Tensor2D
+  /** int32 [batch, seq, maxChars] and float32 [batch, seq, flags], when the batch has characters. */
+  charIds?: tf.Tensor3D
+  shapeFlags?: tf.Tensor3D
 }
 
 export function toTensors(h: HostBatch): TensorBatch {
   const shape: [number, number] = [h.batchSize, h.seqLen]
+  const c = h.chars
   return {
+    ...(c
+      ? {
+          charIds: tf.tensor3d(c.charIds, [h.batchSize, h.seqLen, c.maxChars], 'int32'),
+          shapeFlags: tf.tensor3d(c.shapeFlags, [h.batchSize, h.seqLen, c.flags], 'float32'),
+        }
+      : {}),
     indices: h.indices,
     batchSize: h.batchSize,
     seqLen: h.seqLen,
@@ -172,7 +214,12 @@ export function toTensors(h: HostBatch): TensorBatch {
 }
 
 export function disposeBatch(b: TensorBatch): void {
-  tf.dispose([b.inputIds, b.attentionMask, b.tokenTypeIds, b.labels])
+  tf.dispose([b.inputIds, b.attentionMask, b.tokenTypeIds, b.labels, ...(b.charIds ? [b.charIds] : []), ...(b.shapeFlags ? [b.shapeFlags] : [])])
+}
+
+/** What the model's forward reads of a batch (BertInputs). */
+export function modelInputs(b: TensorBatch): { inputIds: tf.Tensor2D; attentionMask: tf.Tensor2D; tokenTypeIds: tf.Tensor2D; charIds?: tf.Tensor3D; shapeFlags?: tf.Tensor3D } {
+  return { inputIds: b.inputIds, attentionMask: b.attentionMask, tokenTypeIds: b.tokenTypeIds, charIds: b.charIds, shapeFlags: b.shapeFlags }
 }
 
 export interface BatchOptions extends BatchPlanOptions, CollateOptions {}

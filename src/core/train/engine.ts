@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
 import { errorText } from '../onnx/session'
-import { toTensors, type HostBatch } from './batching'
+import { disposeBatch, modelInputs, toTensors, type HostBatch } from './batching'
 import { crfParamNames } from '../model/crf'
 import { crfLoss, maskedCrossEntropy } from './loss'
 import { AdamW, type AdamWOptions, type OptimizerState } from './optimizer'
@@ -191,7 +191,7 @@ class TfjsTrainer extends TfjsEngineBase implements TrainerEngine {
     const labelTensors = heads.map((h) => tf.tensor2d(labels[h], shape, 'int32'))
     try {
       return this.optimizer.step(() => {
-        const out = this.opts.model.forward({ inputIds: t.inputIds, attentionMask: t.attentionMask, tokenTypeIds: t.tokenTypeIds }, { training: this.dropout, seed, heads })
+        const out = this.opts.model.forward(modelInputs(t), { training: this.dropout, seed, heads })
         const terms = heads.map((h, i) => {
           if (!this.opts.model.heads.get(h)?.crf) return maskedCrossEntropy(out.logits[h], labelTensors[i])
           const n = crfParamNames(h)
@@ -201,7 +201,8 @@ class TfjsTrainer extends TfjsEngineBase implements TrainerEngine {
         return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
       })
     } finally {
-      tf.dispose([t.inputIds, t.attentionMask, t.tokenTypeIds, t.labels, ...labelTensors])
+      disposeBatch(t)
+      tf.dispose(labelTensors)
     }
   }
 }

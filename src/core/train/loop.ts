@@ -15,7 +15,8 @@ import { saveCheckpoint, type TrainingMetadata } from '../model/checkpoint'
 import { ensureGradients } from '../model/gradients'
 import * as tf from '@tensorflow/tfjs-core'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
-import { documentsToExamples, type Example } from '../nlp/examples'
+import { documentsToExamples, type Example, type ExampleOptions } from '../nlp/examples'
+import { attachCharInputs } from '../model/char-cnn'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { checkMaxLength } from '../tag/tagger'
 import { IGNORE_INDEX, type BatchableExample, type HostBatch } from './batching'
@@ -227,7 +228,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   /** Task of each example. */
   const taskOf: number[] = []
   tasks.forEach((t, ti) => {
-    const own = documentsToExamples(t.train, tokenizer, labelMaps[ti], exOpts).filter((e) => e.labels.some((l) => l !== -100))
+    const own = trainingExamples(model, t.train, tokenizer, labelMaps[ti], exOpts).filter((e) => e.labels.some((l) => l !== -100))
     if (own.length === 0 && tasks.length > 1) throw new Error(`task '${t.head}': no training examples (its documents contain no tokens)`)
     for (const e of own) {
       examples.push(e)
@@ -365,6 +366,17 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
       trainer: engine.trainer,
     })
   }
+}
+
+/**
+ * documentsToExamples, with the character channel's inputs (core/model/char-cnn.ts) on each
+ * example when the model has one: one document at a time, so each example reads its own text.
+ */
+export function trainingExamples(model: BertTokenClassifier, docs: readonly CorpusDocument[], tokenizer: WordPieceTokenizer, labelMap: LabelMap, opts: ExampleOptions): Example[] {
+  const c = model.config.charCnn
+  const vocab = model.charVocab
+  if (!c || !vocab) return documentsToExamples(docs, tokenizer, labelMap, opts)
+  return docs.flatMap((d) => attachCharInputs(documentsToExamples([d], tokenizer, labelMap, opts), d.text, vocab, c))
 }
 
 /** Sets every variable of the model to the mean of its values in `weights` (checkpoint averaging). */

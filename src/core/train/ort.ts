@@ -204,13 +204,17 @@ export function toInt64(a: Int32Array): BigInt64Array {
   return out
 }
 
-/** Batch tensors of a token-classification graph: ids, mask, types and labels.<head>. */
+/** Batch tensors of a token-classification graph: ids, mask, types (char_ids, shape_flags when the batch has characters) and labels.<head>. */
 export function batchFeeds(ort: typeof Ort, b: HostBatch, labels: Record<string, Int32Array>): Record<string, Ort.Tensor> {
   const dims = [b.batchSize, b.seqLen]
   const feeds: Record<string, Ort.Tensor> = {
     input_ids: new ort.Tensor('int64', toInt64(b.inputIds), dims),
     attention_mask: new ort.Tensor('int64', toInt64(b.attentionMask), dims),
     token_type_ids: new ort.Tensor('int64', toInt64(b.tokenTypeIds), dims),
+  }
+  if (b.chars) {
+    feeds.char_ids = new ort.Tensor('int64', toInt64(b.chars.charIds), [...dims, b.chars.maxChars])
+    feeds.shape_flags = new ort.Tensor('float32', b.chars.shapeFlags, [...dims, b.chars.flags])
   }
   for (const [head, l] of Object.entries(labels)) feeds[`labels.${head}`] = new ort.Tensor('int64', toInt64(l), dims)
   return feeds
