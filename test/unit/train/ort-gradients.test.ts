@@ -12,7 +12,9 @@ import { loadOnnxRuntime } from '@core/onnx/session'
 import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/training'
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from '@core/distill/losses'
 import { Rng } from '@core/rng'
-import { collate, type HostBatch } from '@core/train/batching'
+import { collate, modelInputs, toTensors, type HostBatch } from '@core/train/batching'
+import { charCnnConfig, charVocabulary, pieceCharInputs, type CharPieces } from '@core/model/char-cnn'
+import type { WordFeaturizer } from '@core/nlp/word-features'
 import { crfLoss, maskedCrossEntropy } from '@core/train/loss'
 import { crfParamNames } from '@core/model/crf'
 import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'
@@ -38,8 +40,8 @@ export function tinyConfig(dropout: number, extra: Partial<BertConfig> = {}): Be
 }
 
 /** A model whose every parameter is random (LayerNorm and biases too), so each gradient matters. */
-export function randomModel(c: BertConfig, heads: Record<string, string[]>, seed: number, crfHeads: string[] = []): BertTokenClassifier {
-  const model = BertTokenClassifier.random(c, seed, heads)
+export function randomModel(c: BertConfig, heads: Record<string, string[]>, seed: number, crfHeads: string[] = [], charVocab: WordFeaturizer | null = null): BertTokenClassifier {
+  const model = BertTokenClassifier.random(c, seed, heads, charVocab)
   for (const h of crfHeads) model.addCrf(h)
   const rng = new Rng(seed + 1)
   for (const [name, v] of model.variables()) {
@@ -68,13 +70,51 @@ export function tinyBatch(c: BertConfig, numLabels: number[], seed: number): { b
   return { batch, labels }
 }
 
+/** A character vocabulary and a config with the character channel. */
+export function charSetup(c: BertConfig, pieces: CharPieces): { config: BertConfig; vocab: WordFeaturizer } {
+  const vocab = charVocabulary(['<pad>', '<unk>', 'a', 'b', 'c', 'd', 'e', 'X'])
+  return { config: { ...c, charCnn: charCnnConfig(vocab, { charDim: 3, charFilters: 5, charWidth: 3, maxChars: 4, pieces }) }, vocab }
+}
+
+/**
+ * The batch of tinyBatch with the character inputs pieceCharInputs gives words of 1-3 pieces.
+ * Every word has exactly max_chars characters, so no all-padding window ties with another in the
+ * max over characters (tfjs then splits the gradient, onnxruntime gives it to the first).
+ */
+export function tinyCharBatch(c: BertConfig, vocab: WordFeaturizer, numLabels: number[], seed: number): { batch: HostBatch; labels: Int32Array[] } {
+  const { batch, labels } = tinyBatch(c, numLabels, seed)
+  const cc = c.charCnn!
+  const rng = new Rng(seed + 3)
+  const examples = [9, 6, 4].map((n, r) => {
+    const wordIds = new Int32Array(n).fill(-1)
+    const wordStarts = new Uint8Array(n)
+    const offsets = new Int32Array(2 * n)
+    let text = ''
+    let w = -1
+    for (let p = 1; p < n - 1; p++) {
+      if (p === 1 || rng.next() < 0.5) {
+        w++
+        wordStarts[p] = 1
+        if (text) text += ' '
+        text += Array.from({ length: cc.maxChars }, () => vocab.chars[2 + rng.int(vocab.chars.length - 1)] ?? '?').join('')
+      }
+      wordIds[p] = w
+      offsets[2 * p] = text.length - cc.maxChars
+      offsets[2 * p + 1] = text.length
+    }
+    return { inputIds: batch.inputIds.subarray(r * batch.seqLen, r * batch.seqLen + n), ...pieceCharInputs({ wordIds, wordStarts, offsets }, text, vocab, cc) }
+  })
+  const chars = collate(examples, [0, 1, 2]).chars!
+  return { batch: { ...batch, chars }, labels }
+}
+
 function tfjsGradients(model: BertTokenClassifier, b: HostBatch, labels: Record<string, Int32Array>, seed: number, training: boolean) {
   const shape: [number, number] = [b.batchSize, b.seqLen]
   const vars = model.trainableVariables()
   const byVar = new Map([...model.variables()].map(([n, v]) => [v.name, n]))
   const { value, grads } = tf.variableGrads(() => {
     const out = model.forward(
-      { inputIds: tf.tensor2d(b.inputIds, shape, 'int32'), attentionMask: tf.tensor2d(b.attentionMask, shape, 'int32'), tokenTypeIds: tf.tensor2d(b.tokenTypeIds, shape, 'int32') },
+      modelInputs(toTensors(b)),
       { training, seed, heads: Object.keys(labels) },
     )
     const terms = Object.entries(labels).map(([h, l]) => {
@@ -94,10 +134,10 @@ function paramsOf(model: BertTokenClassifier): Map<string, Float32Array> {
   return new Map([...model.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
 }
 
-async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean, crfHeads: string[] = []) {
-  const model = randomModel(c, heads, 7, crfHeads)
+async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean, crfHeads: string[] = [], charVocab: WordFeaturizer | null = null) {
+  const model = randomModel(c, heads, 7, crfHeads, charVocab)
   const names = Object.keys(heads)
-  const { batch, labels } = tinyBatch(c, names.map((h) => heads[h].length), 11)
+  const { batch, labels } = charVocab ? tinyCharBatch(c, charVocab, names.map((h) => heads[h].length), 11) : tinyBatch(c, names.map((h) => heads[h].length), 11)
   const labelMap = Object.fromEntries(names.map((h, i) => [h, labels[i]]))
   const seed = 1234
   const ref = tfjsGradients(model, batch, labelMap, seed, dropout)
@@ -149,6 +189,20 @@ describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
     expect(Object.keys(got.terms).sort()).toEqual(['loss.default', 'loss.genes'])
     expect(got.grads.get('crf.transitions')!.some((x) => x !== 0)).toBe(true)
   })
+
+  for (const pieces of ['all', 'first'] as const) {
+    it(`the character channel (pieces: '${pieces}'), a CRF head and dropout: every character parameter's gradient too`, async () => {
+      const { config, vocab } = charSetup(tinyConfig(0.2), pieces)
+      const { ref, got } = await compare(config, { default: ['O', 'B-X', 'I-X'] }, true, ['default'], vocab)
+      for (const name of ['bert.embeddings.char_cnn.char_embeddings.weight', 'bert.embeddings.char_cnn.conv.weight', 'bert.embeddings.char_cnn.projection.weight']) {
+        expect(ref.grads.get(name)!.some((x) => Math.abs(x) > 1e-6), name).toBe(true)
+        expect(got.grads.has(name), name).toBe(true)
+      }
+      // <pad>'s row is read only by rows the mask zeroes (all-padding words do not exist here).
+      const table = got.grads.get('bert.embeddings.char_cnn.char_embeddings.weight')!
+      expect(table.subarray(0, 3).every((x) => x === 0)).toBe(true)
+    })
+  }
 })
 
 describe('onnxruntime training graph: masked LM with the decoder tied to the word embeddings', () => {
