@@ -3,6 +3,7 @@ import type { CorpusDocument } from '../../shared/domain'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, readCheckpointInfo } from '../../core/model/checkpoint'
 import { presetConfig } from '../../core/model/presets'
+import { learnCharVocabulary } from '../../core/model/char-cnn'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
@@ -58,6 +59,11 @@ ${mapTypesHelp(22)}
   --max-words N       word-lstm from scratch: most frequent words with their own vector (100
                       floats each; the rest are read through their characters), from the training
                       and transfer text (default ${WORD_TAGGER_RECIPE.maxWords})
+  --char-cnn          bert: a character channel (a character CNN and case/shape flags per word,
+                      added to its pieces' embeddings; core/model/char-cnn.ts), its characters
+                      learnt from the training text; a model that has one keeps it
+  --char-pieces P     with --char-cnn: the pieces that get their word's character vector, all
+                      (default) or first
   --preset NAME       bert from scratch: a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
                       Default when neither is given: ${SCRATCH_RECIPE.preset}
@@ -99,8 +105,9 @@ const OPTIONS = {
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
   ...valueOptions('transfer-sentences', 'max-words'),
+  ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
-  ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf'),
+  ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn'),
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -124,6 +131,9 @@ export async function run(argv: string[]): Promise<number> {
     for (const flag of ['minutes', 'max-words'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
+    const charPieces = v['char-pieces'] ?? 'all'
+    if (charPieces !== 'all' && charPieces !== 'first') throw new CliError(`--char-pieces must be all or first, got '${charPieces}'`, 2)
+    if (v['char-pieces'] !== undefined && !v['char-cnn']) throw new CliError('--char-pieces is an option of --char-cnn', 2)
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
     if (scratch && !isPresetName(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
     const settings = finetuneSettings(v)
@@ -187,6 +197,12 @@ export async function run(argv: string[]): Promise<number> {
       const config = presetConfig(presetName as PresetName, { vocabSize: vocab.tokens.length })
       model = BertTokenClassifier.random(config, seed, headLabels)
     }
+    if (v['char-cnn'] && !model.config.charCnn) {
+      // Characters as written: the channel keeps case even when the pieces are lower-cased.
+      const chars = learnCharVocabulary(trainDocs.flatMap((d) => d.text.split(/\s+/)))
+      model.addCharCnn(chars, { pieces: charPieces }, seed)
+      log(`characters: ${chars.chars.length} (${charPieces === 'all' ? 'every piece' : 'first pieces'} of a word read its character vector)`)
+    }
     if (wantCrf) {
       const missing = tasks.filter((t) => !model.heads.get(t.head)?.crf)
       for (const t of missing) model.addCrf(t.head)
@@ -196,7 +212,7 @@ export async function run(argv: string[]): Promise<number> {
     const c = model.config
     const numParameters = model.numParameters()
     log(
-      `model: ${scratch ? `preset ${presetName} (from scratch)` : resume ? `${outDir} (resuming)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide, ` +
+      `model: ${scratch ? `preset ${presetName} (from scratch)` : resume ? `${outDir} (resuming)` : v.init} — ${c.numHiddenLayers} layers × ${c.hiddenSize} wide${c.charCnn ? ` + characters (${c.charCnn.charVocabSize} × ${c.charCnn.charDim}, ${c.charCnn.charFilters} filters of ${c.charCnn.charWidth})` : ''}, ` +
         `${(numParameters / 1e6).toFixed(2)}M parameters; ${tasks.map((t) => `${tasks.length > 1 ? `head ${t.head}: ` : ''}labels ${t.labels.join(' ')}${crfHeads.includes(t.head) ? ' + CRF' : ''}`).join('; ')}`,
     )
 
@@ -384,7 +400,7 @@ export function runSummary(r: RunOutcome) {
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
 async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
-  for (const flag of ['preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level'] as const) {
+  for (const flag of ['preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level', 'char-cnn', 'char-pieces'] as const) {
     if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
   }
   if (v.init !== undefined && !isWordTaggerFolder(v.init)) throw new CliError(`--init ${v.init}: --arch word-lstm continues only from a word tagger folder (a BERT checkpoint trains with --arch bert)`, 2)

@@ -1,0 +1,90 @@
+// `train --arch bert --char-cnn`: the encoder's character channel learns the spelling of names.
+// As the word tagger's test (word-tagger-cli.test.ts): an invented corpus whose diseases are new
+// words ending in -itis or -oma and whose other words of the same slot end in -ment or -ology.
+// The encoder's WordPiece vocabulary holds only the context words, so every one of those words is
+// the same [UNK] piece: only the characters tell them apart, and a word never seen in training is
+// tagged because of its spelling.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as trainCmd } from '../../../src/cli/commands/train'
+import { BertTokenClassifier, makeBertConfig } from '@core/model/bert'
+import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
+import { readCheckpointInfo } from '@core/model/checkpoint-files'
+import * as tf from '@tensorflow/tfjs-core'
+import { openTagger, taggerForModel, windowSettingsOf } from '@core/tag/open'
+import { WordPieceTokenizer } from '@core/nlp/tokenizer'
+import { writePubtator } from '@core/corpus'
+import { Rng } from '@core/rng'
+import { capture } from '../cli/capture'
+import { useCpuBackend } from './tfSetup'
+
+let tmp: string
+
+describe('BERT with a character channel through the CLI', () => {
+  beforeAll(async () => {
+    await useCpuBackend()
+    tmp = mkdtempSync(join(tmpdir(), 'fastbioner-charcnn-'))
+  })
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+  it('tags a word never seen in training because it is spelt like the training diseases', async () => {
+    const rng = new Rng(7)
+    const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
+    const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
+    const docs = Array.from({ length: 60 }, (_, i) => {
+      let text = ''
+      const mentions: Array<{ start: number; end: number; type: string; text: string }> = []
+      for (let k = 0; k < 4; k++) {
+        const disease = k % 2 === 0
+        const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
+        const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
+        if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
+        text += `${before}${word} in the cells. `
+      }
+      return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
+    })
+    const train = join(tmp, 'spelling.pubtator')
+    writeFileSync(train, writePubtator(docs))
+    // A small random encoder whose pieces are the context words only.
+    const vocab = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', '.', 'the', 'patient', 'showed', 'signs', 'of', 'we', 'report', 'in', 'cells']
+    const config = makeBertConfig({ vocabSize: vocab.length, hiddenSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64 })
+    const init = join(tmp, 'init')
+    const random = BertTokenClassifier.random(config, 3)
+    await saveCheckpoint(init, random, vocab, { lowercase: true })
+    random.dispose()
+
+    const out = join(tmp, 'spelling-model')
+    const tr = await capture(() => trainCmd(['--arch', 'bert', '--char-cnn', '--init', init, '--train', train, '--out', out, '--epochs', '8', '--lr', '3e-3', '--seed', '1', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    const info = readCheckpointInfo(out)
+    expect(info.config.charCnn?.pieces).toBe('all')
+    expect(info.chars?.chars.slice(0, 2)).toEqual(['<pad>', '<unk>'])
+
+    const text = 'Signs of gandritis in the cells. The patient showed quivoma in the cells. We report torbulment in the cells.'
+    for (const engine of ['onnx', 'tfjs'] as const) {
+      const tagger = await openTagger(out, { engine, export: 'memory', threads: 1 })
+      try {
+        const [res] = await tagger.tag([{ id: 'x', text, passages: [], mentions: [] }])
+        const found = res.mentions.map((m) => text.slice(m.start, m.end))
+        expect(found.sort(), engine).toEqual(['gandritis', 'quivoma'])
+      } finally {
+        await tagger.dispose()
+      }
+    }
+    // Without its character vector (the projection zeroed) the model tells the words apart no more.
+    const ck = await loadCheckpoint(out, { trainable: false })
+    try {
+      for (const name of ['bert.embeddings.char_cnn.projection.weight', 'bert.embeddings.char_cnn.projection.bias']) {
+        const v = ck.model.variables().get(name)!
+        v.assign(tf.zerosLike(v))
+      }
+      const tagger = taggerForModel(ck.model, new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase }), windowSettingsOf(info))
+      const [res] = await tagger.tag([{ id: 'x', text, passages: [], mentions: [] }])
+      expect(res.mentions.map((m) => text.slice(m.start, m.end)).sort()).not.toEqual(['gandritis', 'quivoma'])
+    } finally {
+      ck.model.dispose()
+    }
+  }, 240_000)
+})
