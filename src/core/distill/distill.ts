@@ -25,6 +25,8 @@ import { type BertTokenClassifier } from '../model/bert'
 import { saveCheckpoint } from '../model/checkpoint'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
+import { attachCharInputs, type CharCnnConfig, type PieceCharInputs } from '../model/char-cnn'
+import type { WordFeaturizer } from '../nlp/word-features'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { BatchableExample, HostBatch } from '../train/batching'
 import { evaluateHeads, type RunSettings, type TrainingMetadata } from '../train/loop'
@@ -184,8 +186,8 @@ export interface DistillResult {
 }
 
 export interface DistillExamples {
-  /** All tasks' examples, task by task. */
-  examples: Example[]
+  /** All tasks' examples, task by task (with the character channel's inputs when the student has one). */
+  examples: Array<Example & Partial<PieceCharInputs>>
   /** Task index of each example. */
   task: number[]
   /** Global example ids of each task. */
@@ -198,9 +200,9 @@ export function buildDistillExamples(
   tasks: readonly DistillTask[],
   tokenizer: WordPieceTokenizer,
   headLabels: (task: string) => readonly string[],
-  opts: { maxLength: number; sentenceLevel: boolean },
+  opts: { maxLength: number; sentenceLevel: boolean; chars?: { vocab: WordFeaturizer; config: CharCnnConfig } | null },
 ): DistillExamples {
-  const examples: Example[] = []
+  const examples: DistillExamples['examples'] = []
   const task: number[] = []
   const perTask: number[][] = []
   const labelMaps: LabelMap[] = []
@@ -208,7 +210,11 @@ export function buildDistillExamples(
     const lm = labelMapFromLabels(headLabels(t.name))
     labelMaps.push(lm)
     const ids: number[] = []
-    for (const e of documentsToExamples(t.train, tokenizer, lm, { maxLength: opts.maxLength, sentenceLevel: opts.sentenceLevel })) {
+    const exOpts = { maxLength: opts.maxLength, sentenceLevel: opts.sentenceLevel }
+    const chars = opts.chars
+    // With a character channel one document at a time, so each example reads its own text.
+    const own = chars ? t.train.flatMap((d) => attachCharInputs(documentsToExamples([d], tokenizer, lm, exOpts), d.text, chars.vocab, chars.config)) : documentsToExamples(t.train, tokenizer, lm, exOpts)
+    for (const e of own) {
       if (!e.labels.some((l) => l !== -100)) continue
       ids.push(examples.length)
       examples.push(e)
@@ -292,7 +298,15 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
     if (t.model.config.vocabSize !== sc.vocabSize) throw new DistillError(`teacher ${k + 1} has vocabulary size ${t.model.config.vocabSize}, the student ${sc.vocabSize}: teacher and student must share the tokenizer`)
   }
 
-  const data = buildDistillExamples(tasks, tokenizer, (name) => student.heads.get(name)!.labels, { maxLength, sentenceLevel })
+  const studentChars = student.config.charCnn && student.charVocab ? { vocab: student.charVocab, config: student.config.charCnn } : null
+  for (const t of teachers) {
+    const tc = t.model.config.charCnn
+    if (!tc) continue
+    // The batches carry one set of character inputs: the student's, which a teacher must read alike.
+    const same = studentChars && JSON.stringify(tc) === JSON.stringify(studentChars.config) && t.model.charVocab!.chars.join('\n') === studentChars.vocab.chars.join('\n')
+    if (!same) throw new DistillError(`teacher ${t.name}: its character channel (char_cnn, chars.txt) differs from the student's; a student made from it (distil --layers) shares it`)
+  }
+  const data = buildDistillExamples(tasks, tokenizer, (name) => student.heads.get(name)!.labels, { maxLength, sentenceLevel, chars: studentChars })
   if (data.examples.length === 0) throw new DistillError('no training examples: the training documents contain no tokens')
   const headFor = teachers.map((t) =>
     tasks.map((task, ti) => {
@@ -329,7 +343,15 @@ export async function distill(opts: DistillOptions): Promise<DistillResult> {
   } else {
     providers = []
     for (const [k, t] of teachers.entries()) {
-      const texs: TeacherExample[] = data.examples.map((e, i) => ({ inputIds: e.inputIds, attentionMask: e.attentionMask, tokenTypeIds: e.tokenTypeIds, head: headFor[k][data.task[i]] }))
+      // A teacher without a character channel gets no character inputs (its graph has none).
+      const withChars = !!t.model.config.charCnn
+      const texs: TeacherExample[] = data.examples.map((e, i) => ({
+        inputIds: e.inputIds,
+        attentionMask: e.attentionMask,
+        tokenTypeIds: e.tokenTypeIds,
+        ...(withChars ? { charIds: e.charIds, shapeFlags: e.shapeFlags } : {}),
+        head: headFor[k][data.task[i]],
+      }))
       const mode = opts.teacherCache ?? 'auto'
       const est = estimateCacheBytes(
         texs.map((e) => e.inputIds.length),

@@ -1,10 +1,12 @@
-// Student construction: an n-layer BERT initialised from a teacher's embeddings and its
-// uniformly mapped layers (see mapping.ts for the indexing), plus the classifier heads.
+// Student construction: an n-layer BERT initialised from a teacher's embeddings (its character
+// channel and chars.txt included) and its uniformly mapped layers (see mapping.ts for the
+// indexing), plus the classifier heads.
 
 import * as tf from '@tensorflow/tfjs-core'
 import { crfParamNames } from '../model/crf'
 import { BertTokenClassifier, encoderParamShapes, headParamNames, makeBertConfig, type BertConfig } from '../model/bert'
 import { uniformLayerMap } from './mapping'
+import { charCnnParamNames } from '../model/char-cnn'
 
 export interface StudentOptions {
   /** Student depth n (1..teacher depth). */
@@ -62,8 +64,9 @@ export function createStudent(teacher: BertTokenClassifier, opts: StudentOptions
   const sources = new Map<string, string | null>()
 
   if (!sameWidth) {
-    const model = BertTokenClassifier.random(config, seed, heads)
+    const model = BertTokenClassifier.random(config, seed, heads, teacher.charVocab)
     for (const name of model.variables().keys()) sources.set(name, null)
+    inheritCharCnn(teacher, model, sources)
     inheritCrfs(teacher, model, sources)
     return { model, layerMap, sources, inherited: false }
   }
@@ -92,7 +95,8 @@ export function createStudent(teacher: BertTokenClassifier, opts: StudentOptions
       fresh.push([h, labels])
     }
   }
-  const model = new BertTokenClassifier(config, params, copied, { seed })
+  // The character channel's parameters are encoder parameters: copied above with the teacher's chars.txt.
+  const model = new BertTokenClassifier(config, params, copied, { seed, charVocab: teacher.charVocab })
   fresh.forEach(([h, labels], i) => {
     model.setHead(h, labels, seed + 1 + i)
     const p = headParamNames(h)
@@ -101,6 +105,21 @@ export function createStudent(teacher: BertTokenClassifier, opts: StudentOptions
   })
   inheritCrfs(teacher, model, sources)
   return { model, layerMap, sources, inherited: true }
+}
+
+/**
+ * A student of another width keeps the teacher's character embeddings and convolution (their
+ * sizes do not depend on the width); its projection to its own hidden size starts at zero.
+ */
+function inheritCharCnn(teacher: BertTokenClassifier, student: BertTokenClassifier, sources: Map<string, string | null>): void {
+  if (!teacher.config.charCnn) return
+  const n = charCnnParamNames()
+  const tv = teacher.variables()
+  const sv = student.variables()
+  for (const name of [n.embeddings, `${n.conv}.weight`, `${n.conv}.bias`]) {
+    sv.get(name)!.assign(tv.get(name)!)
+    sources.set(name, name)
+  }
 }
 
 /**
