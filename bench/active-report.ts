@@ -8,6 +8,8 @@ import { correctionsOf, type EditCounts } from '../src/core/eval/edits'
 /** A run's protocol as stored: the simulation's settings, the corpus and the pool/devel sizes. */
 export type ActiveSettings = Pick<SimulationOptions, 'strategy' | 'seed' | 'seedDocs' | 'batch' | 'maxDocs' | 'seedEpochs' | 'retrainEpochs'> & {
   corpus: string
+  /** Teaching a new type: the type and the base model's folder (runs of this kind are a corpus key of their own). */
+  newType?: { type: string; base: string } | null
   retrainSteps: number | null
   threads: number | null
   poolSize: number
@@ -36,14 +38,14 @@ export function runKey(s: Pick<ActiveSettings, 'corpus' | 'strategy' | 'seed'>):
 /** Settings that must match for a stored run to stand for a requested one. */
 export function sameProtocol(a: ActiveSettings, b: ActiveSettings): boolean {
   const keys: Array<keyof ActiveSettings> = ['corpus', 'strategy', 'seed', 'seedDocs', 'batch', 'maxDocs', 'seedEpochs', 'retrainEpochs', 'retrainSteps', 'poolSize', 'devSize']
-  return keys.every((k) => a[k] === b[k])
+  return keys.every((k) => a[k] === b[k]) && JSON.stringify(a.newType ?? null) === JSON.stringify(b.newType ?? null)
 }
 
 export interface StrategyCurve {
   strategy: Strategy
   seeds: number[]
-  /** Mean over seeds at each round: documents reviewed, corrections so far, devel F1. */
-  points: Array<{ reviewed: number; corrections: number; f1: number; f1Sd: number }>
+  /** Mean over seeds at each round: documents reviewed, corrections so far, devel F1, the model's wall minutes so far (choosing, retraining, scoring). */
+  points: Array<{ reviewed: number; corrections: number; f1: number; f1Sd: number; minutes: number }>
   /** Mean over seeds of the edits at the end. */
   edits: EditCounts
   seconds: { select: number; retrain: number; eval: number }
@@ -65,6 +67,7 @@ export function curves(runs: readonly StoredActiveRun[], corpus: string, order: 
       corrections: mean(mine.map((r) => correctionsOf(r.rounds[i].totalEdits))),
       f1: mean(mine.map((r) => r.rounds[i].dev.f1)),
       f1Sd: sd(mine.map((r) => r.rounds[i].dev.f1)),
+      minutes: mean(mine.map((r) => r.rounds.slice(0, i + 1).reduce((a, x) => a + x.seconds.select + x.seconds.retrain + x.seconds.eval, 0) / 60)),
     }))
     const last = mine.map((r) => r.rounds[n - 1].totalEdits)
     const edits = { accepted: mean(last.map((e) => e.accepted)), rejected: mean(last.map((e) => e.rejected)), added: mean(last.map((e) => e.added)), retyped: mean(last.map((e) => e.retyped)), rebounded: mean(last.map((e) => e.rebounded)) }
@@ -85,6 +88,23 @@ export function curves(runs: readonly StoredActiveRun[], corpus: string, order: 
 /** Documents reviewed when the curve first reaches `f1` (null: never). */
 export function docsToReach(c: StrategyCurve, f1: number): number | null {
   return c.points.find((p) => p.f1 >= f1 - 1e-12)?.reviewed ?? null
+}
+
+/**
+ * Documents reviewed and the model's minutes until devel F1 first reaches each threshold (the
+ * new-type scenario): minutes are what the simulation computed (seed model included), not the
+ * person's reading time.
+ */
+export function renderThresholds(cs: readonly StrategyCurve[], thresholds: readonly number[]): string {
+  const lines = [`| strategy | seeds | ${thresholds.map((t) => `documents to F1 ≥ ${t} | model minutes to F1 ≥ ${t}`).join(' | ')} | F1 at the end |`, `|---|---|${thresholds.map(() => '---:|---:').join('|')}|---:|`]
+  for (const c of cs) {
+    const cells = thresholds.flatMap((t) => {
+      const p = c.points.find((q) => q.f1 >= t - 1e-12)
+      return p ? [f0(p.reviewed), p.minutes.toFixed(1)] : ['not reached', '—']
+    })
+    lines.push(`| ${c.strategy} | ${c.seeds.join(', ')} | ${cells.join(' | ')} | ${f3(c.points[c.points.length - 1].f1)} |`)
+  }
+  return lines.join('\n') + '\n'
 }
 
 const f3 = (x: number) => x.toFixed(3)

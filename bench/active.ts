@@ -7,6 +7,12 @@
 //   npm run bench:active -- [--corpus ncbi|bc5cdr] [--strategies order,random,least-confidence,margin,entropy,diverse]
 //       [--seeds 1,2,3] [--seed-docs 20] [--batch 50] [--max-docs 300] [--seed-epochs 10] [--retrain-epochs 3]
 //       [--retrain-steps N] [--threads N] [--data DIR] [--out DIR] [--pilot] [--report]
+//       [--new-type TYPE --base MODEL_DIR]
+//
+// --new-type teaches TYPE to a word tagger of other types (issue 30 item 2: e.g. Gene on BC2GM to a
+// chemical/disease model): the seed documents are reviewed with the base model and it is
+// retrained on them; the annotator adds TYPE only and keeps the model's other suggestions; devel F1
+// is TYPE's. The report gives documents and model minutes to F1 ≥ 0.6 and 0.7.
 //
 // Each run is stored as <out>/<corpus>-<strategy>-s<seed>.json after every round (default out:
 // bench-results/active); a complete stored run with the same settings is not made again, an
@@ -28,7 +34,7 @@ import { writeFileAtomic } from '../src/core/fs/atomic'
 import { loadWordTagger, saveWordTagger } from '../src/core/model/word-tagger'
 import { simulate, type WordModel } from '../src/core/active/simulate'
 import { parseStrategy, STRATEGIES, type Strategy } from '../src/core/active/strategies'
-import { chartsOf, curves, renderTables, runKey, sameProtocol, type ActiveSettings, type StoredActiveRun } from './active-report'
+import { chartsOf, curves, renderTables, renderThresholds, runKey, sameProtocol, type ActiveSettings, type StoredActiveRun } from './active-report'
 import { benchCli } from './cli'
 
 const ROOT = resolve(__dirname, '..')
@@ -48,6 +54,8 @@ const { values: a } = parseArgs({
     out: { type: 'string', default: resolve(ROOT, 'bench-results/active') },
     pilot: { type: 'boolean', default: false },
     report: { type: 'boolean', default: false },
+    'new-type': { type: 'string' },
+    base: { type: 'string' },
   },
 })
 
@@ -74,7 +82,19 @@ const CORPORA: Record<string, { title: string; load: (data: string) => Promise<{
       return { pool: await read('train.tsv'), dev: await read('devel.tsv') }
     },
   },
+  bc2gm: {
+    title: 'BC2GM (gene)',
+    async load(data) {
+      const map = parseTypeMap('GENE=Gene')
+      const read = async (f: string) => mapMentionTypes((await readCorpusFile(join(data, 'mtl-bioner', 'BC2GM-IOB', f), 'conll', { sentencesPerDocument: 10 })).documents, map)
+      return { pool: await read('train.tsv'), dev: await read('devel.tsv') }
+    },
+  },
 }
+
+/** Runs of the new-type scenario are stored and reported under a corpus key of their own. */
+const corpusKey = (corpus: string, newType: string | null) => (newType ? `${corpus}-new-${newType.toLowerCase()}` : corpus)
+const NEW_TYPE_THRESHOLDS = [0.6, 0.7]
 
 const outDir = resolve(a.out!)
 const STRATEGY_ORDER: readonly Strategy[] = STRATEGIES
@@ -101,20 +121,28 @@ function report(): void {
   parts.push('# Active learning, measured with a simulated annotator (issue 30)\n')
   parts.push(`Written by \`npm run bench:active -- --report --out ${relative(ROOT, outDir)}\` from the runs stored there (bench/active.ts; the engine is src/core/active/simulate.ts). Do not edit by hand.\n`)
   parts.push(
-    'Protocol: the training split is the pool, its gold hidden from the model. A seed word tagger (the app\'s default model kind, character-CNN + BiLSTM-CRF) is trained from scratch on k seeded documents (the same for every strategy of a seed; their mentions count as typed in). Each round the strategy picks N documents using the current model; the simulated annotator replaces the model\'s suggestions by the gold, and the edits that takes are counted (src/core/eval/edits.ts: a suggestion paired with a gold mention by exact span, else largest overlap, is accepted, retyped and/or re-bounded; unpaired suggestions are rejected, unpaired gold mentions added); then the model is retrained warm-started from the current one on every reviewed document with the app\'s retrain (src/core/train/word-retrain.ts, which the app\'s retrain job calls: half the recipe\'s learning rate, the model\'s vocabularies kept), and devel F1 is measured (exact spans, conlleval semantics).\n',
+    'Protocol: the training split is the pool, its gold hidden from the model. A seed word tagger (the app\'s default model kind, character-CNN + BiLSTM-CRF) is trained from scratch on k seeded documents (the same for every strategy of a seed; their mentions count as typed in). Each round the strategy picks N documents using the current model; the simulated annotator replaces the model\'s suggestions by the gold, and the edits that takes are counted (src/core/eval/edits.ts: a suggestion paired with a gold mention by exact span, else largest overlap, is accepted, retyped and/or re-bounded; unpaired suggestions are rejected, unpaired gold mentions added); then the model is retrained warm-started from the current one on every reviewed document with the app\'s retrain (src/core/train/word-retrain.ts, which the app\'s retrain job calls: half the recipe\'s learning rate, the model\'s vocabularies grown with the reviewed words and characters), and devel F1 is measured (exact spans, conlleval semantics).\n',
   )
   parts.push('Strategies (src/core/active/strategies.ts): **order** the pool in document order (what a person does today); **random** seeded; **least-confidence** 1 − mean top label probability over words (the review queue\'s score today); **margin** 1 − mean (top − second); **entropy** mean normalised label entropy; **diverse** the most uncertain document (least confidence) of each of N k-means clusters of TF-IDF document vectors.\n')
-  for (const [corpus, c] of Object.entries(CORPORA)) {
+  const keys = [...new Set(runs.map((r) => r.settings.corpus))].sort((x, y) => Object.keys(CORPORA).indexOf(x) - Object.keys(CORPORA).indexOf(y) || x.localeCompare(y))
+  for (const corpus of keys) {
     const mine = runs.filter((r) => r.settings.corpus === corpus)
-    if (mine.length === 0) continue
+    const s = mine[0].settings
+    const base = Object.keys(CORPORA).find((k) => corpusKey(k, s.newType?.type ?? null) === corpus)
+    if (!base) continue
+    const c = CORPORA[base]
     const cs = curves(mine, corpus, STRATEGY_ORDER)
     const pilot = mine.some((r) => r.pilot)
-    parts.push(`## ${c.title}${pilot ? ' — PILOT (a short first look, not the issue\'s protocol)' : ''}\n`)
-    const s = mine[0].settings
+    const title = s.newType ? `${c.title}: teaching ${s.newType.type} to a model without it` : c.title
+    parts.push(`## ${title}${pilot ? ' — PILOT (a short first look, not the issue\'s protocol)' : ''}\n`)
+    if (s.newType) {
+      parts.push(`New-type scenario: the base model \`${s.newType.base}\` does not know ${s.newType.type}. The k seed documents are reviewed with it and it is retrained on them (no model from scratch); in every reviewed document the annotator adds the ${s.newType.type} mentions of the gold and keeps the model's suggestions of its other types as they are (the corpus does not annotate them); edits, suggestions and devel F1 count ${s.newType.type} only.\n`)
+      parts.push(renderThresholds(cs, NEW_TYPE_THRESHOLDS))
+    }
     if (pilot) parts.push(`> **Pilot.** ${mine.length} run(s), 1 seed, k = ${s.seedDocs}, N = ${s.batch}, up to ${s.maxDocs} documents, not the issue's protocol (all six strategies, N = 50 up to 300 documents, 3 seeds for document order, random and the chosen default). One seed cannot separate strategies whose curves differ by less than the seed-to-seed spread (±0.004 devel F1 for full training in docs/ACCURACY.md, larger with 20–120 documents); read the numbers as a smoke test of the loop and an order of magnitude of costs.\n`)
-    parts.push(`Settings: pool ${s.poolSize} documents, devel ${s.devSize}; k = ${s.seedDocs} seed documents (seed model ${s.seedEpochs} epochs from scratch), N = ${s.batch} per round, up to ${s.maxDocs}; retrain ${s.retrainEpochs} epochs${s.retrainSteps ? `, at most ${s.retrainSteps} steps` : ''}; ${s.threads ?? 'default'} thread(s).\n`)
+    parts.push(`Settings: pool ${s.poolSize} documents, devel ${s.devSize}; k = ${s.seedDocs} seed documents (${s.newType ? 'the base model retrained on them' : `seed model ${s.seedEpochs} epochs from scratch`}), N = ${s.batch} per round, up to ${s.maxDocs}; retrain ${s.retrainEpochs} epochs${s.retrainSteps ? `, at most ${s.retrainSteps} steps` : ''}; ${s.threads ?? 'default'} thread(s).\n`)
     parts.push(renderTables(cs))
-    const charts = chartsOf(cs, c.title)
+    const charts = chartsOf(cs, title)
     writeFileSync(join(chartDir, `${corpus}-f1-vs-documents.svg`), charts.byDocs)
     writeFileSync(join(chartDir, `${corpus}-f1-vs-corrections.svg`), charts.byEdits)
     parts.push(`![${c.title}: devel F1 vs documents reviewed](active/${corpus}-f1-vs-documents.svg)\n`)
@@ -135,7 +163,12 @@ function report(): void {
 
 async function main(): Promise<void> {
   if (a.report) return report()
-  const corpus = CORPORA[a.corpus!] ? a.corpus! : fail(`--corpus must be one of ${Object.keys(CORPORA).join(', ')}, got '${a.corpus}'`)
+  const source = CORPORA[a.corpus!] ? a.corpus! : fail(`--corpus must be one of ${Object.keys(CORPORA).join(', ')}, got '${a.corpus}'`)
+  if ((a['new-type'] === undefined) !== (a.base === undefined)) fail('--new-type and --base go together: the type to teach and the model that lacks it')
+  const newType = a['new-type'] ? { type: a['new-type'], base: resolve(a.base!) } : null
+  const baseModel = newType ? loadWordTagger(newType.base) : undefined
+  if (newType && Object.values(baseModel!.heads).some((labels) => labels.includes(`B-${newType.type}`))) fail(`--base ${a.base}: the model already knows ${newType.type}`)
+  const corpus = corpusKey(source, newType?.type ?? null)
   let strategies: Strategy[]
   try {
     strategies = a.strategies!.split(',').map((s) => parseStrategy(s.trim()))
@@ -150,7 +183,7 @@ async function main(): Promise<void> {
   const retrainEpochs = positiveInt(a['retrain-epochs']!, '--retrain-epochs')
   const retrainSteps = a['retrain-steps'] === undefined ? null : positiveInt(a['retrain-steps'], '--retrain-steps')
   const threads = a.threads === undefined ? null : positiveInt(a.threads, '--threads')
-  const { pool, dev } = await CORPORA[corpus].load(resolve(a.data!))
+  const { pool, dev } = await CORPORA[source].load(resolve(a.data!))
   if (maxDocs > pool.length) fail(`--max-docs ${maxDocs} is more than the pool's ${pool.length} documents`)
   mkdirSync(outDir, { recursive: true })
   const command = `npm run bench:active -- ${process.argv.slice(2).join(' ')}`
@@ -159,7 +192,7 @@ async function main(): Promise<void> {
   for (const seed of seeds) {
     const seedDir = join(outDir, `${corpus}-seed-k${seedDocs}-e${seedEpochs}-s${seed}.model`)
     for (const strategy of strategies) {
-      const settings: ActiveSettings = { corpus, strategy, seed, seedDocs, batch, maxDocs, seedEpochs, retrainEpochs, retrainSteps, threads, poolSize: pool.length, devSize: dev.length }
+      const settings: ActiveSettings = { corpus, newType, strategy, seed, seedDocs, batch, maxDocs, seedEpochs, retrainEpochs, retrainSteps, threads, poolSize: pool.length, devSize: dev.length }
       const path = join(outDir, `${runKey(settings)}.json`)
       if (existsSync(path)) {
         const stored = JSON.parse(readFileSync(path, 'utf8')) as StoredActiveRun
@@ -171,7 +204,7 @@ async function main(): Promise<void> {
       }
       const run: StoredActiveRun = { settings, rounds: [], complete: false, pilot: a.pilot!, command, started: new Date().toISOString(), finished: null, loadAverage: { start: loadavg(), end: null }, cpus: cpus().length }
       const save = () => writeFileAtomic(path, [JSON.stringify(run, null, 1) + '\n'])
-      const seedModel: WordModel | undefined = existsSync(join(seedDir, 'config.json')) ? loadWordTagger(seedDir) : undefined
+      const seedModel: WordModel | undefined = !newType && existsSync(join(seedDir, 'config.json')) ? loadWordTagger(seedDir) : undefined
       await simulate({
         pool,
         dev,
@@ -185,6 +218,7 @@ async function main(): Promise<void> {
         retrainSteps: retrainSteps ?? undefined,
         threads: threads ?? undefined,
         seedModel,
+        newType: newType ? { type: newType.type, baseModel: baseModel! } : undefined,
         onSeedModel: (m) => saveWordTagger(seedDir, { ...m, metadata: { activeSeed: { corpus, seed, seedDocs, seedEpochs } } }),
         onRound: (r) => {
           run.rounds.push(r)

@@ -5,7 +5,7 @@
 // the app's own retrain (core/train/word-retrain), and devel F1 is recorded. Round 0 is the seed
 // model, trained from scratch on k documents whose annotation counts as typed in.
 
-import type { CorpusDocument } from '../../shared/domain'
+import type { CorpusDocument, Mention } from '../../shared/domain'
 import { addEdits, countEdits, NO_EDITS, type EditCounts } from '../eval/edits'
 import { evaluateTagger } from '../eval/evaluate'
 import { DEFAULT_HEAD } from '../model/bert'
@@ -41,6 +41,14 @@ export interface SimulationOptions {
   threads?: number
   /** The seed model, when already trained on the same seed documents (seedDocuments()). */
   seedModel?: WordModel
+  /**
+   * Teaching a type the model lacks (issue 30 item 2): the annotator adds this type only. The
+   * seed documents are reviewed with `baseModel` (a model of other types) and it, not a model
+   * from scratch, is retrained on them; the suggestions of the base's own types are kept as the
+   * model made them (what a person adding genes to a disease model does); edits and devel F1
+   * count this type only.
+   */
+  newType?: { type: string; baseModel: WordModel }
   /** Model sizes for the seed model from scratch (tests use tiny ones). */
   config?: Partial<WordTaggerConfig>
   onSeedModel?: (m: WordModel) => void
@@ -90,10 +98,12 @@ async function tagWith(model: WordModel, docs: readonly CorpusDocument[], thread
   }
 }
 
-async function devScores(model: WordModel, dev: readonly CorpusDocument[], threads: number | undefined): Promise<RoundRecord['dev']> {
+/** Devel scores over every type, or of `type` alone (a new type: the devel gold has no other). */
+async function devScores(model: WordModel, dev: readonly CorpusDocument[], threads: number | undefined, type?: string): Promise<RoundRecord['dev']> {
   const tagger = wordTaggerFor(model, WINDOWS, { threads })
   try {
-    const r = (await evaluateTagger(tagger, dev)).overall
+    const scores = await evaluateTagger(tagger, dev)
+    const r = type ? (scores.types[type] ?? { precision: 0, recall: 0, f1: 0 }) : scores.overall
     return { precision: r.precision, recall: r.recall, f1: r.f1 }
   } finally {
     await tagger.dispose()
@@ -112,14 +122,49 @@ export async function simulate(o: SimulationOptions): Promise<RoundRecord[]> {
   }
   const reviewed = seedDocuments(o.pool.length, o.seedDocs, o.seed)
   const done = new Set(reviewed)
+  const newType = o.newType?.type
+  const devType = newType
+  /** What the annotator leaves in a reviewed document: the gold, or with a new type the gold of that type and the model's other suggestions. */
+  const annotated = new Map<number, CorpusDocument>()
+  const review = (p: number, suggested: readonly Mention[]): EditCounts => {
+    const gold = o.pool[p]
+    if (!newType) {
+      annotated.set(p, gold)
+      return countEdits(suggested, gold.mentions)
+    }
+    const goldNew = gold.mentions.filter((m) => m.type === newType)
+    const kept = suggested.filter((m) => m.type !== newType && !goldNew.some((g) => g.start < m.end && m.start < g.end))
+    annotated.set(p, { ...gold, mentions: [...goldNew, ...kept].sort((a, b) => a.start - b.start) })
+    return countEdits(suggested.filter((m) => m.type === newType), goldNew)
+  }
+  const retrainOn = async (from: WordModel, round: number) => {
+    const docs = reviewed.map((i) => annotated.get(i)!)
+    const plan = planWordRetrain(from, [...new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))].sort())
+    const result = await retrainWordModel(from, docs, plan, { epochs: o.retrainEpochs, maxSteps: o.retrainSteps, seed: deriveSeed(o.seed, round), threads: o.threads, signal: o.signal })
+    if (result.cancelled) throw new DOMException('simulation cancelled', 'AbortError')
+    return result
+  }
   let t0 = performance.now()
-  let model = o.seedModel ?? (await trainSeedModel(reviewed.map((i) => o.pool[i]), o))
-  if (!o.seedModel) o.onSeedModel?.(model)
+  let model: WordModel
+  let typedIn: EditCounts = { ...NO_EDITS }
+  let seedSuggested = 0
+  let seedSteps = 0
+  if (o.newType) {
+    const suggestions = await tagWith(o.newType.baseModel, reviewed.map((i) => o.pool[i]), o.threads)
+    reviewed.forEach((p, k) => (typedIn = addEdits(typedIn, review(p, suggestions[k].mentions))))
+    seedSuggested = suggestions.reduce((a, t) => a + t.mentions.filter((m) => m.type === newType).length, 0)
+    const result = await retrainOn(o.newType.baseModel, 0)
+    model = result.model
+    seedSteps = result.steps
+  } else {
+    for (const p of reviewed) typedIn = addEdits(typedIn, review(p, []))
+    model = o.seedModel ?? (await trainSeedModel(reviewed.map((i) => o.pool[i]), o))
+    if (!o.seedModel) o.onSeedModel?.(model)
+  }
   const seedRetrain = since(t0)
   t0 = performance.now()
-  const typedIn: EditCounts = { ...NO_EDITS, added: reviewed.reduce((a, i) => a + o.pool[i].mentions.length, 0) }
   let total = typedIn
-  emit({ round: 0, picked: [...reviewed], reviewed: reviewed.length, edits: typedIn, suggested: 0, totalEdits: total, dev: await devScores(model, o.dev, o.threads), seconds: { select: 0, retrain: seedRetrain, eval: since(t0) }, steps: 0 })
+  emit({ round: 0, picked: [...reviewed], reviewed: reviewed.length, edits: typedIn, suggested: seedSuggested, totalEdits: total, dev: await devScores(model, o.dev, o.threads, devType), seconds: { select: 0, retrain: seedRetrain, eval: since(t0) }, steps: seedSteps })
   // Computed once: the vectors do not depend on the model.
   const vectors = o.strategy === 'diverse' ? tfidfVectors(o.pool.map((d) => d.text)) : null
 
@@ -140,19 +185,17 @@ export async function simulate(o: SimulationOptions): Promise<RoundRecord[]> {
       if (done.has(p)) throw new Error(`simulate: strategy ${o.strategy} picked document ${p} twice`)
       done.add(p)
       reviewed.push(p)
-      edits = addEdits(edits, countEdits(suggestions[k].mentions, o.pool[p].mentions))
+      edits = addEdits(edits, review(p, suggestions[k].mentions))
     })
     total = addEdits(total, edits)
 
     t0 = performance.now()
-    const docs = reviewed.map((i) => o.pool[i])
-    const plan = planWordRetrain(model, [...new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))].sort())
-    const result = await retrainWordModel(model, docs, plan, { epochs: o.retrainEpochs, maxSteps: o.retrainSteps, seed: deriveSeed(o.seed, round), threads: o.threads, signal: o.signal })
-    if (result.cancelled) throw new DOMException('simulation cancelled', 'AbortError')
+    const result = await retrainOn(model, round)
     model = result.model
     const retrain = since(t0)
     t0 = performance.now()
-    emit({ round, picked, reviewed: reviewed.length, edits, suggested: suggestions.reduce((a, t) => a + t.mentions.length, 0), totalEdits: total, dev: await devScores(model, o.dev, o.threads), seconds: { select, retrain, eval: since(t0) }, steps: result.steps })
+    const suggested = suggestions.reduce((a, t) => a + t.mentions.filter((m) => !newType || m.type === newType).length, 0)
+    emit({ round, picked, reviewed: reviewed.length, edits, suggested, totalEdits: total, dev: await devScores(model, o.dev, o.threads, devType), seconds: { select, retrain, eval: since(t0) }, steps: result.steps })
   }
   return rounds
 }

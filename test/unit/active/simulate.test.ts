@@ -1,7 +1,7 @@
 // The simulated annotator end to end on an invented corpus (test/unit/train/synthetic): a tiny
 // word tagger, a few rounds, one thread.
 import { describe, expect, it } from 'vitest'
-import { seedDocuments, simulate, type RoundRecord, type WordModel } from '@core/active/simulate'
+import { seedDocuments, simulate, trainSeedModel, type RoundRecord, type WordModel } from '@core/active/simulate'
 import { selectBatch } from '@core/active/strategies'
 import { wordTaggerFor } from '@core/tag/open'
 import { syntheticDocs } from '../train/synthetic'
@@ -58,5 +58,36 @@ describe('simulate', () => {
     expect(lc[1].picked).toEqual(expected)
     // Deterministic for these seeds; shows the check above is not the order strategy's answer.
     expect(lc[1].picked).not.toEqual(rest.slice(0, 3))
+  }, 120_000)
+
+  it('teaches a new type: edits and devel F1 count that type only, and the base model\'s own suggestions are kept, not rejected', async () => {
+    // The "-oma" and "-itis" words become Gene and nothing else is annotated (as in a gene corpus); the base
+    // model knows Disease only and tags every invented word as one.
+    const geneOnly = (docs: typeof pool) =>
+      docs.map((d) => ({ ...d, mentions: d.mentions.filter((m) => /(oma|itis)\b/i.test(m.text)).map((m) => ({ ...m, type: 'Gene' })) }))
+    const genePool = geneOnly(pool)
+    const geneDev = geneOnly(dev)
+    const baseModel = await trainSeedModel(syntheticDocs(60, 31, 3, 'base'), { seed: 3, seedEpochs: 10, threads: 1, config: { wordDim: 16, charDim: 8, charFilters: 16, lstmHidden: 16 } })
+    expect(Object.values(baseModel.heads)[0]).not.toContain('B-Gene')
+    const seeds = seedDocuments(genePool.length, 4, 5)
+    const tagger = wordTaggerFor(baseModel, { maxLength: 256, sentenceLevel: true }, { threads: 1 })
+    const baseSays = (await tagger.tag(seeds.map((i) => genePool[i]))).flatMap((t) => t.mentions)
+    await tagger.dispose()
+    expect(baseSays.filter((m) => m.type === 'Disease').length).toBeGreaterThan(0)
+
+    const rounds = await simulate({ ...base, pool: genePool, dev: geneDev, strategy: 'order', retrainEpochs: 40, newType: { type: 'Gene', baseModel } })
+    const genes = (ps: number[]) => ps.reduce((a, p) => a + genePool[p].mentions.length, 0)
+    expect(genes(rounds[0].picked)).toBeGreaterThan(0)
+    // The base suggests no Gene: every Gene mention of the seed documents is typed in, and its
+    // Disease suggestions are neither counted nor rejected.
+    expect(rounds[0].edits).toMatchObject({ added: genes(rounds[0].picked), accepted: 0, rejected: 0 })
+    expect(rounds[0].suggested).toBe(0)
+    expect(rounds[0].steps).toBeGreaterThan(0) // the base retrained, not a model from scratch
+    for (const r of rounds) {
+      expect(r.suggested - r.edits.rejected).toBe(genes(r.picked) - r.edits.added)
+      expect(r.dev.f1).toBeGreaterThanOrEqual(0)
+    }
+    // Devel F1 is Gene's: the retrained model learns it from the reviewed documents.
+    expect(rounds.at(-1)!.dev.f1).toBeGreaterThan(0)
   }, 120_000)
 })

@@ -1,7 +1,7 @@
 // bench:active's report: curves averaged over seeds, the "documents to reach document order's
 // final F1" column, and charts that draw every measured point as a marker on straight segments.
 import { describe, expect, it } from 'vitest'
-import { chartsOf, curves, docsToReach, lineChartSvg, renderTables, tickStep, type StoredActiveRun } from '../../../bench/active-report'
+import { chartsOf, curves, docsToReach, lineChartSvg, renderTables, renderThresholds, tickStep, type StoredActiveRun } from '../../../bench/active-report'
 import type { RoundRecord } from '@core/active/simulate'
 import { NO_EDITS } from '@core/eval/edits'
 
@@ -66,5 +66,15 @@ describe('active report', () => {
     expect(tickStep(300)).toBe(100)
     expect(tickStep(0.37)).toBe(0.1)
     expect(tickStep(0.05)).toBe(0.01)
+  })
+
+  it('gives documents and cumulative model minutes to each F1 threshold (the new-type table)', () => {
+    const cs = curves(runs, 'ncbi', ['order', 'least-confidence'])
+    // Each round: select 1 s + retrain 10·i s + eval 1 s; cumulative 2, 14, 36 s.
+    expect(cs[0].points.map((p) => p.minutes * 60)).toEqual([2, 14, 36].map((x) => expect.closeTo(x, 9)))
+    const table = renderThresholds(cs, [0.6, 0.7])
+    // order (mean of seeds 0.2, 0.45, 0.65): 0.6 at 120 documents, 0.7 never; least-confidence 0.66 at 70, 0.8 at 120.
+    expect(table).toContain('| order | 1, 2 | 120 | 0.6 | not reached | — | 0.650 |')
+    expect(table).toContain('| least-confidence | 1 | 70 | 0.2 | 120 | 0.6 | 0.800 |')
   })
 })
