@@ -2,7 +2,7 @@
 // shapes they imply. Plain data and checks, no tfjs: the ONNX exporter, the checkpoint reader and
 // the tagger use them without loading a tensor library.
 
-import { charCnnParamShapes, isCharCnnLinearWeight, validateCharCnn, type CharCnnConfig } from './char-cnn'
+import { charCnnParamShapes, isCharCnnLinearWeight, validateCharCnn, type CharCnnConfig } from './char-cnn-config'
 
 /** The head behind HF's single `classifier.*`; other heads are `classifiers.<name>.*`. */
 export const DEFAULT_HEAD = 'default'

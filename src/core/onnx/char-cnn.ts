@@ -11,8 +11,15 @@
 // the embedding table by ScatterND(add).
 
 import { attr, type GraphBuilder } from './graph'
-import type { GradGraph } from './training'
 import type { CharCnnDims } from '../model/char-cnn'
+
+/** What the backward needs of a training graph (./training's GradGraph; not imported: it imports this). */
+export interface GradTape {
+  mul(a: string, b: string): string
+  sum(values: string[]): string
+  reduceSum(x: string, axes: number[], keepdims: boolean): string
+  addGrad(param: string, value: string): void
+}
 
 export interface CharCnnNames {
   /** Character embedding table [Vc, Dc]. */
@@ -29,7 +36,7 @@ export interface CharCnnLayer {
   /** [B, T, F + F_s] */
   features: string
   /** Records the gradients of the table and the convolution from d features [B·T, F + F_s] (the flags are inputs: no gradient). */
-  backward(t: GradGraph, dFeatures: string): void
+  backward(t: GradTape, dFeatures: string): void
 }
 
 /**
@@ -65,7 +72,7 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
   const charFeat = g.node('Reshape', [charMax, g.node('Concat', [rowsShape, g.int64s([F])], { axis: attr.int(0) })]) // [B, T, F]
   const features = g.node('Concat', [charFeat, shapeFlags], { axis: attr.int(2) }) // [B, T, F + F_s]
 
-  const backward = (t: GradGraph, dFeatures: string) => {
+  const backward = (t: GradTape, dFeatures: string) => {
     const [dChar] = g.nodeOutputs('Split', [dFeatures, g.int64s([F, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 }) // [N, F]
     const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
     const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
