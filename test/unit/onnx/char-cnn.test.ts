@@ -2,14 +2,15 @@
 // per piece, the exported ONNX graph against the tfjs forward (both engines of a saved folder),
 // save/load of the weights and chars.txt, a channel added to a model changing nothing until it
 // trains, and the int8 folder (the channel stays float32).
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BertTokenClassifier, makeBertConfig, type BertConfig } from '@core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '@core/model/checkpoint'
-import { attachCharInputs, charCnnConfig, charVocabulary, pieceCharInputs, type CharPieces } from '@core/model/char-cnn'
+import { attachCharInputs, charCnnConfig, charCnnFromHf, charCnnToHf, charVocabulary, pieceCharInputs, type CharPieces } from '@core/model/char-cnn'
+import { readCheckpointInfo } from '@core/model/checkpoint-files'
 import { labelMapFromLabels } from '@core/nlp/bio'
 import { planTagging } from '@core/nlp/examples'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
@@ -100,6 +101,25 @@ describe('character inputs of the pieces', () => {
     // initial capital; not all capitals; no digit; has letters
     expect(Array.from(all.shapeFlags.subarray(4, 8))).toEqual([1, 0, 0, 0])
     expect(Array.from(all.shapeFlags.subarray(0, 4))).toEqual([0, 0, 0, 0])
+  })
+})
+
+describe('config.json char_cnn and chars.txt', () => {
+  it('reads back what it writes, and refuses sizes it cannot run or a chars.txt of another size, naming the file', async () => {
+    const cc = config('first').charCnn!
+    expect(charCnnFromHf(charCnnToHf(cc))).toEqual(cc)
+    expect(() => charCnnFromHf({ ...charCnnToHf(cc), width: 4 })).toThrow(/width must be odd/)
+    expect(() => charCnnFromHf({ ...charCnnToHf(cc), pieces: 'last' })).toThrow(/pieces/)
+    expect(() => charCnnFromHf({ ...charCnnToHf(cc), dim: '30' })).toThrow(/char_cnn.dim/)
+    const model = BertTokenClassifier.random(config('first'), 1, LABELS, CHARS)
+    const dir = join(tmp, 'bad-chars')
+    await saveCheckpoint(dir, model, VOCAB, { lowercase: true })
+    model.dispose()
+    expect(readCheckpointInfo(dir).chars?.chars).toEqual(CHARS.chars)
+    writeFileSync(join(dir, 'chars.txt'), CHARS.chars.slice(0, -1).join('\n') + '\n')
+    expect(() => readCheckpointInfo(dir)).toThrow(/chars\.txt: \d+ characters, config.json says/)
+    rmSync(join(dir, 'chars.txt'))
+    expect(() => readCheckpointInfo(dir)).toThrow(/chars\.txt: missing/)
   })
 })
 
