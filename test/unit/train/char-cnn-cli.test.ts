@@ -18,6 +18,9 @@ import { WordPieceTokenizer } from '@core/nlp/tokenizer'
 import { writePubtator } from '@core/corpus'
 import { Rng } from '@core/rng'
 import { capture } from '../cli/capture'
+import { learnCharVocabulary } from '@core/model/char-cnn'
+import { train } from '@core/train/loop'
+import { syntheticDocs, syntheticVocab } from './synthetic'
 import { useCpuBackend } from './tfSetup'
 
 let tmp: string
@@ -87,4 +90,24 @@ describe('BERT with a character channel through the CLI', () => {
       ck.model.dispose()
     }
   }, 240_000)
+
+  it('both trainers train the channel alike: the same losses step for step, dropout on', async () => {
+    const chars = learnCharVocabulary(syntheticDocs(12, 4, 3).flatMap((d) => d.text.split(/\s+/)))
+    const tokenizer = new WordPieceTokenizer(syntheticVocab(), { lowercase: true })
+    const docs = syntheticDocs(12, 4, 3)
+    const runs: number[][] = []
+    for (const trainer of ['tfjs', 'onnxruntime'] as const) {
+      const config = makeBertConfig({ vocabSize: syntheticVocab().length, hiddenSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64, hiddenDropoutProb: 0.1 })
+      const model = BertTokenClassifier.random(config, 3, { default: ['O', 'B-Disease', 'I-Disease'] })
+      model.addCharCnn(chars, { pieces: 'first' }, 3)
+      const before = Array.from(model.variables().get('bert.embeddings.char_cnn.projection.weight')!.dataSync())
+      const r = await train({ model, tokenizer, train: docs, epochs: 1, maxSteps: 4, batchSize: 8, lr: 3e-3, maxLength: 32, seed: 2, trainer, threads: 1 })
+      expect(r.trainer.startsWith(trainer === 'tfjs' ? 'tfjs' : 'onnxruntime')).toBe(true)
+      expect(Array.from(model.variables().get('bert.embeddings.char_cnn.projection.weight')!.dataSync())).not.toEqual(before)
+      runs.push(r.losses)
+      model.dispose()
+    }
+    expect(runs[0]).toHaveLength(4)
+    runs[0].forEach((l, i) => expect(Math.abs(l - runs[1][i]), `step ${i}`).toBeLessThan(1e-3 * Math.max(1, l)))
+  }, 120_000)
 })
