@@ -88,6 +88,9 @@ export interface TaggedDocument {
   mentions: Array<{ start: number; end: number; type: string; confidence: number }>
   /** 1 − mean over the document's words of the top label probability; null without words. */
   uncertainty: number | null
+  /** The same words' margin and entropy scores (core/tag/uncertainty), for the review queue's other strategies. */
+  margin: number | null
+  entropy: number | null
 }
 
 /** Every host method: params, result and progress payload. */

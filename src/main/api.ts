@@ -153,7 +153,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
   // The shell opened its first workspace (or failed to: the window shows the chooser) before building this table.
   if (!ctx.workspaceProblem?.()) void models.installDefaultModel()
 
-  return {
+  const table: Handlers = {
     ...models.handlers,
     async 'workspace:info'() {
       return info(ctx.workspace())
@@ -301,7 +301,28 @@ export function createHandlers(ctx: HandlerContext): Handlers {
       return { path: target, documents: docs.length, mentions, files: [target] }
     },
   }
+  // Auto-improve counts reviewed documents: after each request that can change the count, it checks.
+  for (const channel of REVIEW_CHANNELS) {
+    const handler = table[channel] as (req: never) => Promise<unknown>
+    ;(table as Record<Channel, unknown>)[channel] = async (req: never) => {
+      const out = await handler(req)
+      models.reviewChanged()
+      return out
+    }
+  }
+  return table
 }
+
+/** Requests after which a document may have become reviewed (done, or in progress on its first edit). */
+const REVIEW_CHANNELS = [
+  'documents:setStatus',
+  'annotations:create',
+  'annotations:update',
+  'annotations:delete',
+  'suggestions:accept',
+  'suggestions:reject',
+  'suggestions:acceptAbove',
+] as const satisfies readonly Channel[]
 
 type GrantUse = 'read' | 'write' | 'workspace'
 

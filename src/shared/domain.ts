@@ -84,6 +84,12 @@ export interface DocumentDetail extends DocumentSummary {
   passages: Passage[]
   tokens: Array<[number, number]> | null
   annotations: Annotation[]
+  /**
+   * The model (registry id) whose tagging made this document's suggestions — one tagging pass
+   * replaces all of a document's suggestions, so they share it; null when never tagged or the
+   * model is gone. The window marks them outdated when another model is active.
+   */
+  suggestionModelId: number | null
 }
 
 export interface Revision {

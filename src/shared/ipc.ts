@@ -12,6 +12,7 @@ import type {
   Revision,
 } from './domain'
 import { CORPUS_FORMATS, REVIEW_STATUSES } from './domain'
+import { ACTIVE_STRATEGIES, LEARNING_LOOP, type ActiveStrategy } from './recipes'
 
 const corpusFormat = z.enum(CORPUS_FORMATS as [CorpusFormat, ...CorpusFormat[]])
 const reviewStatus = z.enum(REVIEW_STATUSES as [ReviewStatus, ...ReviewStatus[]])
@@ -265,8 +266,61 @@ export interface ReviewQueueItem {
    * probability (least-confidence sampling; 0 = sure of every word, at most 1 − 1/labels).
    */
   uncertainty: number
+  /** The same tagging's margin and entropy scores (core/tag/uncertainty); null when tagged before they were stored. */
+  margin: number | null
+  entropy: number | null
   /** Live suggestions in the document. */
   suggestions: number
+  /** The model whose tagging made its suggestions (null: unknown or deleted). */
+  modelId: number | null
+}
+
+/** One finished retrain on the learning curve: F1 on the fixed held-out documents before and after it. */
+export interface LearningCurvePoint {
+  id: number
+  /** The retrained model (null once deleted or discarded). */
+  modelId: number | null
+  baseModelId: number | null
+  /** 'auto': started by Auto-improve. */
+  trigger: 'manual' | 'auto'
+  /** Reviewed documents (done or in progress) when it ran, held-out ones included. */
+  reviewed: number
+  heldOut: number
+  f1Before: number
+  f1After: number
+  at: string
+}
+
+/**
+ * learning:get — the correction loop of the open workspace: the review queue's strategy,
+ * Auto-improve and its background retrain, the fixed held-out set and the learning curve.
+ */
+export interface LearningLoopState {
+  strategy: ActiveStrategy
+  /** REVIEW_STRATEGY_DEFAULT, for the window to say which one is the default. */
+  defaultStrategy: ActiveStrategy
+  autoImprove: {
+    enabled: boolean
+    /** Retrain after every this many newly reviewed documents. */
+    every: number
+    /** Newly reviewed since the last automatic retrain started (or since the switch was turned on). */
+    reviewedSince: number
+    /** An automatic retrain (then the re-tagging of the unreviewed documents) runs in the background. */
+    running: boolean
+    /** Its job id while it runs (jobs:cancel stops it), else null. */
+    jobId: string | null
+    /**
+     * `every` more documents were reviewed while one ran, or while another model job held the
+     * training slot: coalesced into ONE further retrain (on everything reviewed by then) that
+     * starts when the slot is free — never several.
+     */
+    queued: boolean
+    /** What happened last, for the window ("Kept … : held-out F1 61.0 → 64.2"), or null. */
+    lastOutcome: string | null
+  }
+  /** The fixed held-out set: how many reviewed documents measure every retrain and are never trained on. */
+  heldOut: { documents: number; reviewed: number; every: number; min: number }
+  curve: LearningCurvePoint[]
 }
 
 export interface TrainingCurvePoint {
@@ -523,23 +577,41 @@ export const contract = {
   'suggestions:acceptAbove': {
     request: z.object({ threshold: z.number().min(0).max(1), documentId: id.optional() }).strict(),
   },
-  /** Tagged documents not done, most uncertain first (active learning). */
+  /** Tagged documents not done, in the order of the workspace's strategy (learning:set; active learning). */
   'review:queue': { request: z.object({ limit: z.number().int().min(1).max(1000).optional() }).strict() },
+  /** The correction loop's state (LearningLoopState). */
+  'learning:get': { request: z.object({}).strict() },
+  /**
+   * Sets the review queue's strategy and/or Auto-improve (persisted in the workspace). Turning
+   * Auto-improve on starts counting from the documents reviewed now.
+   */
+  'learning:set': {
+    request: z
+      .object({
+        strategy: z.enum(ACTIVE_STRATEGIES).optional(),
+        autoImprove: z
+          .object({ enabled: z.boolean().optional(), every: z.number().int().min(1).max(LEARNING_LOOP.autoImproveMaxEvery).optional() })
+          .strict()
+          .optional(),
+      })
+      .strict(),
+  },
 
   /**
    * Fine-tunes a ready model on the reviewed documents (done + in progress; accepted annotations),
-   * optionally plus corpus files chosen with dialog:openCorpusFiles, holding out heldOutFraction
-   * (default 0.2, seeded, by document) to score the base BEFORE and the result AFTER (last epoch);
-   * train:progress gives the live curve (devF1 on the held-out documents at each epoch end). The
-   * result is a candidate (ModelInfo.candidate) until retrain:decide. Cancel (jobs:cancel): the
-   * base is untouched, the partial candidate removed. Default 3 epochs.
+   * optionally plus corpus files chosen with dialog:openCorpusFiles, holding out the workspace's
+   * fixed held-out set (LEARNING_LOOP: about one reviewed document in five by a seeded hash of its
+   * id, at least three; never trained on) to score the base BEFORE and the result AFTER (last
+   * epoch); train:progress gives the live curve (devF1 on the held-out documents at each epoch
+   * end). A finished run adds a point to the learning curve (learning:get). The result is a
+   * candidate (ModelInfo.candidate) until retrain:decide. Cancel (jobs:cancel): the base is
+   * untouched, the partial candidate removed. Default 3 epochs.
    */
   'retrain:start': {
     request: z
       .object({
         jobId,
         baseModelId: id,
-        heldOutFraction: z.number().min(0.05).max(0.5).optional(),
         epochs: z.number().int().min(1).max(50).optional(),
         /** Also train on these corpus files (chosen with dialog:openCorpusFiles). */
         extraCorpusPaths: z.array(z.string().min(1)).max(20).optional(),
@@ -626,6 +698,8 @@ export interface ContractResponses {
   'suggestions:reject': { rejected: number }
   'suggestions:acceptAbove': { accepted: number }
   'review:queue': ReviewQueueItem[]
+  'learning:get': LearningLoopState
+  'learning:set': LearningLoopState
   'retrain:start': RetrainResult
   'retrain:decide': { kept: boolean; model: ModelInfo | null }
   'distill:start': { cancelled: boolean; students: ModelInfo[] }
@@ -663,9 +737,15 @@ export interface EventPayloads {
    * app was installed into the open workspace (it had no model) and is ready to tag.
    */
   'models:changed': { reason: 'default-model'; model: ModelInfo }
+  /**
+   * The correction loop changed without a request from the window: Auto-improve started, queued
+   * or finished a background retrain (its model may now be active and the documents re-tagged),
+   * or a retrain added a learning-curve point.
+   */
+  'learning:changed': LearningLoopState
 }
 export type EventName = keyof EventPayloads
-export const EVENT_NAMES: EventName[] = ['job:progress', 'train:progress', 'models:changed']
+export const EVENT_NAMES: EventName[] = ['job:progress', 'train:progress', 'models:changed', 'learning:changed']
 
 /** What crosses the IPC boundary: errors travel as data so their code and issues survive. */
 export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: IpcErrorShape }

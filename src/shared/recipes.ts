@@ -108,7 +108,7 @@ export const FINETUNE_RECIPE = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as cons
 export const DISTILL_RECIPE = { lr: 5e-5, epochs: 3 } as const
 
 /** The app's retraining from corrections (retrain:start). */
-export const RETRAIN_RECIPE = { epochs: 3, heldOutFraction: 0.2 } as const
+export const RETRAIN_RECIPE = { epochs: 3 } as const
 
 /**
  * The app's "Adapt to my documents" (models:adapt): continued masked-LM pretraining of a workspace
@@ -134,7 +134,6 @@ export const FORM_DEFAULTS = {
   /** The word tagger's epochs are short (under a minute for NCBI-disease's 593 training abstracts on one thread, measured) and devel F1 still rises after ten. */
   wordTaggerEpochs: 10,
   retrainEpochs: RETRAIN_RECIPE.epochs,
-  retrainHeldOutPercent: 10,
   distillEpochs: DISTILL_RECIPE.epochs,
   adaptEpochs: ADAPT_RECIPE.epochs,
 } as const
@@ -148,3 +147,37 @@ export function continuedTrainingLr(previousLr: number | undefined, hiddenSize: 
   if (previousLr) return previousLr * 0.5
   return hiddenSize >= 512 ? FINETUNE_RECIPE.lr : 5e-4
 }
+
+/**
+ * Active-learning strategies: the order in which the review queue (and `npm run bench:active`'s
+ * simulated annotator) takes documents. The scores behind them live in core/active/strategies.ts;
+ * the names are here so that the IPC contract and the window can offer them.
+ */
+export const ACTIVE_STRATEGIES = ['order', 'random', 'least-confidence', 'margin', 'entropy', 'diverse'] as const
+export type ActiveStrategy = (typeof ACTIVE_STRATEGIES)[number]
+
+/**
+ * The review queue's strategy in a workspace that has not chosen one. Least confidence for now (the
+ * queue's order before strategies were selectable); the one place to change when docs/ACTIVE.md's
+ * measurement picks the default.
+ */
+export const REVIEW_STRATEGY_DEFAULT: ActiveStrategy = 'least-confidence'
+
+/** What the window calls each strategy and how it orders the queue. */
+export const STRATEGY_LABELS: Record<ActiveStrategy, { name: string; description: string }> = {
+  order: { name: 'Document order', description: 'as imported, top to bottom' },
+  random: { name: 'Random', description: 'a fixed shuffle of the tagged documents' },
+  'least-confidence': { name: 'Least confidence', description: "lowest mean confidence of the model's top label first" },
+  margin: { name: 'Margin', description: 'smallest gap between the two best labels first' },
+  entropy: { name: 'Entropy', description: 'most spread-out label probabilities first' },
+  diverse: { name: 'Diverse', description: 'the least confident document of each topic cluster first' },
+}
+
+/**
+ * The correction loop's settings and its fixed held-out set. Every `heldOutEvery`-th share of the
+ * reviewed documents (chosen per document by a seeded hash, so a document's side never depends
+ * on which others were reviewed) is held out of every retrain and measures it; at least
+ * `minHeldOut` when there are that many reviewed documents besides one to train on.
+ * Auto-improve retrains every `autoImproveEvery` newly reviewed documents by default.
+ */
+export const LEARNING_LOOP = { heldOutEvery: 5, heldOutSeed: 20_230_530, minHeldOut: 3, autoImproveEvery: 10, autoImproveMaxEvery: 1000 } as const

@@ -441,9 +441,14 @@ describe('retraining from corrections', () => {
     const r = await call('retrain:start', { jobId: 'rt-1', baseModelId: trained.id, epochs: 2, seed: 1 })
     expect(r.cancelled).toBe(false)
     expect(r.baseModelId).toBe(trained.id)
-    // 20 % of the reviewed documents held out by default.
-    expect(r.heldOutDocuments).toBe(Math.round(reviewed * 0.2))
+    // The fixed held-out set: about one reviewed document in five, at least three, the same on every retrain.
+    expect(r.heldOutDocuments).toBeGreaterThanOrEqual(3)
+    expect(r.heldOutDocuments).toBeLessThan(reviewed)
     expect(r.trainDocuments).toBe(reviewed - r.heldOutDocuments)
+    // A finished retrain is a point on the learning curve.
+    const curve = (await call('learning:get', {})).curve
+    expect(curve.at(-1)).toMatchObject({ trigger: 'manual', reviewed, heldOut: r.heldOutDocuments, modelId: r.candidate!.id, baseModelId: trained.id })
+    expect(curve.at(-1)!.f1After).toBeCloseTo(r.after!.f1, 10)
     expect(r.before.f1).toBeGreaterThanOrEqual(0)
     expect(r.after!.f1).toBeGreaterThan(0)
     expect(r.curve.filter((p) => p.devF1 !== undefined).length).toBe(2)
@@ -468,7 +473,7 @@ describe('retraining from corrections', () => {
     writeFileSync(extra, (await writeCorpus(syntheticDocs(5, 99, 2, 'extra'), 'pubtator')).files[0]!.content)
     const strict = createHandlers(makeCtx({ restrictPathsToDialogs: true }))
     expect((await fail('retrain:start', { jobId: 'rt-x', baseModelId: trained.id, extraCorpusPaths: [extra] }, strict)).message).toMatch(/not chosen in a file dialog/)
-    const r = await call('retrain:start', { jobId: 'rt-2', baseModelId: trained.id, epochs: 1, heldOutFraction: 0.3, extraCorpusPaths: [extra] })
+    const r = await call('retrain:start', { jobId: 'rt-2', baseModelId: trained.id, epochs: 1, extraCorpusPaths: [extra] })
     const { byStatus } = ws.listDocuments({}).counts
     expect(r.trainDocuments).toBe(byStatus.done + byStatus.in_progress - r.heldOutDocuments + 5)
     expect(r.notes.join(' ')).toContain('5 extra training documents')

@@ -3,11 +3,13 @@
 // strategy, a cheap document vector: the simulation (./simulate) and, later, the app's review
 // queue rank with the same code.
 
+import { ACTIVE_STRATEGIES, type ActiveStrategy } from '../../shared/recipes'
 import { deriveSeed, Rng } from '../rng'
 import type { DocumentUncertainty } from '../tag/uncertainty'
 
-export const STRATEGIES = ['order', 'random', 'least-confidence', 'margin', 'entropy', 'diverse'] as const
-export type Strategy = (typeof STRATEGIES)[number]
+/** The names live in shared/recipes so that the app's contract and window can offer them. */
+export const STRATEGIES = ACTIVE_STRATEGIES
+export type Strategy = ActiveStrategy
 
 /** Strategies that need the model's outputs on the whole pool before choosing. */
 export function needsPoolScores(s: Strategy): boolean {
@@ -56,6 +58,32 @@ export function selectBatch(strategy: Strategy, cands: readonly Candidate[], n: 
     default:
       return rankByUncertainty(cands, SCORE_OF[strategy]!).slice(0, take).map((c) => c.position)
   }
+}
+
+/** Zhdanov's pre-filter: the diverse batch is drawn from this many times its size of the most uncertain documents. */
+export const DIVERSE_PREFILTER = 10
+
+/**
+ * The whole pool in the order a person should review it (the app's review queue): the first
+ * `batch` documents as selectBatch picks them, then the rest most uncertain first (least
+ * confidence; in document order for 'order' and 'random' as they are a full order already).
+ * Only 'diverse' treats the first batch apart, and it clusters just the DIVERSE_PREFILTER × batch
+ * most uncertain documents (Zhdanov 2019's pre-filter), so that a queue of thousands ranks in
+ * milliseconds; `vectors` is asked for exactly those candidates.
+ */
+export function rankPool(
+  strategy: Strategy,
+  cands: readonly Candidate[],
+  o: SelectOptions & { batch: number; vectors?: (cands: readonly Candidate[]) => Float32Array[] },
+): number[] {
+  if (strategy !== 'diverse') return selectBatch(strategy, cands, cands.length, o)
+  const ranked = rankByUncertainty(cands, 'leastConfidence')
+  const pool = ranked.slice(0, Math.max(o.batch, o.batch * DIVERSE_PREFILTER))
+  if (!o.vectors) throw new Error('diverse: rankPool needs document vectors')
+  const vectors = o.vectors(pool)
+  const first = diverseBatch(pool.map((c, i) => ({ ...c, vector: vectors[i] })), o.batch, o.seed)
+  const taken = new Set(first)
+  return [...first, ...ranked.map((c) => c.position).filter((p) => !taken.has(p))]
 }
 
 /**

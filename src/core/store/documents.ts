@@ -12,6 +12,7 @@ import {
 } from '@shared/domain'
 import type { Connection } from './connection'
 import { StoreError } from './errors'
+import { suggestionModelId } from './suggestions'
 import { SUMMARY_COLUMNS, toAnnotation, toSummary, type AnnRow, type DocRow, type SummaryRow } from './rows'
 import type { LabelledQuery, ListQuery, WorkspaceSummary } from './types'
 
@@ -138,6 +139,7 @@ export function getDocument(c: Connection, id: number): DocumentDetail {
     passages: JSON.parse(doc.passages) as Passage[],
     tokens: doc.tokens ? (JSON.parse(doc.tokens) as Array<[number, number]>) : null,
     annotations: anns.map(toAnnotation),
+    suggestionModelId: suggestionModelId(c, id),
   }
 }
 
@@ -251,6 +253,22 @@ export function documentTexts(c: Connection): Array<Pick<CorpusDocument, 'id' | 
   c.assertOpen()
   const rows = c.stmt('SELECT id, text, passages FROM documents ORDER BY id').iterate() as IterableIterator<Pick<DocRow, 'id' | 'text' | 'passages'>>
   return Array.from(rows, (d) => ({ id: String(d.id), text: d.text, passages: JSON.parse(d.passages) as Passage[] }))
+}
+
+/** Ids of the documents with a review status, in import order. */
+export function documentIdsWithStatus(c: Connection, status: ReviewStatus): number[] {
+  c.assertOpen()
+  return (c.stmt('SELECT id FROM documents WHERE status = ? ORDER BY id').all(status) as Array<{ id: number }>).map((r) => r.id)
+}
+
+/** The text of each given document that exists (id → text): what TF-IDF vectors are made of. */
+export function documentTextsById(c: Connection, ids: readonly number[]): Map<number, string> {
+  c.assertOpen()
+  const rows = c.stmt('SELECT id, text FROM documents WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify([...ids])) as Array<{
+    id: number
+    text: string
+  }>
+  return new Map(rows.map((r) => [r.id, r.text]))
 }
 
 /** Text and tokens of documents to tag (no annotations: the model must not see them). */

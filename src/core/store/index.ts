@@ -23,3 +23,5 @@ export type {
 export { StoreError, isStoreError, WorkspaceOpenError, type StoreErrorCode, type WorkspaceOpenReason } from './errors'
 export { LOCK_SUFFIX, WorkspaceLockedError, type LockOwner } from './lock'
 export { SCHEMA_VERSION } from './schema'
+export type { ReviewCandidate } from './suggestions'
+export type { NewLearningPoint } from './learning'

@@ -140,6 +140,28 @@ CREATE TABLE settings (
 ALTER TABLE models ADD COLUMN adaptation TEXT NULL CHECK (adaptation IS NULL OR json_valid(adaptation));
 `,
   },
+  {
+    // The correction loop (issue 30): the review queue's other uncertainty scores (its strategy is
+    // chosen per workspace; NULL for documents tagged before this step: they rank last under those
+    // strategies until tagged again), and one learning-curve point per finished retrain: held-out
+    // F1 against the number of documents reviewed.
+    version: 5,
+    sql: `
+ALTER TABLE document_uncertainty ADD COLUMN margin REAL NULL CHECK (margin IS NULL OR (margin >= 0 AND margin <= 1));
+ALTER TABLE document_uncertainty ADD COLUMN entropy REAL NULL CHECK (entropy IS NULL OR (entropy >= 0 AND entropy <= 1));
+CREATE TABLE learning_curve (
+  id            INTEGER PRIMARY KEY,
+  model_id      INTEGER NULL REFERENCES models (id) ON DELETE SET NULL,
+  base_model_id INTEGER NULL REFERENCES models (id) ON DELETE SET NULL,
+  trigger       TEXT NOT NULL CHECK (trigger IN ('manual', 'auto')),
+  reviewed      INTEGER NOT NULL CHECK (reviewed >= 0),
+  held_out      INTEGER NOT NULL CHECK (held_out >= 0),
+  f1_before     REAL NOT NULL CHECK (f1_before >= 0 AND f1_before <= 1),
+  f1_after      REAL NOT NULL CHECK (f1_after >= 0 AND f1_after <= 1),
+  at            TEXT NOT NULL
+);
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

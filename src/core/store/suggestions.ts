@@ -1,5 +1,4 @@
 // Model suggestions (annotations of origin 'model', state 'suggested') and the review queue.
-import type { ReviewQueueItem } from '@shared/ipc'
 import type { ReviewStatus } from '@shared/domain'
 import { checkOverlap, liveAnnotation, revise, touch } from './annotations'
 import type { Connection } from './connection'
@@ -59,12 +58,16 @@ export function replaceSuggestions(
         stored++
       }
       if (item.uncertainty !== null) {
-        const u = Math.min(1, Math.max(0, Number.isFinite(item.uncertainty) ? item.uncertainty : 1))
+        const score = (x: number | null | undefined, missing: number | null) =>
+          x === null || x === undefined ? missing : Math.min(1, Math.max(0, Number.isFinite(x) ? x : 1))
         c.stmt(
-          `INSERT INTO document_uncertainty (document_id, model_id, uncertainty, tagged_at) VALUES (?, ?, ?, ?)
+          `INSERT INTO document_uncertainty (document_id, model_id, uncertainty, margin, entropy, tagged_at) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (document_id) DO UPDATE SET model_id = excluded.model_id, uncertainty = excluded.uncertainty,
-           tagged_at = excluded.tagged_at`,
-        ).run(doc.id, opts.modelId, u, at)
+           margin = excluded.margin, entropy = excluded.entropy, tagged_at = excluded.tagged_at`,
+        ).run(doc.id, opts.modelId, score(item.uncertainty, 1), score(item.margin, null), score(item.entropy, null), at)
+      } else {
+        // No words to score, but the suggestions (none) are still this model's: the version is kept.
+        c.stmt('UPDATE document_uncertainty SET model_id = ?, tagged_at = ? WHERE document_id = ?').run(opts.modelId, at, doc.id)
       }
     }
     return { stored, dropped }
@@ -115,22 +118,44 @@ export function rejectSuggestions(c: Connection, ids: number[]): number {
   })
 }
 
-/** Tagged documents not marked done, most uncertain first. */
-export function reviewQueue(c: Connection, limit = 50): ReviewQueueItem[] {
+/** A tagged document not marked done, with what its last tagging said: what the review queue ranks. */
+export interface ReviewCandidate {
+  documentId: number
+  externalId: string
+  title: string
+  status: ReviewStatus
+  /** Least confidence, margin and entropy of the last tagging (margin / entropy null when not stored). */
+  leastConfidence: number
+  margin: number | null
+  entropy: number | null
+  /** The model whose suggestions the document holds (null: unknown, or since deleted). */
+  modelId: number | null
+  /** Live suggestions in the document. */
+  suggestions: number
+}
+
+/**
+ * Every tagged document not marked done, in document order (the order strategies call "position");
+ * ranking them is the review queue's strategy's job (src/main/models/review-queue.ts).
+ */
+export function reviewCandidates(c: Connection): ReviewCandidate[] {
   c.assertOpen()
   const rows = c
     .stmt(
-      `SELECT d.id, d.external_id, d.title, d.status, u.uncertainty,
+      `SELECT d.id, d.external_id, d.title, d.status, u.uncertainty, u.margin, u.entropy, u.model_id,
               (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'suggested') AS suggestions
        FROM document_uncertainty u JOIN documents d ON d.id = u.document_id
-       WHERE d.status <> 'done' ORDER BY u.uncertainty DESC, d.id LIMIT ?`,
+       WHERE d.status <> 'done' ORDER BY d.id`,
     )
-    .all(Math.max(1, Math.min(limit, 5000))) as Array<{
+    .all() as Array<{
     id: number
     external_id: string
     title: string
     status: ReviewStatus
     uncertainty: number
+    margin: number | null
+    entropy: number | null
+    model_id: number | null
     suggestions: number
   }>
   return rows.map((r) => ({
@@ -138,9 +163,19 @@ export function reviewQueue(c: Connection, limit = 50): ReviewQueueItem[] {
     externalId: r.external_id,
     title: r.title,
     status: r.status,
-    uncertainty: r.uncertainty,
+    leastConfidence: r.uncertainty,
+    margin: r.margin,
+    entropy: r.entropy,
+    modelId: r.model_id,
     suggestions: r.suggestions,
   }))
+}
+
+/** The model whose tagging made the document's suggestions (one pass replaces them all); null when unknown. */
+export function suggestionModelId(c: Connection, documentId: number): number | null {
+  c.assertOpen()
+  const row = c.stmt('SELECT model_id FROM document_uncertainty WHERE document_id = ?').get(documentId) as { model_id: number | null } | undefined
+  return row?.model_id ?? null
 }
 
 function liveSuggestion(c: Connection, id: number): AnnRow {

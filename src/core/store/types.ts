@@ -117,6 +117,12 @@ export interface DocumentSuggestions {
   suggestions: SuggestionInput[]
   /** Per-document uncertainty for the review queue; null leaves the stored value alone. */
   uncertainty: number | null
+  /**
+   * The same tagging pass's margin and entropy scores (core/tag/uncertainty), for the queue's
+   * other strategies; absent or null: not known (stored as NULL).
+   */
+  margin?: number | null
+  entropy?: number | null
 }
 
 export interface LabelledQuery {
@@ -154,4 +160,11 @@ export interface WorkspaceSettings {
    * wrote ("SpecificDisease,DiseaseClass=Disease;GENE=Gene"; core/corpus/type-map).
    */
   importTypeMap: string
+  /** The review queue's active-learning strategy (core/active/strategies; default REVIEW_STRATEGY_DEFAULT). */
+  reviewStrategy: string
+  /**
+   * "Auto-improve" (src/main/models/auto-improve.ts): retrain in the background every `every`
+   * newly reviewed documents; `baseline` is the reviewed count the next trigger counts from.
+   */
+  autoImprove: { enabled: boolean; every: number; baseline: number }
 }

@@ -4,7 +4,7 @@
 // Connection.
 import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import type { DocumentListResult, ReviewQueueItem } from '@shared/ipc'
+import type { DocumentListResult, LearningCurvePoint } from '@shared/ipc'
 import type { Annotation, CorpusDocument, DocumentDetail, DocumentSummary, ReviewStatus, Revision } from '@shared/domain'
 import * as annotations from './annotations'
 import { Connection, openDatabase, type Db } from './connection'
@@ -12,10 +12,13 @@ import * as documents from './documents'
 import { WorkspaceOpenError, type WorkspaceOpenReason } from './errors'
 import { ImportQueue } from './import'
 import { WorkspaceLock } from './lock'
+import * as learning from './learning'
+import type { NewLearningPoint } from './learning'
 import * as models from './models'
 import { migrate } from './schema'
 import * as settings from './settings'
 import * as suggestions from './suggestions'
+import type { ReviewCandidate } from './suggestions'
 import type {
   CreateAnnotationInput,
   DocumentSuggestions,
@@ -298,9 +301,29 @@ export class Workspace {
     return suggestions.rejectSuggestions(this.c, ids)
   }
 
-  /** Tagged documents not marked done, most uncertain first. */
-  reviewQueue(limit = 50): ReviewQueueItem[] {
-    return suggestions.reviewQueue(this.c, limit)
+  /** Tagged documents not marked done, in document order, with their scores: what the review queue ranks. */
+  reviewCandidates(): ReviewCandidate[] {
+    return suggestions.reviewCandidates(this.c)
+  }
+
+  /** Ids of the documents with this review status, in import order (Auto-improve re-tags the unreviewed ones). */
+  documentIdsWithStatus(status: ReviewStatus): number[] {
+    return documents.documentIdsWithStatus(this.c, status)
+  }
+
+  /** Texts of the given documents (id → title and abstract), for the queue's diversity-aware strategy. */
+  documentTextsById(ids: readonly number[]): Map<number, string> {
+    return documents.documentTextsById(this.c, ids)
+  }
+
+  // The learning curve (one point per finished retrain)
+
+  addLearningPoint(p: NewLearningPoint): LearningCurvePoint {
+    return learning.addLearningPoint(this.c, p)
+  }
+
+  learningCurve(): LearningCurvePoint[] {
+    return learning.learningCurve(this.c)
   }
 
   // Documents for the model jobs (sent to the model host; ids are the workspace's document ids)

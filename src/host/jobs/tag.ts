@@ -7,7 +7,7 @@ export const tag: Job<'tag'> = async (p, ctx) => {
   const tagger = await cachedTagger(p.modelDir)
   const tagged = await tagger.tag(p.docs, { signal: ctx.signal })
   const docs = p.docs.map((d, i) => {
-    const { mentions, uncertainty } = tagged[i]
+    const { mentions, uncertainty, uncertainties } = tagged[i]
     // Scores that are not numbers (finite weights whose sums overflow float32) find no mentions:
     // answering "none" would make the app replace the document's suggestions with nothing, so
     // the request fails and the stored suggestions stay as they were.
@@ -22,6 +22,8 @@ export const tag: Job<'tag'> = async (p, ctx) => {
       id: d.id,
       mentions: mentions.map((x) => ({ start: x.start, end: x.end, type: x.type, confidence: x.confidence })),
       uncertainty,
+      margin: uncertainties?.margin ?? null,
+      entropy: uncertainties?.entropy ?? null,
     }
   })
   return { engine: tagger.engine.engine, engineReason: tagger.engine.reason, docs }

@@ -13,7 +13,8 @@ import { defaultModelInstaller } from './default-model'
 import { distillHandlers } from './distill'
 import { hubHandlers } from './hub'
 import { registryHandlers } from './registry'
-import { retrainHandlers } from './retrain'
+import { learningLoop } from './learning'
+import { retrainJobs } from './retrain'
 import { createModelRuntime, type ModelHandlerDeps } from './runtime'
 import { tagHandlers } from './tag'
 import { trainHandlers } from './train'
@@ -38,6 +39,8 @@ export type ModelChannel =
   | 'suggestions:reject'
   | 'suggestions:acceptAbove'
   | 'review:queue'
+  | 'learning:get'
+  | 'learning:set'
   | 'retrain:start'
   | 'retrain:decide'
   | 'distill:start'
@@ -50,22 +53,29 @@ export interface ModelHandlers {
    * model (default-model.ts); call after opening a workspace. Never rejects.
    */
   installDefaultModel(): Promise<ModelInfo | null>
+  /** Call after a request that may change which documents are reviewed (Auto-improve counts them). */
+  reviewChanged(): void
 }
 
 export function createModelHandlers(ctx: HandlerContext, deps: ModelHandlerDeps): ModelHandlers {
   const rt = createModelRuntime(ctx, deps)
   const registry = registryHandlers(rt)
+  const tag = tagHandlers(rt)
+  const retrain = retrainJobs(rt, () => loop.changed())
+  const loop = learningLoop(rt, { retrain, tag: tag['tag:run'] })
   return {
     handlers: {
       ...registry,
       ...hubHandlers(rt, registry['models:import']),
       ...trainHandlers(rt),
       ...adaptHandlers(rt),
-      ...tagHandlers(rt),
-      ...retrainHandlers(rt),
+      ...tag,
+      ...retrain.handlers,
+      ...loop.handlers,
       ...distillHandlers(rt),
       ...compareHandlers(rt),
     },
     installDefaultModel: defaultModelInstaller(rt),
+    reviewChanged: loop.reviewChanged,
   }
 }

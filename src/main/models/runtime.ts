@@ -130,6 +130,14 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
     if (ctx.modelHost?.pid !== undefined) await ctx.modelHost.request('release', { dir: path }, { timeoutMs: 30_000 }).catch(() => undefined)
   }
 
+  const jobEndListeners = new Set<() => void>()
+  /** Calls `listener` after every model job ends (Auto-improve starts a queued retrain then). */
+  const onJobEnd = (listener: () => void): (() => void) => {
+    jobEndListeners.add(listener)
+    return () => jobEndListeners.delete(listener)
+  }
+  const slotBusy = (slot: Slot): boolean => slot !== 'none' && [...jobs.values()].some((j) => j.slot === slot)
+
   function begin(jobId: string | null, slot: Slot, what: string): { signal: AbortSignal; job: RunningJob; end(): void } {
     for (const j of jobs.values()) {
       if (slot !== 'none' && j.slot === slot) {
@@ -146,6 +154,8 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
       end() {
         jobs.delete(key)
         if (jobId) finishJob(jobId)
+        // After the caller's own clean-up (this runs in its finally): the slot is free by then.
+        for (const l of [...jobEndListeners]) queueMicrotask(l)
       },
     }
   }
@@ -238,6 +248,8 @@ export function createModelRuntime(ctx: HandlerContext, deps: ModelHandlerDeps) 
     removeFolder,
     releaseHostFiles,
     begin,
+    onJobEnd,
+    slotBusy,
     isInUse,
     progressEmitter,
     reserve,

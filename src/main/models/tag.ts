@@ -4,6 +4,7 @@ import type { TagResult } from '@shared/ipc'
 import { throttle } from '../jobs'
 import { isStoreError, StoreError } from '../../core/store'
 import type { Handlers } from '../handlers'
+import { reviewQueue } from './review-queue'
 import { plural, TAG_CHUNK, type ModelRuntime } from './runtime'
 
 export function tagHandlers(rt: ModelRuntime): Pick<Handlers, 'tag:run' | 'suggestions:accept' | 'suggestions:reject' | 'suggestions:acceptAbove' | 'review:queue'> {
@@ -58,7 +59,7 @@ export function tagHandlers(rt: ModelRuntime): Pick<Handlers, 'tag:run' | 'sugge
           // One transaction per batch: a crash or cancel leaves whole documents, never half of one.
           await writable(ws, signal)
           const w = ws.replaceSuggestions(
-            tagged.docs.map((d) => ({ documentId: Number(d.id), suggestions: d.mentions, uncertainty: d.uncertainty })),
+            tagged.docs.map((d) => ({ documentId: Number(d.id), suggestions: d.mentions, uncertainty: d.uncertainty, margin: d.margin, entropy: d.entropy })),
             { modelId: model.id, by },
           )
           result.documents += chunk.length
@@ -101,7 +102,7 @@ export function tagHandlers(rt: ModelRuntime): Pick<Handlers, 'tag:run' | 'sugge
       return { accepted: workspace().acceptSuggestionsAbove(req.threshold, req.documentId) }
     },
     async 'review:queue'(req) {
-      return workspace().reviewQueue(req.limit ?? 50)
+      return reviewQueue(workspace(), req.limit ?? 50)
     },
   }
 }

@@ -145,15 +145,16 @@ describe('model suggestions', () => {
     expect(hist.filter((h) => h.by === by).map((h) => h.action)).toEqual(['create', 'create', 'delete', 'delete', 'create'])
     replay(hist)
 
-    // Review queue: tagged documents not done, most uncertain first.
-    t.ws.replaceSuggestions([{ documentId: idB, suggestions: [], uncertainty: 0.5 }], { modelId: null, by })
-    expect(t.ws.reviewQueue().map((q) => [q.documentId, q.uncertainty, q.suggestions])).toEqual([
-      [idC, 0.75, 0],
-      [idB, 0.5, 0],
-      [idA, 0.1, 1],
+    // Review candidates: tagged documents not done, in document order, with every stored score
+    // (margin and entropy unknown when the tagging did not give them).
+    t.ws.replaceSuggestions([{ documentId: idB, suggestions: [], uncertainty: 0.5, margin: 0.25, entropy: 1.5 }], { modelId: null, by })
+    expect(t.ws.reviewCandidates().map((q) => [q.documentId, q.leastConfidence, q.margin, q.entropy, q.suggestions])).toEqual([
+      [idA, 0.1, null, null, 1],
+      [idB, 0.5, 0.25, 1, 0],
+      [idC, 0.75, null, null, 0],
     ])
     t.ws.setStatus(idC, 'done')
-    expect(t.ws.reviewQueue(1).map((q) => q.documentId)).toEqual([idB])
+    expect(t.ws.reviewCandidates().map((q) => q.documentId)).toEqual([idA, idB])
     expect(thrown(() => t.ws.replaceSuggestions([{ documentId: 999, suggestions: [], uncertainty: null }], { modelId: null, by })).code).toBe('not_found')
   })
 
@@ -245,6 +246,7 @@ describe('migration to the model registry (schema 2)', () => {
       // Roll the file back to version 1 as an older app left it.
       const db = new Database(path)
       db.exec(`
+        DROP TABLE learning_curve;
         ALTER TABLE models DROP COLUMN adaptation;
         DROP TABLE settings; ALTER TABLE models DROP COLUMN shipped;
         DROP TABLE document_uncertainty;
