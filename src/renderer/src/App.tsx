@@ -198,6 +198,28 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
     return off
   }, [])
 
+  // Auto-improve works in main: when its background round ends the active model may be new and the
+  // unreviewed documents re-tagged. The lists follow; the open document is redrawn only if it is
+  // unreviewed (its suggestions were replaced) — one being reviewed keeps its own, marked outdated.
+  useEffect(() => {
+    let wasRunning = false
+    return onEvent('learning:changed', (s) => {
+      void refreshModels()
+      if (wasRunning && !s.autoImprove.running) {
+        setListVersion((v) => v + 1)
+        void refreshInfo()
+        const c = controllerRef.current
+        if (c) {
+          void api
+            .getDocument(c.documentId)
+            .then((d) => (d.status === 'unreviewed' && controllerRef.current === c ? c.reload() : undefined))
+            .catch(() => undefined)
+        }
+      }
+      wasRunning = s.autoImprove.running
+    })
+  }, [refreshInfo])
+
   // After any model job: lists, counts and the open document may have changed.
   useEffect(
     () =>

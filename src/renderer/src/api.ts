@@ -109,6 +109,8 @@ export const api = {
   acceptAbove: (threshold: number, documentId?: number) =>
     call('suggestions:acceptAbove', { threshold, ...(documentId !== undefined ? { documentId } : {}) }),
   reviewQueue: (limit?: number) => call('review:queue', limit !== undefined ? { limit } : {}),
+  learningState: () => call('learning:get', {}),
+  setLearning: (req: RequestOf<'learning:set'>) => call('learning:set', req),
   retrain: (req: RequestOf<'retrain:start'>) => call('retrain:start', req),
   decideRetrain: (candidateId: number, keep: boolean) => call('retrain:decide', { candidateId, keep }),
   distill: (req: RequestOf<'distill:start'>) => call('distill:start', req),

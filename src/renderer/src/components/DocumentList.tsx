@@ -248,10 +248,10 @@ export function DocumentList(props: Props) {
           aria-selected={props.mode === 'queue'}
           className={`seg${props.mode === 'queue' ? ' is-on' : ''}`}
           onClick={() => props.onMode('queue')}
-          title="Tagged documents the model is least sure about, first (active learning)"
+          title="Tagged documents in the order of the chosen strategy: the model's least certain first by default (active learning)"
           data-testid="mode-queue"
         >
-          Most uncertain first
+          Review queue
         </button>
       </div>
       {props.mode === 'queue' ? (

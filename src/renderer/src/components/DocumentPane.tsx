@@ -11,6 +11,8 @@ import { HiddenAnnotations } from './HiddenAnnotations'
 import { SuggestionBar } from './SuggestionBar'
 import { CursorEntity } from './CursorEntity'
 import { HistoryDialog } from './HistoryDialog'
+import { suggestionVersion } from './suggestion-version'
+import { useModels } from '../models/store'
 
 export interface CurrentDocument {
   id: number
@@ -114,6 +116,8 @@ export function DocumentPane(props: Props) {
   }, [])
 
   const snap = useSyncExternalStore(controller?.subscribe ?? noSubscribe, controller?.getSnapshot ?? noSnapshot)
+  const { models } = useModels()
+  const version = suggestionVersion(snap?.suggestionModelId ?? null, snap?.suggestions ?? 0, models)
   const status = props.current?.id === id ? props.current.status : detail?.status
 
   if (failed) {
@@ -126,7 +130,13 @@ export function DocumentPane(props: Props) {
   }
 
   return (
-    <section className="doc-pane" aria-busy={!detail} data-testid="document-pane" data-doc-id={id}>
+    <section
+      className={`doc-pane${version.state === 'outdated' ? ' has-outdated-suggestions' : ''}`}
+      aria-busy={!detail}
+      data-testid="document-pane"
+      data-doc-id={id}
+      data-suggestions-version={version.state}
+    >
       <div className="doc-toolbar">
         <div className="doc-ident">
           <span className="pmid-label">{detail ? (/^\d+$/.test(detail.externalId) ? 'PMID' : 'ID') : ''}</span>
@@ -231,7 +241,9 @@ export function DocumentPane(props: Props) {
           status={<CursorEntity controller={controller} snap={snap} legend={props.legend} />}
         />
       )}
-      {controller && snap && snap.suggestions > 0 && <SuggestionBar controller={controller} snap={snap} />}
+      {controller && snap && snap.suggestions > 0 && (
+        <SuggestionBar controller={controller} snap={snap} version={version} onRefresh={props.onTag} refreshHint={props.tagHint} />
+      )}
       {controller && snap && snap.hidden.length > 0 && <HiddenAnnotations controller={controller} hidden={snap.hidden} text={controller.text} />}
       <div className="doc-scroll">
         <div className={`doc-page${props.showTags ? ' show-tags' : ''}`} ref={pageRef}>

@@ -1,10 +1,21 @@
-// Active learning: tagged documents that are not done, the ones the model is least sure about
-// first. Keyboard as in the document list (↑ ↓ PageUp PageDown Home End, Enter opens); j / k and
+// Active learning: tagged documents that are not done, in the order of the workspace's strategy
+// (least confidence unless the person chose another; src/shared/recipes.ts STRATEGY_LABELS).
+// Keyboard as in the document list (↑ ↓ PageUp PageDown Home End, Enter opens); j / k and
 // Alt+↑ / Alt+↓ follow this order while it is shown.
-import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent } from 'react'
 import type { ReviewQueueItem } from '@shared/ipc'
+import { ACTIVE_STRATEGIES, STRATEGY_LABELS, type ActiveStrategy } from '@shared/recipes'
 import { api, errorMessage } from '../api'
+import { notify } from '../toasts'
+import { updateLearning, useLearning } from '../models/learning-store'
 import { StatusPill } from './StatusPill'
+
+/** The score a strategy ranks by, shown on each row; order, random and diverse show least confidence. */
+function shownScore(it: ReviewQueueItem, strategy: ActiveStrategy): { name: string; value: number | null; why: string } {
+  if (strategy === 'margin') return { name: 'Margin', value: it.margin, why: '1 − the mean gap between the two best labels' }
+  if (strategy === 'entropy') return { name: 'Entropy', value: it.entropy, why: 'the mean spread of the label probabilities' }
+  return { name: 'Uncertainty', value: it.uncertainty, why: "1 − the model's mean confidence over the words" }
+}
 
 const LIMIT = 500
 
@@ -22,8 +33,12 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
   const listRef = useRef<HTMLDivElement | null>(null)
   const onQueueRef = useRef(onQueue)
   onQueueRef.current = onQueue
+  const { state: loop } = useLearning()
+  const strategy = loop?.strategy ?? null
+  const strategyId = useId()
 
   useEffect(() => {
+    if (strategy === null) return
     let alive = true
     api
       .reviewQueue(LIMIT)
@@ -37,7 +52,7 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
     return () => {
       alive = false
     }
-  }, [version])
+  }, [version, strategy])
 
   useEffect(() => () => onQueueRef.current([]), [])
 
@@ -74,15 +89,50 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
     scrollTo(next)
   }
 
-  const max = Math.max(0.0001, ...(items ?? []).map((i) => i.uncertainty))
+  const shown = strategy ?? 'least-confidence'
+  const max = Math.max(0.0001, ...(items ?? []).map((i) => shownScore(i, shown).value ?? 0))
   const activeItem = items?.[active]
+  const label = STRATEGY_LABELS[shown]
+
+  const choose = async (next: ActiveStrategy) => {
+    try {
+      await updateLearning({ strategy: next })
+    } catch (e) {
+      notify('error', `Cannot change the queue's order: ${errorMessage(e)}`)
+    }
+  }
 
   return (
     <>
-      <p className="list-summary queue-summary">
+      <div className="queue-strategy">
+        <label htmlFor={strategyId}>Order</label>
+        <select
+          id={strategyId}
+          value={strategy ?? ''}
+          disabled={strategy === null}
+          onChange={(e) => void choose(e.target.value as ActiveStrategy)}
+          data-testid="queue-strategy"
+        >
+          {strategy === null && <option value="">…</option>}
+          {ACTIVE_STRATEGIES.map((s) => (
+            <option key={s} value={s}>
+              {STRATEGY_LABELS[s].name}
+              {loop?.defaultStrategy === s ? ' (default)' : ''}
+            </option>
+          ))}
+        </select>
+      </div>
+      {loop?.autoImprove.enabled && (
+        <p className="list-summary auto-improve-line" data-testid="queue-auto-improve">
+          {loop.autoImprove.running
+            ? 'Auto-improve is retraining in the background; keep reviewing.'
+            : `Auto-improve: ${loop.autoImprove.reviewedSince} of ${loop.autoImprove.every} reviewed towards the next retrain.`}
+        </p>
+      )}
+      <p className="list-summary queue-summary" data-testid="queue-summary" data-strategy={strategy ?? ''}>
         {items === null && !error
           ? 'Loading…'
-          : `${items?.length ?? 0} tagged document${items?.length === 1 ? '' : 's'} to review, least certain first`}
+          : `${items?.length ?? 0} tagged document${items?.length === 1 ? '' : 's'} to review: ${label.description}`}
       </p>
       <div
         className="doc-list queue-list"
@@ -90,7 +140,7 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
         // Only a list with options is a listbox (axe aria-required-children).
         role={items?.length ? 'listbox' : undefined}
         tabIndex={items?.length ? 0 : -1}
-        aria-label={items?.length ? 'Review queue, most uncertain first' : undefined}
+        aria-label={items?.length ? `Review queue, ${label.name.toLowerCase()}` : undefined}
         aria-activedescendant={activeItem ? `queue-row-${activeItem.documentId}` : undefined}
         onKeyDown={onKey}
         data-testid="review-queue"
@@ -124,16 +174,23 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
               </span>
             </div>
             <div className="doc-row-title">{it.title || <span className="muted">(no title)</span>}</div>
-            <div className="uncertainty" title={`Uncertainty ${it.uncertainty.toFixed(3)}: 1 − the model's mean confidence over the words`}>
-              <span className="uncertainty-label">Uncertainty</span>
-              <span className="ubar" aria-hidden="true">
-                <span style={{ width: `${Math.round((it.uncertainty / max) * 100)}%` }} />
-              </span>
-              <span className="uncertainty-value">{it.uncertainty.toFixed(2)}</span>
-            </div>
+            <Score score={shownScore(it, shown)} max={max} />
           </div>
         ))}
       </div>
     </>
+  )
+}
+
+function Score({ score, max }: { score: { name: string; value: number | null; why: string }; max: number }) {
+  const v = score.value
+  return (
+    <div className="uncertainty" title={v === null ? `${score.name}: not known (tagged before it was recorded; tag again)` : `${score.name} ${v.toFixed(3)}: ${score.why}`}>
+      <span className="uncertainty-label">{score.name}</span>
+      <span className="ubar" aria-hidden="true">
+        <span style={{ width: `${v === null ? 0 : Math.round((v / max) * 100)}%` }} />
+      </span>
+      <span className="uncertainty-value">{v === null ? '–' : v.toFixed(2)}</span>
+    </div>
   )
 }

@@ -4,8 +4,19 @@ import type { EditorController, UiSnapshot } from '../editor/controller'
 import { notify } from '../toasts'
 import { ThresholdSlider, useStoredThreshold } from './ThresholdSlider'
 import { confidenceLabel } from '../editor/schema'
+import type { SuggestionVersion } from './suggestion-version'
 
-export function SuggestionBar({ controller, snap }: { controller: EditorController; snap: UiSnapshot }) {
+interface Props {
+  controller: EditorController
+  snap: UiSnapshot
+  /** Whether the suggestions are the active model's (suggestion-version.ts). */
+  version: SuggestionVersion
+  /** Tags the document again with the active model; null while that cannot run (the reason in refreshHint). */
+  onRefresh: (() => void) | null
+  refreshHint: string
+}
+
+export function SuggestionBar({ controller, snap, version, onRefresh, refreshHint }: Props) {
   const [threshold, setThreshold] = useStoredThreshold()
   const above = snap.confidences.filter((c) => c >= threshold - 1e-9).length
   const lowest = snap.confidences[snap.confidences.length - 1]
@@ -13,7 +24,22 @@ export function SuggestionBar({ controller, snap }: { controller: EditorControll
   const at = snap.active ? controller.entityInfo(snap.active.key) : null
   const atSuggestion = at && at.attrs.state === 'suggested' ? at : null
   return (
-    <div className="suggestion-bar" role="group" aria-label="Model suggestions" data-testid="suggestion-bar" data-count={snap.suggestions}>
+    <div
+      className={`suggestion-bar${version.state === 'outdated' ? ' is-outdated' : ''}`}
+      role="group"
+      aria-label="Model suggestions"
+      data-testid="suggestion-bar"
+      data-count={snap.suggestions}
+      data-version={version.state}
+    >
+      {version.state === 'outdated' && (
+        <p className="suggestions-outdated" data-testid="suggestions-outdated">
+          <strong>Outdated:</strong> these suggestions came from {version.fromName}; the active model is {version.activeName}.{' '}
+          <button type="button" className="btn small" onClick={() => onRefresh?.()} disabled={!onRefresh} title={refreshHint} data-testid="refresh-suggestions">
+            Refresh with {version.activeName}
+          </button>
+        </p>
+      )}
       <span className="suggestion-count">
         <strong className="suggestion-sample" data-testid="suggestion-count" title="Suggestions are drawn with a dashed outline">
           {snap.suggestions}

@@ -133,6 +133,7 @@ export class EditorController {
   // Setup
 
   private prepare(detail: DocumentDetail, showTags: boolean): EditorState {
+    this.patch({ suggestionModelId: detail.suggestionModelId })
     this.layout = Layout.build(detail.text, detail.passages ?? [])
     this.tokens = TokenIndex.build(this.layout, documentTokens(detail.text, detail.tokens))
     const { shown, hidden } = splitOverlapping(detail.annotations)

@@ -41,6 +41,8 @@ export interface UiSnapshot {
   showTags: boolean
   /** Bumped on every entity or metadata change. */
   revision: number
+  /** The model whose tagging made the document's suggestions (as last read from the workspace); null: unknown. */
+  suggestionModelId: number | null
 }
 
 export interface EntityInfo {
@@ -74,6 +76,7 @@ export function initialSnapshot(showTags: boolean): UiSnapshot {
     pointerDown: false,
     showTags,
     revision: 0,
+    suggestionModelId: null,
   }
 }
 

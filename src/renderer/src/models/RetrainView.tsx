@@ -11,6 +11,8 @@ import { DataTable, type ColumnHead } from '../components/DataTable'
 import { JobProgressBar, TrainingCurve } from './JobViews'
 import { EpochsField, FormActions } from './FormParts'
 import { ViewFrame } from './ViewFrame'
+import { AutoImproveCard, LearningCurveCard } from './LearningLoop'
+import { refreshLearning, useLearning } from './learning-store'
 import { activeModel, clearResult, jobOfKind, pct, refreshModels, runModelJob, useModelJob, useModels } from './store'
 
 function basename(p: string): string {
@@ -23,13 +25,12 @@ export function RetrainView() {
   const usable = models.filter((m) => !m.candidate)
   const active = activeModel(models)
   const [baseId, setBaseId] = useState<number | null>(null)
-  const [heldOut, setHeldOut] = useState<number>(FORM_DEFAULTS.retrainHeldOutPercent)
   const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.retrainEpochs)
   const [extra, setExtra] = useState<string[]>([])
   const [deciding, setDeciding] = useState(false)
   const [reviewed, setReviewed] = useState<number | null>(null)
   const baseSel = useId()
-  const heldId = useId()
+  const { state: loop } = useLearning()
   const running = !!job && !job.finished
   const retrainJob = jobOfKind(job, 'retrain')
   const result = results.retrain
@@ -44,6 +45,7 @@ export function RetrainView() {
       .listDocuments({ limit: 1 })
       .then((r) => alive && setReviewed(r.counts.byStatus.done + r.counts.byStatus.in_progress))
       .catch(() => undefined)
+    void refreshLearning()
     return () => {
       alive = false
     }
@@ -70,7 +72,6 @@ export function RetrainView() {
       api.retrain({
         jobId,
         baseModelId: base.id,
-        heldOutFraction: heldOut / 100,
         epochs,
         ...(extra.length ? { extraCorpusPaths: extra } : {}),
       }),
@@ -107,7 +108,7 @@ export function RetrainView() {
     <ViewFrame
       name="retrain-view"
       title="Retrain with my corrections"
-      intro="Fine-tunes a model on the documents you have reviewed (marked done, or in progress), with your corrections and accepted suggestions. Part of them is held out to measure the model before and after. The current model stays active until you choose."
+      intro="Fine-tunes a model on the documents you have reviewed (marked done, or in progress), with your corrections and accepted suggestions. A fixed part of them is held out to measure the model before and after, and is never trained on. The current model stays active until you choose."
     >
       <div className="retrain-grid">
         <form
@@ -137,12 +138,6 @@ export function RetrainView() {
                   ))}
                 </select>
               </div>
-              <div className="form-row">
-                <label htmlFor={heldId}>
-                  Held out for measuring: <strong>{heldOut} %</strong>
-                </label>
-                <input id={heldId} type="range" min={5} max={50} step={5} value={heldOut} onChange={(e) => setHeldOut(Number(e.target.value))} />
-              </div>
               <EpochsField max={50} value={epochs} onChange={setEpochs} testId="retrain-epochs" />
               <div className="form-row">
                 <span className="label-like">Extra training corpora (optional)</span>
@@ -170,7 +165,7 @@ export function RetrainView() {
                   ? ' '
                   : reviewed < 2
                     ? `You have reviewed ${reviewed} document${reviewed === 1 ? '' : 's'}; at least 2 are needed (one part trains, the other measures).`
-                    : `${reviewed} reviewed documents: about ${Math.min(reviewed - 1, Math.max(1, Math.round((reviewed * heldOut) / 100)))} held out, the rest for training.`}
+                    : `${reviewed} reviewed documents: ${loop && loop.heldOut.reviewed === reviewed ? loop.heldOut.documents : 'some'} held out for measuring (never trained on), the rest for training.`}
               </p>
               <FormActions disabled={!base || running || (reviewed !== null && reviewed < 2)} testId="start-retrain">
                 Retrain {base ? base.name : ''}
@@ -193,6 +188,13 @@ export function RetrainView() {
           )}
         </section>
       </div>
+
+      {loop && (
+        <div className="learning-grid">
+          <LearningCurveCard loop={loop} />
+          <AutoImproveCard loop={loop} />
+        </div>
+      )}
 
       {result && !result.cancelled && result.after && (
         <BeforeAfter result={result} baseName={baseOf(result.baseModelId)?.name ?? 'base model'} onDecide={decide} deciding={deciding} />

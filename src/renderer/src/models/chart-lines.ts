@@ -119,3 +119,52 @@ export function trainingCurveConfig({ curve, evals, totalSteps, mlm }: TrainingC
     },
   }
 }
+
+/** A learning-curve point as the chart needs it: documents reviewed, held-out F1 (0..1) after the retrain. */
+export interface LearningPoint {
+  reviewed: number
+  f1After: number
+  trigger: 'manual' | 'auto'
+}
+
+/**
+ * Held-out F1 after each retrain against the documents reviewed then (the Retrain view): straight
+ * segments, every point marked (retrains are few), automatic ones drawn as triangles apart from
+ * the person's circles so the reader sees which retrains Auto-improve started.
+ */
+export function learningCurveConfig(points: readonly LearningPoint[]): ChartConfiguration<'line'> {
+  const colour = SERIES[0]!
+  return {
+    type: 'line',
+    data: {
+      datasets: [
+        {
+          label: 'Held-out F1 after the retrain (%)',
+          data: points.map((p) => ({ x: p.reviewed, y: p.f1After * 100 })),
+          borderColor: colour,
+          backgroundColor: colour,
+          borderWidth: 2,
+          ...lineStyle(points.length, 5),
+          pointStyle: points.map((p) => (p.trigger === 'auto' ? 'triangle' : 'circle')),
+        },
+      ],
+    },
+    options: {
+      parsing: false,
+      normalized: true,
+      interaction: { mode: 'nearest', intersect: false },
+      scales: {
+        x: { type: 'linear', title: { display: true, text: 'Documents reviewed' }, ticks: { precision: 0 }, ...(points.length < 2 ? { min: 0 } : {}) },
+        y: { type: 'linear', min: 0, max: 100, title: { display: true, text: 'Held-out F1 (%)' } },
+      },
+      plugins: {
+        legend: { position: 'bottom' },
+        tooltip: {
+          callbacks: {
+            label: (ctx) => `F1 ${(ctx.parsed.y ?? 0).toFixed(1)} % after ${ctx.parsed.x} reviewed (${points[ctx.dataIndex]?.trigger === 'auto' ? 'Auto-improve' : 'retrained by you'})`,
+          },
+        },
+      },
+    },
+  }
+}
