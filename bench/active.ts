@@ -7,7 +7,14 @@
 //   npm run bench:active -- [--corpus ncbi|bc5cdr] [--strategies order,random,least-confidence,margin,entropy,diverse]
 //       [--seeds 1,2,3] [--seed-docs 20] [--batch 50] [--max-docs 300] [--seed-epochs 10] [--retrain-epochs 3]
 //       [--retrain-steps N] [--threads N] [--data DIR] [--out DIR] [--pilot] [--report]
-//       [--new-type TYPE --base MODEL_DIR]
+//       [--new-type TYPE --base MODEL_DIR] [--latency [--workspace-docs 1000]]
+//
+// --latency (issue 30 item 3) measures one round's wait on a workspace of --workspace-docs
+// documents (the pool, devel, then unlabelled sentences in documents of 10): from "I finished this
+// batch" to "suggestions of the retrained model": the retrain warm-started on the reviewed
+// documents (--retrain-epochs, --retrain-steps), then re-tagging every unreviewed document. Each
+// retrain runs twice in the process, as in the app's long-lived model host: the first pays for
+// opening the training sessions, the second finds them open. Reviewed: k + N and --max-docs.
 //
 // --new-type teaches TYPE to a word tagger of other types (issue 30 item 2: e.g. Gene on BC2GM to a
 // chemical/disease model): the seed documents are reviewed with the base model and it is
@@ -32,7 +39,9 @@ import { readCorpusFile } from '../src/core/corpus'
 import { mapMentionTypes, parseTypeMap } from '../src/core/corpus/type-map'
 import { writeFileAtomic } from '../src/core/fs/atomic'
 import { loadWordTagger, saveWordTagger } from '../src/core/model/word-tagger'
-import { simulate, type WordModel } from '../src/core/active/simulate'
+import { seedDocuments, simulate, tagWith, trainSeedModel, type WordModel } from '../src/core/active/simulate'
+import { transferDocuments } from '../src/core/train/transfer'
+import { planWordRetrain, retrainWordModel } from '../src/core/train/word-retrain'
 import { parseStrategy, STRATEGIES, type Strategy } from '../src/core/active/strategies'
 import { chartsOf, curves, renderTables, renderThresholds, runKey, sameProtocol, type ActiveSettings, type StoredActiveRun } from './active-report'
 import { benchCli } from './cli'
@@ -55,6 +64,8 @@ const { values: a } = parseArgs({
     pilot: { type: 'boolean', default: false },
     report: { type: 'boolean', default: false },
     'new-type': { type: 'string' },
+    latency: { type: 'boolean', default: false },
+    'workspace-docs': { type: 'string', default: '1000' },
     base: { type: 'string' },
   },
 })
@@ -145,8 +156,10 @@ function report(): void {
     const charts = chartsOf(cs, title)
     writeFileSync(join(chartDir, `${corpus}-f1-vs-documents.svg`), charts.byDocs)
     writeFileSync(join(chartDir, `${corpus}-f1-vs-corrections.svg`), charts.byEdits)
-    parts.push(`![${c.title}: devel F1 vs documents reviewed](active/${corpus}-f1-vs-documents.svg)\n`)
-    parts.push(`![${c.title}: devel F1 vs corrections made](active/${corpus}-f1-vs-corrections.svg)\n`)
+    parts.push(`![${title}: devel F1 vs documents reviewed](active/${corpus}-f1-vs-documents.svg)\n`)
+    parts.push(`![${title}: devel F1 vs corrections made](active/${corpus}-f1-vs-corrections.svg)\n`)
+    const lat = latencySection(corpus)
+    if (lat) parts.push(lat)
     parts.push('Runs (command, start and end, load average of the machine at start → end, over its CPUs):\n')
     for (const r of mine.sort((x, y) => x.started.localeCompare(y.started))) {
       const load = (l: number[] | null) => (l ? l.map((x) => x.toFixed(2)).join(' ') : '?')
@@ -159,6 +172,100 @@ function report(): void {
   if (existsSync(notesPath)) parts.push(readFileSync(notesPath, 'utf8').trim(), '')
   writeFileSync(docPath, parts.join('\n'))
   log(`bench:active: wrote ${relative(ROOT, docPath)} and its charts in ${relative(ROOT, chartDir)}/ from ${runs.length} stored run(s)`)
+}
+
+export interface LatencyRecord {
+  corpus: string
+  workspaceDocs: number
+  reviewed: number
+  retrainEpochs: number
+  retrainSteps: number | null
+  threads: number | null
+  /** Wall seconds: the first retrain in the process (sessions opened), the same retrain again (sessions open), re-tagging the unreviewed documents. */
+  seconds: { retrainFirst: number; retrainAgain: number; tag: number }
+  steps: number
+  tagged: number
+  measured: string
+  loadAverage: { start: number[]; end: number[] }
+  cpus: number
+  command: string
+}
+
+/** The workspace of the latency measurement: pool, devel, then unlabelled sentences 10 to a document. */
+function latencyWorkspace(pool: readonly CorpusDocument[], dev: readonly CorpusDocument[], size: number, data: string): CorpusDocument[] {
+  const docs = [...pool, ...dev].slice(0, size)
+  if (docs.length < size) {
+    const need = (size - docs.length) * 10
+    const lines = readFileSync(join(data, 'unlabeled', 'biomed-sentences.txt'), 'utf8').split('\n', need + 1).filter((l) => l.trim()).slice(0, need)
+    const sentences = transferDocuments(lines)
+    for (let i = 0; i < sentences.length && docs.length < size; i += 10) {
+      const text = sentences.slice(i, i + 10).map((d) => d.text).join(' ')
+      docs.push({ id: `unlabelled-${i / 10 + 1}`, text, passages: [{ type: 'abstract', offset: 0, length: text.length }], mentions: [] })
+    }
+  }
+  if (docs.length < size) fail(`--workspace-docs ${size}: only ${docs.length} documents available`)
+  return docs
+}
+
+async function latency(corpus: string, pool: CorpusDocument[], dev: CorpusDocument[], o: { seedDocs: number; batch: number; maxDocs: number; seedEpochs: number; retrainEpochs: number; retrainSteps: number | null; threads: number | null; command: string }): Promise<void> {
+  const size = positiveInt(a['workspace-docs']!, '--workspace-docs')
+  const workspace = latencyWorkspace(pool, dev, size, resolve(a.data!))
+  const seedDir = join(outDir, `${corpus}-seed-k${o.seedDocs}-e${o.seedEpochs}-s1.model`)
+  const seeds = seedDocuments(pool.length, o.seedDocs, 1)
+  const seedModel: WordModel = existsSync(join(seedDir, 'config.json')) ? loadWordTagger(seedDir) : await trainSeedModel(seeds.map((i) => pool[i]), { seed: 1, seedEpochs: o.seedEpochs, threads: o.threads ?? undefined })
+  const records: LatencyRecord[] = []
+  for (const reviewedCount of [...new Set([o.seedDocs + o.batch, o.maxDocs])]) {
+    // The seed documents, then the pool in order: which documents does not change the time.
+    const seedSet = new Set(seeds)
+    const reviewed = [...seeds, ...pool.map((_, i) => i).filter((i) => !seedSet.has(i))].slice(0, reviewedCount)
+    const docs = reviewed.map((i) => pool[i])
+    const reviewedIds = new Set(docs.map((d) => d.id))
+    const unreviewed = workspace.filter((d) => !reviewedIds.has(d.id))
+    const plan = planWordRetrain(seedModel, [...new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))].sort())
+    const start = loadavg()
+    const retrain = async () => {
+      const t0 = performance.now()
+      const r = await retrainWordModel(seedModel, docs, plan, { epochs: o.retrainEpochs, maxSteps: o.retrainSteps ?? undefined, seed: 1, threads: o.threads ?? undefined })
+      return { r, seconds: (performance.now() - t0) / 1000 }
+    }
+    const first = await retrain()
+    const again = await retrain()
+    const t0 = performance.now()
+    const tagged = await tagWith(again.r.model, unreviewed, o.threads ?? undefined)
+    const tagSeconds = (performance.now() - t0) / 1000
+    const rec: LatencyRecord = {
+      corpus,
+      workspaceDocs: size,
+      reviewed: reviewedCount,
+      retrainEpochs: o.retrainEpochs,
+      retrainSteps: o.retrainSteps,
+      threads: o.threads,
+      seconds: { retrainFirst: first.seconds, retrainAgain: again.seconds, tag: tagSeconds },
+      steps: again.r.steps,
+      tagged: tagged.length,
+      measured: new Date().toISOString(),
+      loadAverage: { start, end: loadavg() },
+      cpus: cpus().length,
+      command: o.command,
+    }
+    log(`bench:active: latency, ${reviewedCount} reviewed of ${size}: retrain ${first.seconds.toFixed(1)} s first, ${again.seconds.toFixed(1)} s again (${again.r.steps} steps), re-tag ${tagged.length} documents ${tagSeconds.toFixed(1)} s; load ${start[0].toFixed(2)} → ${loadavg()[0].toFixed(2)}`)
+    records.push(rec)
+  }
+  writeFileAtomic(join(outDir, `${corpus}-latency.json`), [JSON.stringify(records, null, 1) + '\n'])
+}
+
+/** The latency table of a corpus, if measured. */
+function latencySection(corpus: string): string | null {
+  const path = join(outDir, `${corpus}-latency.json`)
+  if (!existsSync(path)) return null
+  const recs = JSON.parse(readFileSync(path, 'utf8')) as LatencyRecord[]
+  const lines = ['### Round latency (issue 30 item 3)', '', `From "I finished this batch" to "suggestions of the retrained model" on a ${recs[0].workspaceDocs}-document workspace: the retrain warm-started on every reviewed document (${recs[0].retrainEpochs} epochs${recs[0].retrainSteps ? `, at most ${recs[0].retrainSteps} steps` : ''}), then re-tagging every unreviewed document. The app's model host is one long-lived process: its first retrain opens the training sessions, later rounds find them open (train/ort.ts); both are given. Suggestions are written to the workspace in batches afterwards (not timed here).`, '', '| reviewed | retrain, first in the process (s) | retrain, sessions open (s) | steps | re-tag unreviewed (s) | documents re-tagged | round, sessions open (s) | threads | load at start → end | measured |', '|---:|---:|---:|---:|---:|---:|---:|---:|---|---|']
+  for (const r of recs) {
+    const total = r.seconds.retrainAgain + r.seconds.tag
+    lines.push(`| ${r.reviewed} | ${r.seconds.retrainFirst.toFixed(1)} | ${r.seconds.retrainAgain.toFixed(1)} | ${r.steps} | ${r.seconds.tag.toFixed(1)} | ${r.tagged} | **${total.toFixed(1)}** | ${r.threads ?? 'all'} | ${r.loadAverage.start[0].toFixed(2)} → ${r.loadAverage.end[0].toFixed(2)} on ${r.cpus} CPUs | ${r.measured} |`)
+  }
+  lines.push('', `Command: \`${recs[0].command}\``, '')
+  return lines.join('\n')
 }
 
 async function main(): Promise<void> {
@@ -187,6 +294,11 @@ async function main(): Promise<void> {
   if (maxDocs > pool.length) fail(`--max-docs ${maxDocs} is more than the pool's ${pool.length} documents`)
   mkdirSync(outDir, { recursive: true })
   const command = `npm run bench:active -- ${process.argv.slice(2).join(' ')}`
+  if (a.latency) {
+    if (newType) fail('--latency measures the default protocol; leave out --new-type')
+    await latency(corpus, pool, dev, { seedDocs, batch, maxDocs, seedEpochs, retrainEpochs, retrainSteps, threads, command })
+    return report()
+  }
   log(`bench:active: ${corpus}: pool ${pool.length} documents, devel ${dev.length}; strategies ${strategies.join(', ')}; seeds ${seeds.join(', ')}`)
 
   for (const seed of seeds) {

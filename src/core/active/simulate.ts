@@ -88,7 +88,8 @@ export async function trainSeedModel(docs: readonly CorpusDocument[], o: Pick<Si
   return r.model
 }
 
-async function tagWith(model: WordModel, docs: readonly CorpusDocument[], threads: number | undefined): Promise<TagResult[]> {
+/** The model's suggestions for `docs` through the app's tagging path (also bench:active --latency's re-tagging). */
+export async function tagWith(model: WordModel, docs: readonly CorpusDocument[], threads: number | undefined): Promise<TagResult[]> {
   if (docs.length === 0) return []
   const tagger = wordTaggerFor(model, WINDOWS, { threads })
   try {
