@@ -217,6 +217,23 @@ export function learningLoop(
   }
   rt.onJobEnd(safeCheck)
 
+  // The window's "k of N reviewed" follows the reviews while Auto-improve is on (one event per change of the count).
+  let lastReviewed: number | null = null
+  const reviewChanged = () => {
+    safeCheck()
+    try {
+      const ws = workspace()
+      if (!ws.setting('autoImprove')?.enabled) return
+      const n = reviewedDocs(ws)
+      if (n !== lastReviewed) {
+        lastReviewed = n
+        changed()
+      }
+    } catch {
+      // No workspace open: nothing to tell.
+    }
+  }
+
   return {
     handlers: {
       async 'learning:get'() {
@@ -229,7 +246,7 @@ export function learningLoop(
         return state()
       },
     },
-    reviewChanged: safeCheck,
+    reviewChanged,
     changed,
   }
 }

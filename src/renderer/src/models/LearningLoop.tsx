@@ -110,7 +110,7 @@ export function AutoImproveCard({ loop }: { loop: LearningLoopState }) {
   )
 }
 
-const CURVE_COLUMNS: ColumnHead[] = [['Retrain'], ['Documents reviewed', 'num'], ['Held out', 'num'], ['F1 before', 'num'], ['F1 after', 'num'], ['Started by']]
+const CURVE_COLUMNS: ColumnHead[] = [['#'], ['Reviewed', 'num'], ['Held out', 'num'], ['F1 before', 'num'], ['F1 after', 'num'], ['By']]
 
 export function LearningCurveCard({ loop }: { loop: LearningLoopState }) {
   const points = loop.curve
@@ -138,7 +138,9 @@ export function LearningCurveCard({ loop }: { loop: LearningLoopState }) {
           <div className="curve-chart learning-chart">
             <ChartCanvas config={config} label={summary} testId="learning-chart" />
           </div>
-          <figcaption className="visually-hidden">{summary}</figcaption>
+          <figcaption className="muted small-print">
+            <span className="visually-hidden">{summary} </span>● a retrain you started, ▲ one Auto-improve started. F1 in %.
+          </figcaption>
           <DataTable name="learning-table" testId="learning-table" columns={CURVE_COLUMNS}>
             {points.map((p, i) => (
               <tr key={p.id} data-reviewed={p.reviewed} data-f1={p.f1After.toFixed(4)}>
@@ -147,7 +149,7 @@ export function LearningCurveCard({ loop }: { loop: LearningLoopState }) {
                 <td className="num">{p.heldOut}</td>
                 <td className="num">{pct(p.f1Before)}</td>
                 <td className="num">{pct(p.f1After)}</td>
-                <td>{p.trigger === 'auto' ? 'Auto-improve' : 'you'}</td>
+                <td>{p.trigger === 'auto' ? 'Auto' : 'you'}</td>
               </tr>
             ))}
           </DataTable>
