@@ -4,7 +4,7 @@
 //
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
 //       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
-//       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS]
+//       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS] [--allow-noisy]
 //       [--kinds bert,word-lstm] [--words 32]
 //
 // --kinds word-lstm adds a row for the word tagger (core/model/word-tagger: word embedding +
@@ -23,7 +23,7 @@
 // cores" column is the CPU other processes used while timing: above ~0.15 the numbers are
 // disturbed and should be rerun (PyTorch's column is affected the same way).
 
-import { runTorchRef, torchMissing } from './torch-ref'
+import { NOISY_CORES, ratioToTorch, runTorchRef, torchMissing } from './torch-ref'
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -52,6 +52,8 @@ interface Args {
   warmup: number
   budgetS: number
   torch: boolean
+  /** Print ratios to PyTorch even when other processes used more than NOISY_CORES while timing. */
+  allowNoisy: boolean
   torchScript: string
   torchThreads: number
   vocab: number
@@ -74,6 +76,7 @@ function parseArgs(argv: string[]): Args {
     warmup: 1,
     budgetS: 120,
     torch: true,
+    allowNoisy: false,
     torchScript: join(repo, '..', 'shared', 'bench', 'torch_bert_ref.py'),
     torchThreads: cpus().length,
     vocab: 28996,
@@ -106,6 +109,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--wait-quiet') a.quietS = Number(v())
     else if (k === '--kinds') a.kinds = v().split(',') as Args['kinds']
     else if (k === '--words') a.words = Number(v())
+    else if (k === '--allow-noisy') a.allowNoisy = true
     else throw new Error(`unknown argument ${k}`)
   }
   for (const p of a.presets) if (!PRESET_NAMES.includes(p)) throw new Error(`unknown preset ${p} (${PRESET_NAMES.join(', ')})`)
@@ -328,6 +332,7 @@ async function main() {
   const torchSkipped = a.torch ? torchMissing(a.torchScript) : 'disabled (--no-torch)'
   console.log(`# engine bench: batch ${a.batch}, seq ${a.seqs.join('/')}, vocab ${a.vocab}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load ${loadavg()[0].toFixed(2)}`)
   if (torchSkipped) console.log(`note: PyTorch column skipped: ${torchSkipped}`)
+  const ratio = (ours: number | null | undefined, theirs: number | null | undefined, others: readonly number[]) => ratioToTorch(ours, theirs, others, a.allowNoisy)
   const rows: string[] = []
   const header = '| preset | backend | seq | fwd tok/s | train tok/s | train/fwd | fwd tok/cpu-s | train tok/cpu-s | train/fwd cpu | torch fwd | torch train | fwd vs torch | train vs torch | other cores |'
   const torchCache = new Map<string, TorchResult | string>()
@@ -356,7 +361,7 @@ async function main() {
           const { tFwd, tTrain } = torchCells(preset, seq)
           const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
           const others = [fwd.otherCores, tr?.otherCores, ...[tFwd, tTrain].map((r) => (typeof r === 'string' ? null : r.other))].filter((x): x is number => x != null)
-          const row = `| ${preset} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwd.tokPerS)} | ${tr ? fmt(tr.tokPerS) : 'skipped'} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${tv(tFwd) ? `${fmt(fwd.tokPerS / tv(tFwd)!, 3)}×` : '–'} | ${tr && tv(tTrain) ? `${fmt(tr.tokPerS / tv(tTrain)!, 3)}×` : '–'} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+          const row = `| ${preset} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwd.tokPerS)} | ${tr ? fmt(tr.tokPerS) : 'skipped'} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${ratio(fwd.tokPerS, tv(tFwd), others)} | ${ratio(tr?.tokPerS, tv(tTrain), others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
           rows.push(row)
           console.log(row + ` peak RSS ${Math.round(peakRssMb)} MB`)
           for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
@@ -432,7 +437,7 @@ async function main() {
         const its = (t: Timing) => (t.iters < a.iters ? ` (${t.iters} it)` : '')
         const trainCell = tr ? `${fmt(tr.tokPerS)}${its(tr)}` : `skipped (est. ${Math.round(estStep)} s/step)`
         const cpuCols = `${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'}`
-        const row = `| ${preset} | ${backend} | ${seq} | ${fmt(fwd.tokPerS)}${its(fwd)} | ${trainCell} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${cpuCols} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${tv(tFwd) ? `${fmt(fwd.tokPerS / tv(tFwd)!, 3)}×` : '–'} | ${tr && tv(tTrain) ? `${fmt(tr.tokPerS / tv(tTrain)!, 3)}×` : '–'} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+        const row = `| ${preset} | ${backend} | ${seq} | ${fmt(fwd.tokPerS)}${its(fwd)} | ${trainCell} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${cpuCols} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${ratio(fwd.tokPerS, tv(tFwd), others)} | ${ratio(tr?.tokPerS, tv(tTrain), others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
         rows.push(row)
         console.log(row)
         for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
@@ -452,7 +457,7 @@ async function main() {
     }
     const [tFwd, tTrain] = [torch('infer'), torch('train')]
     const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
-    const row = `| word-lstm | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${tFwd ? `${fmt(fwd.tokPerS / tFwd.tokens_per_s, 3)}×` : '–'} | ${tTrain ? `${fmt(tr.tokPerS / tTrain.tokens_per_s, 3)}×` : '–'} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+    const row = `| word-lstm | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
     rows.push(row)
     console.log(row)
     if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)
@@ -462,7 +467,7 @@ async function main() {
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const r of rows) console.log(r)
   console.log('')
-  console.log(`fwd/train vs torch = our wall-clock tokens/s ÷ PyTorch's (torch on ${a.torchThreads} thread(s), OpenBLAS). tok/cpu-s = tokens per second of this process's CPU time (for the single-threaded wasm/cpu backends, the quiet-machine throughput). "other cores" = max CPU other processes used while timing: above ~0.15 the wall-clock columns are disturbed.`)
+  console.log(`fwd/train vs torch = our wall-clock tokens/s ÷ PyTorch's (torch on ${a.torchThreads} thread(s), OpenBLAS). tok/cpu-s = tokens per second of this process's CPU time (for the single-threaded wasm/cpu backends, the quiet-machine throughput). "other cores" = max CPU other processes used while timing: above ${NOISY_CORES} the wall-clock columns are disturbed and the ratios to PyTorch are left out${a.allowNoisy ? ' (printed anyway: --allow-noisy)' : ' (--allow-noisy prints them)'}.`)
 }
 
 main().catch((e) => {

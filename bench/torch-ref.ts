@@ -37,3 +37,18 @@ export function runTorchRef<T>(script: string, args: Array<string | number>, opt
   if (!line) throw new Error(`${script} printed no JSON: ${r.stdout.slice(-500)}`)
   return JSON.parse(line) as T
 }
+
+/**
+ * Other processes' CPU (in cores) above which a speed ratio to PyTorch is not printed: both sides
+ * are timed by the wall clock, and a job on the other core slowed one side by up to 20× here (a
+ * 15-second epoch took 5 minutes beside a 2-thread job).
+ */
+export const NOISY_CORES = 0.15
+
+/** "ours ÷ theirs×" to 3 decimals, '–' without a reference, or why it is withheld: the machine was busy while timing. */
+export function ratioToTorch(ours: number | null | undefined, theirs: number | null | undefined, otherCores: readonly number[], allowNoisy: boolean): string {
+  if (ours == null || theirs == null || !(theirs > 0) || !Number.isFinite(ours)) return '–'
+  const busiest = otherCores.length ? Math.max(...otherCores) : 0
+  if (busiest > NOISY_CORES && !allowNoisy) return `noisy (${busiest.toFixed(2)} other cores; --allow-noisy prints it)`
+  return `${(ours / theirs).toFixed(3)}×`
+}
