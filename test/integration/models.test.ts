@@ -517,6 +517,48 @@ describe('retraining from corrections', () => {
     await vi.waitFor(() => expect(existsSync(path)).toBe(false), { timeout: 10_000, interval: 25 })
     expect(ws.runs().find((x) => x.id === runId)!.status).toBe('failed')
   })
+
+  it('Auto-improve: after N newly reviewed documents the retrain job runs from the active model, is kept only if no worse on the held-out documents, and re-tags the unreviewed ones', async () => {
+    await call('models:setActive', { id: trained.id })
+    const pointsBefore = (await call('learning:get', {})).curve.length
+    const eventsBefore = events.length
+    expect((await call('learning:set', { autoImprove: { enabled: true, every: 1 } })).autoImprove).toMatchObject({ enabled: true, every: 1, reviewedSince: 0, running: false })
+    const next = ws.listDocuments({ status: 'unreviewed', limit: 1 }).documents[0]!
+    await call('documents:setStatus', { id: next.id, status: 'done' })
+    // The round started with the request that made the count; it ends in the background.
+    expect((await call('learning:get', {})).autoImprove.running).toBe(true)
+    await vi.waitFor(
+      async () => {
+        const s = await call('learning:get', {})
+        expect(s.autoImprove.running).toBe(false)
+        expect(s.autoImprove.lastOutcome).not.toBeNull()
+      },
+      { timeout: 60_000, interval: 100 },
+    )
+    const s = await call('learning:get', {})
+    expect(s.curve).toHaveLength(pointsBefore + 1)
+    const point = s.curve.at(-1)!
+    expect(point).toMatchObject({ trigger: 'auto', baseModelId: trained.id })
+    const loopEvents = events.slice(eventsBefore).filter((e) => e.event === 'learning:changed').map((e) => e.payload as EventPayloads['learning:changed'])
+    expect(loopEvents.some((e) => e.autoImprove.running)).toBe(true)
+    expect(loopEvents.at(-1)!.autoImprove.running).toBe(false)
+    const active = (await call('models:list', {})).find((m) => m.active)!
+    const unreviewed = ws.listDocuments({ status: 'unreviewed', limit: 1000 }).documents
+    if (point.f1After >= point.f1Before) {
+      expect(active.id).toBe(point.modelId)
+      expect(s.autoImprove.lastOutcome).toMatch(unreviewed.length ? /^Kept .*; re-tagged \d+ unreviewed document/ : /^Kept /)
+      // The unreviewed documents' suggestions now come from the new model.
+      for (const d of unreviewed) expect(ws.getDocument(d.id).suggestionModelId).toBe(active.id)
+    } else {
+      expect(active.id).toBe(trained.id)
+      expect(s.autoImprove.lastOutcome).toMatch(/^Discarded the automatic retrain/)
+    }
+    // As the other tests left it: off, the first model active, the document unreviewed, no extra model.
+    await call('learning:set', { autoImprove: { enabled: false } })
+    await call('models:setActive', { id: trained.id })
+    if (active.id !== trained.id) await call('models:delete', { id: active.id })
+    await call('documents:setStatus', { id: next.id, status: 'unreviewed' })
+  }, 90_000)
 })
 
 describe('compression', () => {

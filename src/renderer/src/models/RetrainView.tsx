@@ -189,13 +189,6 @@ export function RetrainView() {
         </section>
       </div>
 
-      {loop && (
-        <div className="learning-grid">
-          <LearningCurveCard loop={loop} />
-          <AutoImproveCard loop={loop} />
-        </div>
-      )}
-
       {result && !result.cancelled && result.after && (
         <BeforeAfter result={result} baseName={baseOf(result.baseModelId)?.name ?? 'base model'} onDecide={decide} deciding={deciding} />
       )}
@@ -224,6 +217,14 @@ export function RetrainView() {
             </div>
           </section>
         ))}
+
+      {/* After the run's own result: the loop over every retrain, and the switch that runs it by itself. */}
+      {loop && (
+        <div className="learning-grid">
+          <LearningCurveCard loop={loop} />
+          <AutoImproveCard loop={loop} />
+        </div>
+      )}
     </ViewFrame>
   )
 }
