@@ -126,6 +126,8 @@ describe('The correction loop in the window', () => {
     await expect.poll(shown, WAIT).toEqual(byScore('margin'))
     expect(ws.setting('reviewStrategy')).toBe('margin')
     expect(await page.getByTestId('queue-summary').textContent()).toMatch(/smallest gap between the two best labels first/)
+    // Every row's suggestions came from v1, not the active v2.
+    await expect.poll(() => page.getByTestId('queue-outdated').count(), WAIT).toBe(open.length)
     // Kept across a restart of the window.
     await page.reload()
     await page.getByTestId('mode-queue').click()

@@ -143,6 +143,7 @@ export function learningLoop(
     const base = ws.activeModel()
     if (!base || base.status !== 'ready') return { outcome: 'Auto-improve needs an active model: train or import one in Models.' }
     jobId = `auto-improve-${++round}`
+    changed()
     let r: RetrainResult
     try {
       r = await jobs.retrain.start({ jobId, baseModelId: base.id }, 'auto')
@@ -161,10 +162,11 @@ export function learningLoop(
     }
     const kept = await jobs.retrain.handlers['retrain:decide']({ candidateId: r.candidate.id, keep: true })
     const name = kept.model?.name ?? r.candidate.name
-    changed()
     const unreviewed = ws.documentIdsWithStatus('unreviewed')
     if (unreviewed.length === 0) return { outcome: `Kept ${name} (${scores}).` }
     jobId = `auto-improve-${round}-tag`
+    // The window learns of the new active model, and of the job to follow or cancel now.
+    changed()
     try {
       const t = await jobs.tag({ jobId, documentIds: unreviewed, modelId: kept.model?.id })
       return { outcome: `Kept ${name} (${scores}); re-tagged ${t.documents} unreviewed document${t.documents === 1 ? '' : 's'}${t.cancelled ? ' (cancelled there)' : ''}.` }

@@ -40,7 +40,7 @@ export function retrainJobs(rt: ModelRuntime, onPoint: () => void = () => undefi
     const seed = req.seed ?? TRAIN_DEFAULTS.seed
     const { train, heldOut } = reviewedSplit(docs)
     const epochs = req.epochs ?? RETRAIN_RECIPE.epochs
-    const { signal, job, end } = begin(req.jobId, 'training', `Retraining ${base.name}`)
+    const { signal, job, end } = begin(req.jobId, 'training', `${trigger === 'auto' ? 'Auto-improve: r' : 'R'}etraining ${base.name}`)
     job.models.add(base.id)
     let rec: ModelRecord | null = null
     let runId: number | null = null

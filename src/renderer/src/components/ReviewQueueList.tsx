@@ -8,7 +8,9 @@ import { ACTIVE_STRATEGIES, STRATEGY_LABELS, type ActiveStrategy } from '@shared
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { updateLearning, useLearning } from '../models/learning-store'
+import { useModels } from '../models/store'
 import { StatusPill } from './StatusPill'
+import { suggestionVersion } from './suggestion-version'
 
 /** The score a strategy ranks by, shown on each row; order, random and diverse show least confidence. */
 function shownScore(it: ReviewQueueItem, strategy: ActiveStrategy): { name: string; value: number | null; why: string } {
@@ -34,6 +36,7 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
   const onQueueRef = useRef(onQueue)
   onQueueRef.current = onQueue
   const { state: loop } = useLearning()
+  const { models } = useModels()
   const strategy = loop?.strategy ?? null
   const strategyId = useId()
 
@@ -169,9 +172,19 @@ export function ReviewQueueList({ version, currentId, onOpen, onQueue }: Props) 
               <span className="queue-rank">{i + 1}</span>
               <span className="pmid">{it.externalId}</span>
               <StatusPill status={it.status} />
-              <span className="doc-row-count" title={`${it.suggestions} model suggestions waiting`}>
-                {it.suggestions} <span className="muted">suggested</span>
-              </span>
+              {suggestionVersion(it.modelId, it.suggestions, models).state === 'outdated' ? (
+                <span
+                  className="doc-row-count"
+                  title={`${it.suggestions} suggestions made by another model than the active one: open the document to refresh them`}
+                  data-testid="queue-outdated"
+                >
+                  {it.suggestions} <span className="queue-outdated">outdated</span>
+                </span>
+              ) : (
+                <span className="doc-row-count" title={`${it.suggestions} model suggestions waiting`}>
+                  {it.suggestions} <span className="muted">suggested</span>
+                </span>
+              )}
             </div>
             <div className="doc-row-title">{it.title || <span className="muted">(no title)</span>}</div>
             <Score score={shownScore(it, shown)} max={max} />

@@ -4,7 +4,7 @@
 import { useEffect, useId, useMemo, useState } from 'react'
 import type { LearningLoopState } from '@shared/ipc'
 import { LEARNING_LOOP } from '@shared/recipes'
-import { api, errorMessage } from '../api'
+import { api, errorMessage, onEvent } from '../api'
 import { notify } from '../toasts'
 import { ChartCanvas } from './Chart'
 import { learningCurveConfig } from './chart-lines'
@@ -20,7 +20,17 @@ export function AutoImproveCard({ loop }: { loop: LearningLoopState }) {
   const hintId = useId()
   const [every, setEvery] = useState(String(a.every))
   const [saving, setSaving] = useState(false)
+  const [progress, setProgress] = useState<string | null>(null)
   useEffect(() => setEvery(String(a.every)), [a.every])
+  // The background job's own progress (its retrain, then its re-tagging), while it runs.
+  useEffect(() => {
+    setProgress(null)
+    if (!a.jobId) return
+    const jobId = a.jobId
+    return onEvent('job:progress', (p) => {
+      if (p.jobId.startsWith(jobId)) setProgress(p.message)
+    })
+  }, [a.jobId])
 
   const save = async (patch: { enabled?: boolean; every?: number }) => {
     setSaving(true)
@@ -96,6 +106,11 @@ export function AutoImproveCard({ loop }: { loop: LearningLoopState }) {
       <p className="auto-improve-status" role="status" data-testid="auto-improve-status">
         {status}
       </p>
+      {a.running && progress && (
+        <p className="muted" data-testid="auto-improve-progress">
+          {progress}
+        </p>
+      )}
       {a.running && a.jobId && (
         <button type="button" className="btn small" onClick={() => void api.cancelJob(a.jobId!).catch(() => undefined)} data-testid="auto-improve-cancel">
           Cancel the automatic retrain
