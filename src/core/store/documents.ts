@@ -255,6 +255,12 @@ export function documentTexts(c: Connection): Array<Pick<CorpusDocument, 'id' | 
   return Array.from(rows, (d) => ({ id: String(d.id), text: d.text, passages: JSON.parse(d.passages) as Passage[] }))
 }
 
+/** Documents marked done or in progress: what retraining learns from (Auto-improve counts them after every edit). */
+export function reviewedCount(c: Connection): number {
+  c.assertOpen()
+  return (c.stmt(`SELECT count(*) AS n FROM documents WHERE status IN ('done', 'in_progress')`).get() as { n: number }).n
+}
+
 /** Ids of the documents with a review status, in import order. */
 export function documentIdsWithStatus(c: Connection, status: ReviewStatus): number[] {
   c.assertOpen()

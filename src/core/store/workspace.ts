@@ -306,6 +306,11 @@ export class Workspace {
     return suggestions.reviewCandidates(this.c)
   }
 
+  /** Documents marked done or in progress. */
+  reviewedCount(): number {
+    return documents.reviewedCount(this.c)
+  }
+
   /** Ids of the documents with this review status, in import order (Auto-improve re-tags the unreviewed ones). */
   documentIdsWithStatus(status: ReviewStatus): number[] {
     return documents.documentIdsWithStatus(this.c, status)

@@ -123,10 +123,7 @@ export function learningLoop(
   let round = 0
   let jobId: string | null = null
 
-  const reviewedDocs = (ws: Workspace) => {
-    const { byStatus } = ws.listDocuments({ limit: 1 }).counts
-    return byStatus.done + byStatus.in_progress
-  }
+  const reviewedDocs = (ws: Workspace) => ws.reviewedCount()
 
   const trigger = new AutoImproveTrigger({
     settings: () => ({ ...AUTO_IMPROVE_OFF, ...(workspace().setting('autoImprove') ?? {}) }),

@@ -43,6 +43,14 @@ describe('learning curve and suggestion versions', () => {
       expect(t.ws.reviewCandidates()).toMatchObject([{ documentId: a, leastConfidence: 0.3, margin: 0.2, entropy: 0.1, modelId: m2.id }])
       t.ws.deleteModel(m2.id)
       expect(t.ws.getDocument(a).suggestionModelId).toBeNull()
+      // Reviewed = done or in progress (what retraining learns from and Auto-improve counts).
+      expect(t.ws.reviewedCount()).toBe(0)
+      t.ws.setStatus(a, 'done')
+      t.ws.setStatus(b, 'in_progress')
+      expect(t.ws.reviewedCount()).toBe(2)
+      expect(t.ws.documentIdsWithStatus('done')).toEqual([a])
+      t.ws.setStatus(b, 'unreviewed')
+      expect(t.ws.reviewedCount()).toBe(1)
     } finally {
       t.done()
     }
