@@ -2,7 +2,7 @@
 // when they are few: Chart.js renders the real configuration onto a canvas context that records
 // every path command (Chart.js's BasicPlatform, no DOM).
 import { Chart, LinearScale, LineController, LineElement, PointElement, type ChartConfiguration } from 'chart.js'
-import { FEW_POINTS, lineStyle, trainingCurveConfig } from '../../../src/renderer/src/models/chart-lines'
+import { FEW_POINTS, learningCurveConfig, lineStyle, trainingCurveConfig } from '../../../src/renderer/src/models/chart-lines'
 import type { CurvePoint } from '../../../src/renderer/src/models/store'
 
 Chart.register(LineController, LineElement, PointElement, LinearScale)
@@ -110,5 +110,33 @@ describe('training curve', () => {
     expect(lineStyle(1)).toMatchObject({ tension: 0, cubicInterpolationMode: 'default', stepped: false, spanGaps: false })
     expect(lineStyle(FEW_POINTS).pointRadius).toBeGreaterThan(0)
     expect(lineStyle(FEW_POINTS + 1).pointRadius).toBe(0)
+  })
+})
+
+describe('learning curve', () => {
+  const points = [
+    { reviewed: 6, f1After: 0.42, trigger: 'manual' as const },
+    { reviewed: 12, f1After: 0.55, trigger: 'auto' as const },
+    { reviewed: 20, f1After: 0.61, trigger: 'manual' as const },
+  ]
+
+  it('plots held-out F1 (%) against documents reviewed, straight from point to point', () => {
+    const config = learningCurveConfig(points)
+    const data = config.data.datasets[0]!.data as Array<{ x: number; y: number }>
+    expect(data.map((p) => p.x)).toEqual([6, 12, 20])
+    data.forEach((p, i) => expect(p.y).toBeCloseTo([42, 55, 61][i]!, 10))
+    const { chart, calls } = render(config)
+    expect(calls.filter((c) => c.op === 'bezierCurveTo' || c.op === 'quadraticCurveTo')).toEqual([])
+    expect(chart.getDatasetMeta(0).data).toHaveLength(3)
+    chart.destroy()
+  })
+
+  it("marks every retrain: the person's as circles, Auto-improve's as triangles", () => {
+    const config = learningCurveConfig(points)
+    expect(config.data.datasets[0]!.pointStyle).toEqual(['circle', 'triangle', 'circle'])
+    const { chart, calls } = render(config)
+    // A circle is an arc; the triangle is drawn with lines.
+    expect(calls.filter((c) => c.op === 'arc')).toHaveLength(2)
+    chart.destroy()
   })
 })
