@@ -340,6 +340,27 @@ describe('Models in the loop (real model host)', () => {
     expect(after.ok && after.value.find((m) => m.active)?.name).not.toBe('tiny-e2e')
   }, 150_000)
 
+  it("marks the first model's suggestions outdated once the retrained one is active, and refreshes them", async () => {
+    const { page } = h
+    await gotoView(page, 'documents')
+    // Tagged by tiny-e2e above and not opened since.
+    const ext = String(UNTAGGED_FIRST + 4)
+    await page.getByTestId('search').fill(ext)
+    await openFromList(page, ext)
+    await page.getByTestId('suggestions-outdated').waitFor({ timeout: 30_000 })
+    expect(await page.getByTestId('suggestions-outdated').textContent()).toMatch(/came from tiny-e2e; the active model is tiny-e2e \(retrained\)/)
+    await page.getByTestId('refresh-suggestions').click()
+    await expectToast(page, /Tagged 1 document/, 60_000)
+    await page.waitForFunction(() => document.querySelector('[data-testid="document-pane"]')?.getAttribute('data-suggestions-version') !== 'outdated', undefined, {
+      timeout: 30_000,
+    })
+    expect(await page.getByTestId('suggestions-outdated').count()).toBe(0)
+    const docId = Number(await page.getByTestId('document-pane').getAttribute('data-doc-id'))
+    const active = await h.invoke('models:list', {})
+    expect(h.workspace().getDocument(docId).suggestionModelId).toBe(active.ok ? active.value.find((m) => m.active)!.id : -1)
+    await page.getByTestId('search').fill('')
+  }, 90_000)
+
   it('distils a 1-layer student (and its int8 version) and compares them with their teacher', async () => {
     const { page } = h
     await gotoView(page, 'compression')
