@@ -161,6 +161,8 @@ export interface HostMethods {
       /** Corpus files added to the training split (never to the held-out one). */
       extraCorpusPaths: string[]
       epochs: number
+      /** Optimizer-step budget (RETRAIN_RECIPE.maxSteps); default: every epoch in full. */
+      maxSteps?: number
       seed: number
       lr?: number
     }

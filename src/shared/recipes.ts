@@ -107,8 +107,13 @@ export const FINETUNE_RECIPE = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as cons
 /** Distilling a teacher into students from the command line. */
 export const DISTILL_RECIPE = { lr: 5e-5, epochs: 3 } as const
 
-/** The app's retraining from corrections (retrain:start). */
-export const RETRAIN_RECIPE = { epochs: 3 } as const
+/**
+ * The app's retraining from corrections (retrain:start, Auto-improve): `epochs` over the reviewed
+ * documents, but never more than `maxSteps` optimizer steps, so that a round's wait stays about a
+ * minute however many documents are reviewed (issue 30 item 3; bench:active --latency measures
+ * it, and bench:active simulates the correction loop with the same budget).
+ */
+export const RETRAIN_RECIPE = { epochs: 3, maxSteps: 200 } as const
 
 /**
  * The app's "Adapt to my documents" (models:adapt): continued masked-LM pretraining of a workspace

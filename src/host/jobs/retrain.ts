@@ -56,6 +56,7 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
       train: [...p.train, ...extra],
       dev: p.heldOut,
       epochs: p.epochs,
+      maxSteps: p.maxSteps,
       lr,
       seed: p.seed,
       maxLength,

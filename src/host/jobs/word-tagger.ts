@@ -111,6 +111,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
     phase(ctx, `Fine-tuning on ${p.train.length + extra.length} documents`)
     const result = await retrainWordModel(base, [...p.train, ...extra], plan, {
       epochs: p.epochs,
+      maxSteps: p.maxSteps,
       lr: p.lr,
       seed: p.seed,
       threads: inferenceThreads(),

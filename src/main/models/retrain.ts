@@ -57,7 +57,7 @@ export function retrainJobs(rt: ModelRuntime, onPoint: () => void = () => undefi
       runId = job.runId = ws.startRun('retrain', rec.id, { baseModelId: base.id, epochs, seed, heldOut: heldOut.length, train: train.length })
       const r = await host().request(
         'retrain',
-        { baseDir: base.path, candidateDir: rec.path, train, heldOut, extraCorpusPaths: extra, epochs, seed },
+        { baseDir: base.path, candidateDir: rec.path, train, heldOut, extraCorpusPaths: extra, epochs, maxSteps: RETRAIN_RECIPE.maxSteps, seed },
         { signal, onProgress: emit },
       )
       emit.flush()

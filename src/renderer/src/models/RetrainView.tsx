@@ -3,7 +3,7 @@
 // active until the person keeps the new one.
 import { useEffect, useId, useState } from 'react'
 import type { ModelInfo, RetrainResult, Scores } from '@shared/ipc'
-import { FORM_DEFAULTS } from '@shared/recipes'
+import { FORM_DEFAULTS, RETRAIN_RECIPE } from '@shared/recipes'
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { colourClass } from '../palette'
@@ -139,6 +139,7 @@ export function RetrainView() {
                 </select>
               </div>
               <EpochsField max={50} value={epochs} onChange={setEpochs} testId="retrain-epochs" />
+              <p className="muted small-print">At most {RETRAIN_RECIPE.maxSteps} training steps however many documents are reviewed, so that a retrain takes about a minute.</p>
               <div className="form-row">
                 <span className="label-like">Extra training corpora (optional)</span>
                 {extra.length > 0 && (
