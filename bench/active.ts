@@ -6,7 +6,7 @@
 //
 //   npm run bench:active -- [--corpus ncbi|bc5cdr] [--strategies order,random,least-confidence,margin,entropy,diverse]
 //       [--seeds 1,2,3] [--seed-docs 20] [--batch 50] [--max-docs 300] [--seed-epochs 10] [--retrain-epochs 3]
-//       [--retrain-steps N] [--threads N] [--data DIR] [--out DIR] [--pilot] [--report]
+//       [--retrain-steps 200] [--threads N] [--data DIR] [--out DIR] [--pilot] [--report]
 //       [--new-type TYPE --base MODEL_DIR] [--latency [--workspace-docs 1000]]
 //
 // --latency (issue 30 item 3) measures one round's wait on a workspace of --workspace-docs
@@ -57,7 +57,7 @@ const { values: a } = parseArgs({
     'max-docs': { type: 'string', default: '300' },
     'seed-epochs': { type: 'string', default: String(FORM_DEFAULTS.wordTaggerEpochs) },
     'retrain-epochs': { type: 'string', default: String(RETRAIN_RECIPE.epochs) },
-    'retrain-steps': { type: 'string' },
+    'retrain-steps': { type: 'string', default: String(RETRAIN_RECIPE.maxSteps) },
     threads: { type: 'string' },
     data: { type: 'string', default: resolve(ROOT, '../shared/data') },
     out: { type: 'string', default: resolve(ROOT, 'bench-results/active') },
