@@ -14,6 +14,7 @@
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { CharCnnDims } from './char-cnn-config'
 import { crfParamShapes } from './crf'
 import { CheckpointError, CHARS_FILE, CONFIG_FILE, HEADS_KEY, headLabelsOf, METADATA_FILE, readCheckpointInfo, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
@@ -24,19 +25,10 @@ import { SHAPE_FLAGS, WordFeaturizer } from '../nlp/word-features'
 
 export const WORD_TAGGER_MODEL_TYPE = 'fastbioner-word-tagger'
 
-/** Sizes of the word-level tagger; the defaults are WORD_TAGGER_DEFAULTS. */
-export interface WordTaggerDims {
+/** Sizes of the word-level tagger (its character CNN's are the BERT channel's); the defaults are WORD_TAGGER_DEFAULTS. */
+export interface WordTaggerDims extends CharCnnDims {
   wordVocabSize: number
   wordDim: number
-  charVocabSize: number
-  charDim: number
-  charFilters: number
-  /** Odd convolution width. */
-  charWidth: number
-  /** Characters kept per word (longer words are cut). */
-  maxChars: number
-  /** Case/shape flags per word. */
-  shapeFlags: number
   /** Hidden size of each LSTM direction. */
   lstmHidden: number
 }
