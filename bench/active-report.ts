@@ -168,9 +168,12 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  * is small, diffable and renders the same everywhere.
  */
 export function lineChartSvg(o: { title: string; xLabel: string; yLabel: string; series: readonly ChartSeries[] }): string {
-  const W = 640
+  // The legend's column is as wide as its longest name (about 7 px a character at 12 px, after
+  // the 46 px swatch), so that "least-confidence (3 seeds)" is not cut at the edge.
+  const legend = Math.max(170, 46 + 7 * Math.max(0, ...o.series.map((s) => s.name.length)) + 8)
   const H = 380
-  const m = { left: 64, right: 170, top: 40, bottom: 56 }
+  const m = { left: 64, right: legend, top: 40, bottom: 56 }
+  const W = m.left + 406 + m.right
   const pts = o.series.flatMap((s) => s.points)
   const xs = pts.map((p) => p[0])
   const ys = pts.map((p) => p[1])
