@@ -404,7 +404,7 @@ function addAndNorm(p: Param, name: string, { eps }: Dims, x: tf.Tensor2D, resid
  * The channel's contribution to the embedding sum [N, H] (N = B·S): zero on rows without
  * characters. charIds int [B, S, L], flags float [B, S, F_s].
  */
-function charCnnEmbedding(p: Param, c: CharCnnConfig, charIds: tf.Tensor, flags: tf.Tensor): tf.Tensor2D {
+export function charCnnEmbedding(p: Param, c: CharCnnConfig, charIds: tf.Tensor, flags: tf.Tensor): tf.Tensor2D {
   const n = charCnnParamNames()
   const L = c.maxChars
   const ids = tf.reshape(tf.cast(charIds, 'int32'), [-1, L]) // [N, L]
@@ -419,7 +419,7 @@ function charCnnEmbedding(p: Param, c: CharCnnConfig, charIds: tf.Tensor, flags:
   const windows = tf.concat(Array.from({ length: c.charWidth }, (_, k) => tf.slice(padded, [0, k, 0], [N, L, c.charDim])), 2) // [N, L, w·Dc]
   const conv = tf.add(tf.matMul(tf.reshape(windows, [N * L, c.charWidth * c.charDim]), p(`${n.conv}.weight`) as tf.Tensor2D), p(`${n.conv}.bias`)) // [N·L, F]
   const charMax = tf.max(tf.reshape(conv, [N, L, c.charFilters]), 1) // [N, F]
-  const features = tf.concat([charMax, tf.reshape(tf.cast(flags, 'float32'), [N, c.shapeFlags])], 1) // [N, F + F_s]
+  const features = tf.mul(tf.concat([charMax, tf.reshape(tf.cast(flags, 'float32'), [N, c.shapeFlags])], 1), c.featureScale ?? 1) // [N, F + F_s]
   const projected = tf.add(tf.matMul(features, p(`${n.projection}.weight`) as tf.Tensor2D), p(`${n.projection}.bias`)) // [N, H]
   const hasChars = tf.cast(tf.reshape(tf.notEqual(tf.slice(ids, [0, 0], [N, 1]), PAD_ID), [N, 1]), 'float32') // [N, 1]
   return tf.mul(projected, hasChars) as tf.Tensor2D

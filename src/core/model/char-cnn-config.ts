@@ -26,6 +26,21 @@ export type CharPieces = 'all' | 'first'
 /** config.json `char_cnn` of a BERT encoder. */
 export interface CharCnnConfig extends CharCnnDims {
   pieces: CharPieces
+  /**
+   * Factor on the projection's input [F + flags] (config.json `feature_scale`; absent = 1, the
+   * channels saved before it existed). AdamW moves every weight by about lr a step, so a Linear
+   * over F + flags inputs of size ~0.5, most of them shared by every word (the max over a word's
+   * windows is mostly positive, the flags are 0/1), moved the character term (F + flags)/2 times
+   * faster than an embedding row: from zero it outgrew the piece and position embeddings before
+   * the LayerNorm within a few hundred steps at lr 1e-3, every piece normalised to nearly the same
+   * vector, and the encoder collapsed to tagging nothing. New channels take 1/(F + flags).
+   */
+  featureScale?: number
+}
+
+/** The projection input's factor of a new channel: 1/(F + flags) (see CharCnnConfig.featureScale). */
+export function defaultFeatureScale(d: Pick<CharCnnDims, 'charFilters' | 'shapeFlags'>): number {
+  return 1 / (d.charFilters + d.shapeFlags)
 }
 
 export const CHAR_CNN_DEFAULTS = { charDim: 30, charFilters: 50, charWidth: 3, maxChars: 20, pieces: 'all' as CharPieces }
@@ -69,6 +84,8 @@ export function validateCharCnn(c: CharCnnConfig): void {
   if (c.charWidth % 2 !== 1) throw new Error(`BERT config: char_cnn.width must be odd, got ${c.charWidth}`)
   if (c.charVocabSize < 2) throw new Error(`BERT config: char_cnn.vocab_size must count <pad> and <unk>, got ${c.charVocabSize}`)
   if (c.pieces !== 'all' && c.pieces !== 'first') throw new Error(`BERT config: char_cnn.pieces must be 'all' or 'first', got ${JSON.stringify(c.pieces)}`)
+  const scale = c.featureScale ?? 1
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0) throw new Error(`BERT config: char_cnn.feature_scale must be a positive number, got ${JSON.stringify(c.featureScale)}`)
 }
 
 /** config.json `char_cnn` → CharCnnConfig (undefined when absent); throws naming the key. */
@@ -77,6 +94,7 @@ export function charCnnFromHf(j: unknown): CharCnnConfig | undefined {
   if (typeof j !== 'object' || Array.isArray(j)) throw new Error('char_cnn must be an object')
   const o = j as Record<string, unknown>
   const c = { pieces: o.pieces ?? 'all' } as CharCnnConfig
+  if (o.feature_scale !== undefined) c.featureScale = o.feature_scale as number
   for (const [key, name] of LIMITS) {
     const v = o[name] ?? (key === 'shapeFlags' ? DEFAULT_SHAPE_FLAGS : undefined)
     if (typeof v !== 'number') throw new Error(`char_cnn.${name} must be a number, got ${JSON.stringify(v)}`)
@@ -90,6 +108,7 @@ export function charCnnToHf(c: CharCnnConfig): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [key, name] of LIMITS) out[name] = c[key]
   out.pieces = c.pieces
+  if (c.featureScale !== undefined) out.feature_scale = c.featureScale
   return out
 }
 

@@ -1,6 +1,7 @@
 // The character channel of the BERT encoder (issue 25): per word, character embeddings → 1-D
 // convolution (width w, zero padding (w−1)/2, a Linear over the windows) → max over the word's
-// characters, concatenated with its case/shape flags, → a Linear projection to the hidden size,
+// characters, concatenated with its case/shape flags, times feature_scale (1/(F + flags): the
+// term then moves at the embeddings' pace, see CharCnnConfig) → a Linear projection to the hidden size,
 // added to the embeddings of the word's pieces (`pieces: 'all'`) or of its first piece only
 // ('first') before the embedding LayerNorm. The character CNN and flags are the word tagger's
 // (core/model/word-tagger.ts, one ONNX graph for both: core/onnx/char-cnn.ts); its character
@@ -20,13 +21,14 @@
 
 import { exampleWords, PAD_ID, SHAPE_FLAGS, shapeFlags, WordFeaturizer } from '../nlp/word-features'
 import type { Example } from '../nlp/examples'
-import { CHAR_CNN_DEFAULTS, type CharCnnConfig } from './char-cnn-config'
+import { CHAR_CNN_DEFAULTS, defaultFeatureScale, type CharCnnConfig } from './char-cnn-config'
 
 export * from './char-cnn-config'
 
 /** The channel's sizes for a character vocabulary (`over` changes any default). */
 export function charCnnConfig(vocab: WordFeaturizer, over: Partial<Omit<CharCnnConfig, 'charVocabSize' | 'shapeFlags'>> = {}): CharCnnConfig {
-  return { charVocabSize: vocab.chars.length, shapeFlags: SHAPE_FLAGS, ...CHAR_CNN_DEFAULTS, ...over }
+  const c: CharCnnConfig = { charVocabSize: vocab.chars.length, shapeFlags: SHAPE_FLAGS, ...CHAR_CNN_DEFAULTS, ...over }
+  return { ...c, featureScale: over.featureScale ?? defaultFeatureScale(c) }
 }
 
 /** A character vocabulary learnt from the training words (no word list: BERT reads pieces). */

@@ -288,7 +288,8 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
     const param = (name: string, shape: number[]) =>
       g.initializer(name, { dims: shape, data: name === `${n.conv}.weight` ? W.linear(name, shape[0], shape[1]) : W.get(name, shape).data })
     const layer = charCnnLayer(g, param, cc, { embeddings: n.embeddings, conv: n.conv }, 'sequence')
-    const projected = linear(n.projection, layer.features, cc.charFilters + cc.shapeFlags, H) // [B, S, H]
+    const scaled = g.node('Mul', [layer.features, g.float(cc.featureScale ?? 1)], {}, { name: 'embeddings/char_cnn/feature_scale' }) // [B, S, F + F_s]
+    const projected = linear(n.projection, scaled, cc.charFilters + cc.shapeFlags, H) // [B, S, H]
     const first = g.node('Slice', [layer.charIds, g.int64s([0]), g.int64s([1]), g.int64s([2])], {}, { name: 'embeddings/char_cnn/first_char' }) // [B, S, 1]
     const hasChars = g.node('Cast', [g.node('Not', [g.node('Equal', [first, g.int64s([0], [])])])], { to: attr.int(1) }, { name: 'embeddings/char_cnn/has_chars' })
     embSum = g.node('Add', [embSum, g.node('Mul', [projected, hasChars], {}, { name: 'embeddings/char_cnn/mask' })], {}, { name: 'embeddings/add_chars' })

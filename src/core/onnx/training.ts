@@ -385,12 +385,14 @@ function charChannel(t: GradGraph, c: OnnxBertConfig, prefix: string): { y: stri
   const n = charCnnParamNames(prefix)
   const layer = charCnnLayer(g, (name, shape) => t.param(name, shape), cc, { embeddings: n.embeddings, conv: n.conv }, 'sequence')
   const width = cc.charFilters + cc.shapeFlags
-  const proj = t.linear(n.projection, t.reshape(layer.features, g.int64s([-1, width])), width, c.hiddenSize) // [N, H]
+  // feature_scale: see CharCnnConfig.featureScale (absent = 1)
+  const scale = g.float(cc.featureScale ?? 1)
+  const proj = t.linear(n.projection, t.mul(t.reshape(layer.features, g.int64s([-1, width])), scale), width, c.hiddenSize) // [N, H]
   const first = t.reshape(g.node('Slice', [layer.charIds, g.int64s([0]), g.int64s([1]), g.int64s([2])]), g.int64s([-1, 1])) // [N, 1]
   const hasChars = g.node('Cast', [g.node('Not', [g.node('Equal', [first, g.int64s([0], [])])])], { to: attr.int(1) }) // [N, 1]
   return {
     y: t.mul(proj.y, hasChars),
-    backward: (dEmb) => layer.backward(t, proj.backward(t.mul(dEmb, hasChars))),
+    backward: (dEmb) => layer.backward(t, t.mul(proj.backward(t.mul(dEmb, hasChars)), scale)), // d features [N, F + F_s]
   }
 }
 

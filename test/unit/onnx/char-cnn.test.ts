@@ -134,7 +134,7 @@ describe('the character channel on both engines', () => {
       try {
         expect(readFileSync(join(dir, 'chars.txt'), 'utf8')).toBe(CHARS.chars.join('\n') + '\n')
         const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))
-        expect(cfg.char_cnn).toEqual({ vocab_size: CHARS.chars.length, dim: 4, filters: 6, width: 3, max_chars: 7, shape_flags: 4, pieces })
+        expect(cfg.char_cnn).toEqual({ vocab_size: CHARS.chars.length, dim: 4, filters: 6, width: 3, max_chars: 7, shape_flags: 4, pieces, feature_scale: 1 / (6 + 4) })
         // Extra tensors beside the HF names, Linear weights in torch's [out, in].
         expect(readSafetensorsNames(join(dir, 'model.safetensors')).filter((n) => n.includes('char_cnn')).sort()).toEqual([
           'bert.embeddings.char_cnn.char_embeddings.weight',
