@@ -123,12 +123,12 @@ export function learningLoop(
   let round = 0
   let jobId: string | null = null
 
-  const reviewedDocs = (ws: Workspace) => ws.reviewedCount()
+  const settingsOf = (ws: Workspace): AutoImproveSettings => ({ ...AUTO_IMPROVE_OFF, ...(ws.setting('autoImprove') ?? {}) })
 
   const trigger = new AutoImproveTrigger({
-    settings: () => ({ ...AUTO_IMPROVE_OFF, ...(workspace().setting('autoImprove') ?? {}) }),
+    settings: () => settingsOf(workspace()),
     saveSettings: (s) => workspace().setSetting('autoImprove', s),
-    reviewedCount: () => reviewedDocs(workspace()),
+    reviewedCount: () => workspace().reviewedCount(),
     round: autoRound,
     changed: () => changed(),
   })
@@ -179,7 +179,7 @@ export function learningLoop(
 
   function state(): LearningLoopState {
     const ws = workspace()
-    const settings = { ...AUTO_IMPROVE_OFF, ...(ws.setting('autoImprove') ?? {}) }
+    const settings = settingsOf(ws)
     const reviewed = [...ws.documentIdsWithStatus('done'), ...ws.documentIdsWithStatus('in_progress')].map((id) => ({ id: String(id) }))
     return {
       strategy: reviewStrategy(ws),
@@ -187,7 +187,7 @@ export function learningLoop(
       autoImprove: {
         enabled: settings.enabled,
         every: settings.every,
-        reviewedSince: Math.max(0, reviewed.length - settings.baseline),
+        reviewedSince: trigger.reviewedSince(),
         running: trigger.running,
         jobId,
         queued: trigger.queued,
@@ -222,8 +222,8 @@ export function learningLoop(
     safeCheck()
     try {
       const ws = workspace()
-      if (!ws.setting('autoImprove')?.enabled) return
-      const n = reviewedDocs(ws)
+      if (!settingsOf(ws).enabled) return
+      const n = ws.reviewedCount()
       if (n !== lastReviewed) {
         lastReviewed = n
         changed()
