@@ -124,7 +124,6 @@ export async function simulate(o: SimulationOptions): Promise<RoundRecord[]> {
   const reviewed = seedDocuments(o.pool.length, o.seedDocs, o.seed)
   const done = new Set(reviewed)
   const newType = o.newType?.type
-  const devType = newType
   /** What the annotator leaves in a reviewed document: the gold, or with a new type the gold of that type and the model's other suggestions. */
   const annotated = new Map<number, CorpusDocument>()
   const review = (p: number, suggested: readonly Mention[]): EditCounts => {
@@ -165,7 +164,7 @@ export async function simulate(o: SimulationOptions): Promise<RoundRecord[]> {
   const seedRetrain = since(t0)
   t0 = performance.now()
   let total = typedIn
-  emit({ round: 0, picked: [...reviewed], reviewed: reviewed.length, edits: typedIn, suggested: seedSuggested, totalEdits: total, dev: await devScores(model, o.dev, o.threads, devType), seconds: { select: 0, retrain: seedRetrain, eval: since(t0) }, steps: seedSteps })
+  emit({ round: 0, picked: [...reviewed], reviewed: reviewed.length, edits: typedIn, suggested: seedSuggested, totalEdits: total, dev: await devScores(model, o.dev, o.threads, newType), seconds: { select: 0, retrain: seedRetrain, eval: since(t0) }, steps: seedSteps })
   // Computed once: the vectors do not depend on the model.
   const vectors = o.strategy === 'diverse' ? tfidfVectors(o.pool.map((d) => d.text)) : null
 
@@ -196,7 +195,7 @@ export async function simulate(o: SimulationOptions): Promise<RoundRecord[]> {
     const retrain = since(t0)
     t0 = performance.now()
     const suggested = suggestions.reduce((a, t) => a + t.mentions.filter((m) => !newType || m.type === newType).length, 0)
-    emit({ round, picked, reviewed: reviewed.length, edits, suggested, totalEdits: total, dev: await devScores(model, o.dev, o.threads, devType), seconds: { select, retrain, eval: since(t0) }, steps: result.steps })
+    emit({ round, picked, reviewed: reviewed.length, edits, suggested, totalEdits: total, dev: await devScores(model, o.dev, o.threads, newType), seconds: { select, retrain, eval: since(t0) }, steps: result.steps })
   }
   return rounds
 }
