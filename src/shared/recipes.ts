@@ -99,7 +99,7 @@ export const TRAIN_DEFAULTS = {
  * on NCBI-disease devel (docs/ACCURACY.md): a CRF output layer and one mention-replaced copy of
  * the training set. Checkpoint averaging (averageLast ≥ 2) did not help there and is off.
  */
-export const SCRATCH_RECIPE = { preset: DEFAULT_PRESET, lr: 1e-3, epochs: 10, warmupRatio: 0.1, vocabSize: 8000, lowercase: true, crf: true, augmentCopies: 1, averageLast: 0 } as const
+export const SCRATCH_RECIPE = { preset: DEFAULT_PRESET, lr: 1e-3, epochs: 10, warmupRatio: 0.1, vocabSize: 8000, wordLevelVocabSize: 20000, lowercase: true, crf: true, augmentCopies: 1, averageLast: 0 } as const
 
 /** Fine-tuning a pre-trained encoder (the BERT recipe). */
 export const FINETUNE_RECIPE = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as const

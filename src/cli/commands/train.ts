@@ -6,7 +6,7 @@ import { presetConfig } from '../../core/model/presets'
 import { learnCharVocabulary } from '../../core/model/char-cnn'
 import { buildLabelMap } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
-import { trainWordPieceVocab } from '../../core/nlp/vocab-trainer'
+import { trainWordPieceVocab, trainWordVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
@@ -64,6 +64,11 @@ ${mapTypesHelp(22)}
                       learnt from the training text; a model that has one keeps it
   --char-pieces P     with --char-cnn: the pieces that get their word's character vector, all
                       (default) or first
+  --word-level        bert from scratch: the transformer runs over words, one position per
+                      word: a whole-word vocabulary (the --vocab-size most frequent lower-cased
+                      words of the training and transfer text, default ${SCRATCH_RECIPE.wordLevelVocabSize}) instead of
+                      WordPiece pieces, every other word [UNK]; implies --char-cnn, through which
+                      every word is also read
   --preset NAME       bert from scratch: a preset architecture (${PRESET_NAMES.join(', ')});
                       a WordPiece vocabulary is learnt from the training text first.
                       Default when neither is given: ${SCRATCH_RECIPE.preset}
@@ -107,7 +112,7 @@ const OPTIONS = {
   ...valueOptions('transfer-sentences', 'max-words'),
   ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
-  ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn'),
+  ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn', 'word-level'),
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -133,7 +138,11 @@ export async function run(argv: string[]): Promise<number> {
     }
     const charPieces = v['char-pieces'] ?? 'all'
     if (charPieces !== 'all' && charPieces !== 'first') throw new CliError(`--char-pieces must be all or first, got '${charPieces}'`, 2)
-    if (v['char-pieces'] !== undefined && !v['char-cnn']) throw new CliError('--char-pieces is an option of --char-cnn', 2)
+    const wordLevel = v['word-level'] ?? false
+    if (wordLevel && v.init !== undefined) throw new CliError(`--word-level is a vocabulary for a model from scratch: a run from --init keeps the vocabulary of ${v.init}`, 2)
+    if (wordLevel && v['char-pieces'] !== undefined) throw new CliError('--char-pieces: with --word-level every word is one piece', 2)
+    const charCnn = (v['char-cnn'] ?? false) || wordLevel
+    if (v['char-pieces'] !== undefined && !charCnn) throw new CliError('--char-pieces is an option of --char-cnn', 2)
     const presetName = v.preset ?? SCRATCH_RECIPE.preset
     if (scratch && !isPresetName(presetName)) throw new CliError(`unknown --preset '${presetName}' (one of ${PRESET_NAMES.join(', ')})`, 2)
     const settings = finetuneSettings(v)
@@ -152,7 +161,7 @@ export async function run(argv: string[]): Promise<number> {
     const averageOpt = intOpt(v['average-last'], '--average-last', 0)
     if (averageOpt !== undefined && averageOpt >= 2 && !hasDev) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
     const averageLast = averageOpt ?? (scratch && hasDev ? SCRATCH_RECIPE.averageLast : 0)
-    const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? SCRATCH_RECIPE.vocabSize
+    const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? (wordLevel ? SCRATCH_RECIPE.wordLevelVocabSize : SCRATCH_RECIPE.vocabSize)
     const quiet = v.quiet ?? false
     const log = stderrLog(quiet)
 
@@ -188,16 +197,16 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       const lowercase = !(v.cased ?? false)
       const t0 = performance.now()
-      const vocab = trainWordPieceVocab(
+      const vocab = (wordLevel ? trainWordVocab : trainWordPieceVocab)(
         trainDocs.map((d) => d.text),
         { vocabSize, lowercase },
       )
-      log(`vocabulary: ${vocab.tokens.length} WordPiece tokens from ${vocab.wordTypes} word types (${((performance.now() - t0) / 1000).toFixed(1)}s)`)
+      log(`vocabulary: ${vocab.tokens.length} ${wordLevel ? 'whole words (one position per word)' : 'WordPiece tokens'} from ${vocab.wordTypes} word types (${((performance.now() - t0) / 1000).toFixed(1)}s)`)
       tokenizer = new WordPieceTokenizer(vocab.tokens, { lowercase })
       const config = presetConfig(presetName as PresetName, { vocabSize: vocab.tokens.length })
       model = BertTokenClassifier.random(config, seed, headLabels)
     }
-    if (v['char-cnn'] && !model.config.charCnn) {
+    if (charCnn && !model.config.charCnn) {
       // Characters as written: the channel keeps case even when the pieces are lower-cased.
       const chars = learnCharVocabulary(trainDocs.flatMap((d) => d.text.split(/\s+/)))
       model.addCharCnn(chars, { pieces: charPieces }, seed)
@@ -400,7 +409,7 @@ export function runSummary(r: RunOutcome) {
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
 async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
-  for (const flag of ['preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level', 'char-cnn', 'char-pieces'] as const) {
+  for (const flag of ['preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level', 'char-cnn', 'char-pieces', 'word-level'] as const) {
     if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
   }
   if (v.init !== undefined && !isWordTaggerFolder(v.init)) throw new CliError(`--init ${v.init}: --arch word-lstm continues only from a word tagger folder (a BERT checkpoint trains with --arch bert)`, 2)
@@ -522,7 +531,7 @@ async function readTransferSet(v: OptionValues<typeof OPTIONS>, heads: string[],
 const RESUME_FIXED = [
   'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
   'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
-  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words', 'word-level',
 ] as const
 
 /**

@@ -63,6 +63,29 @@ export function trainWordPieceVocab(texts: Iterable<string>, opts: TrainVocabOpt
   return trainFromWordCounts(countWords(texts, opts), opts)
 }
 
+/**
+ * A whole-word vocabulary for a transformer that runs over words (`train --word-level`): the
+ * special tokens, then the vocabSize − 5 most frequent normalised basic-tokenizer words (seen at
+ * least minFrequency times, default 1; ties by code units). With no "##" continuations the
+ * WordPiece tokenizer gives each listed word one piece and every other word one [UNK], so one
+ * position is one word and an unlisted word is read through the character channel alone.
+ */
+export function trainWordVocab(texts: Iterable<string>, opts: TrainVocabOptions): TrainedVocab {
+  if (!Number.isInteger(opts.vocabSize) || opts.vocabSize < SPECIAL_TOKENS.length) {
+    throw new RangeError(`vocabSize must be an integer >= ${SPECIAL_TOKENS.length}, got ${opts.vocabSize}`)
+  }
+  const minFrequency = opts.minFrequency ?? 1
+  const maxChars = opts.maxInputCharsPerWord ?? 100
+  const counts = countWords(texts, opts)
+  const special = new Set<string>(SPECIAL_TOKENS)
+  const words = [...counts]
+    .filter(([w, n]) => n >= minFrequency && !special.has(w) && [...w].length <= maxChars)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, opts.vocabSize - SPECIAL_TOKENS.length)
+    .map(([w]) => w)
+  return { tokens: [...SPECIAL_TOKENS, ...words], wordTypes: counts.size, merges: 0 }
+}
+
 interface HeapEntry {
   count: number
   a: number

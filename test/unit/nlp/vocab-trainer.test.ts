@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
-import { SPECIAL_TOKENS, countWords, readVocab, trainFromWordCounts, trainWordPieceVocab, writeVocab } from '@core/nlp/vocab-trainer'
+import { SPECIAL_TOKENS, countWords, readVocab, trainFromWordCounts, trainWordPieceVocab, trainWordVocab, writeVocab } from '@core/nlp/vocab-trainer'
 
 const CORPUS = [
   'Mutations in BRCA1 and BRCA2 increase the risk of breast cancer.',
@@ -92,5 +92,30 @@ describe('vocab.txt IO', () => {
   it('rejects tokens with line breaks and names missing files', () => {
     expect(() => writeVocab(join(dir, 'bad.txt'), ['a\nb'])).toThrow(/line break/)
     expect(() => readVocab(join(dir, 'missing.txt'))).toThrow(/missing\.txt/)
+  })
+})
+
+describe('trainWordVocab (train --word-level)', () => {
+  it('keeps the most frequent whole words, ties by code units, capped by vocabSize', () => {
+    const v = trainWordVocab(['b a b c', 'a b d', '[MASK] b'], { vocabSize: 8, lowercase: true })
+    // counts: b 4, a 2, then c, d, 'mask' 1 each — '[mask]' is split into [ mask ] by the basic tokenizer
+    expect(v.tokens.slice(0, SPECIAL_TOKENS.length)).toEqual([...SPECIAL_TOKENS])
+    expect(v.tokens.slice(SPECIAL_TOKENS.length)).toEqual(['b', 'a', '[']) // '[' < ']' < 'c' < 'd' < 'mask'
+    expect(v.tokens.some((t) => t.startsWith('##'))).toBe(false)
+    expect(trainWordVocab(['b a b c', 'a b d'], { vocabSize: 100, lowercase: true, minFrequency: 2 }).tokens.slice(5)).toEqual(['b', 'a'])
+    expect(() => trainWordVocab(['a'], { vocabSize: 3, lowercase: true })).toThrow(/vocabSize/)
+  })
+
+  it('gives the WordPiece tokenizer one piece per word: a listed word, else one [UNK]', () => {
+    const v = trainWordVocab(CORPUS, { vocabSize: 40, lowercase: true })
+    expect(v.tokens).toContain('cancer')
+    expect(v.tokens).toContain('brca1')
+    const tok = new WordPieceTokenizer(v.tokens, { lowercase: true })
+    const enc = tok.tokenize('Breast cancer in BRCA1 mice: cancerous tumours.')
+    // one position per word; 'cancerous' is not split into cancer + ##ous
+    expect(enc.wordIndex).toEqual(enc.ids.map((_, i) => i))
+    expect(enc.tokens).toEqual(['breast', 'cancer', 'in', 'brca1', 'mice', ':', '[UNK]', 'tumours', '.'].map((t) => (v.tokens.includes(t) ? t : '[UNK]')))
+    expect(enc.tokens[6]).toBe('[UNK]')
+
   })
 })

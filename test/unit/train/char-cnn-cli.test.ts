@@ -4,7 +4,7 @@
 // The encoder's WordPiece vocabulary holds only the context words, so every one of those words is
 // the same [UNK] piece: only the characters tell them apart, and a word never seen in training is
 // tagged because of its spelling.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -25,6 +25,29 @@ import { useCpuBackend } from './tfSetup'
 
 let tmp: string
 
+/** 60 documents whose diseases end in -itis or -oma and whose other words of that slot in -ment or -ology. */
+function spellingCorpus(): string {
+  const file = join(tmp, 'spelling.pubtator')
+  if (existsSync(file)) return file
+  const rng = new Rng(7)
+  const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
+  const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
+  const docs = Array.from({ length: 60 }, (_, i) => {
+    let text = ''
+    const mentions: Array<{ start: number; end: number; type: string; text: string }> = []
+    for (let k = 0; k < 4; k++) {
+      const disease = k % 2 === 0
+      const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
+      const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
+      if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
+      text += `${before}${word} in the cells. `
+    }
+    return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
+  })
+  writeFileSync(file, writePubtator(docs))
+  return file
+}
+
 describe('BERT with a character channel through the CLI', () => {
   beforeAll(async () => {
     await useCpuBackend()
@@ -33,23 +56,7 @@ describe('BERT with a character channel through the CLI', () => {
   afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
   it('tags a word never seen in training because it is spelt like the training diseases', async () => {
-    const rng = new Rng(7)
-    const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
-    const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
-    const docs = Array.from({ length: 60 }, (_, i) => {
-      let text = ''
-      const mentions: Array<{ start: number; end: number; type: string; text: string }> = []
-      for (let k = 0; k < 4; k++) {
-        const disease = k % 2 === 0
-        const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
-        const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
-        if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
-        text += `${before}${word} in the cells. `
-      }
-      return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
-    })
-    const train = join(tmp, 'spelling.pubtator')
-    writeFileSync(train, writePubtator(docs))
+    const train = spellingCorpus()
     // A small random encoder whose pieces are the context words only.
     const vocab = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', '.', 'the', 'patient', 'showed', 'signs', 'of', 'we', 'report', 'in', 'cells']
     const config = makeBertConfig({ vocabSize: vocab.length, hiddenSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64 })
@@ -89,6 +96,31 @@ describe('BERT with a character channel through the CLI', () => {
     } finally {
       ck.model.dispose()
     }
+  }, 240_000)
+
+  it('--word-level: from scratch over whole words, every unlisted word [UNK] and read through its characters', async () => {
+    const train = spellingCorpus()
+    const out = join(tmp, 'word-level-model')
+    const tr = await capture(() => trainCmd(['--arch', 'bert', '--word-level', '--preset', 'cpu-tiny', '--vocab-size', '100', '--train', train, '--out', out, '--epochs', '8', '--lr', '3e-3', '--seed', '1', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    expect(tr.err).toMatch(/100 whole words \(one position per word\)/)
+    const vocab = readFileSync(join(out, 'vocab.txt'), 'utf8').trim().split('\n')
+    expect(vocab).toHaveLength(100)
+    expect(vocab.filter((t) => t.startsWith('##'))).toEqual([])
+    // The words of the text below are [UNK] pieces: only their characters tell them apart.
+    expect(vocab.filter((t) => ['gandritis', 'quivoma', 'torbulment'].includes(t))).toEqual([])
+    expect(readCheckpointInfo(out).config.charCnn?.pieces).toBe('all')
+    const text = 'Signs of gandritis in the cells. The patient showed quivoma in the cells. We report torbulment in the cells.'
+    const tagger = await openTagger(out, { engine: 'onnx', export: 'memory', threads: 1 })
+    try {
+      const [res] = await tagger.tag([{ id: 'x', text, passages: [], mentions: [] }])
+      expect(res.mentions.map((m) => text.slice(m.start, m.end)).sort()).toEqual(['gandritis', 'quivoma'])
+    } finally {
+      await tagger.dispose()
+    }
+    const refused = await capture(() => trainCmd(['--arch', 'bert', '--word-level', '--char-pieces', 'first', '--train', train, '--out', join(tmp, 'x')]))
+    expect(refused.code).toBe(2)
+    expect(refused.err).toMatch(/every word is one piece/)
   }, 240_000)
 
   it('both trainers train the channel alike: the same losses step for step, dropout on', async () => {
