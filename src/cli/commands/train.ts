@@ -13,7 +13,7 @@ import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments } from '../../core/train/transfer'
 import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
-import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
+import { charChannelOf, isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, modelFolder, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { checkResumeOptions, CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
@@ -207,10 +207,14 @@ export async function run(argv: string[]): Promise<number> {
       model = BertTokenClassifier.random(config, seed, headLabels)
     }
     if (charCnn && !model.config.charCnn) {
-      // Characters as written: the channel keeps case even when the pieces are lower-cased.
-      const chars = learnCharVocabulary(trainDocs.flatMap((d) => d.text.split(/\s+/)))
-      model.addCharCnn(chars, { pieces: charPieces }, seed)
-      log(`characters: ${chars.chars.length} (${charPieces === 'all' ? 'every piece' : 'first pieces'} of a word read its character vector)`)
+      // A word-tagger teacher's character CNN is where the channel starts (its characters, sizes
+      // and weights; the projection from zero), else characters as written in the training text
+      // (the channel keeps case even when the pieces are lower-cased).
+      const teacherDir = (v.teacher ?? []).map((t) => modelFolder(teacherSpec(t)[1], true, '--teacher')).find((dir) => isWordTaggerFolder(dir))
+      const from = teacherDir !== undefined ? charChannelOf(loadWordTagger(teacherDir)) : undefined
+      const chars = from?.chars ?? learnCharVocabulary(trainDocs.flatMap((d) => d.text.split(/\s+/)))
+      model.addCharCnn(chars, { pieces: charPieces, ...from?.dims }, seed, from?.params)
+      log(`characters: ${chars.chars.length} (${charPieces === 'all' ? 'every piece' : 'first pieces'} of a word read its character vector)${from ? `; the character CNN starts as ${teacherDir}'s` : ''}`)
     }
     if (wantCrf) {
       const missing = tasks.filter((t) => !model.heads.get(t.head)?.crf)

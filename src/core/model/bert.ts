@@ -158,16 +158,20 @@ export class BertTokenClassifier {
 
   /**
    * Gives the encoder a character channel (no-op if it has one) over `vocab`'s characters. Its
-   * projection starts at zero: the model computes what it did until it trains.
+   * projection starts at zero: the model computes what it did until it trains. `from` gives
+   * some of the channel's parameters their starting values (names and layout of
+   * charCnnParamShapes, e.g. a word tagger's trained character CNN: charCnnParamsOf).
    */
-  addCharCnn(vocab: WordFeaturizer, over: Partial<Omit<CharCnnConfig, 'charVocabSize' | 'shapeFlags'>> = {}, seed = 0): void {
+  addCharCnn(vocab: WordFeaturizer, over: Partial<Omit<CharCnnConfig, 'charVocabSize' | 'shapeFlags'>> = {}, seed = 0, from?: ReadonlyMap<string, Float32Array>): void {
     this.assertAlive()
     if (this.config.charCnn) return
     const c = charCnnConfig(vocab, over)
     const config = { ...this.config, charCnn: c }
     validateConfig(config)
     const shapes = encoderParamShapes(config)
-    for (const [name, data] of initCharCnnParams(c, this.config.hiddenSize, new Rng(seed + 0xc4a2))) {
+    for (const [name, random] of initCharCnnParams(c, this.config.hiddenSize, new Rng(seed + 0xc4a2))) {
+      const data = from?.get(name) ?? random
+      if (data.length !== random.length) throw new Error(`${name}: ${data.length} starting values for [${shapes.get(name)}]`)
       const t = tf.tensor(data, shapes.get(name)!, 'float32')
       this.vars.set(name, tf.variable(t, true, `${this.scope}/${name}`))
       t.dispose()

@@ -14,7 +14,7 @@
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { CharCnnDims } from './char-cnn-config'
+import { charCnnParamNames, type CharCnnDims } from './char-cnn-config'
 import { crfParamShapes } from './crf'
 import { CheckpointError, CHARS_FILE, CONFIG_FILE, HEADS_KEY, headLabelsOf, METADATA_FILE, readCheckpointInfo, readJsonObject, VOCAB_FILE, WEIGHTS_FILE } from './checkpoint-files'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from './safetensors'
@@ -214,6 +214,26 @@ export function headsOf(heads: Record<string, readonly string[]>): Array<{ name:
 }
 
 /** True when `dir/config.json` declares a word tagger (a BERT folder, or none, is false). */
+/**
+ * A BERT character channel that starts as this word tagger's character CNN (distillation from a
+ * word tagger, issue 25: "the student's channel initialised from the teacher's"): its character
+ * vocabulary, sizes, and the embeddings and convolution under the channel's names (both in our
+ * [in, out] layout); the projection is the student's own and starts at zero.
+ */
+export function charChannelOf(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'params'>): { chars: WordFeaturizer; dims: Pick<CharCnnDims, 'charDim' | 'charFilters' | 'charWidth' | 'maxChars'>; params: Map<string, Float32Array> } {
+  const n = charCnnParamNames()
+  const take = (name: string) => m.params.get(name) ?? (() => { throw new Error(`word tagger has no ${name}`) })()
+  return {
+    chars: new WordFeaturizer(['<pad>', '<unk>'], m.featurizer.chars),
+    dims: { charDim: m.config.charDim, charFilters: m.config.charFilters, charWidth: m.config.charWidth, maxChars: m.config.maxChars },
+    params: new Map([
+      [n.embeddings, take('char_cnn.char_embeddings.weight')],
+      [`${n.conv}.weight`, take('char_cnn.conv.weight')],
+      [`${n.conv}.bias`, take('char_cnn.conv.bias')],
+    ]),
+  }
+}
+
 export function isWordTaggerFolder(dir: string): boolean {
   const path = join(dir, CONFIG_FILE)
   if (!existsSync(path)) return false

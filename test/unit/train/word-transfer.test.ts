@@ -14,6 +14,9 @@ import { trainWordTagger } from '@core/train/word-loop'
 import { wordTaggerFor } from '@core/tag/open'
 import { run as trainCmd } from '../../../src/cli/commands/train'
 import { capture } from '../cli/capture'
+import { loadWordTagger } from '@core/model/word-tagger'
+import { readCheckpointInfo } from '@core/model/checkpoint-files'
+import { readSafetensors } from '@core/model/safetensors'
 
 let tmp: string
 beforeAll(() => {
@@ -157,6 +160,22 @@ describe('word tagger with a transfer set', () => {
     expect(b.code, b.err).toBe(0)
     expect(JSON.parse(b.out).train_examples).toBe(30 + 20)
     expect(JSON.parse(readFileSync(join(bert, 'fastbioner.json'), 'utf8')).source).toMatchObject({ teachers: { default: teacherDir }, transferSentences: 20 })
+    // A BERT student with a character channel starts it as the word tagger's character CNN:
+    // its characters, sizes and weights (after one step at lr 1e-9, still the teacher's).
+    const charStudent = join(tmp, 'bert-char-student')
+    const c = await capture(() => trainCmd(['--train', train, '--arch', 'bert', '--char-cnn', '--preset', 'cpu-tiny', '--vocab-size', '200', '--augment-mentions', '0', '--max-length', '32', '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--out', charStudent, '--max-steps', '1', '--lr', '1e-9', '--seed', '1', '--threads', '1']))
+    expect(c.code, c.err).toBe(0)
+    expect(c.err).toMatch(/the character CNN starts as .*teacher's/)
+    expect(readFileSync(join(charStudent, 'chars.txt'), 'utf8')).toBe(readFileSync(join(teacherDir, 'chars.txt'), 'utf8'))
+    const teacherModel = loadWordTagger(teacherDir)
+    expect(readCheckpointInfo(charStudent).config.charCnn).toMatchObject({ maxChars: teacherModel.config.maxChars, charDim: teacherModel.config.charDim, charFilters: teacherModel.config.charFilters })
+    const weights = readSafetensors(join(charStudent, 'model.safetensors')).tensors
+    const conv = weights.get('bert.embeddings.char_cnn.conv.weight')! // stored [out, in]
+    const [F, K] = conv.shape
+    const teacherConv = teacherModel.params.get('char_cnn.conv.weight')! // ours [in, out]
+    for (let f = 0; f < F; f += 7) for (let k = 0; k < K; k += 5) expect(conv.data[f * K + k]).toBeCloseTo(teacherConv[k * F + f], 5)
+    const emb = weights.get('bert.embeddings.char_cnn.char_embeddings.weight')!.data
+    expect(Array.from(emb.slice(0, 40)).map((x) => Number(x.toFixed(5)))).toEqual(Array.from(teacherModel.params.get('char_cnn.char_embeddings.weight')!.slice(0, 40)).map((x) => Number(x.toFixed(5))))
     // Usage errors: a teacher without text, text without a teacher, a teacher for no task's head.
     for (const [args, msg] of [
       [['--teacher', teacherDir], /--teacher needs --transfer/],
