@@ -4,14 +4,14 @@ import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, readCheckpointInfo } from '../../core/model/checkpoint'
 import { presetConfig } from '../../core/model/presets'
 import { learnCharVocabulary } from '../../core/model/char-cnn'
-import { buildLabelMap } from '../../core/nlp/bio'
+import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab, trainWordVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments } from '../../core/train/transfer'
-import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTransferSet } from '../../core/train/word-loop'
+import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
 import { charChannelOf, isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
@@ -33,7 +33,11 @@ best checkpoint; a second Ctrl-C exits at once.
   --task NAME=TRAIN:DEV   multi-task (MT-BioNER): one head NAME per corpus, repeat per corpus
                       (DEV optional; ',' also separates). A corpus trains only its own head, so
                       one that does not annotate a type never teaches another head "this is O";
-                      tagging merges the heads. Model selection: mean devel F1 of the heads
+                      tagging merges the heads. word-lstm: a NAME given again trains that head
+                      on every corpus given it (e.g. one Disease head on two disease corpora, so
+                      merged output has no overlapping heads); its corpora must annotate the
+                      same types. Model selection: mean devel F1 over the corpora, each scored
+                      on its own (named NAME@ the end of its devel path)
 ${mapTypesHelp(22)}
   --out DIR           checkpoint directory; one that already holds a model is refused
   --overwrite         replace the model in --out (after the first epoch, by that epoch's)
@@ -174,8 +178,8 @@ export async function run(argv: string[]): Promise<number> {
       replaceFlag: '--overwrite',
     })
 
-    const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
-    const transfer = await readTransferSet(v, tasks.map((t) => t.head), seed, threads, log)
+    const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log, false)
+    const transfer = await readTransferSet(v, tasks, seed, threads, log)
     // A BERT head trains on its own examples: each head's teacher-tagged copy of the transfer
     // text joins that head's corpus (the word tagger instead trains every head on one copy).
     for (const [head, mentions] of Object.entries(transfer?.mentions ?? {})) {
@@ -261,7 +265,7 @@ export async function run(argv: string[]): Promise<number> {
         checkpoint: {
           metadata: {
             source: {
-              ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
+              ...(taskSpecs.length ? { tasks: taskSources(taskSpecs) } : { train: trainPath, dev: v.dev ?? null }),
               init: v.init ?? null,
               preset: scratch ? presetName : null,
               augmentMentions: augmentCopies,
@@ -321,7 +325,21 @@ export async function run(argv: string[]): Promise<number> {
   })
 }
 
-/** Every corpus of the run (one per --task, else --train/--dev), read, checked and augmented as asked. */
+interface RunTask {
+  head: string
+  /** The corpus's name in devel scores: its head, or head@FILE when the head has several corpora. */
+  name: string
+  files: { train: string; dev?: string }
+  train: CorpusDocument[]
+  dev?: CorpusDocument[]
+  labels: string[]
+}
+
+/**
+ * Every corpus of the run (one per --task, else --train/--dev), read, checked and augmented as asked.
+ * A head may be given several corpora (--task NAME repeated) where its trainer scores them apart
+ * (word-lstm); they must annotate the same types (wordTaskLabelMaps says why).
+ */
 async function readTasks(
   v: OptionValues<typeof OPTIONS>,
   taskSpecs: ReturnType<typeof taskSpecsOpt>,
@@ -330,14 +348,20 @@ async function readTasks(
   augmentCopies: number,
   seed: number,
   log: (line: string) => void,
-): Promise<Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[]; labels: string[] }>> {
+  severalCorporaPerHead: boolean,
+): Promise<RunTask[]> {
   const trainFormat = formatOpt(v['train-format'], '--train-format')
   const devFormat = formatOpt(v['dev-format'], '--dev-format')
   const quiet = v.quiet ?? false
   const specs = taskSpecs.length ? taskSpecs : [{ name: DEFAULT_HEAD, train: trainPath, dev: v.dev as string | undefined }]
-  const tasks: Array<{ head: string; train: CorpusDocument[]; dev?: CorpusDocument[]; labels: string[] }> = []
-  for (const spec of specs) {
-    if (tasks.some((t) => t.head === spec.name)) throw new CliError(`--task ${spec.name} is given twice`, 2)
+  const names = corpusNames(specs)
+  const tasks: RunTask[] = []
+  for (const [i, spec] of specs.entries()) {
+    const twin = tasks.find((t) => t.head === spec.name)
+    if (twin && !severalCorporaPerHead) {
+      throw new CliError(`--task ${spec.name} is given twice: one head trained on several corpora is an option of --arch word-lstm (for bert, concatenate the corpora into one file)`, 2)
+    }
+    if (twin && tasks.some((t) => t.name === names[i])) throw new CliError(`--task ${spec.name}: two of its corpora have the same ${spec.dev !== undefined ? 'devel' : 'training'} file ${spec.dev ?? spec.train}`, 2)
     const trainDocs = (await readCorpus(spec.train, trainFormat, quiet, typeMap)).documents
     let devDocs: CorpusDocument[] | undefined
     if (spec.dev !== undefined) devDocs = (await readCorpus(spec.dev, devFormat, quiet, typeMap)).documents
@@ -347,9 +371,37 @@ async function readTasks(
     const devOnly = [...new Set((devDocs ?? []).flatMap((d) => d.mentions.map((m) => m.type)))].filter((t) => !types.has(t))
     if (devOnly.length) log(`warning: type(s) ${devOnly.join(', ')} occur in ${spec.dev} but not in ${spec.train}; they cannot be predicted`)
     const train = augmentCopies > 0 ? augmentByMentionReplacement(trainDocs, { copies: augmentCopies, seed }) : trainDocs
-    tasks.push({ head: spec.name, train, dev: devDocs, labels: buildLabelMap(types).labels })
+    tasks.push({ head: spec.name, name: names[i], files: { train: spec.train, dev: spec.dev }, train, dev: devDocs, labels: buildLabelMap(types).labels })
+  }
+  try {
+    wordTaskLabelMaps(tasks)
+  } catch (e) {
+    throw new CliError((e as Error).message)
   }
   return tasks
+}
+
+/**
+ * Each corpus's name in devel scores: its head, or for a head given several corpora, head@ the
+ * shortest end of its devel (else training) file's path that tells them apart.
+ */
+function corpusNames(specs: ReadonlyArray<{ name: string; train: string; dev?: string }>): string[] {
+  const parts = (s: (typeof specs)[number]) => (s.dev ?? s.train).split(/[\\/]+/)
+  return specs.map((s) => {
+    const same = specs.filter((o) => o.name === s.name)
+    if (same.length === 1) return s.name
+    const mine = parts(s)
+    const tail = (p: string[], k: number) => p.slice(-k).join('/')
+    const k = Array.from({ length: mine.length }, (_, j) => j + 1).find((n) => same.every((o) => o === s || tail(parts(o), n) !== tail(mine, n))) ?? mine.length
+    return `${s.name}@${tail(mine, k)}`
+  })
+}
+
+/** fastbioner.json's record of the corpora: head → {train, dev}, or a list of them for a head given several. */
+function taskSources(taskSpecs: ReturnType<typeof taskSpecsOpt>): Record<string, unknown> {
+  const byHead = new Map<string, Array<{ train: string; dev: string | null }>>()
+  for (const t of taskSpecs) byHead.set(t.name, [...(byHead.get(t.name) ?? []), { train: t.train, dev: t.dev ?? null }])
+  return Object.fromEntries([...byHead].map(([h, list]) => [h, list.length === 1 ? list[0] : list]))
 }
 
 /** Progress lines on standard error: every evaluation, and a step line at most every 5 s. */
@@ -429,8 +481,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
   checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: runInputs(v, taskSpecs, trainPath), replace: v.overwrite, replaceFlag: '--overwrite' })
-  const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log)
-  const transfer = await readTransferSet(v, tasks.map((t) => t.head), seed, settings.threads, log)
+  const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log, true)
+  const transfer = await readTransferSet(v, tasks, seed, settings.threads, log)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
   let result
   try {
@@ -455,7 +507,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       onProgress: progressLogger(log),
       metadata: {
         source: {
-          ...(taskSpecs.length ? { tasks: Object.fromEntries(taskSpecs.map((t) => [t.name, { train: t.train, dev: t.dev ?? null }])) } : { train: trainPath, dev: v.dev ?? null }),
+          ...(taskSpecs.length ? { tasks: taskSources(taskSpecs) } : { train: trainPath, dev: v.dev ?? null }),
           arch: 'word-lstm',
           init: v.init ?? null,
           augmentMentions: augmentCopies,
@@ -477,6 +529,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
     trainer: result.trainer,
     labels: result.labels,
     parameters: [...result.model.params.values()].reduce((a, p) => a + p.length, 0),
+    // Each devel corpus's scores at the best epoch (model selection took their mean).
+    dev_by_corpus: tasks.filter((t) => result.devByTask?.[t.name]).map((t) => ({ head: t.head, name: t.name, dev: t.files.dev, ...result.devByTask![t.name] })),
     ...runSummary(result),
   })
   return result.cancelled ? 130 : 0
@@ -498,8 +552,13 @@ function teacherSpec(spec: string): [string, string] {
   return m ? [m[1], m[2]] : [DEFAULT_HEAD, spec]
 }
 
-/** --teacher/--transfer: the sampled transfer sentences, tagged by each teacher once. */
-async function readTransferSet(v: OptionValues<typeof OPTIONS>, heads: string[], seed: number, threads: number | undefined, log: (line: string) => void): Promise<WordTransferSet | undefined> {
+/**
+ * --teacher/--transfer: the sampled transfer sentences, tagged by each teacher once. A head learns
+ * only its own types from its teacher: the words of any other type the teacher tags (a Chemical
+ * and Disease teacher for a Chemical head) are O for it (the label alignment drops them).
+ */
+async function readTransferSet(v: OptionValues<typeof OPTIONS>, tasks: readonly RunTask[], seed: number, threads: number | undefined, log: (line: string) => void): Promise<WordTransferSet | undefined> {
+  const heads = [...new Set(tasks.map((t) => t.head))]
   const teacherSpecs = (v.teacher ?? []).map(teacherSpec)
   const paths = v.transfer ?? []
   const count = intOpt(v['transfer-sentences'], '--transfer-sentences')
@@ -525,6 +584,11 @@ async function readTransferSet(v: OptionValues<typeof OPTIONS>, heads: string[],
     })
     const found = Object.entries(set.mentions).map(([h, m]) => `${h} ${m.reduce((a, x) => a + x.length, 0)}`)
     log(`transfer set tagged in ${formatDuration((performance.now() - t0) / 1000)}; mentions by head: ${found.join(', ')}`)
+    for (const [head, mentions] of Object.entries(set.mentions)) {
+      const own = new Set(typesOfLabels(tasks.find((t) => t.head === head)!.labels))
+      const other = [...new Set(mentions.flatMap((ms) => ms.map((m) => m.type)))].filter((t) => !own.has(t))
+      if (other.length) log(`note: the teacher of head '${head}' also tags ${other.join(', ')}: the head learns only ${[...own].join(', ')} from it (those words are O for it)`)
+    }
     return set
   } finally {
     for (const t of teachers) await t.tagger.dispose()

@@ -40,10 +40,49 @@ export const WORD_TAGGER_RECIPE = {
   maxWords: 50_000,
 } as const
 
+/**
+ * One corpus and the head it trains. A head may be trained on several corpora (a task each, e.g.
+ * two corpora that annotate Disease under their own guidelines): every corpus's devel set is then
+ * scored on its own, and model selection takes the mean over every corpus's devel F1.
+ */
 export interface WordTrainTask {
   head: string
+  /** The corpus's name in devel scores (default: the head); each corpus of a shared head needs its own. */
+  name?: string
   train: readonly CorpusDocument[]
   dev?: readonly CorpusDocument[]
+}
+
+const taskName = (t: Pick<WordTrainTask, 'head' | 'name'>): string => t.name ?? t.head
+
+/**
+ * Each head's label map, from the entity types of its training corpora. The corpora of one head
+ * must annotate the same types: a sentence teaches its head O for every type its corpus does not
+ * annotate, so a union of types would teach one corpus's mentions as O from the other corpus's
+ * sentences — the conflict that one head per corpus exists to avoid. Names must be unique.
+ */
+export function wordTaskLabelMaps(tasks: ReadonlyArray<Pick<WordTrainTask, 'head' | 'name' | 'train'>>): Record<string, LabelMap> {
+  const seen = new Set<string>()
+  const first = new Map<string, { name: string; types: string[] }>()
+  const maps: Record<string, LabelMap> = {}
+  for (const t of tasks) {
+    const name = taskName(t)
+    if (seen.has(name)) throw new Error(`two corpora are named '${name}': each corpus of head '${t.head}' needs its own name`)
+    seen.add(name)
+    const types = [...new Set(t.train.flatMap((d) => d.mentions.map((m) => m.type)))].sort()
+    const prev = first.get(t.head)
+    if (!prev) {
+      first.set(t.head, { name, types })
+      maps[t.head] = buildLabelMap(types)
+    } else if (prev.types.join() !== types.join()) {
+      const what = (x: string[]) => (x.length ? x.join(', ') : 'no type')
+      throw new Error(
+        `head '${t.head}': corpus '${prev.name}' annotates ${what(prev.types)} but '${name}' annotates ${what(types)}; ` +
+          'the corpora of one head must annotate the same types (a sentence teaches its head O for every type its corpus does not annotate): rename types as the corpora are read, or give the corpus its own head',
+      )
+    }
+  }
+  return maps
 }
 
 /**
@@ -84,6 +123,8 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
 export interface WordTrainResult extends RunResult {
   model: WordTaggerFolder
   labels: Record<string, string[]>
+  /** Each corpus's devel scores (by task name) at the best epoch; null without devel. */
+  devByTask: Record<string, DevScores> | null
   trainExamples: number
   trainer: string
   wallSeconds: number
@@ -147,14 +188,11 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const maxLength = o.maxLength ?? WORD_TAGGER_RECIPE.maxLength
   const sentenceLevel = o.sentenceLevel ?? true
   const tokenizer = wordTaggerTokenizer()
-  const labels: Record<string, string[]> = {}
-  const labelMaps: Record<string, LabelMap> = {}
+  const labelMaps = wordTaskLabelMaps(o.tasks)
+  const labels: Record<string, string[]> = Object.fromEntries(Object.entries(labelMaps).map(([h, m]) => [h, m.labels]))
   const examples: WordExample[] = []
   for (const t of o.tasks) {
-    const map = buildLabelMap(new Set(t.train.flatMap((d) => d.mentions.map((m) => m.type))))
-    labels[t.head] = map.labels
-    labelMaps[t.head] = map
-    for (const e of wordExamples(t.train, t.head, map, tokenizer, maxLength, sentenceLevel)) examples.push(e)
+    for (const e of wordExamples(t.train, t.head, labelMaps[t.head], tokenizer, maxLength, sentenceLevel)) examples.push(e)
   }
   // One push per example: push(...list) passes every element as an argument and overflows the
   // stack past ~100 k (a transfer set of the unlabelled text has 118 k).
@@ -206,12 +244,15 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     dispose: () => trainer.dispose(),
   }
 
+  const devByEpoch = new Map<number, Record<string, DevScores>>()
+  // The mean over corpora, not heads: a head trained on two corpora counts twice, once for each guideline.
   const evaluate = async (epoch: number): Promise<DevScores> => {
     const scores: Record<string, DevScores> = {}
     for (const t of devTasks) {
       const r = await evaluateTagger(tagger!, t.dev!, { head: t.head })
-      scores[t.head] = { precision: r.overall.precision, recall: r.overall.recall, f1: r.overall.f1 }
+      scores[taskName(t)] = { precision: r.overall.precision, recall: r.overall.recall, f1: r.overall.f1 }
     }
+    devByEpoch.set(epoch, scores)
     if (devTasks.length > 1) o.onTaskScores?.(epoch, scores)
     if (performance.now() > deadline) timeUp.abort()
     const all = Object.values(scores)
@@ -244,7 +285,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
         batchSize,
         lr,
         dev: p.dev,
-        tasks: o.tasks.length > 1 ? o.tasks.map((t) => t.head) : undefined,
+        tasks: o.tasks.length > 1 ? heads.map((h) => h.name) : undefined,
         trainer: engine.trainer,
         trainerReason: engine.reason,
       }
@@ -260,5 +301,6 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   await tagger?.dispose()
   // A run stopped by its time budget is complete, not cancelled.
   if (timeUp.signal.aborted && !o.signal?.aborted) result.cancelled = false
-  return { ...result, model, labels, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: (performance.now() - started) / 1000 }
+  const devByTask = result.bestEpoch !== null ? (devByEpoch.get(result.bestEpoch) ?? null) : null
+  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: (performance.now() - started) / 1000 }
 }
