@@ -58,3 +58,16 @@ export function syntheticDocs(n: number, seed: number, sentences = 3, prefix = '
   }
   return docs
 }
+
+/**
+ * One sentence per row, "<lead> <word> in the cells.", the word a mention of its type (null: none);
+ * the word tagger's tests pair it with invented words that no other row has.
+ */
+export function sentenceCorpus(rows: Array<[string, string | null]>, idBase: number): CorpusDocument[] {
+  return rows.map(([word, type], i) => {
+    const lead = ['The patient showed', 'Signs of', 'We report'][i % 3]
+    const text = `${lead} ${word} in the cells.`
+    const start = lead.length + 1
+    return { id: String(idBase + i), text, passages: [], mentions: type ? [{ start, end: start + word.length, type, text: word }] : [] }
+  })
+}

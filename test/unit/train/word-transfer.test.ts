@@ -14,6 +14,7 @@ import { trainWordTagger } from '@core/train/word-loop'
 import { wordTaggerFor } from '@core/tag/open'
 import { run as trainCmd } from '../../../src/cli/commands/train'
 import { capture } from '../cli/capture'
+import { sentenceCorpus as corpus } from './synthetic'
 import { loadWordTagger } from '@core/model/word-tagger'
 import { readCheckpointInfo } from '@core/model/checkpoint-files'
 import { readSafetensors } from '@core/model/safetensors'
@@ -23,16 +24,6 @@ beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'fastbioner-transfer-'))
 })
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
-
-/** Sentences "<lead> <word> in the cells." with each listed word a mention of its type. */
-function corpus(rows: Array<[string, string | null]>, idBase: number): CorpusDocument[] {
-  return rows.map(([word, type], i) => {
-    const lead = ['The patient showed', 'Signs of', 'We report'][i % 3]
-    const text = `${lead} ${word} in the cells.`
-    const start = lead.length + 1
-    return { id: String(idBase + i), text, passages: [], mentions: type ? [{ start, end: start + word.length, type, text: word }] : [] }
-  })
-}
 
 const mentionTexts = async (tagger: Tagger, text: string, head?: string) => {
   const [r] = await tagger.tag([{ id: 'q', text, passages: [], mentions: [] }], { head })

@@ -14,22 +14,13 @@ import { transferDocuments } from '@core/train/transfer'
 import { trainWordTagger, wordTaskLabelMaps } from '@core/train/word-loop'
 import { run as trainCmd } from '../../../src/cli/commands/train'
 import { capture } from '../cli/capture'
+import { sentenceCorpus as corpus } from './synthetic'
 
 let tmp: string
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'fastbioner-typeheads-'))
 })
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
-
-/** Sentences "<lead> <word> in the cells." with the word a mention of its type (null: none). */
-function corpus(rows: Array<[string, string | null]>, idBase: number): CorpusDocument[] {
-  return rows.map(([word, type], i) => {
-    const lead = ['The patient showed', 'Signs of', 'We report'][i % 3]
-    const text = `${lead} ${word} in the cells.`
-    const start = lead.length + 1
-    return { id: String(idBase + i), text, passages: [], mentions: type ? [{ start, end: start + word.length, type, text: word }] : [] }
-  })
-}
 
 const alternate = (n: number, a: string, b: string, type: string): Array<[string, string]> => Array.from({ length: n }, (_, i) => [i % 2 ? a : b, type])
 
