@@ -7,7 +7,7 @@
 // the one result carry it. A cancel asks the job to stop at its next check (training: between
 // steps); ModelHost kills the process when a cancelled job does not answer in time.
 // Imports types only, so both sides can use it without pulling in the other's code.
-import type { DistillMode, EngineInfo, ModelShape, Scores } from '@shared/ipc'
+import type { DistillMethod, DistillMode, EngineInfo, ModelShape, Scores } from '@shared/ipc'
 import type { CorpusDocument, CorpusIssue } from '@shared/domain'
 import type { CompareReport } from '../core/eval/compare'
 
@@ -169,20 +169,30 @@ export interface HostMethods {
     result: TrainedCheckpoint & { before: ScoresWithTypes; after: ScoresWithTypes | null; extraDocuments: number }
     progress: JobProgress
   }
-  /** Distils the teacher into an n-layer student in outDir (core/distill). */
+  /**
+   * Distils the teachers into an n-layer student in outDir, a copy of teacherDirs[base] (a BERT):
+   * 'soft-labels' through core/distill (several teachers: averaged, temperature ramp, per-teacher
+   * feature losses); 'teacher-tags': every teacher tags `unlabelled` once and the student trains
+   * on `train` plus one tagged copy per teacher (core/train/transfer's sequence-level KD).
+   */
   distill: {
     params: {
-      teacherDir: string
+      teacherDirs: string[]
+      base: number
+      method: DistillMethod
       outDir: string
       layers: number
       mode: DistillMode
       train: CorpusDocument[]
       dev: CorpusDocument[]
+      /** teacher-tags: the documents the teachers tag (their mentions are ignored). */
+      unlabelled?: CorpusDocument[]
       epochs: number
       seed: number
       lr?: number
     }
-    result: TrainedCheckpoint & { layerMap: number[] }
+    /** taggedMentions: teacher-tags, the mentions each teacher found in `unlabelled`. */
+    result: TrainedCheckpoint & { layerMap: number[]; taggedMentions?: number[] }
     progress: JobProgress
   }
   /**

@@ -19,6 +19,8 @@ const reviewStatus = z.enum(REVIEW_STATUSES as [ReviewStatus, ...ReviewStatus[]]
 const id = z.number().int().positive()
 const entityType = z.string().trim().min(1).max(64)
 const jobId = z.string().min(1).max(64)
+/** Teachers one distillation takes at most: each runs over every training example. */
+export const MAX_TEACHERS = 4
 const hubRepoId = z
   .string()
   .trim()
@@ -84,6 +86,41 @@ export type ModelKind = 'teacher' | 'student' | 'imported'
 
 export type DistillMode = 'dynamic' | 'fixed' | 'hidden' | 'none'
 
+/**
+ * How a student learns from its teachers. 'soft-labels': BERT teachers sharing one tokenizer give
+ * their soft labels (averaged; with several, a temperature ramp) and per-teacher feature losses
+ * (core/distill). 'teacher-tags': label-level KD for teachers of different kinds or vocabularies
+ * (a word tagger among them): each teacher tags the workspace's unreviewed documents once and the
+ * student learns those tags beside the reviewed ones (core/train/transfer).
+ */
+export type DistillMethod = 'soft-labels' | 'teacher-tags'
+
+/** What a student learnt from. */
+export interface ModelDistillation {
+  /** Every teacher in the order given, the first the one whose copy the student starts from; id null once that model was deleted. */
+  teachers: Array<{ id: number | null; name: string }>
+  method: DistillMethod
+  /** The KD mode of a 'soft-labels' run; null for 'teacher-tags' (no soft labels). */
+  mode: DistillMode | null
+}
+
+/** distill:plan: what distill:start would run with these teachers, and which other models could join them. */
+export interface DistillPlan {
+  /** null: nothing can run with this choice (`problem` says why). */
+  method: DistillMethod | null
+  /** One sentence on what will run, e.g. "soft labels of 2 teachers averaged, …". */
+  summary: string
+  problem: string | null
+  /** The teacher whose copy initialises the student (a BERT); null when there is none. */
+  baseId: number | null
+  /** Deepest student allowed: the base's layers (teacher tags) or the shallowest teacher's (soft labels). */
+  maxLayers: number
+  /** Unreviewed documents the teachers would tag (teacher tags only, else 0). */
+  unreviewedDocuments: number
+  /** Every ready model: whether it can be chosen with the others, and why not. */
+  candidates: Array<{ modelId: number; wordTagger: boolean; compatible: boolean; reason: string | null }>
+}
+
 export interface Scores {
   precision: number
   recall: number
@@ -135,7 +172,7 @@ export interface ModelInfo extends ModelShape {
   devScores: (Scores & { types: Record<string, Scores> }) | null
   /** e.g. "312 documents (4 210 mentions), 10 % held out". */
   trainingSummary: string | null
-  distillation: { teacherId: number; mode: DistillMode } | null
+  distillation: ModelDistillation | null
   /**
    * A copy of the default model that ships with the app, installed when the workspace had no
    * model (the UI marks it "Default"). Models retrained or distilled from it are not.
@@ -354,6 +391,8 @@ export interface ModelAdaptResult {
 export interface ComparisonRow {
   modelId: number
   name: string
+  /** The teachers a student learnt from (ModelInfo.distillation); null for a model not distilled. */
+  distillation: ModelDistillation | null
   layers: number
   weights: 'float32' | 'int8'
   parameters: number
@@ -623,10 +662,12 @@ export const contract = {
   'retrain:decide': { request: z.object({ candidateId: id, keep: z.boolean() }).strict() },
 
   /**
-   * Distils the teacher into one student per layer count (each at most the teacher's depth) on
-   * the workspace's labelled documents (10 % held out for devel), registering each as kind
-   * 'student' with parentId = teacher and its distillation info. train:progress carries a label
-   * ("4-layer student"). Cancel keeps the students already finished. Default 3 epochs.
+   * Distils the teachers into one student per layer count (see distill:plan for the method and
+   * the deepest student allowed) on the workspace's labelled documents (10 % held out for devel),
+   * registering each as kind 'student' with parentId = the base teacher and every teacher in its
+   * distillation info. train:progress carries a label ("4-layer student"). Cancel keeps the
+   * students already finished. Default 3 epochs. `mode` applies to soft labels; a 'teacher-tags'
+   * run ignores it, and several teachers refuse mode 'none' (it uses no teacher).
    * int8: after each student, also its int8 version (core/onnx/quantize), registered as a
    * 'student' with weights 'int8', parentId = the float student, scored on the same held-out
    * documents through its int8 graph; `students` lists it right after its float parent.
@@ -635,7 +676,7 @@ export const contract = {
     request: z
       .object({
         jobId,
-        teacherId: id,
+        teacherIds: z.array(id).min(1).max(MAX_TEACHERS),
         layers: z.array(z.union([z.literal(6), z.literal(4), z.literal(3), z.literal(2), z.literal(1)])).min(1).max(5),
         mode: z.enum(['dynamic', 'fixed', 'hidden', 'none']),
         epochs: z.number().int().min(1).max(50).optional(),
@@ -644,6 +685,8 @@ export const contract = {
       })
       .strict(),
   },
+  /** What distill:start would run with these teachers (none: the candidates alone). Reads the models' folders, runs nothing. */
+  'distill:plan': { request: z.object({ teacherIds: z.array(id).max(MAX_TEACHERS) }).strict() },
   /**
    * Measures the models (the first is the reference) on documentIds, else the documents marked
    * done, else (none done) the gold-annotated ones: size, P/R/F1, median ms per document and the
@@ -703,6 +746,7 @@ export interface ContractResponses {
   'retrain:start': RetrainResult
   'retrain:decide': { kept: boolean; model: ModelInfo | null }
   'distill:start': { cancelled: boolean; students: ModelInfo[] }
+  'distill:plan': DistillPlan
   'compare:run': ComparisonReport
 }
 

@@ -104,8 +104,11 @@ export const SCRATCH_RECIPE = { preset: DEFAULT_PRESET, lr: 1e-3, epochs: 10, wa
 /** Fine-tuning a pre-trained encoder (the BERT recipe). */
 export const FINETUNE_RECIPE = { lr: 5e-5, epochs: 3, warmupRatio: 0.1 } as const
 
-/** Distilling a teacher into students from the command line. */
-export const DISTILL_RECIPE = { lr: 5e-5, epochs: 3 } as const
+/**
+ * Distilling a teacher into students (the command line and the app); taggedDocuments: the most
+ * unreviewed documents the app's teachers tag for a label-level (teacher tags) distillation, a seeded sample.
+ */
+export const DISTILL_RECIPE = { lr: 5e-5, epochs: 3, taggedDocuments: 500 } as const
 
 /**
  * The app's retraining from corrections (retrain:start, Auto-improve): `epochs` over the reviewed

@@ -100,6 +100,15 @@ function writeBareEncoder(path: string): void {
   model.dispose()
 }
 
+/** A tiny random BERT teacher folder (synthetic vocabulary) for these entity types. */
+async function saveTinyTeacher(name: string, types: string[]): Promise<string> {
+  const path = join(dir, name)
+  const m = tinyModel(buildLabelMap(types).labels, 9)
+  await saveCheckpoint(path, m, syntheticVocab(), { lowercase: true })
+  m.dispose()
+  return path
+}
+
 const unlabelled = (docs: CorpusDocument[]): CorpusDocument[] => docs.map((d) => ({ ...d, mentions: [] }))
 
 let trained: ModelInfo
@@ -566,12 +575,19 @@ describe('compression', () => {
   let int8: ModelInfo
 
   it('distils the teacher into a registered student and its int8 version', async () => {
-    expect((await fail('distill:start', { jobId: 'd0', teacherId: trained.id, layers: [3], mode: 'dynamic' })).message).toMatch(/at most/)
-    const r = await call('distill:start', { jobId: 'd1', teacherId: trained.id, layers: [1], mode: 'dynamic', epochs: 2, seed: 2, int8: true })
+    expect((await fail('distill:start', { jobId: 'd0', teacherIds: [trained.id], layers: [3], mode: 'dynamic' })).message).toMatch(/at most/)
+    const r = await call('distill:start', { jobId: 'd1', teacherIds: [trained.id], layers: [1], mode: 'dynamic', epochs: 2, seed: 2, int8: true })
     expect(r.cancelled).toBe(false)
     expect(r.students.length).toBe(2)
     student = r.students[0]!
-    expect(student).toMatchObject({ kind: 'student', layers: 1, weights: 'float32', parentId: trained.id, distillation: { teacherId: trained.id, mode: 'dynamic' }, trainedOn: 'wasm' })
+    expect(student).toMatchObject({
+      kind: 'student',
+      layers: 1,
+      weights: 'float32',
+      parentId: trained.id,
+      distillation: { teachers: [{ id: trained.id, name: trained.name }], method: 'soft-labels', mode: 'dynamic' },
+      trainedOn: 'wasm',
+    })
     expect(student.devScores).not.toBeNull()
     expect(student.bytes).toBeLessThan(trained.bytes)
     expect(trainEvents('d1').every((e) => e.label === '1-layer student')).toBe(true)
@@ -612,7 +628,7 @@ describe('compression', () => {
     const h = createHandlers(makeCtx({ modelHost: stub }))
     const names = (await call('models:list', {})).map((m) => m.name)
 
-    const r = await call('distill:start', { jobId: 'd-cancel', teacherId: trained.id, layers: [1], mode: 'none', epochs: 1, seed: 4, int8: true }, h)
+    const r = await call('distill:start', { jobId: 'd-cancel', teacherIds: [trained.id], layers: [1], mode: 'none', epochs: 1, seed: 4, int8: true }, h)
     expect(r.cancelled).toBe(true)
     expect(r.students.map((s) => s.weights)).toEqual(['float32'])
     expect(asked.length).toBe(1)
@@ -621,7 +637,7 @@ describe('compression', () => {
     expect(ws.runs().filter((x) => x.kind === 'quantize').map((x) => x.status).slice(-1)).toEqual(['cancelled'])
 
     answer = new Error('onnxruntime fell over')
-    const err = await fail('distill:start', { jobId: 'd-fail', teacherId: trained.id, layers: [1], mode: 'none', epochs: 1, seed: 5, int8: true }, h)
+    const err = await fail('distill:start', { jobId: 'd-fail', teacherIds: [trained.id], layers: [1], mode: 'none', epochs: 1, seed: 5, int8: true }, h)
     expect(err.message).toMatch(/onnxruntime fell over/)
     const after = await call('models:list', {})
     expect(after.filter((m) => m.weights === 'int8').map((m) => m.id)).toEqual([int8.id])
@@ -631,10 +647,83 @@ describe('compression', () => {
     for (const m of after.filter((x) => !names.includes(x.name))) await call('models:delete', { id: m.id })
   })
 
+  it('distils two same-vocabulary BERT teachers with soft labels: averaged, temperature ramp, a feature loss each; registered with both', async () => {
+    const copy = await call('models:import', { path: trained.path, name: 'tiny trained copy' })
+    const other = await saveTinyTeacher('src-other-vocab', ['Disease'])
+    const otherVocab = await call('models:import', { path: other, name: 'other vocabulary' })
+    const chemical = await call('models:import', { path: await saveTinyTeacher('src-chemical', ['Chemical']), name: 'chemical teacher' })
+    try {
+      const plan = await call('distill:plan', { teacherIds: [trained.id, copy.id] })
+      expect(plan).toMatchObject({ method: 'soft-labels', problem: null, baseId: trained.id, maxLayers: 2, unreviewedDocuments: 0 })
+      expect(plan.summary).toMatch(/Soft labels of the 2 teachers averaged, with a temperature ramp/)
+      // Other entity types: offered, disabled, with the reason.
+      expect(plan.candidates.find((c) => c.modelId === chemical.id)).toMatchObject({ compatible: false, wordTagger: false, reason: expect.stringMatching(/entity types \(Chemical\) differ from tiny trained's \(Disease\)/) })
+      expect(plan.candidates.find((c) => c.modelId === otherVocab.id)).toMatchObject({ compatible: true, reason: null })
+      expect((await call('distill:plan', { teacherIds: [trained.id, chemical.id] })).problem).toMatch(/chemical teacher cannot teach with the others/)
+      // Another vocabulary: the BERTs cannot average soft labels, so they teach through their tags.
+      const tags = await call('distill:plan', { teacherIds: [trained.id, otherVocab.id] })
+      expect(tags).toMatchObject({ method: 'teacher-tags', baseId: trained.id })
+      expect(tags.summary).toMatch(/do not share one tokenizer/)
+      expect(tags.unreviewedDocuments).toBe(ws.documentIdsWithStatus('unreviewed').filter((id) => !ws.getDocument(id).annotations.some((a) => a.origin === 'gold')).length)
+      // 'none' uses no teacher: refused with several.
+      expect((await fail('distill:start', { jobId: 'd-none2', teacherIds: [trained.id, copy.id], layers: [1], mode: 'none' })).message).toMatch(/KD mode 'none'.*choose one teacher/)
+
+      const r = await call('distill:start', { jobId: 'd-two', teacherIds: [trained.id, copy.id], layers: [1], mode: 'dynamic', epochs: 1, seed: 6 })
+      expect(r.cancelled).toBe(false)
+      const [s2] = r.students
+      expect(r.students.length).toBe(1)
+      expect(s2).toMatchObject({
+        name: 'tiny trained + 1 → 1 layers',
+        kind: 'student',
+        layers: 1,
+        parentId: trained.id,
+        distillation: { teachers: [{ id: trained.id, name: 'tiny trained' }, { id: copy.id, name: 'tiny trained copy' }], method: 'soft-labels', mode: 'dynamic' },
+      })
+      expect(s2!.trainingSummary).toMatch(/^Distilled from tiny trained, tiny trained copy \(dynamic KD, soft labels averaged, temperature ramp, a feature loss per teacher/)
+      // What core/distill did: both teachers, the ramp, one set of layer pairs (with the embeddings) each.
+      const meta = JSON.parse(readFileSync(join(s2!.path, 'fastbioner.json'), 'utf8')) as { distillation: { temperatureSchedule: string; teachers: Array<{ layerPairs: unknown[] }> } }
+      expect(meta.distillation.temperatureSchedule).toBe('ramp')
+      expect(meta.distillation.teachers.length).toBe(2)
+      for (const t of meta.distillation.teachers) expect(t.layerPairs.length).toBe(2)
+      expect(ws.runs().find((x) => x.modelId === s2!.id)?.params).toMatchObject({ teacherIds: [trained.id, copy.id], method: 'soft-labels' })
+
+      // The comparison names each student's teachers; a deleted teacher keeps its name.
+      await call('models:delete', { id: copy.id })
+      const cmp = await call('compare:run', { jobId: 'cmp-two', modelIds: [trained.id, s2!.id] })
+      expect(cmp.rows.map((x) => x.distillation)).toEqual([null, { teachers: [{ id: trained.id, name: 'tiny trained' }, { id: null, name: 'tiny trained copy' }], method: 'soft-labels', mode: 'dynamic' }])
+      await call('models:delete', { id: s2!.id })
+    } finally {
+      for (const m of [copy, otherVocab, chemical]) if (ws.listModels().some((x) => x.id === m.id)) await call('models:delete', { id: m.id })
+    }
+  }, 180_000)
+
+  it('distils BERT teachers of different vocabularies through their tags on the unreviewed documents', async () => {
+    const otherVocab = await call('models:import', { path: join(dir, 'src-other-vocab'), name: 'other vocabulary 2' })
+    try {
+      // Listed first, but a 2-layer BERT like the trained one: the first of equals is the base.
+      const r = await call('distill:start', { jobId: 'd-tags', teacherIds: [otherVocab.id, trained.id], layers: [1], mode: 'fixed', epochs: 1, seed: 7 })
+      expect(r.cancelled).toBe(false)
+      const s3 = r.students[0]!
+      expect(s3).toMatchObject({
+        layers: 1,
+        parentId: otherVocab.id,
+        distillation: { teachers: [{ id: otherVocab.id, name: 'other vocabulary 2' }, { id: trained.id, name: 'tiny trained' }], method: 'teacher-tags', mode: null },
+      })
+      expect(s3.trainingSummary).toMatch(/^Learnt the tags of other vocabulary 2, tiny trained on \d+ unreviewed documents \(other vocabulary 2: \d+ mentions?, tiny trained: \d+ mentions?\) beside \d+ reviewed documents/)
+      // The student is a copy of the base: its vocabulary.
+      expect(readFileSync(join(s3.path, 'vocab.txt'), 'utf8')).toBe(readFileSync(join(otherVocab.path, 'vocab.txt'), 'utf8'))
+      expect(jobEvents('d-tags').some((e) => /Teacher 2 of 2 tags \d+ unreviewed documents/.test(e.message))).toBe(true)
+      await call('models:delete', { id: s3.id })
+    } finally {
+      await call('models:delete', { id: otherVocab.id })
+    }
+  }, 180_000)
+
   it('compares teacher and student on the done documents, with the engine of each measurement', async () => {
     const r = await call('compare:run', { jobId: 'cmp', modelIds: [trained.id, student.id, int8.id] })
     expect(r.documents).toBe(14)
     expect(r.rows.map((x) => x.modelId)).toEqual([trained.id, student.id, int8.id])
+    expect(r.rows.map((x) => x.distillation)).toEqual([null, student.distillation, student.distillation])
     expect(r.rows.map((x) => x.weights)).toEqual(['float32', 'float32', 'int8'])
     expect(r.rows[0]).toMatchObject({ f1Retention: 1, sizeReduction: 0, timeReduction: 0 })
     expect(r.rows[1]!.sizeReduction).toBeGreaterThan(0.3)

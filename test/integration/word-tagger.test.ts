@@ -1,7 +1,7 @@
 // The word tagger in the app, through the handler table and the real model host: the form's
 // default choice trains it from scratch, it tags the workspace into suggestions, it retrains from
-// reviewed documents into a candidate (warm start, before/after), and the jobs that are for BERT
-// models only refuse it with a reason.
+// reviewed documents into a candidate (warm start, before/after), and it teaches a BERT student
+// through its tags beside a BERT teacher (alone, distillation refuses it with the reason).
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +13,12 @@ import { Workspace } from '../../src/core/store'
 import { isWordTaggerFolder } from '../../src/core/model/word-tagger'
 import type { ModelHost } from '../../src/host/client'
 import { createNodeModelHost } from '../../src/host/node'
-import { syntheticDocs } from '../unit/train/synthetic'
+import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
+import { learnCharVocabulary } from '../../src/core/model/char-cnn'
+import { saveCheckpoint } from '../../src/core/model/checkpoint'
+import { buildLabelMap } from '../../src/core/nlp/bio'
+import { syntheticDocs, syntheticVocab } from '../unit/train/synthetic'
+import { useCpuBackend } from '../unit/train/tfSetup'
 
 let dir: string
 let ws: Workspace
@@ -107,7 +112,46 @@ describe('the word tagger in the app', () => {
     expect((await call('tag:run', { jobId: 'w-tag-imported' })).modelId).toBe(m.id)
   }, 120_000)
 
-  it('refuses the BERT-only jobs with the reason', async () => {
-    expect((await fail('distill:start', { jobId: 'w-d', teacherId: trained.id, layers: [3], mode: 'dynamic' })).message).toMatch(/is a word tagger: distilling it into a BERT student is not available yet/)
-  }, 60_000)
+  it('teaches a BERT student beside a character-aware BERT, through its tags on the unreviewed documents; alone it is refused', async () => {
+    const alone = await call('distill:plan', { teacherIds: [trained.id] })
+    expect(alone).toMatchObject({ method: null, problem: expect.stringMatching(/words is a word tagger: the student is a smaller copy of a BERT teacher, so add one/) })
+    expect((await fail('distill:start', { jobId: 'w-d', teacherIds: [trained.id], layers: [1], mode: 'dynamic' })).message).toMatch(/is a word tagger/)
+
+    // A 2-layer BERT with a character channel, on the synthetic vocabulary.
+    const src = join(dir, 'char-bert')
+    const tf = await useCpuBackend()
+    ;(tf.backend() as unknown as { firstUse: boolean }).firstUse = false
+    const vocab = syntheticVocab()
+    const config = makeBertConfig({ vocabSize: vocab.length, hiddenSize: 32, numHiddenLayers: 2, numAttentionHeads: 2, intermediateSize: 64, maxPositionEmbeddings: 64 })
+    const model = BertTokenClassifier.random(config, 4, { default: buildLabelMap(['Disease']).labels })
+    model.addCharCnn(learnCharVocabulary(syntheticDocs(32, 11, 4, 'gold').flatMap((d) => d.text.split(/\s+/))), { pieces: 'all' }, 4)
+    await saveCheckpoint(src, model, vocab, { lowercase: true })
+    model.dispose()
+    const bert = await call('models:import', { path: src, name: 'char bert' })
+
+    const plan = await call('distill:plan', { teacherIds: [trained.id, bert.id] })
+    expect(plan).toMatchObject({ method: 'teacher-tags', problem: null, baseId: bert.id, maxLayers: 2 })
+    expect(plan.summary).toMatch(/a word tagger cannot give soft labels to a BERT student/)
+    expect(plan.unreviewedDocuments).toBeGreaterThan(0)
+    expect(plan.candidates.find((c) => c.modelId === trained.id)).toMatchObject({ wordTagger: true, compatible: true })
+
+    const r = await call('distill:start', { jobId: 'w-mixed', teacherIds: [trained.id, bert.id], layers: [1], mode: 'dynamic', epochs: 1, seed: 2 })
+    expect(r.cancelled).toBe(false)
+    const student = r.students[0]!
+    expect(student).toMatchObject({
+      kind: 'student',
+      layers: 1,
+      parentId: bert.id,
+      entityTypes: ['Disease'],
+      distillation: { teachers: [{ id: trained.id, name: 'words' }, { id: bert.id, name: 'char bert' }], method: 'teacher-tags', mode: null },
+    })
+    expect(isWordTaggerFolder(student.path)).toBe(false)
+    // The student inherited the base's character channel.
+    expect(JSON.parse(readFileSync(join(student.path, 'config.json'), 'utf8')).char_cnn).toBeTruthy()
+    expect(readFileSync(join(student.path, 'chars.txt'), 'utf8')).toBe(readFileSync(join(bert.path, 'chars.txt'), 'utf8'))
+    // The word tagger found mentions in the unreviewed documents, and they were learnt.
+    const found = /\(words: (\d+) mentions?/.exec(student.trainingSummary ?? '')
+    expect(Number(found?.[1])).toBeGreaterThan(0)
+    expect(student.devScores).not.toBeNull()
+  }, 240_000)
 })

@@ -1,7 +1,7 @@
 // The model registry and its runs (rows only; the checkpoint folders are the caller's: see
 // src/main/models). Paths inside the workspace folder are stored relative so the folder can move.
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
-import type { DistillMode, ModelAdaptation, Scores } from '@shared/ipc'
+import type { DistillMethod, DistillMode, ModelAdaptation, ModelDistillation, Scores } from '@shared/ipc'
 import type { Connection } from './connection'
 import { StoreError } from './errors'
 import { now, type ModelRow } from './rows'
@@ -62,10 +62,13 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
         input.trainedOn ?? null,
         input.devScores ? JSON.stringify(input.devScores) : null,
         input.trainingSummary ?? null,
-        input.distillation ? JSON.stringify(input.distillation) : null,
+        input.distillation ? JSON.stringify({ method: input.distillation.method, mode: input.distillation.mode }) : null,
         input.shipped ? 1 : 0,
         input.adaptation ? JSON.stringify(input.adaptation) : null,
       ) as ModelRow
+    input.distillation?.teachers.forEach((t, k) => {
+      c.stmt('INSERT INTO model_teachers (model_id, position, teacher_id, teacher_name) VALUES (?, ?, ?, ?)').run(row.id, k, t.id, t.name)
+    })
     if (status === 'ready') activateIfNone(c, row.id)
     return toModel(c, modelRow(c, row.id))
   })
@@ -224,10 +227,22 @@ function toModel(c: Connection, r: ModelRow): ModelRecord {
     trainedOn: r.trained_on,
     devScores: r.dev_scores ? (JSON.parse(r.dev_scores) as Scores & { types: Record<string, Scores> }) : null,
     trainingSummary: r.training_summary,
-    distillation: r.distillation ? (JSON.parse(r.distillation) as { teacherId: number; mode: DistillMode }) : null,
+    distillation: r.distillation ? distillationOf(c, r.id, r.distillation) : null,
     shipped: r.shipped === 1,
     adaptation: r.adaptation ? (JSON.parse(r.adaptation) as ModelAdaptation) : null,
   }
+}
+
+/** A student's method and mode (models.distillation) with its teachers, named as they are now or, once deleted, as they were. */
+function distillationOf(c: Connection, id: number, json: string): ModelDistillation {
+  const { method, mode } = JSON.parse(json) as { method: DistillMethod; mode: DistillMode | null }
+  const teachers = c
+    .stmt(
+      `SELECT mt.teacher_id AS id, coalesce(t.name, mt.teacher_name) AS name FROM model_teachers mt
+       LEFT JOIN models t ON t.id = mt.teacher_id WHERE mt.model_id = ? ORDER BY mt.position`,
+    )
+    .all(id) as Array<{ id: number | null; name: string }>
+  return { teachers, method, mode }
 }
 
 /** Inside the workspace folder: relative with '/', so the folder can move; else absolute. */

@@ -162,6 +162,29 @@ CREATE TABLE learning_curve (
 );
 `,
   },
+  {
+    // Multi-teacher distillation (issue 26): a student's teachers, in the order they were given,
+    // one row each (models.distillation held a single teacherId). The name is kept so that a
+    // student still names a teacher deleted since; models.distillation keeps the method and mode.
+    // Students of version 5 had one teacher and soft labels.
+    version: 6,
+    sql: `
+CREATE TABLE model_teachers (
+  model_id     INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
+  position     INTEGER NOT NULL CHECK (position >= 0),
+  teacher_id   INTEGER NULL REFERENCES models (id) ON DELETE SET NULL,
+  teacher_name TEXT NOT NULL,
+  PRIMARY KEY (model_id, position)
+);
+CREATE INDEX model_teachers_teacher ON model_teachers (teacher_id);
+INSERT INTO model_teachers (model_id, position, teacher_id, teacher_name)
+  SELECT m.id, 0, t.id, coalesce(t.name, 'model ' || json_extract(m.distillation, '$.teacherId'))
+  FROM models m LEFT JOIN models t ON t.id = json_extract(m.distillation, '$.teacherId')
+  WHERE m.distillation IS NOT NULL AND json_extract(m.distillation, '$.teacherId') IS NOT NULL;
+UPDATE models SET distillation = json_object('method', 'soft-labels', 'mode', json_extract(distillation, '$.mode'))
+  WHERE distillation IS NOT NULL;
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

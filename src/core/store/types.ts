@@ -1,5 +1,5 @@
 // The workspace's public input and result types (re-exported by index.ts).
-import type { DistillMode, ModelAdaptation, ModelInfo, ModelKind, ModelShape } from '@shared/ipc'
+import type { ModelAdaptation, ModelDistillation, ModelInfo, ModelKind, ModelShape } from '@shared/ipc'
 import type { AnnotationOrigin, ReviewStatus } from '@shared/domain'
 
 export interface OpenOptions {
@@ -87,7 +87,8 @@ export interface NewModelInput {
   trainedOn?: string | null
   devScores?: ModelInfo['devScores']
   trainingSummary?: string | null
-  distillation?: { teacherId: number; mode: DistillMode } | null
+  /** Its teachers are written to model_teachers (ids must be models of the workspace, or null). */
+  distillation?: ModelDistillation | null
   /** A copy of the default model that ships with the app (ModelInfo.shipped). */
   shipped?: boolean
   adaptation?: ModelAdaptation | null

@@ -1,32 +1,57 @@
-// The distill job: a smaller student distilled from a workspace model.
+// The distill job: a smaller student distilled from one or several workspace models, a copy of
+// the base teacher (a BERT). Soft labels through core/distill, or — for teachers that cannot give
+// the student soft labels (a word tagger, another vocabulary) — their tags on unlabelled
+// documents (sequence-level KD, as `fastbioner train --teacher … --transfer …` does).
 import { isWordTaggerFolder } from '../../core/model/word-tagger'
-import { continuedTrainingLr } from '@shared/recipes'
-import { distillCheckpoints } from '../../core/distill/run'
+import { continuedTrainingLr, TRAIN_DEFAULTS } from '@shared/recipes'
+import type { CorpusDocument } from '@shared/domain'
+import { distillCheckpoints, taskLabels } from '../../core/distill/run'
+import { createStudent } from '../../core/distill/student'
 import { DEFAULT_HEAD } from '../../core/model/bert'
+import { loadCheckpoint } from '../../core/model/checkpoint'
 import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-files'
-import { windowSettingsOf } from '../../core/tag/open'
-import type { TrainedCheckpoint } from '../protocol'
-import { ensureBackend, HostInputError, log, phase, scoreSaved, stepReporter, type Job } from './common'
+import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
+import { openTagger, windowSettingsOf } from '../../core/tag/open'
+import { train } from '../../core/train/loop'
+import type { HostParams, HostResult, TrainedCheckpoint } from '../protocol'
+import type { JobContext } from '../job'
+import { ensureBackend, HostInputError, inferenceThreads, log, phase, scoreSaved, stepReporter, type Job } from './common'
 
 export const distill: Job<'distill'> = async (p, ctx) => {
+  const baseDir = p.teacherDirs[p.base]
+  if (baseDir === undefined) throw new HostInputError(`base teacher ${p.base} is not one of the ${p.teacherDirs.length} teachers`)
+  if (isWordTaggerFolder(baseDir)) throw new HostInputError(`${baseDir} is a word tagger: the student is a copy of a BERT teacher; choose one as the base`)
+  const words = p.teacherDirs.filter((d) => isWordTaggerFolder(d))
+  if (p.method === 'soft-labels' && words.length) throw new HostInputError(`${words.join(', ')}: a word tagger gives no soft labels to a BERT student; distil with its tags (teacher-tags)`)
+  const depths = p.teacherDirs.filter((d) => p.method === 'soft-labels' || d === baseDir).map((d) => readCheckpointInfo(d).config.numHiddenLayers)
+  const most = Math.min(...depths)
+  if (!(p.layers >= 1 && p.layers <= most)) {
+    throw new HostInputError(`a ${p.layers}-layer student cannot be distilled from ${p.teacherDirs.length > 1 ? 'these teachers' : `a ${most}-layer teacher`} (1..${most} layers)`)
+  }
+  return p.method === 'soft-labels' ? softLabels(p, ctx) : teacherTags(p, ctx)
+}
+
+/** The base teacher's windows and the student's learning rate (half the base's when known). */
+function baseSettings(p: HostParams<'distill'>) {
+  const info = readCheckpointInfo(p.teacherDirs[p.base])
+  return { info, windows: windowSettingsOf(info), lr: p.lr ?? continuedTrainingLr(info.training.lr, info.config.hiddenSize) }
+}
+
+async function softLabels(p: HostParams<'distill'>, ctx: JobContext): Promise<HostResult<'distill'>> {
   const b = await ensureBackend()
   const t0 = performance.now()
-  if (isWordTaggerFolder(p.teacherDir)) throw new HostInputError(`${p.teacherDir} is a word tagger: distilling it into a BERT student is not available yet; choose a BERT teacher`)
-  const teacher = readCheckpointInfo(p.teacherDir)
-  const windows = windowSettingsOf(teacher)
-  const teacherLayers = teacher.config.numHiddenLayers
-  if (!(p.layers >= 1 && p.layers <= teacherLayers)) {
-    throw new HostInputError(`a ${p.layers}-layer student cannot be distilled from a ${teacherLayers}-layer teacher (1..${teacherLayers} layers)`)
-  }
+  const { info: base, windows, lr } = baseSettings(p)
   const curve: TrainedCheckpoint['curve'] = []
   const report = stepReporter(ctx, curve)
-  const headNames = Object.keys(headLabelsOf(teacher))
+  const headNames = Object.keys(headLabelsOf(base))
   const task = headNames.includes(DEFAULT_HEAD) ? DEFAULT_HEAD : headNames[0]
-  const teacherLr = teacher.training.lr
-  const lr = p.lr ?? continuedTrainingLr(teacherLr, teacher.config.hiddenSize)
-  phase(ctx, `Distilling a ${p.layers}-layer student`)
+  const several = p.teacherDirs.length > 1
+  phase(ctx, `Distilling a ${p.layers}-layer student${several ? ` from ${p.teacherDirs.length} teachers` : ''}`)
+  // Several teachers: soft labels averaged, the temperature ramp and one feature loss per teacher
+  // are distillCheckpoints' defaults, as for `fastbioner distill --teachers`.
   const run = await distillCheckpoints({
-    teacherDirs: [p.teacherDir],
+    teacherDirs: p.teacherDirs,
+    initTeacher: p.base,
     layers: p.layers,
     tasks: [{ name: task, train: p.train, dev: p.dev.length ? p.dev : undefined }],
     kd: p.mode,
@@ -39,9 +64,10 @@ export const distill: Job<'distill'> = async (p, ctx) => {
     signal: ctx.signal,
     log,
     onProgress: (e) => {
-      if (e.kind === 'cache') phase(ctx, `Computing the teacher's outputs: ${e.done} of ${e.total} examples`, e.done, e.total)
+      if (e.kind === 'cache') phase(ctx, `Computing the teachers' outputs: ${e.done} of ${e.total} examples`, e.done, e.total)
       else report({ ...e, kind: e.kind === 'eval' ? 'eval' : 'step' })
     },
+    checkpoint: { metadata: { source: { teachers: p.teacherDirs, method: p.method } } },
   })
   const saved = run.result.checkpointDir !== null
   const scored = saved ? await scoreSaved(p.outDir, p.dev) : null
@@ -57,11 +83,114 @@ export const distill: Job<'distill'> = async (p, ctx) => {
     backend: b.name,
     notes: [
       run.inherited
-        ? `initialised from the teacher's embeddings and layers ${run.layerMap.join(', ')}`
+        ? `initialised from the base teacher's embeddings and layers ${run.layerMap.join(', ')}`
         : 'randomly initialised (the width differs from the teacher)',
+      ...(several ? [`${p.teacherDirs.length} teachers: soft labels averaged, temperature ramp, a feature loss per teacher`] : []),
       `trainer: ${run.result.trainer} (${run.result.trainerReason})`,
     ],
     curve,
     layerMap: run.layerMap,
+  }
+}
+
+/** Each teacher's tags on the unlabelled documents: one copy of them per teacher, mentions as found. */
+async function tagWithTeachers(p: HostParams<'distill'>, docs: readonly CorpusDocument[], ctx: JobContext): Promise<CorpusDocument[][]> {
+  const copies: CorpusDocument[][] = []
+  for (const [k, dir] of p.teacherDirs.entries()) {
+    if (ctx.signal.aborted) break
+    const label = `Teacher ${k + 1} of ${p.teacherDirs.length} tags ${docs.length} unreviewed documents`
+    phase(ctx, label, 0, docs.length)
+    const tagger = await openTagger(dir, { threads: inferenceThreads(), spin: false, logger: log })
+    try {
+      // Every head merged: the teachers were chosen for having the student's entity types.
+      const results = await tagger.tag(docs, { signal: ctx.signal, onProgress: (done, total) => phase(ctx, label, done, total) })
+      copies.push(docs.map((d, i) => ({ ...d, id: `${d.id}~t${k + 1}`, mentions: results[i].mentions.map(({ start, end, type, text }) => ({ start, end, type, text })) })))
+    } finally {
+      await tagger.dispose()
+    }
+  }
+  return copies
+}
+
+async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<HostResult<'distill'>> {
+  const b = await ensureBackend()
+  const t0 = performance.now()
+  const unlabelled = p.unlabelled ?? []
+  if (unlabelled.length === 0) throw new HostInputError('no unlabelled documents for the teachers to tag')
+  const curve: TrainedCheckpoint['curve'] = []
+  const cancelled = (): HostResult<'distill'> => ({
+    cancelled: true, saved: false, summary: null, devScores: null, bestEpoch: null, steps: 0, epochs: 0,
+    seconds: (performance.now() - t0) / 1000, backend: b.name, notes: [], curve, layerMap: [],
+  })
+  let copies: CorpusDocument[][]
+  try {
+    copies = await tagWithTeachers(p, unlabelled, ctx)
+  } catch (e) {
+    if (ctx.signal.aborted) return cancelled()
+    throw e
+  }
+  if (ctx.signal.aborted) return cancelled()
+  const baseDir = p.teacherDirs[p.base]
+  phase(ctx, `Loading ${baseDir}`)
+  const ck = await loadCheckpoint(baseDir, { trainable: false })
+  const transfer = copies.flat()
+  const task = { name: DEFAULT_HEAD, train: [...p.train, ...transfer] }
+  let student
+  try {
+    // The student's head: the base's labels when they cover every type taught (they should: the
+    // teachers share the entity types), so its classifier is copied too.
+    student = createStudent(ck.model, { layers: p.layers, heads: { [DEFAULT_HEAD]: taskLabels(ck.model, task) }, seed: p.seed })
+  } finally {
+    ck.model.dispose()
+  }
+  const { windows, lr } = baseSettings(p)
+  const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${baseDir}/vocab.txt` })
+  let result
+  try {
+    phase(ctx, `Training a ${p.layers}-layer student on ${p.train.length} reviewed documents and ${copies.length} teachers' tags of ${unlabelled.length}`)
+    result = await train({
+      model: student.model,
+      tokenizer,
+      train: task.train,
+      dev: p.dev.length ? p.dev : undefined,
+      outDir: p.outDir,
+      epochs: p.epochs,
+      batchSize: TRAIN_DEFAULTS.batchSize,
+      lr,
+      seed: p.seed,
+      maxLength: windows.maxLength,
+      sentenceLevel: windows.sentenceLevel,
+      onProgress: stepReporter(ctx, curve),
+      signal: ctx.signal,
+      checkpoint: {
+        metadata: {
+          student: { layerMap: student.layerMap, initTeacher: baseDir, inherited: student.inherited },
+          source: { teachers: p.teacherDirs, method: p.method, unlabelledDocuments: unlabelled.length },
+          backend: b.name,
+        },
+      },
+    })
+  } finally {
+    student.model.dispose()
+  }
+  const saved = result.checkpointDir !== null
+  const scored = saved ? await scoreSaved(p.outDir, p.dev) : null
+  return {
+    cancelled: result.cancelled,
+    saved,
+    summary: scored?.summary ?? null,
+    devScores: scored?.devScores ?? null,
+    bestEpoch: result.bestEpoch,
+    steps: result.steps,
+    epochs: result.epochs.length,
+    seconds: (performance.now() - t0) / 1000,
+    backend: b.name,
+    notes: [
+      `initialised from the base teacher's embeddings and layers ${student.layerMap.join(', ')}`,
+      `trainer: ${result.trainer} (${result.trainerReason})`,
+    ],
+    curve,
+    layerMap: student.layerMap,
+    taggedMentions: copies.map((c) => c.reduce((n, d) => n + d.mentions.length, 0)),
   }
 }

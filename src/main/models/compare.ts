@@ -30,6 +30,7 @@ export function compareHandlers(rt: ModelRuntime): Pick<Handlers, 'compare:run'>
         const rows: ComparisonRow[] = r.models.map((m, i) => ({
           modelId: models[i].id,
           name: models[i].name,
+          distillation: models[i].distillation,
           layers: m.layers,
           weights: m.weights,
           parameters: m.parameters,

@@ -1,34 +1,96 @@
-// distill:start: smaller students distilled from a teacher, one per requested depth, each
-// followed by its int8 version when asked.
+// distill:plan and distill:start: smaller students distilled from one or several teachers, one
+// per requested depth, each followed by its int8 version when asked. core/distill/plan decides
+// the method (soft labels, or the teachers' tags on the unreviewed documents).
 import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
-import type { ModelInfo } from '@shared/ipc'
-import { StoreError } from '../../core/store'
-import { isWordTaggerFolder } from '../../core/model/word-tagger'
+import { MAX_TEACHERS, type DistillPlan, type ModelDistillation, type ModelInfo } from '@shared/ipc'
+import { StoreError, type ModelRecord, type Workspace } from '../../core/store'
+import { chooseMethod, incompatibility, teacherFacts, type PlanModel, type TeacherFacts } from '../../core/distill/plan'
 import type { Handlers } from '../handlers'
 import { mentionCount, type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
 
-export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start'> {
+const asPlanModel = (m: ModelRecord): PlanModel => ({ id: m.id, name: m.name, dir: m.path, layers: m.layers, entityTypes: m.entityTypes })
+
+export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start' | 'distill:plan'> {
   const { host, workspace, begin, progressEmitter, reserve, discard, finishRun, abandonJob, trainingDocuments, devSize, withTypes } = rt
+
+  /** Unreviewed documents that are not training or devel documents (no gold annotations): what teachers may tag. */
+  const unreviewedIds = (ws: Workspace): number[] => {
+    const used = new Set(trainingDocuments(ws).map((d) => d.id))
+    return ws.documentIdsWithStatus('unreviewed').filter((id) => !used.has(String(id)))
+  }
+
+  const plan = (ws: Workspace, teacherIds: readonly number[]) => {
+    if (new Set(teacherIds).size !== teacherIds.length) throw new StoreError('invalid_request', 'A teacher is listed twice')
+    const chosen = teacherIds.map((id) => ws.getModel(id))
+    const notReady = chosen.find((m) => m.status !== 'ready')
+    if (notReady) throw new StoreError('conflict', `Model "${notReady.name}" is not ready (${notReady.status})`)
+    const facts = new Map<number, TeacherFacts | Error>()
+    const factsOf = (m: ModelRecord) => {
+      if (!facts.has(m.id)) {
+        try {
+          facts.set(m.id, teacherFacts(m.path))
+        } catch (e) {
+          facts.set(m.id, e as Error)
+        }
+      }
+      return facts.get(m.id)!
+    }
+    const broken = chosen.find((m) => factsOf(m) instanceof Error)
+    if (broken) throw new StoreError('invalid_request', `"${broken.name}" cannot teach: ${(factsOf(broken) as Error).message}`)
+    const unreviewed = unreviewedIds(ws)
+    const choice = chooseMethod(chosen.map(asPlanModel), chosen.map((m) => factsOf(m) as TeacherFacts), unreviewed.length)
+    const candidates = ws.listModels().filter((m) => m.status === 'ready').map((m) => {
+      const f = factsOf(m)
+      const isChosen = chosen.some((c) => c.id === m.id)
+      const reason =
+        f instanceof Error
+          ? `its folder cannot be read (${f.message})`
+          : (incompatibility(asPlanModel(m), chosen.map(asPlanModel)) ?? (!isChosen && chosen.length >= MAX_TEACHERS ? `at most ${MAX_TEACHERS} teachers` : null))
+      return { modelId: m.id, wordTagger: !(f instanceof Error) && f.wordTagger, compatible: reason === null, reason }
+    })
+    const result: DistillPlan = {
+      method: choice.problem ? null : choice.method,
+      summary: choice.summary,
+      problem: choice.problem,
+      baseId: choice.base === null ? null : chosen[choice.base].id,
+      maxLayers: choice.maxLayers,
+      unreviewedDocuments: choice.method === 'teacher-tags' ? unreviewed.length : 0,
+      candidates,
+    }
+    return { result, chosen, base: choice.base === null ? null : chosen[choice.base], unreviewed }
+  }
+
   return {
+    async 'distill:plan'(req) {
+      return plan(workspace(), req.teacherIds).result
+    },
+
     async 'distill:start'(req) {
       const ws = workspace()
-      const teacher = ws.getModel(req.teacherId)
-      if (teacher.status !== 'ready') throw new StoreError('conflict', `Model "${teacher.name}" is not ready (${teacher.status})`)
-      if (isWordTaggerFolder(teacher.path)) {
-        throw new StoreError('invalid_request', `"${teacher.name}" is a word tagger: distilling it into a BERT student is not available yet; choose a BERT teacher`)
+      const { result: p, chosen, base: teacher, unreviewed } = plan(ws, req.teacherIds)
+      if (p.problem || !p.method || !teacher) throw new StoreError('invalid_request', p.problem ?? 'Nothing to distil with these teachers')
+      const method = p.method
+      if (method === 'soft-labels' && req.mode === 'none' && chosen.length > 1) {
+        throw new StoreError('invalid_request', `KD mode 'none' learns from the gold labels alone, without a teacher: choose one teacher (its copy is the student) or another mode`)
       }
       const layersList = [...new Set(req.layers)]
-      const tooDeep = layersList.filter((n) => n > teacher.layers)
+      const tooDeep = layersList.filter((n) => n > p.maxLayers)
       if (tooDeep.length) {
-        throw new StoreError('invalid_request', `"${teacher.name}" has ${teacher.layers} layers: a student can have at most that many (asked for ${tooDeep.join(', ')})`)
+        const who = chosen.length > 1 && method === 'soft-labels' ? 'The shallowest teacher' : `"${teacher.name}"`
+        throw new StoreError('invalid_request', `${who} has ${p.maxLayers} layers: a student can have at most that many (asked for ${tooDeep.join(', ')})`)
       }
       const docs = trainingDocuments(ws)
       if (mentionCount(docs) === 0) throw new StoreError('invalid_request', 'Nothing to distil on yet: annotate some documents first')
       const seed = req.seed ?? TRAIN_DEFAULTS.seed
       const epochs = req.epochs ?? DISTILL_RECIPE.epochs
       const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
-      const { signal, job, end } = begin(req.jobId, 'training', `Distilling ${teacher.name}`)
-      job.models.add(teacher.id)
+      const teacherNames = chosen.map((t) => t.name).join(', ')
+      // teacher tags: a seeded sample of the unreviewed documents, so a large workspace keeps the wait bounded.
+      const unlabelled =
+        method === 'teacher-tags' ? ws.documentsForTagging(splitDocuments(unreviewed, Math.min(unreviewed.length, DISTILL_RECIPE.taggedDocuments), seed).heldOut) : undefined
+      const distillation: ModelDistillation = { teachers: chosen.map((t) => ({ id: t.id, name: t.name })), method, mode: method === 'soft-labels' ? req.mode : null }
+      const { signal, job, end } = begin(req.jobId, 'training', `Distilling ${teacherNames}`)
+      for (const t of chosen) job.models.add(t.id)
       const students: ModelInfo[] = []
       let cancelled = false
 
@@ -82,17 +144,29 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
           let student: ModelInfo
           const emit = progressEmitter(req.jobId, label)
           const rec = await reserve(ws, {
-            name: ws.uniqueModelName(`${teacher.name} → ${layers} layers`),
+            name: ws.uniqueModelName(`${chosen.length > 1 ? `${teacher.name} + ${chosen.length - 1}` : teacher.name} → ${layers} layers`),
             kind: 'student',
             parentId: teacher.id,
-            distillation: { teacherId: teacher.id, mode: req.mode },
+            distillation,
           })
           job.models.add(rec.id)
-          const runId = (job.runId = ws.startRun('distill', rec.id, { teacherId: teacher.id, layers, mode: req.mode, epochs, seed }))
+          const runId = (job.runId = ws.startRun('distill', rec.id, { teacherIds: chosen.map((t) => t.id), method, layers, mode: distillation.mode, epochs, seed }))
           try {
             const r = await host().request(
               'distill',
-              { teacherDir: teacher.path, outDir: rec.path, layers, mode: req.mode, train, dev, epochs, seed },
+              {
+                teacherDirs: chosen.map((t) => t.path),
+                base: chosen.indexOf(teacher),
+                method,
+                outDir: rec.path,
+                layers,
+                mode: req.mode,
+                train,
+                dev,
+                unlabelled,
+                epochs,
+                seed,
+              },
               { signal, onProgress: emit },
             )
             emit.flush()
@@ -109,7 +183,9 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
               trainedOn: r.backend,
               devScores: withTypes(r.devScores),
               trainingSummary:
-                `Distilled from ${teacher.name} (${req.mode} KD, teacher layers ${r.layerMap.join(', ')}) on ${plural(train.length, 'document')}` +
+                (method === 'soft-labels'
+                  ? `Distilled from ${teacherNames} (${req.mode} KD${chosen.length > 1 ? ', soft labels averaged, temperature ramp, a feature loss per teacher' : ''}, layers of ${teacher.name}: ${r.layerMap.join(', ')}) on ${plural(train.length, 'document')}`
+                  : `Learnt the tags of ${teacherNames} on ${plural(unlabelled!.length, 'unreviewed document')} (${(r.taggedMentions ?? []).map((n, k) => `${chosen[k].name}: ${plural(n, 'mention')}`).join(', ')}) beside ${plural(train.length, 'reviewed document')}; a copy of ${teacher.name}'s layers ${r.layerMap.join(', ')}`) +
                 (dev.length ? `, ${dev.length} held out for devel` : '') +
                 `; ${r.epochs} epochs`,
             })

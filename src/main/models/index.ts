@@ -44,6 +44,7 @@ export type ModelChannel =
   | 'retrain:start'
   | 'retrain:decide'
   | 'distill:start'
+  | 'distill:plan'
   | 'compare:run'
 
 export interface ModelHandlers {

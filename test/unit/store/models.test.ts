@@ -2,6 +2,7 @@
 import { join } from 'node:path'
 import Database from '@core/store/sqlite'
 import type { Revision } from '@shared/domain'
+import type { ModelDistillation } from '@shared/ipc'
 import { SCHEMA_VERSION, StoreError, Workspace } from '@core/store'
 import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace } from './helpers'
 
@@ -47,8 +48,9 @@ describe('model registry', () => {
     expect(raw.prepare('SELECT path FROM models WHERE id = ?').get(a.id)).toEqual({ path: 'models/a' })
     raw.close()
 
-    const b = t.ws.createModel({ name: 'b', kind: 'student', path: join(t.ws.modelsDir, 'b'), parentId: a.id, distillation: { teacherId: a.id, mode: 'dynamic' } })
-    expect(b).toMatchObject({ status: 'training', active: false, parentId: a.id, distillation: { teacherId: a.id, mode: 'dynamic' } })
+    const distillation: ModelDistillation = { teachers: [{ id: a.id, name: 'a' }], method: 'soft-labels', mode: 'dynamic' }
+    const b = t.ws.createModel({ name: 'b', kind: 'student', path: join(t.ws.modelsDir, 'b'), parentId: a.id, distillation })
+    expect(b).toMatchObject({ status: 'training', active: false, parentId: a.id, distillation })
     expect(t.ws.listModels().map((m) => m.name)).toEqual(['a'])
     expect(t.ws.listModels({ includeTraining: true }).map((m) => m.name)).toEqual(['a', 'b'])
     expect(thrown(() => t.ws.createModel({ name: 'a', kind: 'teacher', path: '/x' })).code).toBe('conflict')
@@ -253,6 +255,7 @@ describe('migration to the model registry (schema 2)', () => {
         DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
         ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
         ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
+        DROP TABLE model_teachers;
         ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
         DELETE FROM schema_migrations WHERE version > 1;
         INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');
@@ -263,6 +266,72 @@ describe('migration to the model registry (schema 2)', () => {
       try {
         expect(again.info().documentCount).toBe(1)
         expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false, adaptation: null }])
+      } finally {
+        again.close()
+      }
+      const check = new Database(path, { readonly: true })
+      expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+      check.close()
+    } finally {
+      cleanup()
+    }
+  })
+})
+
+describe("a student's teachers (schema 6)", () => {
+  it('keeps every teacher in order, and the name of one deleted since', () => {
+    const t = tempWorkspace()
+    try {
+      const bert = t.ws.createModel({ name: 'bert', kind: 'teacher', status: 'ready', path: join(t.ws.modelsDir, 'bert') })
+      const words = t.ws.createModel({ name: 'words', kind: 'teacher', status: 'ready', path: join(t.ws.modelsDir, 'words') })
+      const distillation: ModelDistillation = { teachers: [{ id: bert.id, name: 'bert' }, { id: words.id, name: 'words' }], method: 'teacher-tags', mode: null }
+      const s = t.ws.createModel({ name: 's', kind: 'student', status: 'ready', path: join(t.ws.modelsDir, 's'), parentId: bert.id, distillation })
+      // A retrain (or int8 version) copies its base's record, deleted teachers included.
+      const copy = t.ws.createModel({ name: 's2', kind: 'student', status: 'ready', path: join(t.ws.modelsDir, 's2'), parentId: s.id, distillation: s.distillation })
+      expect(t.ws.getModel(s.id).distillation).toEqual(distillation)
+      t.ws.deleteModel(words.id)
+      const gone = { teachers: [{ id: bert.id, name: 'bert' }, { id: null, name: 'words' }], method: 'teacher-tags', mode: null }
+      expect(t.ws.getModel(s.id).distillation).toEqual(gone)
+      expect(t.ws.getModel(copy.id).distillation).toEqual(gone)
+      // Deleting the student deletes its teacher rows, not the teachers.
+      t.ws.deleteModel(s.id)
+      expect(t.ws.getModel(bert.id).name).toBe('bert')
+      const raw = new Database(t.path, { readonly: true })
+      expect(raw.prepare('SELECT count(*) AS n FROM model_teachers WHERE model_id = ?').get(s.id)).toEqual({ n: 0 })
+      raw.close()
+    } finally {
+      t.done()
+    }
+  })
+
+  it('upgrades a version-5 workspace: each student keeps its one teacher (deleted or not), its mode and soft labels', async () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const path = join(dir, 'v5.sqlite')
+      const ws = Workspace.open(path, { user: 'u' })
+      await ws.importDocuments([DOC_A], 'a')
+      ws.close()
+      // The rows as version 5 wrote them: distillation held {teacherId, mode}.
+      const db = new Database(path)
+      db.exec(`
+        DROP TABLE model_teachers;
+        DELETE FROM schema_migrations WHERE version > 5;
+        INSERT INTO models (id, name, path, config, created_at, kind, status, entity_types) VALUES (1, 'teacher', '/m/t', '{}', '2025-01-01T00:00:00Z', 'teacher', 'ready', '["Disease"]');
+        INSERT INTO models (id, name, path, config, created_at, kind, status, parent_id, distillation)
+          VALUES (2, 'teacher → 1 layers', '/m/s', '{}', '2025-01-02T00:00:00Z', 'student', 'ready', 1, '{"teacherId":1,"mode":"fixed"}'),
+                 (3, 'orphan → 2 layers', '/m/o', '{}', '2025-01-03T00:00:00Z', 'student', 'ready', NULL, '{"teacherId":9,"mode":"dynamic"}'),
+                 (4, 'plain', '/m/p', '{}', '2025-01-04T00:00:00Z', 'teacher', 'ready', NULL, NULL);
+      `)
+      db.pragma('user_version = 5')
+      db.close()
+      const again = Workspace.open(path, { user: 'u' })
+      try {
+        expect(again.info().documentCount).toBe(1)
+        const byName = Object.fromEntries(again.listModels().map((m) => [m.name, m]))
+        expect(byName['teacher → 1 layers']!.distillation).toEqual({ teachers: [{ id: 1, name: 'teacher' }], method: 'soft-labels', mode: 'fixed' })
+        expect(byName['orphan → 2 layers']!.distillation).toEqual({ teachers: [{ id: null, name: 'model 9' }], method: 'soft-labels', mode: 'dynamic' })
+        expect(byName['plain']!.distillation).toBeNull()
+        expect(byName['teacher']!.entityTypes).toEqual(['Disease'])
       } finally {
         again.close()
       }
