@@ -144,7 +144,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
           let student: ModelInfo
           const emit = progressEmitter(req.jobId, label)
           const rec = await reserve(ws, {
-            name: ws.uniqueModelName(`${chosen.length > 1 ? `${teacher.name} + ${chosen.length - 1}` : teacher.name} → ${layers} layers`),
+            name: ws.uniqueModelName(`${chosen.length > 1 ? `${teacher.name} + ${chosen.length - 1} more` : teacher.name} → ${layers} layers`),
             kind: 'student',
             parentId: teacher.id,
             distillation,

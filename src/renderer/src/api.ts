@@ -114,6 +114,7 @@ export const api = {
   retrain: (req: RequestOf<'retrain:start'>) => call('retrain:start', req),
   decideRetrain: (candidateId: number, keep: boolean) => call('retrain:decide', { candidateId, keep }),
   distill: (req: RequestOf<'distill:start'>) => call('distill:start', req),
+  distillPlan: (teacherIds: number[]) => call('distill:plan', { teacherIds }),
   compare: (req: RequestOf<'compare:run'>) => call('compare:run', req),
 }
 

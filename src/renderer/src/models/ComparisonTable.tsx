@@ -4,7 +4,7 @@ import type { ComparisonReport, ComparisonRow } from '@shared/ipc'
 import { PUBLISHED_FASTBIONER } from '@shared/published'
 import { DataTable, type ColumnHead } from '../components/DataTable'
 import { DeviceBadge } from './EngineCard'
-import { formatBytes, formatCount, formatDate, pct } from './store'
+import { distillationMethodText, formatBytes, formatCount, formatDate, pct, teacherNames } from './store'
 
 const COLUMNS: ColumnHead[] = [
   ['Model'], ['Layers', 'num'], ['Params', 'num'], ['Size', 'num'], ['P', 'num'], ['R', 'num'], ['F1', 'num'], ['ms / doc', 'num'], ['Tokens / s', 'num'], ['Engine'],
@@ -44,7 +44,8 @@ function CompareRow({ row: r, isTeacher }: { row: ComparisonRow; isTeacher: bool
   const pub = isTeacher ? undefined : publishedFor(r.layers)
   const rel = (ours: number, published: number | undefined, sign: '' | '−') => (
     <>
-      <span className="ours">{isTeacher ? '—' : `${sign}${pct(ours)} %`}</span>
+      {/* A negative reduction is a gain: "+16.8 %", not "−-16.8 %". */}
+      <span className="ours">{isTeacher ? '—' : sign && ours < 0 ? `+${pct(-ours)} %` : `${sign}${pct(ours)} %`}</span>
       {pub && published !== undefined && (
         <span className="published" title={`FastBioNER, ${r.layers} layers, as published`}>
           pub. {sign}
@@ -58,6 +59,11 @@ function CompareRow({ row: r, isTeacher }: { row: ComparisonRow; isTeacher: bool
       <th scope="row">
         {r.name}
         {isTeacher && <span className="badge">reference</span>}
+        {r.distillation && (
+          <span className="learnt-from" data-testid="learnt-from">
+            from {teacherNames(r.distillation)} · {distillationMethodText(r.distillation)}
+          </span>
+        )}
       </th>
       <td className="num">
         {r.layers}

@@ -1,9 +1,10 @@
-// The Distil tab: choose a teacher, student depths, a KD mode and whether to add int8 versions;
-// live curves; compare the result.
+// The Distil tab: choose one or several teachers (models with other entity types are shown
+// disabled, with the reason), student depths, a KD mode and whether to add int8 versions; what
+// kind of distillation will run (distill:plan); live curves; compare the result.
 import { useEffect, useId, useState } from 'react'
-import type { DistillMode } from '@shared/ipc'
-import { FORM_DEFAULTS } from '@shared/recipes'
-import { api } from '../api'
+import type { DistillMode, DistillPlan, ModelInfo } from '@shared/ipc'
+import { DISTILL_RECIPE, FORM_DEFAULTS } from '@shared/recipes'
+import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { JobProgressBar, TrainingCurve } from './JobViews'
 import { jobOfKind, pct, refreshModels, runModelJob, useModelJob, useModels } from './store'
@@ -26,40 +27,81 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const { models } = useModels()
   const { job, results } = useModelJob()
   const usable = models.filter((m) => !m.candidate)
-  const [teacherId, setTeacherId] = useState<number | null>(null)
+  const [teacherIds, setTeacherIds] = useState<number[] | null>(null)
+  const [plan, setPlan] = useState<DistillPlan | null>(null)
   const [layers, setLayers] = useState<LayerChoice[]>([6, 4, 3])
   const [mode, setMode] = useState<DistillMode>('dynamic')
   const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.distillEpochs)
   const [int8, setInt8] = useState(true)
-  const teacherSel = useId()
   const epochsId = useId()
   const int8Hint = useId()
+  const methodId = useId()
   const running = !!job && !job.finished
   const distillJob = jobOfKind(job, 'distill')
+  const modelKey = usable.map((m) => m.id).join(',')
 
+  // The plan for the current choice; before any choice, the candidates alone (to pick a default).
   useEffect(() => {
-    if (teacherId !== null && usable.some((m) => m.id === teacherId)) return
-    // The active model when it can have a student; else the deepest one.
-    const active = usable.find((m) => m.active && m.layers > 1)
-    const deepest = [...usable].sort((a, b) => b.layers - a.layers || b.parameters - a.parameters)[0]
-    setTeacherId(active?.id ?? deepest?.id ?? null)
-  }, [usable, teacherId])
+    let live = true
+    const ids = (teacherIds ?? []).filter((id) => usable.some((m) => m.id === id))
+    api
+      .distillPlan(ids)
+      .then((value) => {
+        if (!live) return
+        if (teacherIds === null || ids.length !== teacherIds.length) {
+          // The active model when it can have a student (a BERT with more than one layer); else the deepest BERT.
+          const berts = usable.filter((m) => value.candidates.some((c) => c.modelId === m.id && !c.wordTagger))
+          const active = berts.find((m) => m.active && m.layers > 1)
+          const deepest = [...berts].sort((a, b) => b.layers - a.layers || b.parameters - a.parameters)[0]
+          const first = active ?? deepest
+          if (teacherIds === null || ids.length === 0) {
+            // Models not listed yet: choose once they are.
+            if (usable.length > 0) setTeacherIds(first ? [first.id] : [])
+            if (first) return
+          } else setTeacherIds(ids)
+        }
+        setPlan(value)
+      })
+      .catch((e: unknown) => {
+        if (!live) return
+        setPlan(null)
+        notify('error', errorMessage(e))
+      })
+    return () => {
+      live = false
+    }
+    // modelKey: a model added or removed changes the candidates.
+  }, [teacherIds, modelKey])
 
-  const teacher = usable.find((m) => m.id === teacherId) ?? null
-  const allowed = (n: number) => !!teacher && n < teacher.layers
-  const chosen = layers.filter(allowed)
+  const chosen = (teacherIds ?? []).map((id) => usable.find((m) => m.id === id)).filter((m): m is ModelInfo => !!m)
+  const base = usable.find((m) => m.id === plan?.baseId) ?? null
+  const ready = !!plan?.method && !plan.problem
+  const allowed = (n: number) => ready && n < plan!.maxLayers
+  const chosenLayers = layers.filter(allowed)
+  const tags = plan?.method === 'teacher-tags'
+  const several = chosen.length > 1
+  const modeDisabled = (m: DistillMode) => tags || (several && m === 'none')
+  const effectiveMode: DistillMode = several && mode === 'none' ? 'dynamic' : mode
+
+  const toggle = (id: number, on: boolean) => setTeacherIds((ids) => (on ? [...(ids ?? []), id] : (ids ?? []).filter((x) => x !== id)))
 
   const start = async () => {
-    if (!teacher || chosen.length === 0) return
-    const r = await runModelJob('distill', `Distilling ${teacher.name}`, (jobId) =>
-      api.distill({ jobId, teacherId: teacher.id, layers: chosen, mode, epochs, int8 }),
+    if (!ready || chosenLayers.length === 0) return
+    const names = chosen.map((m) => m.name).join(', ')
+    const r = await runModelJob('distill', `Distilling ${names}`, (jobId) =>
+      api.distill({ jobId, teacherIds: chosen.map((m) => m.id), layers: chosenLayers, mode: effectiveMode, epochs, int8 }),
     )
     await refreshModels()
-    if (r?.students.length) notify('success', `Distilled ${r.students.map((s) => s.name).join(', ')} from ${teacher.name}.`)
+    if (r?.students.length) notify('success', `Distilled ${r.students.map((s) => s.name).join(', ')} from ${names}.`)
     else if (r?.cancelled) notify('warning', 'Distillation cancelled.')
   }
 
   const lastStudents = results.distill?.students ?? []
+  // The teachers of the last run, base first: the comparison's reference and its other teachers.
+  const lastTeachers = lastStudents[0]?.distillation?.teachers.map((t) => t.id).filter((id): id is number => id !== null) ?? []
+  const lastBase = lastStudents[0]?.parentId ?? null
+  const compareIds = [...new Set([...(lastBase !== null ? [lastBase] : []), ...lastTeachers, ...lastStudents.map((s) => s.id)])]
+  const lastBaseName = usable.find((m) => m.id === lastBase)?.name ?? 'the teachers'
 
   return (
     <div className="distil-grid">
@@ -72,28 +114,63 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
         data-testid="distil-form"
       >
         <div className="card-head">
-          <h3>Distil a teacher</h3>
+          <h3>Distil teachers</h3>
         </div>
         {usable.length === 0 ? (
           <p className="muted">No model yet: train or import a teacher in Models first.</p>
         ) : (
           <>
-            <div className="form-row">
-              <label htmlFor={teacherSel}>Teacher</label>
-              <select id={teacherSel} value={teacherId ?? ''} onChange={(e) => setTeacherId(Number(e.target.value))} data-testid="distil-teacher">
-                {usable.map((m) => (
-                  <option key={m.id} value={m.id}>
-                    {m.name} · {m.layers}×{m.hidden}
-                    {m.devScores ? ` · F1 ${pct(m.devScores.f1)}` : ''}
-                  </option>
-                ))}
-              </select>
+            <fieldset className="form-row kd-modes" data-testid="distil-teachers">
+              <legend>Teachers</legend>
+              {usable.map((m) => {
+                const c = plan?.candidates.find((x) => x.modelId === m.id)
+                const on = chosen.some((x) => x.id === m.id)
+                const disabled = running || (!!c && !c.compatible && !on)
+                const reasonId = `teacher-reason-${m.id}`
+                return (
+                  <label key={m.id} className={`kd-mode teacher-option${on ? ' is-on' : ''}${disabled ? ' is-disabled' : ''}`} data-teacher-id={m.id}>
+                    <input type="checkbox" checked={on} disabled={disabled} onChange={(e) => toggle(m.id, e.target.checked)} aria-describedby={c?.reason ? reasonId : undefined} />
+                    <span className="kd-label">
+                      {m.name}
+                      {m.id === plan?.baseId && several && <span className="badge">student's base</span>}
+                    </span>
+                    <span className="kd-hint">
+                      {c?.wordTagger ? 'word tagger' : `BERT ${m.layers}×${m.hidden}`} · {m.entityTypes.join(', ') || 'no entity types'}
+                      {m.devScores ? ` · F1 ${pct(m.devScores.f1)}` : ''}
+                    </span>
+                    {c?.reason && !on && (
+                      <span className="kd-hint teacher-reason" id={reasonId}>
+                        Not with these teachers: {c.reason}
+                      </span>
+                    )}
+                  </label>
+                )
+              })}
+            </fieldset>
+            <div className="form-row distil-method" id={methodId} data-testid="distil-method" data-method={plan?.method ?? ''} aria-live="polite">
+              {plan?.problem ? (
+                <p className="form-error" role="alert">
+                  {plan.problem}
+                </p>
+              ) : plan?.method ? (
+                <>
+                  <p className="label-like">{plan.method === 'soft-labels' ? 'Soft-label distillation' : 'Label-level distillation (teacher tags)'}</p>
+                  <p className="muted small-print">
+                    {plan.summary}
+                    {tags
+                      ? plan.unreviewedDocuments > DISTILL_RECIPE.taggedDocuments
+                        ? ` They tag a sample of ${DISTILL_RECIPE.taggedDocuments} of the ${plan.unreviewedDocuments.toLocaleString('en-US')} unreviewed documents.`
+                        : ` They tag all ${plan.unreviewedDocuments.toLocaleString('en-US')} unreviewed documents.`
+                      : ''}
+                  </p>
+                </>
+              ) : null}
             </div>
             <fieldset className="form-row checks">
               <legend>Student depth (layers)</legend>
               <div className="check-row">
                 {LAYER_CHOICES.map((n) => (
-                  <label key={n} className={`check${allowed(n) ? '' : ' is-disabled'}`} title={allowed(n) ? '' : `Needs a teacher with more than ${n} layers`}>
+                  <label key={n} className={`check${allowed(n) ? '' : ' is-disabled'}`} title={allowed(n) ? '' : `Needs teachers with more than ${n} layers`}>
                     <input
                       type="checkbox"
                       checked={layers.includes(n) && allowed(n)}
@@ -106,17 +183,18 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
                 ))}
               </div>
               <p className="muted small-print">
-                FastBioNER distils a 12-layer BioBERT into 6, 4 and 3 layers. A student must be shallower than its teacher
-                {teacher ? ` (${teacher.name} has ${teacher.layers})` : ''}.
+                FastBioNER distils a 12-layer BioBERT into 6, 4 and 3 layers. A student must be shallower than its teachers
+                {base && plan ? ` (${several && !tags ? 'the shallowest has' : `${base.name} has`} ${plan.maxLayers})` : ''}.
               </p>
             </fieldset>
-            <fieldset className="form-row kd-modes">
-              <legend>Knowledge distillation</legend>
+            <fieldset className="form-row kd-modes" disabled={tags}>
+              <legend data-testid="kd-legend">Knowledge distillation</legend>
+              {tags && <p className="muted small-print">Not used: the student learns the teachers' tags, not their soft labels.</p>}
               {KD_MODES.map((k) => (
-                <label key={k.mode} className={`kd-mode${mode === k.mode ? ' is-on' : ''}`}>
-                  <input type="radio" name="kd-mode" value={k.mode} checked={mode === k.mode} onChange={() => setMode(k.mode)} />
+                <label key={k.mode} className={`kd-mode${effectiveMode === k.mode && !tags ? ' is-on' : ''}${modeDisabled(k.mode) ? ' is-disabled' : ''}`}>
+                  <input type="radio" name="kd-mode" value={k.mode} checked={effectiveMode === k.mode} disabled={modeDisabled(k.mode)} onChange={() => setMode(k.mode)} />
                   <span className="kd-label">{k.label}</span>
-                  <span className="kd-hint">{k.hint}</span>
+                  <span className="kd-hint">{several && k.mode === 'none' ? 'Uses no teacher: choose a single teacher for this baseline.' : k.hint}</span>
                 </label>
               ))}
             </fieldset>
@@ -134,8 +212,8 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
               </p>
             </div>
             <div className="form-actions">
-              <button type="submit" className="btn primary" disabled={!teacher || chosen.length === 0 || running} data-testid="start-distil">
-                Distil into {chosen.length ? chosen.join(', ') : '…'} layer{chosen.length === 1 && chosen[0] === 1 ? '' : 's'}
+              <button type="submit" className="btn primary" disabled={!ready || chosenLayers.length === 0 || running} aria-describedby={methodId} data-testid="start-distil">
+                Distil into {chosenLayers.length ? chosenLayers.join(', ') : '…'} layer{chosenLayers.length === 1 && chosenLayers[0] === 1 ? '' : 's'}
               </button>
             </div>
           </>
@@ -153,13 +231,13 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
         ) : (
           <p className="muted card-empty">Each student's loss curve and devel F1 appear here while it trains.</p>
         )}
-        {lastStudents.length > 0 && teacher && (
+        {lastStudents.length > 0 && (
           <div className="students" data-testid="distil-result">
             <p>
               New: {lastStudents.map((s) => `${s.name} (${s.layers} × ${s.hidden}${s.devScores ? `, dev F1 ${pct(s.devScores.f1)}%` : ''})`).join('; ')}
             </p>
-            <button type="button" className="btn primary" onClick={() => onCompare([teacher.id, ...lastStudents.map((s) => s.id)])}>
-              Compare with {teacher.name}
+            <button type="button" className="btn primary" onClick={() => onCompare(compareIds)}>
+              Compare with {lastTeachers.length > 1 ? 'their teachers' : lastBaseName}
             </button>
           </div>
         )}

@@ -3,7 +3,7 @@
 import { Fragment, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
 import { DataTable, type ColumnHead } from '../components/DataTable'
-import { formatBytes, formatCount, formatDate, pct } from './store'
+import { distillationMethodText, formatBytes, formatCount, formatDate, pct, teacherNames } from './store'
 
 /** What the Kind column says: where the model came from when that matters more than its kind. */
 function kindLabel(m: ModelInfo): string {
@@ -119,13 +119,18 @@ export function ModelTable(props: {
                     <dd>{m.trainedOn ?? '–'}</dd>
                     <dt>Training data</dt>
                     <dd>{m.trainingSummary ?? '–'}</dd>
-                    {parent && (
+                    {m.distillation && (
                       <>
-                        <dt>{m.distillation ? 'Distilled from' : m.adaptation ? 'Adapted from' : 'Trained from'}</dt>
-                        <dd>
-                          {parent.name}
-                          {m.distillation ? ` (${m.distillation.mode} KD)` : ''}
+                        <dt>Distilled from</dt>
+                        <dd data-testid="model-teachers">
+                          {teacherNames(m.distillation)} ({distillationMethodText(m.distillation)})
                         </dd>
+                      </>
+                    )}
+                    {parent && !m.distillation?.teachers.some((t) => t.id === parent.id) && (
+                      <>
+                        <dt>{m.adaptation ? 'Adapted from' : m.weights === 'int8' && m.distillation ? 'int8 version of' : 'Trained from'}</dt>
+                        <dd>{parent.name}</dd>
                       </>
                     )}
                     {m.adaptation && (

@@ -3,7 +3,7 @@
 // with useSyncExternalStore, so a job keeps going — and its curve keeps growing — while the person
 // switches views, and its result is still there when they come back.
 import { useSyncExternalStore } from 'react'
-import type { ComparisonReport, EngineInfo, EventPayloads, ModelAdaptResult, ModelInfo, RetrainResult, TagResult } from '@shared/ipc'
+import type { ComparisonReport, EngineInfo, EventPayloads, ModelAdaptResult, ModelDistillation, ModelInfo, RetrainResult, TagResult } from '@shared/ipc'
 import { api, errorMessage, isApiError, newJobId, onEvent } from '../api'
 import { notify } from '../toasts'
 
@@ -357,6 +357,12 @@ export function formatBytes(n: number): string {
 
 /** Scores in [0, 1] shown as percentages with one decimal, e.g. 87.3. */
 export const pct = (x: number | null | undefined): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : (x * 100).toFixed(1))
+
+/** "soft labels, dynamic KD" / "teacher tags": how a student learnt from its teachers. */
+export const distillationMethodText = (d: ModelDistillation): string => (d.method === 'soft-labels' ? `soft labels, ${d.mode} KD` : 'teacher tags')
+
+/** Its teachers by name (a deleted one marked so), e.g. "bert-4, words (deleted)". */
+export const teacherNames = (d: ModelDistillation): string => d.teachers.map((t) => `${t.name}${t.id === null ? ' (deleted)' : ''}`).join(', ')
 
 export function formatDate(iso: string): string {
   const d = new Date(iso)
