@@ -101,6 +101,28 @@ export interface ScoreSavedOptions extends Pick<TagOptions, 'signal' | 'onProgre
   engine?: 'tfjs' | 'onnx'
 }
 
+/** What a finished training run reports (train, distill): the saved checkpoint scored on `dev`, its steps and timing. */
+export async function trainedCheckpoint(
+  r: { checkpointDir: string | null; cancelled: boolean; bestEpoch: number | null; steps: number; epochs: readonly unknown[] },
+  o: { dir: string; dev: readonly CorpusDocument[]; t0: number; backend: string; notes: string[]; curve: TrainedCheckpoint['curve'] },
+): Promise<TrainedCheckpoint> {
+  const saved = r.checkpointDir !== null
+  const scored = saved ? await scoreSaved(o.dir, o.dev) : null
+  return {
+    cancelled: r.cancelled,
+    saved,
+    summary: scored?.summary ?? null,
+    devScores: scored?.devScores ?? null,
+    bestEpoch: r.bestEpoch,
+    steps: r.steps,
+    epochs: r.epochs.length,
+    seconds: (performance.now() - o.t0) / 1000,
+    backend: o.backend,
+    notes: o.notes,
+    curve: o.curve,
+  }
+}
+
 /** Loads a saved checkpoint, scores it on `docs` (when any) and summarises it. */
 export async function scoreSaved(
   dir: string,

@@ -15,7 +15,7 @@ import { openTagger, windowSettingsOf } from '../../core/tag/open'
 import { train } from '../../core/train/loop'
 import type { HostParams, HostResult, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { ensureBackend, HostInputError, inferenceThreads, log, phase, scoreSaved, stepReporter, type Job } from './common'
+import { ensureBackend, HostInputError, inferenceThreads, log, phase, stepReporter, trainedCheckpoint, type Job } from './common'
 
 export const distill: Job<'distill'> = async (p, ctx) => {
   const baseDir = p.teacherDirs[p.base]
@@ -69,26 +69,21 @@ async function softLabels(p: HostParams<'distill'>, ctx: JobContext): Promise<Ho
     },
     checkpoint: { metadata: { source: { teachers: p.teacherDirs, method: p.method } } },
   })
-  const saved = run.result.checkpointDir !== null
-  const scored = saved ? await scoreSaved(p.outDir, p.dev) : null
   return {
-    cancelled: run.result.cancelled,
-    saved,
-    summary: scored?.summary ?? null,
-    devScores: scored?.devScores ?? null,
-    bestEpoch: run.result.bestEpoch,
-    steps: run.result.steps,
-    epochs: run.result.epochs.length,
-    seconds: (performance.now() - t0) / 1000,
-    backend: b.name,
-    notes: [
-      run.inherited
-        ? `initialised from the base teacher's embeddings and layers ${run.layerMap.join(', ')}`
-        : 'randomly initialised (the width differs from the teacher)',
-      ...(several ? [`${p.teacherDirs.length} teachers: soft labels averaged, temperature ramp, a feature loss per teacher`] : []),
-      `trainer: ${run.result.trainer} (${run.result.trainerReason})`,
-    ],
-    curve,
+    ...(await trainedCheckpoint(run.result, {
+      dir: p.outDir,
+      dev: p.dev,
+      t0,
+      backend: b.name,
+      curve,
+      notes: [
+        run.inherited
+          ? `initialised from the base teacher's embeddings and layers ${run.layerMap.join(', ')}`
+          : 'randomly initialised (the width differs from the teacher)',
+        ...(several ? [`${p.teacherDirs.length} teachers: soft labels averaged, temperature ramp, a feature loss per teacher`] : []),
+        `trainer: ${run.result.trainer} (${run.result.trainerReason})`,
+      ],
+    })),
     layerMap: run.layerMap,
   }
 }
@@ -173,23 +168,15 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
   } finally {
     student.model.dispose()
   }
-  const saved = result.checkpointDir !== null
-  const scored = saved ? await scoreSaved(p.outDir, p.dev) : null
   return {
-    cancelled: result.cancelled,
-    saved,
-    summary: scored?.summary ?? null,
-    devScores: scored?.devScores ?? null,
-    bestEpoch: result.bestEpoch,
-    steps: result.steps,
-    epochs: result.epochs.length,
-    seconds: (performance.now() - t0) / 1000,
-    backend: b.name,
-    notes: [
-      `initialised from the base teacher's embeddings and layers ${student.layerMap.join(', ')}`,
-      `trainer: ${result.trainer} (${result.trainerReason})`,
-    ],
-    curve,
+    ...(await trainedCheckpoint(result, {
+      dir: p.outDir,
+      dev: p.dev,
+      t0,
+      backend: b.name,
+      curve,
+      notes: [`initialised from the base teacher's embeddings and layers ${student.layerMap.join(', ')}`, `trainer: ${result.trainer} (${result.trainerReason})`],
+    })),
     layerMap: student.layerMap,
     taggedMentions: copies.map((c) => c.reduce((n, d) => n + d.mentions.length, 0)),
   }

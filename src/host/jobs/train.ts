@@ -13,7 +13,7 @@ import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train } from '../../core/train/loop'
 import type { HostParams, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { ensureBackend, HostInputError, phase, scoreSaved, stepReporter, trainingMeta, typesOf, type Job } from './common'
+import { ensureBackend, HostInputError, phase, stepReporter, trainedCheckpoint, trainingMeta, typesOf, type Job } from './common'
 
 /** What a new model starts from: a randomly initialised preset, or a workspace model's encoder. */
 interface TrainingStart {
@@ -109,19 +109,5 @@ export const trainModel: Job<'trainModel'> = async (p, ctx) => {
   } finally {
     start.model.dispose()
   }
-  const saved = result.checkpointDir !== null
-  const scored = saved ? await scoreSaved(p.dir, p.dev) : null
-  return {
-    cancelled: result.cancelled,
-    saved,
-    summary: scored?.summary ?? null,
-    devScores: scored?.devScores ?? null,
-    bestEpoch: result.bestEpoch,
-    steps: result.steps,
-    epochs: result.epochs.length,
-    seconds: (performance.now() - t0) / 1000,
-    backend: b.name,
-    notes: [start.note, `trainer: ${result.trainer} (${result.trainerReason})`],
-    curve,
-  }
+  return trainedCheckpoint(result, { dir: p.dir, dev: p.dev, t0, backend: b.name, notes: [start.note, `trainer: ${result.trainer} (${result.trainerReason})`], curve })
 }

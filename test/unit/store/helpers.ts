@@ -1,9 +1,11 @@
 // Shared fixtures for the store tests: temp workspaces and small hand-made documents.
 import { mkdtempSync, rmSync } from 'node:fs'
+import { expect } from 'vitest'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { CorpusDocument, Mention } from '@shared/domain'
-import { Workspace } from '@core/store'
+import Database from '@core/store/sqlite'
+import { SCHEMA_VERSION, Workspace } from '@core/store'
 
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'fastbioner-store-'))
@@ -23,6 +25,37 @@ export function tempWorkspace(user = 'tester'): { ws: Workspace; path: string; d
       ws.close()
       cleanup()
     },
+  }
+}
+
+/**
+ * A migration test: a workspace made now (DOC_A imported, then `prepare`), rolled back to
+ * `version` by `sql` as an older app left it, reopened for `check`; the file must end at SCHEMA_VERSION.
+ */
+export async function upgradedFrom(version: number, sql: string, check: (ws: Workspace) => void, prepare?: (ws: Workspace) => void): Promise<void> {
+  const { dir, cleanup } = tempDir()
+  try {
+    const path = join(dir, `v${version}.sqlite`)
+    const ws = Workspace.open(path, { user: 'u' })
+    await ws.importDocuments([DOC_A], 'a')
+    prepare?.(ws)
+    ws.close()
+    const db = new Database(path)
+    db.exec(`${sql}\nDELETE FROM schema_migrations WHERE version > ${version};`)
+    db.pragma(`user_version = ${version}`)
+    db.close()
+    const again = Workspace.open(path, { user: 'u' })
+    try {
+      expect(again.info().documentCount).toBe(1)
+      check(again)
+    } finally {
+      again.close()
+    }
+    const after = new Database(path, { readonly: true })
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    after.close()
+  } finally {
+    cleanup()
   }
 }
 

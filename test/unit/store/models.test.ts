@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import Database from '@core/store/sqlite'
 import type { Revision } from '@shared/domain'
 import type { ModelDistillation } from '@shared/ipc'
-import { SCHEMA_VERSION, StoreError, Workspace } from '@core/store'
-import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace } from './helpers'
+import { StoreError, Workspace } from '@core/store'
+import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace, upgradedFrom } from './helpers'
 
 function thrown(fn: () => unknown): StoreError {
   try {
@@ -239,42 +239,20 @@ describe('model suggestions', () => {
 
 describe('migration to the model registry (schema 2)', () => {
   it('upgrades a version-1 workspace in place and keeps its data', async () => {
-    const { dir, cleanup } = tempDir()
-    try {
-      const path = join(dir, 'old.sqlite')
-      const ws = Workspace.open(path, { user: 'u' })
-      await ws.importDocuments([DOC_A], 'a')
-      ws.close()
-      // Roll the file back to version 1 as an older app left it.
-      const db = new Database(path)
-      db.exec(`
-        DROP TABLE learning_curve;
-        ALTER TABLE models DROP COLUMN adaptation;
-        DROP TABLE settings; ALTER TABLE models DROP COLUMN shipped;
-        DROP TABLE document_uncertainty;
-        DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
-        ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
-        ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
-        DROP TABLE model_teachers;
-        ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
-        DELETE FROM schema_migrations WHERE version > 1;
-        INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');
-      `)
-      db.pragma('user_version = 1')
-      db.close()
-      const again = Workspace.open(path, { user: 'u' })
-      try {
-        expect(again.info().documentCount).toBe(1)
-        expect(again.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false, adaptation: null }])
-      } finally {
-        again.close()
-      }
-      const check = new Database(path, { readonly: true })
-      expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
-      check.close()
-    } finally {
-      cleanup()
-    }
+    const v1 = `
+      DROP TABLE learning_curve;
+      ALTER TABLE models DROP COLUMN adaptation;
+      DROP TABLE settings; ALTER TABLE models DROP COLUMN shipped;
+      DROP TABLE document_uncertainty;
+      DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
+      ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
+      ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
+      DROP TABLE model_teachers;
+      ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
+      INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');`
+    await upgradedFrom(1, v1, (ws) => {
+      expect(ws.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false, adaptation: null }])
+    })
   })
 })
 
@@ -305,42 +283,21 @@ describe("a student's teachers (schema 6)", () => {
   })
 
   it('upgrades a version-5 workspace: each student keeps its one teacher (deleted or not), its mode and soft labels', async () => {
-    const { dir, cleanup } = tempDir()
-    try {
-      const path = join(dir, 'v5.sqlite')
-      const ws = Workspace.open(path, { user: 'u' })
-      await ws.importDocuments([DOC_A], 'a')
-      ws.close()
-      // The rows as version 5 wrote them: distillation held {teacherId, mode}.
-      const db = new Database(path)
-      db.exec(`
-        DROP TABLE model_teachers;
-        DELETE FROM schema_migrations WHERE version > 5;
-        INSERT INTO models (id, name, path, config, created_at, kind, status, entity_types) VALUES (1, 'teacher', '/m/t', '{}', '2025-01-01T00:00:00Z', 'teacher', 'ready', '["Disease"]');
-        INSERT INTO models (id, name, path, config, created_at, kind, status, parent_id, distillation)
-          VALUES (2, 'teacher → 1 layers', '/m/s', '{}', '2025-01-02T00:00:00Z', 'student', 'ready', 1, '{"teacherId":1,"mode":"fixed"}'),
-                 (3, 'orphan → 2 layers', '/m/o', '{}', '2025-01-03T00:00:00Z', 'student', 'ready', NULL, '{"teacherId":9,"mode":"dynamic"}'),
-                 (4, 'plain', '/m/p', '{}', '2025-01-04T00:00:00Z', 'teacher', 'ready', NULL, NULL);
-      `)
-      db.pragma('user_version = 5')
-      db.close()
-      const again = Workspace.open(path, { user: 'u' })
-      try {
-        expect(again.info().documentCount).toBe(1)
-        const byName = Object.fromEntries(again.listModels().map((m) => [m.name, m]))
-        expect(byName['teacher → 1 layers']!.distillation).toEqual({ teachers: [{ id: 1, name: 'teacher' }], method: 'soft-labels', mode: 'fixed' })
-        expect(byName['orphan → 2 layers']!.distillation).toEqual({ teachers: [{ id: null, name: 'model 9' }], method: 'soft-labels', mode: 'dynamic' })
-        expect(byName['plain']!.distillation).toBeNull()
-        expect(byName['teacher']!.entityTypes).toEqual(['Disease'])
-      } finally {
-        again.close()
-      }
-      const check = new Database(path, { readonly: true })
-      expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
-      check.close()
-    } finally {
-      cleanup()
-    }
+    // The rows as version 5 wrote them: distillation held {teacherId, mode}.
+    const v5 = `
+      DROP TABLE model_teachers;
+      INSERT INTO models (id, name, path, config, created_at, kind, status, entity_types) VALUES (1, 'teacher', '/m/t', '{}', '2025-01-01T00:00:00Z', 'teacher', 'ready', '["Disease"]');
+      INSERT INTO models (id, name, path, config, created_at, kind, status, parent_id, distillation)
+        VALUES (2, 'teacher → 1 layers', '/m/s', '{}', '2025-01-02T00:00:00Z', 'student', 'ready', 1, '{"teacherId":1,"mode":"fixed"}'),
+               (3, 'orphan → 2 layers', '/m/o', '{}', '2025-01-03T00:00:00Z', 'student', 'ready', NULL, '{"teacherId":9,"mode":"dynamic"}'),
+               (4, 'plain', '/m/p', '{}', '2025-01-04T00:00:00Z', 'teacher', 'ready', NULL, NULL);`
+    await upgradedFrom(5, v5, (ws) => {
+      const byName = Object.fromEntries(ws.listModels().map((m) => [m.name, m]))
+      expect(byName['teacher → 1 layers']!.distillation).toEqual({ teachers: [{ id: 1, name: 'teacher' }], method: 'soft-labels', mode: 'fixed' })
+      expect(byName['orphan → 2 layers']!.distillation).toEqual({ teachers: [{ id: null, name: 'model 9' }], method: 'soft-labels', mode: 'dynamic' })
+      expect(byName['plain']!.distillation).toBeNull()
+      expect(byName['teacher']!.entityTypes).toEqual(['Disease'])
+    })
   })
 })
 
