@@ -16,35 +16,17 @@ import * as tf from '@tensorflow/tfjs-core'
 import { openTagger, taggerForModel, windowSettingsOf } from '@core/tag/open'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
 import { writePubtator } from '@core/corpus'
-import { Rng } from '@core/rng'
 import { capture } from '../cli/capture'
 import { learnCharVocabulary } from '@core/model/char-cnn'
 import { train } from '@core/train/loop'
-import { syntheticDocs, syntheticVocab } from './synthetic'
+import { spellingDocs, syntheticDocs, syntheticVocab } from './synthetic'
 import { useCpuBackend } from './tfSetup'
 
 let tmp: string
 
-/** 60 documents whose diseases end in -itis or -oma and whose other words of that slot in -ment or -ology. */
 function spellingCorpus(): string {
   const file = join(tmp, 'spelling.pubtator')
-  if (existsSync(file)) return file
-  const rng = new Rng(7)
-  const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
-  const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
-  const docs = Array.from({ length: 60 }, (_, i) => {
-    let text = ''
-    const mentions: Array<{ start: number; end: number; type: string; text: string }> = []
-    for (let k = 0; k < 4; k++) {
-      const disease = k % 2 === 0
-      const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
-      const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
-      if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
-      text += `${before}${word} in the cells. `
-    }
-    return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
-  })
-  writeFileSync(file, writePubtator(docs))
+  if (!existsSync(file)) writeFileSync(file, writePubtator(spellingDocs()))
   return file
 }
 

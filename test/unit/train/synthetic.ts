@@ -71,3 +71,26 @@ export function sentenceCorpus(rows: Array<[string, string | null]>, idBase: num
     return { id: String(idBase + i), text, passages: [], mentions: type ? [{ start, end: start + word.length, type, text: word }] : [] }
   })
 }
+
+/**
+ * 60 documents in which each disease is a new word ending in -itis or -oma and each other word of
+ * its slot a new word ending in -ment or -ology, so only the spelling tells them apart (the
+ * character-channel tests tag unseen words such as 'gandritis' with it).
+ */
+export function spellingDocs(): CorpusDocument[] {
+  const rng = new Rng(7)
+  const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
+  const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
+  return Array.from({ length: 60 }, (_, i) => {
+    let text = ''
+    const mentions: Mention[] = []
+    for (let k = 0; k < 4; k++) {
+      const disease = k % 2 === 0
+      const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
+      const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
+      if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
+      text += `${before}${word} in the cells. `
+    }
+    return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
+  })
+}

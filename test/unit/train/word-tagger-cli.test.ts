@@ -11,8 +11,8 @@ import { isWordTaggerFolder, loadWordTagger, saveWordTagger } from '@core/model/
 import { openTagger } from '@core/tag/open'
 import { readPubtator, writePubtator } from '@core/corpus'
 import { compareModels } from '@core/eval/compare'
-import { Rng } from '@core/rng'
 import { capture } from '../cli/capture'
+import { spellingDocs } from './synthetic'
 
 const FIX = resolve(__dirname, '../../fixtures/train')
 let tmp: string
@@ -43,25 +43,9 @@ describe('word tagger through the CLI', () => {
   })
 
   it('tags a word never seen in training because it is spelt like the training diseases', async () => {
-    // Invented corpus: each disease is a new word ending in -itis or -oma, each other word of its
-    // slot a new word ending in -ment or -ology, so only the spelling tells them apart.
-    const rng = new Rng(7)
-    const syllables = ['ka', 'lo', 'mi', 'ru', 'te', 'za', 'po', 'ne', 'vi', 'su', 'da', 'fe']
-    const stem = () => Array.from({ length: 2 + rng.int(2) }, () => syllables[rng.int(syllables.length)]).join('')
-    const docs = Array.from({ length: 60 }, (_, i) => {
-      let text = ''
-      const mentions: Array<{ start: number; end: number; type: string; text: string }> = []
-      for (let k = 0; k < 4; k++) {
-        const disease = k % 2 === 0
-        const word = stem() + (disease ? rng.pick(['itis', 'oma']) : rng.pick(['ment', 'ology']))
-        const before = rng.pick(['The patient showed ', 'Signs of ', 'We report '])
-        if (disease) mentions.push({ start: text.length + before.length, end: text.length + before.length + word.length, type: 'Disease', text: word })
-        text += `${before}${word} in the cells. `
-      }
-      return { id: String(1000 + i), text: text.trim(), passages: [], mentions }
-    })
+    // Invented corpus: only the spelling tells diseases from the other words (spellingDocs).
     const train = join(tmp, 'spelling.pubtator')
-    writeFileSync(train, writePubtator(docs))
+    writeFileSync(train, writePubtator(spellingDocs()))
     const out = join(tmp, 'spelling-model')
     const tr = await capture(() => trainCmd(['--train', train, '--out', out, '--epochs', '6', '--seed', '1', '--threads', '1']))
     expect(tr.code, tr.err).toBe(0)
