@@ -104,10 +104,19 @@ export interface ScoreSavedOptions extends Pick<TagOptions, 'signal' | 'onProgre
 /** What a finished training run reports (train, distill): the saved checkpoint scored on `dev`, its steps and timing. */
 export async function trainedCheckpoint(
   r: { checkpointDir: string | null; cancelled: boolean; bestEpoch: number | null; steps: number; epochs: readonly unknown[] },
-  o: { dir: string; dev: readonly CorpusDocument[]; t0: number; backend: string; notes: string[]; curve: TrainedCheckpoint['curve'] },
+  o: {
+    dir: string
+    dev: readonly CorpusDocument[]
+    t0: number
+    backend: string
+    notes: string[]
+    curve: TrainedCheckpoint['curve']
+    /** How the saved folder is loaded and scored (default scoreSaved: a BERT checkpoint). */
+    score?: (dir: string, dev: readonly CorpusDocument[]) => Promise<Pick<TrainedCheckpoint, 'summary' | 'devScores'>>
+  },
 ): Promise<TrainedCheckpoint> {
   const saved = r.checkpointDir !== null
-  const scored = saved ? await scoreSaved(o.dir, o.dev) : null
+  const scored = saved ? await (o.score ?? scoreSaved)(o.dir, o.dev) : null
   return {
     cancelled: r.cancelled,
     saved,

@@ -13,7 +13,7 @@ import { trainWordTagger, WORD_TAGGER_RECIPE } from '../../core/train/word-loop'
 import { planWordRetrain, retrainWordModel } from '../../core/train/word-retrain'
 import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain } from './common'
+import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain, trainedCheckpoint } from './common'
 
 const ENGINE = 'onnxruntime-cpu'
 
@@ -69,19 +69,13 @@ export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobCo
     onProgress: stepReporter(ctx, curve),
     metadata: { ...p.metadata, arch: 'word-lstm', ...(p.initDir ? { init: p.initDir } : {}) },
   })
-  const saved = result.checkpointDir !== null
-  const scored = saved ? await scoreSavedWordTagger(p.dir, p.dev) : null
   const c = result.model.config
-  return {
-    cancelled: result.cancelled,
-    saved,
-    summary: scored?.summary ?? null,
-    devScores: scored?.devScores ?? null,
-    bestEpoch: result.bestEpoch,
-    steps: result.steps,
-    epochs: result.epochs.length,
-    seconds: (performance.now() - t0) / 1000,
+  return trainedCheckpoint(result, {
+    dir: p.dir,
+    dev: p.dev,
+    t0,
     backend: ENGINE,
+    score: scoreSavedWordTagger,
     notes: [
       init
         ? `continued from ${p.initDir} (its ${c.wordVocabSize}-word and ${c.charVocabSize}-character vocabularies)`
@@ -89,7 +83,7 @@ export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobCo
       `trainer: ${result.trainer}`,
     ],
     curve,
-  }
+  })
 }
 
 /** retrain for a word tagger base: warm start on the reviewed documents, scored before and after on the held-out ones. */
