@@ -5,7 +5,12 @@
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
 //       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
 //       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS] [--allow-noisy]
-//       [--kinds bert,word-lstm] [--words 32]
+//       [--kinds bert,bert-char,word-lstm] [--words 32]
+//
+// --kinds bert-char adds, per preset and length, the onnxruntime row of the same encoder with the
+// character channel (core/model/char-cnn: a character CNN + shape flags per word, added to every
+// piece; 20 characters a piece, 86 characters as NCBI-disease): what the channel costs against
+// the plain row. PyTorch has no such model, so its columns stay empty there.
 //
 // --kinds word-lstm adds a row for the word tagger (core/model/word-tagger: word embedding +
 // character CNN + shape flags → BiLSTM 2 × 200 → CRF) at batch × --words words: its tagging graph
@@ -38,6 +43,7 @@ import { OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
 import { forwardFlops, presetConfig } from '../src/core/model/presets'
 import { PRESET_NAMES, type PresetName } from '../src/shared/recipes'
 import { WordFeaturizer } from '../src/core/nlp/word-features'
+import { charCnnConfig, learnCharVocabulary } from '../src/core/model/char-cnn'
 import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
 import { WordTaggerEngine } from '../src/core/onnx/word-engine'
 import { OrtWordTaggerTrainer } from '../src/core/train/word-trainer'
@@ -59,7 +65,7 @@ interface Args {
   vocab: number
   profile: boolean
   quietS: number
-  kinds: Array<'bert' | 'word-lstm'>
+  kinds: Array<'bert' | 'bert-char' | 'word-lstm'>
   words: number
   wordTorchScript: string
 }
@@ -116,6 +122,9 @@ function parseArgs(argv: string[]): Args {
   if (!a.threads) a.threads = a.torchThreads
   return a
 }
+
+/** 86 distinct characters, NCBI-disease's count (the character table's size). */
+const NCBI_LIKE_CHARS = [Array.from({ length: 86 }, (_, i) => String.fromCodePoint(0x21 + i)).join('')]
 
 /** Busy CPU seconds of the whole machine (Linux /proc/stat), or null. */
 function machineBusySeconds(): number | null {
@@ -250,10 +259,15 @@ async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: T
   const { session } = await createOrtSession(ort, exportOnnx(weights, cfg as unknown as Record<string, unknown>, { linearLayout: 'in_out' }), ['cpu'], a.threads, false)
   const ids = Int32Array.from({ length: tokens }, (_, i) => 1 + ((i * 7919) % (a.vocab - 1)))
   const dims = [a.batch, seq]
+  // With a character channel: every piece reads a word of 3-20 characters (no padding rows).
+  const cc = cfg.charCnn
+  const charIds = cc ? Int32Array.from({ length: tokens * cc.maxChars }, (_, i) => (i % cc.maxChars < 3 + (Math.floor(i / cc.maxChars) % 18) ? 2 + (i % (cc.charVocabSize - 2)) : 0)) : null
+  const flags = cc ? Float32Array.from({ length: tokens * cc.shapeFlags }, (_, i) => (i % 3 === 0 ? 1 : 0)) : null
   const feeds = {
     input_ids: new ort.Tensor('int64', toInt64(ids), dims),
     attention_mask: new ort.Tensor('int64', toInt64(new Int32Array(tokens).fill(1)), dims),
     token_type_ids: new ort.Tensor('int64', new BigInt64Array(tokens), dims),
+    ...(cc && charIds && flags ? { char_ids: new ort.Tensor('int64', toInt64(charIds), [...dims, cc.maxChars]), shape_flags: new ort.Tensor('float32', flags, [...dims, cc.shapeFlags]) } : {}),
   }
   const fwd = await measureWithinAsync(async () => void (await session.run(feeds)), a.iters, a.budgetS, tokens, a.quietS)
   await session.release()
@@ -261,7 +275,11 @@ async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: T
   let tr: Timing | null = null
   if (estStep <= a.budgetS) {
     const trainer = await OrtTokenClassifierTrainer.create({ config: cfg, heads: [{ name: 'default', numLabels: 3 }], params, optimizer: { lr: 5e-5 }, threads: a.threads, executionProviders: ['cpu'] })
-    const examples = Array.from({ length: a.batch }, (_, r) => ({ inputIds: ids.subarray(r * seq, (r + 1) * seq), labels: Int32Array.from({ length: seq }, (_, i) => (r + i) % 3) }))
+    const examples = Array.from({ length: a.batch }, (_, r) => ({
+      inputIds: ids.subarray(r * seq, (r + 1) * seq),
+      labels: Int32Array.from({ length: seq }, (_, i) => (r + i) % 3),
+      ...(cc && charIds && flags ? { charIds: charIds.subarray(r * seq * cc.maxChars, (r + 1) * seq * cc.maxChars), shapeFlags: flags.subarray(r * seq * cc.shapeFlags, (r + 1) * seq * cc.shapeFlags) } : {}),
+    }))
     const batch = collate(examples, examples.map((_, i) => i))
     let seed = 0
     tr = await measureWithinAsync(async () => void (await trainer.step(batch, { default: batch.labels }, seed++)), a.iters, a.budgetS, tokens, a.quietS)
@@ -351,17 +369,19 @@ async function main() {
     }
     return { tFwd, tTrain }
   }
-  for (const backend of a.kinds.includes('bert') ? a.backends : []) {
+  const ortKinds = (['bert', 'bert-char'] as const).filter((k) => a.kinds.includes(k))
+  for (const backend of a.kinds.includes('bert') || a.kinds.includes('bert-char') ? a.backends : []) {
     if (backend === 'onnxruntime') {
       console.log(`engine onnxruntime: CPU execution provider, ${a.threads} intra-op thread(s)`)
       for (const preset of a.presets) {
-        for (const seq of a.seqs) {
-          const cfg = presetConfig(preset, { vocabSize: a.vocab, maxPositionEmbeddings: Math.max(512, seq), hiddenDropoutProb: 0.1, attentionProbsDropoutProb: 0.1 })
+        for (const seq of a.seqs) for (const kind of ortKinds) {
+          const plain = presetConfig(preset, { vocabSize: a.vocab, maxPositionEmbeddings: Math.max(512, seq), hiddenDropoutProb: 0.1, attentionProbsDropoutProb: 0.1 })
+          const cfg = kind === 'bert-char' ? { ...plain, charCnn: charCnnConfig(learnCharVocabulary(NCBI_LIKE_CHARS)) } : plain
           const { fwd, tr, peakRssMb } = await benchOrt(a, cfg, seq)
-          const { tFwd, tTrain } = torchCells(preset, seq)
+          const { tFwd, tTrain } = kind === 'bert-char' ? { tFwd: 'skipped', tTrain: 'skipped' } : torchCells(preset, seq)
           const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
           const others = [fwd.otherCores, tr?.otherCores, ...[tFwd, tTrain].map((r) => (typeof r === 'string' ? null : r.other))].filter((x): x is number => x != null)
-          const row = `| ${preset} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwd.tokPerS)} | ${tr ? fmt(tr.tokPerS) : 'skipped'} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${ratio(fwd.tokPerS, tv(tFwd), others)} | ${ratio(tr?.tokPerS, tv(tTrain), others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+          const row = `| ${preset}${kind === 'bert-char' ? ' + characters' : ''} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwd.tokPerS)} | ${tr ? fmt(tr.tokPerS) : 'skipped'} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${ratio(fwd.tokPerS, tv(tFwd), others)} | ${ratio(tr?.tokPerS, tv(tTrain), others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
           rows.push(row)
           console.log(row + ` peak RSS ${Math.round(peakRssMb)} MB`)
           for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
