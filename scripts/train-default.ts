@@ -2,9 +2,11 @@
 //
 // Each stage is a `fastbioner` command (the same code a user runs), writes into its own folder
 // under --out and, when the command exits 0, a `stage.json` beside it with the command, its
-// wall time and its JSON summary. A stage whose stage.json exists is skipped; one that was
-// interrupted is resumed (--resume) where the command supports it, else started over. So the
-// recipe can be stopped at any point and run again with the same --out.
+// wall time and its JSON summary. A stage whose stage.json exists is skipped when the command it
+// records is the stage's (apart from --out; another recipe's record is refused, never taken as
+// done); one that was interrupted is resumed (--resume) where the command supports it, else
+// started over. So the recipe can be stopped at any point and run again with the same --out.
+// What runs nothing (the records, the word-lstm plan, the floor, the card) is in train-default-plan.ts.
 //
 // Copying the candidate into resources/models/default is a separate, deliberate step
 // (`--install`), never done by a run.
@@ -14,6 +16,29 @@ import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { writeFileAtomic } from '../src/core/fs/atomic'
 import { openTagger } from '../src/core/tag/open'
+import {
+  belowFloor,
+  cardIntro,
+  foreignStages,
+  LATENCY_THREADS,
+  MAX_INT8_DROP,
+  minutes,
+  pct,
+  readStage,
+  SHIPPED_FILES,
+  staleRecord,
+  stageCommand,
+  stageFile,
+  TYPE_MAP,
+  typeCorpora,
+  wordModelCard,
+  wordPlan,
+  type EvalSummary,
+  type Latency,
+  type Stage,
+  type StageRecord,
+  type WordPlan,
+} from './train-default-plan'
 
 const ROOT = resolve(__dirname, '..')
 const CLI = join(ROOT, 'bin', 'fastbioner.js')
@@ -62,35 +87,18 @@ function parseArgs(argv: string[]): Options {
   return { out: resolve(out), data: resolve(data), stages, install, recipe }
 }
 
-const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages mlm,teacher,...]
+const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages teacher-disease,...]
 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
-  --stages LIST  run only these stages (they still need their inputs)
+  --stages LIST  run only these stages (they still need their inputs); word-lstm: teacher-disease,
+                 teacher-chemical, teacher-gene, student, int8 (two runs with the same --out can train
+                 teachers side by side, e.g. --stages teacher-disease and --stages teacher-chemical,teacher-gene)
   --install      after the run, copy the candidate's model files into resources/models/default
-  --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF), the
-                 most accurate model trained here from scratch; bert: the earlier recipe
+  --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
+                 per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
                  (masked-LM pretraining → multi-task BERT teacher → 3-layer student → int8)
 `
-
-interface StageRecord {
-  stage: string
-  command: string[]
-  wallSeconds: number
-  finishedAt: string
-  summary: unknown
-  /** How the stage came to be recorded when not by this script (said in the card). */
-  note?: string
-}
-
-function stageFile(dir: string): string {
-  return join(dir, 'stage.json')
-}
-
-function readStage(dir: string): StageRecord | null {
-  const f = stageFile(dir)
-  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as StageRecord) : null
-}
 
 /** Runs `fastbioner ARGS`, progress to our stderr, and returns its last JSON line on stdout. */
 function runCli(args: string[]): Promise<unknown> {
@@ -111,19 +119,11 @@ function nonEmpty(dir: string): boolean {
   return existsSync(dir) && readdirSync(dir).length > 0
 }
 
-interface Stage {
-  name: string
-  dir: string
-  /** Arguments for a fresh run and, when the command can, for continuing an interrupted one. */
-  args: string[]
-  resumeArgs?: string[]
-  /** The file an interrupted run leaves when it can be resumed. */
-  resumeMarker?: string
-}
-
 async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   const done = readStage(stage.dir)
   if (done) {
+    const stale = staleRecord(stage, done)
+    if (stale) throw new Error(`${stale}: not taken as done; delete the folder to run the stage again, or give a new --out`)
     process.stderr.write(`[${stage.name}] done before (${done.wallSeconds.toFixed(0)} s, ${done.finishedAt}); skipped\n`)
     return done
   }
@@ -137,7 +137,7 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   const summary = await runCli(args)
   const record: StageRecord = {
     stage: stage.name,
-    command: ['fastbioner', ...stage.args],
+    command: stageCommand(stage),
     wallSeconds: (performance.now() - t0) / 1000,
     finishedAt: new Date().toISOString(),
     summary,
@@ -155,12 +155,8 @@ const TEACHER = { epochs: 5, lr: 5e-4, batchSize: 32, patience: 3, seed: 42 }
 const STUDENT = { layers: 3, kd: 'dynamic', epochs: 4, lr: 3e-4, batchSize: 32, patience: 2, seed: 42, cacheMb: 4000 }
 /** The student ships when its mean devel F1 is at most this many points below the teacher's. */
 const MAX_STUDENT_DROP = 1
-/** Largest F1 loss (points, on NCBI-disease devel, its own head) accepted for int8. */
-const MAX_INT8_DROP = 2
-const TYPE_MAP = 'GENE=Gene'
-const LATENCY_THREADS = 2
 
-/** The corpora: one head each (MT-BioNER), named as the heads are. */
+/** The bert recipe's corpora: one head each (MT-BioNER), named as the heads are. */
 function corpora(data: string): Array<{ head: string; name: string; dir: string; types: string }> {
   const m = join(data, 'mtl-bioner')
   return [
@@ -170,13 +166,8 @@ function corpora(data: string): Array<{ head: string; name: string; dir: string;
   ]
 }
 
-interface EvalSummary {
-  overall: { precision: number; recall: number; f1: number; tp: number; fp: number; fn: number }
-  types: Record<string, { precision: number; recall: number; f1: number }>
-}
-
 /** Median wall time of tagging one ~300-piece abstract (sentence windows), onnxruntime, 2 threads. */
-async function measureLatency(modelDir: string, devText: string): Promise<{ pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage: number }> {
+async function measureLatency(modelDir: string, devText: string): Promise<Latency> {
   const tagger = await openTagger(modelDir, { engine: 'onnx', threads: LATENCY_THREADS })
   try {
     // The first sentences of the devel text that make up about 300 word pieces.
@@ -215,133 +206,61 @@ function iobText(path: string): string {
     .join('\n')
 }
 
-const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'words.txt', 'chars.txt', 'fastbioner.json', 'MODEL_CARD.md']
-
-/**
- * The floor below which a candidate does not ship (test F1 as \`tag\` gives it, each corpus's own
- * types): what one from-scratch character-aware BiLSTM-CRF reaches on each corpus alone
- * (../shared/bench/torch_bilstm_ref.py, the default-model issue's table).
- */
-const SHIP_FLOOR: Record<string, number> = { 'NCBI-disease/Disease': 0.822, 'BC5CDR/Chemical': 0.849, 'BC5CDR/Disease': 0.778, 'BC2GM/Gene': 0.769 }
-
-/** The corpus/type scores (merged heads, test) below the floor, as lines; empty when it may ship. */
-function belowFloor(sets: ReturnType<typeof corpora>, scores: Record<string, EvalSummary>): string[] {
-  const out: string[] = []
-  for (const s of sets) {
-    for (const t of s.types.split(', ')) {
-      const floor = SHIP_FLOOR[`${s.name}/${t}`]
-      const f1 = scores[`${s.head}/test/merged`]?.types[t]?.f1 ?? 0
-      if (floor !== undefined && f1 < floor) out.push(`${s.name} ${t}: test F1 ${pct(f1)} < ${pct(floor)}`)
-    }
-  }
-  return out
-}
-
-/**
- * The student: one multi-task word tagger (a head per corpus) trained on the gold corpora and on
- * unlabelled sentences each teacher tagged (train --teacher/--transfer). train's word-lstm
- * defaults otherwise; minutes bound the run on 2 cores, and the word vocabulary is capped so the
- * model stays small. 30 000 sentences: the run with all 118 568 did not finish its first epoch
- * in the session it was tried (its first epoch built a training graph for every length bucket up
- * to 256 words, ~40 minutes, since fixed by 128-word windows); it is the next thing to measure.
- */
-const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, minutes: 45, seed: 42, threads: 1 }
-
-/** Devel and test of each corpus with its own head, and test as `tag` gives it (every head merged). */
-async function evaluateHeads(modelDir: string, sets: ReturnType<typeof corpora>): Promise<Record<string, EvalSummary>> {
-  const scores: Record<string, EvalSummary> = {}
-  for (const c of sets) {
-    for (const split of ['devel', 'test']) {
-      process.stderr.write(`[eval] ${c.name} ${split} (head ${c.head})\n`)
-      scores[`${c.head}/${split}`] = (await runCli(['eval', '--model', modelDir, '--gold', join(c.dir, `${split}.tsv`), '--head', c.head, '--map-types', TYPE_MAP, '-q'])) as EvalSummary
-    }
-    process.stderr.write(`[eval] ${c.name} test (every head merged, as tag gives it)\n`)
-    scores[`${c.head}/test/merged`] = (await runCli(['eval', '--model', modelDir, '--gold', join(c.dir, 'test.tsv'), '--map-types', TYPE_MAP, '-q'])) as EvalSummary
-  }
-  // A proxy for documents unlike the training sets: the NCBI-disease head on BC5CDR's diseases
-  // (other abstracts, other annotation guidelines).
-  process.stderr.write('[eval] cross-corpus: head ncbi on BC5CDR test (Disease)\n')
-  scores['cross/ncbi-on-bc5cdr'] = (await runCli(['eval', '--model', modelDir, '--gold', join(sets[1].dir, 'test.tsv'), '--head', sets[0].head, '--map-types', TYPE_MAP, '-q'])) as EvalSummary
-  return scores
-}
-
-/**
- * The teachers: one word tagger per corpus, trained alone with train's defaults (the settings the
- * character-aware issue measured) and a time cap, so each is as good as a single model gets here.
- */
-const WORD_TEACHER = { minutes: 35, seed: 42, threads: 1 }
-
 /**
  * Trains the teachers that have not run (those named in --stages only, when given: two chains can
  * run side by side on the two cores); null when some teacher is still missing.
  */
-async function wordTeachers(opts: Options, sets: ReturnType<typeof corpora>): Promise<Array<{ head: string; dir: string; record: StageRecord }> | null> {
-  const teachers: Array<{ head: string; dir: string; record: StageRecord }> = []
-  for (const c of sets) {
-    const name = `teacher-${c.head}`
-    const dir = join(opts.out, `1-${name}`)
-    if (opts.stages && !opts.stages.has(name) && !readStage(dir)) {
-      process.stderr.write(`[${name}] not run (not in --stages)\n`)
+async function wordTeachers(opts: Options, teachers: WordPlan['teachers']): Promise<Array<{ head: string; record: StageRecord }> | null> {
+  const done: Array<{ head: string; record: StageRecord }> = []
+  for (const t of teachers) {
+    if (opts.stages && !opts.stages.has(t.name) && !readStage(t.dir)) {
+      process.stderr.write(`[${t.name}] not run (not in --stages)\n`)
       continue
     }
-    const record = await runStage(
-      {
-        name,
-        dir,
-        args: ['train', '--task', `${c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`, '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--minutes', String(WORD_TEACHER.minutes), '--seed', String(WORD_TEACHER.seed), '--threads', String(WORD_TEACHER.threads), '--out', dir],
-      },
-      opts,
-    )
-    teachers.push({ head: c.head, dir, record })
+    done.push({ head: t.head, record: await runStage(t, opts) })
   }
-  return teachers.length === sets.length ? teachers : null
+  return done.length === teachers.length ? done : null
 }
 
-/** The word-lstm recipe: one `train` stage, evaluation and latency, the model card. */
+/**
+ * The word-lstm recipe (train-default-plan.ts wordPlan): a word-tagger teacher per entity type, the
+ * multi-task student with a head per type, int8, evaluation and latency, the model card and the
+ * ship floor. A run folder another recipe made is refused before anything runs.
+ */
 async function wordRecipe(opts: Options): Promise<void> {
-  const sets = corpora(opts.data)
+  const sets = typeCorpora(opts.data)
   for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
-  const teachers = await wordTeachers(opts, sets)
-  if (!teachers) return
-  const taskArgs = sets.flatMap((c) => ['--task', `${c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`])
-  const teacherArgs = teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`])
-  const modelDir = join(opts.out, '2-student')
-  const trained = await runStage(
-    {
-      name: 'student',
-      dir: modelDir,
-      args: ['train', ...taskArgs, '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...teacherArgs, '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords), '--minutes', String(WORD_STUDENT.minutes), '--seed', String(WORD_STUDENT.seed), '--threads', String(WORD_STUDENT.threads), '--out', modelDir],
-    },
-    opts,
-  )
-  // (3) int8: the word table as int8 rows (a smaller folder, the same arithmetic), refused when
-  // it costs more than MAX_INT8_DROP points on NCBI-disease devel.
-  const int8Dir = join(opts.out, '3-int8')
-  const int8 = await runStage(
-    {
-      name: 'int8',
-      dir: int8Dir,
-      args: ['quantize', '--model', modelDir, '--out', int8Dir, '--calibrate', join(sets[0].dir, 'devel.tsv'), '--head', sets[0].head, '--max-f1-drop', String(MAX_INT8_DROP)],
-    },
-    opts,
-  )
-  // What ships is the int8 folder: it is what is scored and timed.
-  const shipDir = int8Dir
-  const evalDir = join(opts.out, '4-eval')
-  let evalRecord = readStage(evalDir)
-  if (!evalRecord) {
-    mkdirSync(evalDir, { recursive: true })
-    const e0 = performance.now()
-    const scores = await evaluateHeads(shipDir, sets)
-    const latency = await measureLatency(shipDir, iobText(join(sets[0].dir, 'devel.tsv')))
-    evalRecord = { stage: 'eval', command: ['fastbioner', 'eval', '…'], wallSeconds: (performance.now() - e0) / 1000, finishedAt: new Date().toISOString(), summary: { scores, latency } }
-    writeFileAtomic(stageFile(evalDir), [JSON.stringify(evalRecord, null, 2) + '\n'])
+  const plan = wordPlan(opts.out, opts.data, sets)
+  const foreign = foreignStages(opts.out, [...plan.teachers, plan.student, plan.int8, plan.eval])
+  if (foreign.length) {
+    throw new Error(
+      `${opts.out} holds stages this recipe (a head per entity type) did not make, so nothing is resumed from it:\n  ${foreign.join('\n  ')}\n` +
+        'give a new --out, or delete what is listed to run those stages again',
+    )
   }
-  const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>> }
-  writeFileAtomic(join(shipDir, 'MODEL_CARD.md'), [wordModelCard({ opts, sets, teachers, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: shipDir })])
-  process.stderr.write(`model card: ${join(shipDir, 'MODEL_CARD.md')}\n`)
+  const teachers = await wordTeachers(opts, plan.teachers)
+  if (!teachers) return
+  const trained = await runStage(plan.student, opts)
+  const int8 = await runStage(plan.int8, opts)
+  let evalRecord = readStage(plan.eval.dir)
+  if (!evalRecord) {
+    mkdirSync(plan.eval.dir, { recursive: true })
+    const e0 = performance.now()
+    const scores: Record<string, EvalSummary> = {}
+    for (const r of plan.eval.runs) {
+      process.stderr.write(`[eval] ${r.what}\n`)
+      scores[r.key] = (await runCli(r.args)) as EvalSummary
+    }
+    const latency = await measureLatency(plan.shipDir, iobText(join(sets[0].dir, 'devel.tsv')))
+    evalRecord = { stage: 'eval', command: stageCommand(plan.eval), wallSeconds: (performance.now() - e0) / 1000, finishedAt: new Date().toISOString(), summary: { scores, latency } }
+    writeFileAtomic(stageFile(plan.eval.dir), [JSON.stringify(evalRecord, null, 2) + '\n'])
+  }
+  const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Latency }
+  const card = wordModelCard({ data: opts.data, out: opts.out, sets, teachers, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
+  writeFileAtomic(join(plan.shipDir, 'MODEL_CARD.md'), [card])
+  process.stderr.write(`model card: ${join(plan.shipDir, 'MODEL_CARD.md')}\n`)
   const short = belowFloor(sets, scores)
   if (short.length) {
     process.stderr.write(`not shipped: below the floor on ${short.join('; ')}\n`)
@@ -349,125 +268,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     return
   }
   process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out} --install\n`)
-  if (opts.install) install(shipDir)
-}
-
-type TeacherRun = { best_epoch: number; best_dev_f1: number; epochs: unknown[]; wall_seconds: number }
-
-function wordModelCard(c: { opts: Options; sets: ReturnType<typeof corpora>; teachers: Array<{ head: string; record: StageRecord }>; trained: StageRecord; int8: StageRecord; scores: Record<string, EvalSummary>; latency: Awaited<ReturnType<typeof measureLatency>>; evalWall: number; modelDir: string }): string {
-  const cfg = JSON.parse(readFileSync(join(c.modelDir, 'config.json'), 'utf8')) as Record<string, number>
-  const run = c.trained.summary as { best_epoch: number; epochs: Array<{ epoch: number; seconds: number; dev?: { f1: number } }>; parameters: number; tokens_per_second: number; wall_seconds: number }
-  const bytes = SHIPPED_FILES.filter((f) => existsSync(join(c.modelDir, f))).reduce((a, f) => a + statSync(join(c.modelDir, f)).size, 0)
-  const own = c.sets.flatMap((s) =>
-    ['devel', 'test'].flatMap((split) => {
-      const r = c.scores[`${s.head}/${split}`]
-      const types = Object.keys(r.types)
-      return (types.length > 1 ? [...types, 'overall'] : types).map((t) => {
-        const p = t === 'overall' ? r.overall : r.types[t]
-        return `| ${s.name} | ${split} | ${t} | ${pct(p.precision)} | ${pct(p.recall)} | ${pct(p.f1)} |`
-      })
-    }),
-  )
-  // What a user of `tag` with no options gets: every head merged, scored on the corpus's own types.
-  const merged = c.sets.flatMap((s) => {
-    const r = c.scores[`${s.head}/test/merged`]
-    return s.types.split(', ').map((t) => {
-      const p = r.types[t] ?? { precision: 0, recall: 0, f1: 0 }
-      return `| ${s.name} | ${t} | ${pct(p.precision)} | ${pct(p.recall)} | ${pct(p.f1)} |`
-    })
-  })
-  const short = (r: StageRecord) => r.command.join(' ').replaceAll(c.opts.data, '$DATA').replaceAll(c.opts.out, '$OUT')
-  const cmd = short(c.trained)
-  const best = run.epochs.find((e) => e.epoch === run.best_epoch)
-  const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
-  const teacherRows = c.teachers.map((t, i) => {
-    const r = t.record.summary as TeacherRun
-    return `| 1.${i + 1} teacher \`${t.head}\` (devel F1 ${pct(r.best_dev_f1)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
-  })
-  return `# FastBioNER default model (Disease, Chemical, Gene)
-
-Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
-
-## Intended use
-Assistive tagging of biomedical text (PubMed titles and abstracts) in FastBioNER Workbench and the
-\`fastbioner\` CLI: it proposes Disease, Chemical and Gene mentions that **a person reviews**. It is
-not a diagnostic tool and its output must not be used for clinical decisions unreviewed. Its
-accuracy is below BioBERT-class models (see below): for research-grade tagging fine-tune a
-pre-trained BioBERT/PubMedBERT checkpoint, or retrain from your corrections.
-
-## What it is
-A character-aware word tagger (Lample et al. 2016; Ma & Hovy 2016), trained from scratch here: per
-word a ${cfg.word_dim}-dimensional embedding of the lower-cased word (${cfg.word_vocab_size} words of the training text), a
-character CNN (${cfg.char_dim}-dimensional embeddings of ${cfg.char_vocab_size} characters, ${cfg.char_filters} filters of width ${cfg.char_width}, max over the
-word's first ${cfg.max_chars} characters) and 4 case/shape flags → a BiLSTM of 2 × ${cfg.lstm_hidden} → one linear layer and a CRF
-per head (MT-BioNER: one head per training corpus), merged when tagging (an overlap goes to the
-more confident head). ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
-word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
-
-It learnt from three teachers, one word tagger per corpus, and from ${((c.trained.summary as { train_examples: number }).train_examples / 1000).toFixed(0)} k training sentences: the gold
-corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each teacher tagged for
-its own head (sequence-level knowledge distillation, Kim & Rush 2016; MT-BioNER's multi-teacher,
-multi-task setting with the teachers' best label sequences as targets).
-
-| head | trained on | types |
-|---|---|---|
-${c.sets.map((s) => `| \`${s.head}\` | ${s.name} | ${s.types} |`).join('\n')}
-
-## Training data and licences
-- NCBI-disease (Doğan, Leaman, Lu 2014): public domain (US Government work). Its four
-  subtypes are one type, Disease.
-- BC5CDR (Li et al. 2016; Chemical, Disease) and BC2GM (Smith et al. 2008; GENE, renamed Gene) in
-  the IOB versions of the MTL-Bioinformatics-2016 collection (Crichton, Pyysalo, Chiu, Korhonen
-  2017, *A neural network multi-task learning approach to biomedical named entity
-  recognition*, BMC Bioinformatics 18:368): CC BY 4.0.
-
-## Recipe
-\`npm run train:default -- --out DIR\` (reads \`../shared/data\`):
-
-| stage | command | wall time |
-|---|---|---|
-${teacherRows.join('\n')}
-| 2 student: multi-task word tagger on gold + teacher-tagged text | \`${cmd}\` | ${minutes(c.trained.wallSeconds)} |
-| 3 int8 (NCBI-disease devel F1 ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
-| 4 evaluation + latency | \`fastbioner eval\` per corpus and split, with its head and with every head merged | ${minutes(c.evalWall)} |
-${[...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
-
-Best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 of the heads (${best?.dev ? pct(best.dev.f1) : '-'}); ${Math.round(run.tokens_per_second)} tokens/s of training
-on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
-Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),
-chosen on NCBI-disease devel (docs/ACCURACY.md); epochs and minutes bound the run.
-
-## Scores
-Sentence-level IOB2, exact entity spans and types (conlleval rules); test measured once for this model.
-
-What \`fastbioner tag\` with no options gives (every head merged), on each corpus's test set and
-its own types:
-
-| corpus | type | precision | recall | F1 |
-|---|---|---|---|---|
-${merged.join('\n')}
-
-Cross-corpus, as a proxy for documents unlike the training sets: the \`ncbi\` head on BC5CDR's
-test diseases scores ${pct(c.scores['cross/ncbi-on-bc5cdr']?.types.Disease?.f1 ?? 0)} F1 (the \`bc5cdr\` head, trained on them: ${pct(c.scores['bc5cdr/test']?.types.Disease?.f1 ?? 0)}).
-
-Each corpus scored with its own head (\`--head\`):
-
-| corpus | split | type | precision | recall | F1 |
-|---|---|---|---|---|---|
-${own.join('\n')}
-
-Latency: a ${c.latency.pieces}-word abstract (NCBI-disease devel sentences) tags in ${c.latency.medianMs.toFixed(1)} ms median
-(90th percentile ${c.latency.p90Ms.toFixed(1)} ms, ${c.latency.runs} runs) with onnxruntime on ${LATENCY_THREADS} CPU threads; 1-minute load average
-${c.latency.loadAverage.toFixed(2)} when timed (other jobs were running).
-
-## Known limits
-- Trained without any pretrained language model or word vectors (none can be downloaded where
-  it is built): words never seen in training are read through their characters only.
-- The corpora follow different annotation guidelines (e.g. what counts as a Disease differs
-  between NCBI-disease and BC5CDR); the merged output inherits both.
-- Trained on sentences of abstracts: full texts, tables and clinical notes are out of domain.
-- English only.
-`
+  if (opts.install) install(plan.shipDir)
 }
 
 async function main(): Promise<void> {
@@ -601,14 +402,6 @@ function install(candidateDir: string): void {
   process.stderr.write(`installed into ${dest}\n`)
 }
 
-function pct(x: number): string {
-  return (100 * x).toFixed(1)
-}
-
-function minutes(s: number): string {
-  return `${(s / 60).toFixed(1)} min`
-}
-
 interface CardInput {
   opts: Options
   sets: ReturnType<typeof corpora>
@@ -648,16 +441,7 @@ function modelCard(c: CardInput): string {
   const student = c.student.summary as { best_epoch: number | null; best_dev_f1: number | null; epochs: Array<{ epoch: number; dev?: { f1: number; perTask: Record<string, number> } }>; parameters: number; layer_map: number[]; tokens_per_second: number }
   const studentBest = student.epochs.find((e) => e.epoch === student.best_epoch)?.dev?.perTask ?? {}
   const shippedParameters = c.choice.shipped === 'student' ? student.parameters : teacher.parameters
-  return `# FastBioNER default model (Disease, Chemical, Gene)
-
-Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
-
-## Intended use
-Assistive tagging of biomedical text (PubMed titles and abstracts) in FastBioNER Workbench and the
-\`fastbioner\` CLI: it proposes Disease, Chemical and Gene mentions that **a person reviews**. It is
-not a diagnostic tool and its output must not be used for clinical decisions unreviewed. Its
-accuracy is far below BioBERT-class models (see below): for research-grade tagging import a
-pre-trained BioBERT/PubMedBERT checkpoint and fine-tune it, or retrain from your corrections.
+  return `${cardIntro('far below BioBERT-class models (see below): for research-grade tagging import a\npre-trained BioBERT/PubMedBERT checkpoint and fine-tune it, or retrain from your corrections.')}
 
 ## What it is
 A BERT encoder of ${cfg.num_hidden_layers} layers × ${cfg.hidden_size} hidden units (${cfg.num_attention_heads} attention heads, feed-forward ${cfg.intermediate_size}),

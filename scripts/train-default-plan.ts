@@ -1,0 +1,395 @@
+// train-default.ts's parts that run nothing: the stage records and the check that a recorded stage
+// is this recipe's, the word-lstm recipe's plan (its corpora by entity type, every stage's
+// command, the evaluation), the ship floor and the model card. Tested without training
+// (test/unit/scripts/train-default-plan.test.ts).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { basename, join } from 'node:path'
+
+export const TYPE_MAP = 'GENE=Gene'
+/** Largest F1 loss (points, on NCBI-disease devel, with the head that tags it) accepted for int8. */
+export const MAX_INT8_DROP = 2
+export const LATENCY_THREADS = 2
+export const SHIPPED_FILES = ['config.json', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'model.safetensors', 'words.txt', 'chars.txt', 'fastbioner.json', 'MODEL_CARD.md']
+
+export interface StageRecord {
+  stage: string
+  command: string[]
+  wallSeconds: number
+  finishedAt: string
+  summary: unknown
+  /** How the stage came to be recorded when not by this script (said in the card). */
+  note?: string
+}
+
+export interface Stage {
+  name: string
+  dir: string
+  /** Arguments for a fresh run and, when the command can, for continuing an interrupted one. */
+  args: string[]
+  resumeArgs?: string[]
+  /** The file an interrupted run leaves when it can be resumed. */
+  resumeMarker?: string
+}
+
+export function stageFile(dir: string): string {
+  return join(dir, 'stage.json')
+}
+
+export function readStage(dir: string): StageRecord | null {
+  const f = stageFile(dir)
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as StageRecord) : null
+}
+
+/** The command a stage records (and what its record is checked against). */
+export function stageCommand(stage: Pick<Stage, 'args'>): string[] {
+  return ['fastbioner', ...stage.args]
+}
+
+/**
+ * Why a stage's record does not stand for the stage this recipe would run, or null when it does:
+ * its command must be the stage's, apart from the --out folder (a stage run by hand elsewhere and
+ * put in its place keeps its own, and says so in its note). A record of another recipe (e.g. the
+ * per-corpus heads before heads per entity type) must not be taken as "done before".
+ */
+export function staleRecord(stage: Pick<Stage, 'name' | 'dir' | 'args'>, record: StageRecord): string | null {
+  const outless = (cmd: readonly string[]) => cmd.map((a, i) => (i > 0 && cmd[i - 1] === '--out' ? '<out>' : a))
+  const recorded = outless(record.command)
+  const wanted = outless(stageCommand(stage))
+  if (recorded.join('\0') === wanted.join('\0')) return null
+  const i = recorded.findIndex((a, j) => a !== wanted[j])
+  const at = i < 0 ? wanted.length - 1 : i
+  return (
+    `${stageFile(stage.dir)} records another command than this recipe's stage ${stage.name} ` +
+    `(argument ${at + 1}: recorded '${recorded[at] ?? '(end)'}', this recipe '${wanted[at] ?? '(end)'}')`
+  )
+}
+
+/**
+ * Everything in a run folder that this recipe must not resume from: stage folders it does not make
+ * (an older recipe's, e.g. 1-teacher-ncbi of the per-corpus heads) and records of its own stages
+ * that another command wrote. Empty when the folder is new or this recipe's.
+ */
+export function foreignStages(out: string, stages: ReadonlyArray<Pick<Stage, 'name' | 'dir' | 'args'>>): string[] {
+  if (!existsSync(out)) return []
+  const ours = new Set(stages.map((s) => s.dir))
+  const stray = readdirSync(out)
+    .filter((f) => /^\d+-/.test(f) && statSync(join(out, f)).isDirectory() && !ours.has(join(out, f)))
+    .map((f) => `${join(out, f)}: a stage folder this recipe does not make`)
+  const stale = stages.flatMap((s) => {
+    const r = readStage(s.dir)
+    const why = r && staleRecord(s, r)
+    return why ? [why] : []
+  })
+  return [...stray, ...stale]
+}
+
+export function pct(x: number): string {
+  return (100 * x).toFixed(1)
+}
+
+export function minutes(s: number): string {
+  return `${(s / 60).toFixed(1)} min`
+}
+
+export interface EvalSummary {
+  overall: { precision: number; recall: number; f1: number; tp: number; fp: number; fn: number }
+  types: Record<string, { precision: number; recall: number; f1: number }>
+}
+
+export interface Latency {
+  pieces: number
+  medianMs: number
+  p90Ms: number
+  runs: number
+  loadAverage: number
+}
+
+/**
+ * The word-lstm recipe's corpora, one entity type each, and the head that learns it: one head per
+ * type (a head per corpus made `tag`'s merged output pick between two Disease heads that follow
+ * different guidelines; docs/ACCURACY.md, "Heads per entity type"). BC5CDR comes as its one-type
+ * files, the same sentences and mentions as BC5CDR-IOB split by type. The card's rows, in order.
+ */
+export interface TypeCorpus {
+  head: string
+  /** The corpus's name in the card and the ship floor. */
+  corpus: string
+  type: string
+  dir: string
+}
+
+export function typeCorpora(data: string): TypeCorpus[] {
+  const m = join(data, 'mtl-bioner')
+  return [
+    { head: 'disease', corpus: 'NCBI-disease', type: 'Disease', dir: join(m, 'NCBI-disease-IOB') },
+    { head: 'chemical', corpus: 'BC5CDR', type: 'Chemical', dir: join(m, 'BC5CDR-chem-IOB') },
+    { head: 'disease', corpus: 'BC5CDR', type: 'Disease', dir: join(m, 'BC5CDR-disease-IOB') },
+    { head: 'gene', corpus: 'BC2GM', type: 'Gene', dir: join(m, 'BC2GM-IOB') },
+  ]
+}
+
+/** The heads, in order of first appearance, each with its corpora. */
+export function typeHeads(sets: readonly TypeCorpus[]): Array<{ head: string; type: string; corpora: TypeCorpus[] }> {
+  const heads = [...new Set(sets.map((s) => s.head))]
+  return heads.map((head) => {
+    const corpora = sets.filter((s) => s.head === head)
+    return { head, type: corpora[0].type, corpora }
+  })
+}
+
+/** `--task HEAD=TRAIN:DEV` for each corpus: a head given several corpora trains on all of them. */
+function taskArgs(sets: readonly TypeCorpus[]): string[] {
+  return sets.flatMap((c) => ['--task', `${c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`])
+}
+
+/**
+ * The teachers: one word tagger per head (the disease teacher on both disease corpora), trained with
+ * train's defaults (the settings the character-aware issue measured) and a time cap, so each is as
+ * good as a single model gets here.
+ */
+export const WORD_TEACHER = { minutes: 35, seed: 42, threads: 1 }
+
+/**
+ * The student: one multi-task word tagger (a head per entity type) trained on the gold corpora and
+ * on unlabelled sentences each head's teacher tagged (train --teacher/--transfer). train's
+ * word-lstm defaults otherwise; minutes bound the run on 2 cores, and the word vocabulary is capped
+ * so the model stays small. 30 000 sentences: the run with all 118 568 did not do better at the
+ * same budget; 60 minutes: the budget of the measured heads-per-type run (13 epochs; a head per
+ * type trains BC5CDR's sentences once per head, so an epoch is longer), docs/ACCURACY.md.
+ */
+export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, minutes: 60, seed: 42, threads: 1 }
+
+/** One `fastbioner eval` of the evaluation stage, its scores kept under key. */
+export interface EvalRun {
+  key: string
+  /** What the progress line says. */
+  what: string
+  args: string[]
+}
+
+/** Where the scores of a corpus's type are kept: its own head (devel, test) or every head merged (test). */
+export function scoreKey(s: TypeCorpus, split: 'devel' | 'test', merged = false): string {
+  return `${s.corpus}/${s.type}/${split}${merged ? '/merged' : ''}`
+}
+
+export interface WordPlan {
+  teachers: Array<Stage & { head: string }>
+  student: Stage
+  int8: Stage
+  /** The evaluation of what ships (the int8 folder); recorded as one stage, its command every eval in turn. */
+  eval: Stage & { runs: EvalRun[] }
+  shipDir: string
+}
+
+/** Every stage of the word-lstm recipe in a run folder. */
+export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[]): WordPlan {
+  const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
+  const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
+  const teachers = typeHeads(sets).map(({ head, corpora }) => {
+    const dir = join(out, `1-teacher-${head}`)
+    return { name: `teacher-${head}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...trainOpts(WORD_TEACHER, dir)] }
+  })
+  const studentDir = join(out, '2-student')
+  const student: Stage = {
+    name: 'student',
+    dir: studentDir,
+    args: [
+      'train', ...taskArgs(sets), '--map-types', TYPE_MAP, '--arch', 'word-lstm',
+      ...teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`]),
+      '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords),
+      ...trainOpts(WORD_STUDENT, studentDir),
+    ],
+  }
+  // int8: the word table as int8 rows (a smaller folder, the same arithmetic), refused when it
+  // costs more than MAX_INT8_DROP points on NCBI-disease devel.
+  const int8Dir = join(out, '3-int8')
+  const ncbi = sets[0]
+  const int8: Stage = {
+    name: 'int8',
+    dir: int8Dir,
+    args: ['quantize', '--model', studentDir, '--out', int8Dir, '--calibrate', join(ncbi.dir, 'devel.tsv'), '--head', ncbi.head, '--max-f1-drop', String(MAX_INT8_DROP)],
+  }
+  // What ships is the int8 folder: it is what is scored and timed. Each corpus's type with its
+  // head, devel and test, and test as `tag` gives it (no --head: every head merged; the card and
+  // the floor read the corpus's type only, the other heads' mentions are not in its gold).
+  const evalArgs = (gold: string, head?: string) => ['eval', '--model', int8Dir, '--gold', gold, ...(head ? ['--head', head] : []), '--map-types', TYPE_MAP, '-q']
+  const runs = sets.flatMap((s): EvalRun[] => [
+    ...(['devel', 'test'] as const).map((split) => ({ key: scoreKey(s, split), what: `${s.corpus} ${s.type} ${split} (head ${s.head})`, args: evalArgs(join(s.dir, `${split}.tsv`), s.head) })),
+    { key: scoreKey(s, 'test', true), what: `${s.corpus} ${s.type} test (every head merged, as tag gives it)`, args: evalArgs(join(s.dir, 'test.tsv')) },
+  ])
+  const evalStage = { name: 'eval', dir: join(out, '4-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
+  return { teachers, student, int8, eval: evalStage, shipDir: int8Dir }
+}
+
+/**
+ * The floor below which a candidate does not ship (test F1 as `tag` gives it, each corpus's own
+ * types): what one from-scratch character-aware BiLSTM-CRF reaches on each corpus alone
+ * (../shared/bench/torch_bilstm_ref.py, the default-model issue's table).
+ */
+export const SHIP_FLOOR: Record<string, number> = { 'NCBI-disease/Disease': 0.822, 'BC5CDR/Chemical': 0.849, 'BC5CDR/Disease': 0.778, 'BC2GM/Gene': 0.769 }
+
+/** The corpus/type scores (every head merged, test) below the floor, as lines; empty when it may ship. */
+export function belowFloor(sets: readonly TypeCorpus[], scores: Record<string, EvalSummary>): string[] {
+  return sets.flatMap((s) => {
+    const floor = SHIP_FLOOR[`${s.corpus}/${s.type}`]
+    const f1 = scores[scoreKey(s, 'test', true)]?.types[s.type]?.f1 ?? 0
+    return floor !== undefined && f1 < floor ? [`${s.corpus} ${s.type}: test F1 ${pct(f1)} < ${pct(floor)}`] : []
+  })
+}
+
+interface TrainRun {
+  best_epoch: number | null
+  best_dev_f1: number | null
+  epochs: Array<{ epoch: number; dev?: { f1: number } }>
+  /** Each corpus's devel scores at the best epoch (train's summary when a head has several corpora). */
+  dev_by_corpus?: Array<{ head: string; dev?: string; f1: number }>
+}
+
+/**
+ * A run's devel F1 per corpus of the plan, as "NCBI-disease Disease 84.0, BC5CDR Disease 77.0";
+ * empty when the run did not say or had one corpus (its best devel F1 says it all).
+ */
+function devByCorpus(run: TrainRun, sets: readonly TypeCorpus[]): string {
+  const each = run.dev_by_corpus ?? []
+  if (each.length < 2) return ''
+  return each
+    .map((d) => {
+      const s = sets.find((c) => c.head === d.head && (d.dev ?? '').replaceAll('\\', '/').endsWith(`/${basename(c.dir)}/devel.tsv`))
+      return s ? `${s.corpus} ${s.type} ${pct(d.f1)}` : null
+    })
+    .filter((x) => x !== null)
+    .join(', ')
+}
+
+/** A model card's title, provenance and intended use; \`accuracy\`: how it compares, and what to use instead. */
+export function cardIntro(accuracy: string): string {
+  return `# FastBioNER default model (Disease, Chemical, Gene)
+
+Generated by \`npm run train:default\` from its measured records (${new Date().toISOString().slice(0, 10)}); do not edit by hand.
+
+## Intended use
+Assistive tagging of biomedical text (PubMed titles and abstracts) in FastBioNER Workbench and the
+\`fastbioner\` CLI: it proposes Disease, Chemical and Gene mentions that **a person reviews**. It is
+not a diagnostic tool and its output must not be used for clinical decisions unreviewed. Its
+accuracy is ${accuracy}`
+}
+
+export interface WordCardInput {
+  /** Replaced by $DATA and $OUT in the commands shown. */
+  data: string
+  out: string
+  sets: readonly TypeCorpus[]
+  teachers: Array<{ head: string; record: StageRecord }>
+  trained: StageRecord
+  int8: StageRecord
+  scores: Record<string, EvalSummary>
+  latency: Latency
+  evalWall: number
+  /** The folder that ships (its config.json and files are read). */
+  modelDir: string
+}
+
+export function wordModelCard(c: WordCardInput): string {
+  const cfg = JSON.parse(readFileSync(join(c.modelDir, 'config.json'), 'utf8')) as Record<string, number>
+  const run = c.trained.summary as TrainRun & { parameters: number; tokens_per_second: number; train_examples: number }
+  const bytes = SHIPPED_FILES.filter((f) => existsSync(join(c.modelDir, f))).reduce((a, f) => a + statSync(join(c.modelDir, f)).size, 0)
+  const row = (cells: string[], p: { precision: number; recall: number; f1: number } | undefined) => {
+    const q = p ?? { precision: 0, recall: 0, f1: 0 }
+    return `| ${[...cells, pct(q.precision), pct(q.recall), pct(q.f1)].join(' | ')} |`
+  }
+  // What a user of `tag` with no options gets: every head merged, scored on the corpus's own type.
+  const merged = c.sets.map((s) => row([s.corpus, s.type], c.scores[scoreKey(s, 'test', true)]?.types[s.type]))
+  const own = c.sets.flatMap((s) => (['devel', 'test'] as const).map((split) => row([s.corpus, split, s.type, `\`${s.head}\``], c.scores[scoreKey(s, split)]?.types[s.type])))
+  const short = (r: StageRecord) => r.command.join(' ').replaceAll(c.data, '$DATA').replaceAll(c.out, '$OUT')
+  const best = run.epochs.find((e) => e.epoch === run.best_epoch)
+  const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
+  const heads = typeHeads(c.sets)
+  const teacherRows = c.teachers.map((t, i) => {
+    const r = t.record.summary as TrainRun
+    const each = devByCorpus(r, c.sets)
+    return `| 1.${i + 1} teacher \`${t.head}\` (devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1 ?? 0)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
+  })
+  const studentEach = devByCorpus(run, c.sets)
+  const ncbi = c.sets[0]
+  const shared = heads.filter((h) => h.corpora.length > 1).map((h) => `the \`${h.head}\` head on ${h.corpora.map((x) => x.corpus).join(' and ')}`).join('; ')
+  return `${cardIntro('below BioBERT-class models (see below): for research-grade tagging fine-tune a\npre-trained BioBERT/PubMedBERT checkpoint, or retrain from your corrections.')}
+
+## What it is
+A character-aware word tagger (Lample et al. 2016; Ma & Hovy 2016), trained from scratch here: per
+word a ${cfg.word_dim}-dimensional embedding of the lower-cased word (${cfg.word_vocab_size} words of the training text), a
+character CNN (${cfg.char_dim}-dimensional embeddings of ${cfg.char_vocab_size} characters, ${cfg.char_filters} filters of width ${cfg.char_width}, max over the
+word's first ${cfg.max_chars} characters) and 4 case/shape flags → a BiLSTM of 2 × ${cfg.lstm_hidden} → one linear layer and a CRF
+per head: one head per entity type, trained on every corpus that annotates the type (${shared}, each
+corpus teaching only its own sentences), merged when tagging,
+so no two heads tag the same type. ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
+word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
+
+It learnt from ${heads.length} teachers, one word tagger per head trained on that head's corpora, and from ${(run.train_examples / 1000).toFixed(0)} k training sentences: the gold
+corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each teacher tagged for
+its own head (sequence-level knowledge distillation, Kim & Rush 2016; MT-BioNER's multi-teacher,
+multi-task setting with the teachers' best label sequences as targets).
+
+| head | trained on | types |
+|---|---|---|
+${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', ')} | ${h.type} |`).join('\n')}
+
+## Training data and licences
+- NCBI-disease (Doğan, Leaman, Lu 2014): public domain (US Government work). Its four
+  subtypes are one type, Disease.
+- BC5CDR (Li et al. 2016; Chemical, Disease; its chemical and disease files) and BC2GM (Smith et
+  al. 2008; GENE, renamed Gene) in the IOB versions of the MTL-Bioinformatics-2016 collection
+  (Crichton, Pyysalo, Chiu, Korhonen 2017, *A neural network multi-task learning approach to
+  biomedical named entity recognition*, BMC Bioinformatics 18:368): CC BY 4.0.
+
+## Recipe
+\`npm run train:default -- --out DIR\` (reads \`../shared/data\`):
+
+| stage | command | wall time |
+|---|---|---|
+${teacherRows.join('\n')}
+| 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
+| 3 int8 (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
+| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged | ${minutes(c.evalWall)} |
+${[...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
+
+Best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); ${Math.round(run.tokens_per_second)} tokens/s of training
+on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
+Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),
+chosen on NCBI-disease devel (docs/ACCURACY.md); epochs and minutes bound the run.
+
+## Scores
+Sentence-level IOB2, exact entity spans and types (conlleval rules); test measured once for this model.
+
+What \`fastbioner tag\` with no options gives (every head merged), on each corpus's test set and
+its own type (the other heads' mentions are not in that corpus's gold and are not counted):
+
+| corpus | type | precision | recall | F1 |
+|---|---|---|---|---|
+${merged.join('\n')}
+
+Each corpus scored with the head of its type (\`--head\`):
+
+| corpus | split | type | head | precision | recall | F1 |
+|---|---|---|---|---|---|---|
+${own.join('\n')}
+
+Cross-corpus: not measured. Every head is trained on every corpus of its type here, so no corpus
+of any type is left out to score it on. How far annotation guidelines can move the figures: a
+disease tagger trained on NCBI-disease alone scores 47.6 F1 on BC5CDR's disease devel set, and
+one trained on BC5CDR 48.1 on NCBI-disease's (other models of this project, docs/ACCURACY.md);
+expect text annotated under other guidelines to score well below the tables above.
+
+Latency: a ${c.latency.pieces}-word abstract (NCBI-disease devel sentences) tags in ${c.latency.medianMs.toFixed(1)} ms median
+(90th percentile ${c.latency.p90Ms.toFixed(1)} ms, ${c.latency.runs} runs) with onnxruntime on ${LATENCY_THREADS} CPU threads; 1-minute load average
+${c.latency.loadAverage.toFixed(2)} when timed (other jobs were running).
+
+## Known limits
+- Trained without any pretrained language model or word vectors (none can be downloaded where
+  it is built): words never seen in training are read through their characters only.
+- The corpora follow different annotation guidelines (e.g. what counts as a Disease differs
+  between NCBI-disease and BC5CDR); the one \`disease\` head learns both and follows neither
+  exactly.
+- Trained on sentences of abstracts: full texts, tables and clinical notes are out of domain.
+- English only.
+`
+}

@@ -1,0 +1,211 @@
+// train:default's word-lstm recipe without training: a head per entity type in every stage's
+// command, the ship floor read from the merged (as `tag` gives it) scores of each corpus's type,
+// the model card, and a run folder of the earlier per-corpus-head recipe refused, not resumed.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  belowFloor,
+  foreignStages,
+  scoreKey,
+  SHIP_FLOOR,
+  staleRecord,
+  stageCommand,
+  typeCorpora,
+  wordModelCard,
+  wordPlan,
+  type EvalSummary,
+  type StageRecord,
+} from '../../../scripts/train-default-plan'
+
+const ROOT = resolve(__dirname, '../../..')
+const DATA = '/data'
+const OUT = '/runs/r1'
+const M = `${DATA}/mtl-bioner`
+const sets = typeCorpora(DATA)
+const plan = wordPlan(OUT, DATA, sets)
+
+let tmp: string
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'fastbioner-train-default-'))
+})
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+/** The values of every `flag` in args, in order. */
+const values = (args: readonly string[], flag: string) => args.flatMap((a, i) => (a === flag ? [args[i + 1]] : []))
+
+const record = (stage: string, command: string[], summary: unknown = {}): StageRecord => ({ stage, command, wallSeconds: 60, finishedAt: '2026-12-01T00:00:00Z', summary })
+
+/** An eval summary scoring the given types (F1 = precision = recall). */
+function evalOf(f1ByType: Record<string, number>): EvalSummary {
+  const types = Object.fromEntries(Object.entries(f1ByType).map(([t, f1]) => [t, { precision: f1, recall: f1, f1 }]))
+  return { overall: { precision: 0, recall: 0, f1: 0, tp: 0, fp: 0, fn: 0 }, types }
+}
+
+/** Scores for every key of the plan's evaluation: own head `own`, merged `merged[corpus/type]`, every other head's types merged in at 0. */
+function scoresOf(own: number, merged: Record<string, number>): Record<string, EvalSummary> {
+  const out: Record<string, EvalSummary> = {}
+  for (const s of sets) {
+    out[scoreKey(s, 'devel')] = evalOf({ [s.type]: own })
+    out[scoreKey(s, 'test')] = evalOf({ [s.type]: own })
+    // Merged on a one-type gold: the other heads' types appear with only false positives.
+    out[scoreKey(s, 'test', true)] = evalOf({ Chemical: 0, Disease: 0, Gene: 0, [s.type]: merged[`${s.corpus}/${s.type}`] })
+  }
+  return out
+}
+
+describe('the word-lstm plan: a head per entity type', () => {
+  it('trains a teacher per type, the disease teacher on both disease corpora, ', () => {
+    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual([
+      ['teacher-disease', 'disease', `${OUT}/1-teacher-disease`],
+      ['teacher-chemical', 'chemical', `${OUT}/1-teacher-chemical`],
+      ['teacher-gene', 'gene', `${OUT}/1-teacher-gene`],
+    ])
+    const [disease, chemical, gene] = plan.teachers
+    expect(values(disease.args, '--task')).toEqual([
+      `disease=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`,
+      `disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`,
+    ])
+    expect(values(chemical.args, '--task')).toEqual([`chemical=${M}/BC5CDR-chem-IOB/train.tsv:${M}/BC5CDR-chem-IOB/devel.tsv`])
+    expect(values(gene.args, '--task')).toEqual([`gene=${M}/BC2GM-IOB/train.tsv:${M}/BC2GM-IOB/devel.tsv`])
+    expect(values(gene.args, '--map-types')).toEqual(['GENE=Gene'])
+    for (const t of plan.teachers) {
+      expect(t.args[0]).toBe('train')
+      expect(values(t.args, '--arch')).toEqual(['word-lstm'])
+      expect(values(t.args, '--out')).toEqual([t.dir])
+      expect(t.args).not.toContain('--teacher')
+    }
+  })
+
+  it("the student has the four corpora on three type heads and each head's teacher", () => {
+    const a = plan.student.args
+    expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
+    expect(values(a, '--task')).toContain(`disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`)
+    expect(values(a, '--teacher')).toEqual([`disease=${OUT}/1-teacher-disease`, `chemical=${OUT}/1-teacher-chemical`, `gene=${OUT}/1-teacher-gene`])
+    expect(values(a, '--transfer')).toEqual([`${DATA}/unlabeled/biomed-sentences.txt`])
+    expect(values(a, '--transfer-sentences')).toEqual(['30000'])
+    expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
+    // No per-corpus head is left anywhere in the recipe.
+    for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
+    expect(values(plan.int8.args, '--head')).toEqual(['disease'])
+    expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
+  })
+
+  it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head)", () => {
+    expect(sets.map((s) => `${s.corpus}/${s.type}`)).toEqual(Object.keys(SHIP_FLOOR))
+    const runs = plan.eval.runs
+    expect(runs).toHaveLength(12)
+    const bc5Disease = sets[2]
+    const own = runs.find((r) => r.key === scoreKey(bc5Disease, 'test'))!
+    expect(values(own.args, '--head')).toEqual(['disease'])
+    expect(values(own.args, '--gold')).toEqual([`${M}/BC5CDR-disease-IOB/test.tsv`])
+    const merged = runs.filter((r) => r.key.endsWith('/merged'))
+    expect(merged.map((r) => r.key)).toEqual(['NCBI-disease/Disease/test/merged', 'BC5CDR/Chemical/test/merged', 'BC5CDR/Disease/test/merged', 'BC2GM/Gene/test/merged'])
+    for (const r of merged) {
+      expect(r.args).not.toContain('--head')
+      expect(values(r.args, '--model')).toEqual([plan.shipDir])
+    }
+    // The stage's record says every eval it ran.
+    expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(12)
+  })
+})
+
+describe('the ship floor', () => {
+  const atFloor = Object.fromEntries(Object.entries(SHIP_FLOOR).map(([k, f]) => [k, f + 0.001]))
+
+  it('passes when every corpus type is at the floor merged, whatever the other heads add', () => {
+    expect(belowFloor(sets, scoresOf(0.95, atFloor))).toEqual([])
+  })
+
+  it('reads the merged score of the corpus type, not its own head', () => {
+    const short = belowFloor(sets, scoresOf(0.95, { ...atFloor, 'BC5CDR/Disease': 0.7 }))
+    expect(short).toEqual(['BC5CDR Disease: test F1 70.0 < 77.8'])
+  })
+
+  it('counts a missing merged score as below', () => {
+    const scores = scoresOf(0.95, atFloor)
+    delete scores['BC2GM/Gene/test/merged']
+    expect(belowFloor(sets, scores)).toEqual(['BC2GM Gene: test F1 0.0 < 76.9'])
+  })
+})
+
+describe('an earlier run folder', () => {
+  const oldStudent = [
+    'fastbioner', 'train', '--task', `ncbi=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`, '--task', `bc5cdr=${M}/BC5CDR-IOB/train.tsv:${M}/BC5CDR-IOB/devel.tsv`,
+    '--task', `bc2gm=${M}/BC2GM-IOB/train.tsv:${M}/BC2GM-IOB/devel.tsv`, '--map-types', 'GENE=Gene', '--arch', 'word-lstm', '--teacher', `ncbi=${OUT}/1-teacher-ncbi`, '--out', `${OUT}/2-student`,
+  ]
+
+  it("a record of another command is stale; this stage's command run with another --out is not", () => {
+    expect(staleRecord(plan.student, record('student', oldStudent))).toMatch(/2-student\/stage\.json records another command .*argument 4: recorded 'ncbi=.*', this recipe 'disease=/)
+    const byHand = stageCommand(plan.student).map((a) => (a === `${OUT}/2-student` ? '/elsewhere/student-30k' : a))
+    expect(staleRecord(plan.student, record('student', byHand))).toBeNull()
+    expect(staleRecord(plan.student, record('student', [...stageCommand(plan.student), '--patience', '3']))).toMatch(/argument \d+: recorded '--patience', this recipe '\(end\)'/)
+    expect(staleRecord(plan.eval, record('eval', ['fastbioner', 'eval', '…']))).not.toBeNull()
+  })
+
+  it('is refused: the per-corpus teachers and the old student, int8 and eval records are listed; this recipe\'s own records are not', () => {
+    const out = join(tmp, 'old')
+    const p = wordPlan(out, DATA, sets)
+    const put = (dir: string, command: string[]) => {
+      mkdirSync(join(out, dir), { recursive: true })
+      writeFileSync(join(out, dir, 'stage.json'), JSON.stringify(record(dir, command)))
+    }
+    expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
+    put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
+    put('1-teacher-disease', stageCommand(p.teachers[0]))
+    put('2-student', oldStudent)
+    put('3-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '3-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'ncbi', '--max-f1-drop', '2'])
+    put('4-eval', ['fastbioner', 'eval', '…'])
+    mkdirSync(join(out, 'notes'))
+    const found = foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])
+    expect(found).toHaveLength(4)
+    expect(found[0]).toBe(`${join(out, '1-teacher-ncbi')}: a stage folder this recipe does not make`)
+    expect(found.slice(1).map((l) => l.split(' ')[0])).toEqual(['2-student', '3-int8', '4-eval'].map((d) => join(out, d, 'stage.json')))
+  })
+
+  it('train:default refuses it before training anything', () => {
+    const data = join(tmp, 'data')
+    for (const s of typeCorpora(data)) {
+      mkdirSync(s.dir, { recursive: true })
+      for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) writeFileSync(join(s.dir, f), '')
+    }
+    mkdirSync(join(data, 'unlabeled'))
+    writeFileSync(join(data, 'unlabeled', 'biomed-sentences.txt'), '')
+    const out = join(tmp, 'old-run')
+    mkdirSync(join(out, '1-teacher-bc2gm'), { recursive: true })
+    writeFileSync(join(out, '1-teacher-bc2gm', 'stage.json'), JSON.stringify(record('teacher-bc2gm', ['fastbioner', 'train'])))
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'train-default.ts'), '--out', out, '--data', data], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('holds stages this recipe (a head per entity type) did not make')
+    expect(r.stderr).toContain(`${join(out, '1-teacher-bc2gm')}: a stage folder this recipe does not make`)
+    expect(r.stderr).not.toContain('starting')
+  })
+})
+
+describe('the model card', () => {
+  it('lists the heads per type with their corpora, the merged and own-head scores, and says there is no cross-corpus score', () => {
+    const modelDir = join(tmp, 'model')
+    mkdirSync(modelDir, { recursive: true })
+    writeFileSync(join(modelDir, 'config.json'), JSON.stringify({ word_dim: 100, word_vocab_size: 25000, char_dim: 30, char_vocab_size: 90, char_filters: 50, char_width: 3, max_chars: 20, lstm_hidden: 200 }))
+    const run = (f1: number, byCorpus?: Array<{ head: string; dev: string; f1: number }>) => ({ best_epoch: 2, best_dev_f1: f1, epochs: [{ epoch: 1, dev: { f1: f1 - 0.01 } }, { epoch: 2, dev: { f1 } }], dev_by_corpus: byCorpus })
+    const teachers = plan.teachers.map((t, i) => ({
+      head: t.head,
+      record: record(t.name, stageCommand(t), run(0.8 + i / 100, i === 0 ? [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.84 }, { head: 'disease', dev: `${M}/BC5CDR-disease-IOB/devel.tsv`, f1: 0.77 }] : undefined)),
+    }))
+    const trained = record('student', stageCommand(plan.student), { ...run(0.805), parameters: 3_000_000, tokens_per_second: 2000, train_examples: 66_000 })
+    const int8 = record('int8', stageCommand(plan.int8), { calibration: { float: { f1: 0.816 }, int8: { f1: 0.815 }, bytesRatio: 0.4 } })
+    const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
+    const card = wordModelCard({ data: DATA, out: OUT, sets, teachers, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
+    expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 |')
+    expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
+    expect(card).toContain('teacher `disease` (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
+    expect(card).toContain('Cross-corpus: not measured')
+    expect(card).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
+    expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
+    expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
+    expect(card).not.toMatch(/`(ncbi|bc5cdr|bc2gm)`/)
+  })
+})
