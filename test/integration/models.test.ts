@@ -21,8 +21,21 @@ import { isInt8Folder, quantizeModelFolder } from '../../src/core/onnx/quantize'
 import type { ModelHost } from '../../src/host/client'
 import { createNodeModelHost } from '../../src/host/node'
 import { splitDocuments } from '../../src/main/models'
+import { PROGRESS_INTERVAL_MS } from '../../src/main/jobs'
 import { syntheticDocs, syntheticVocab } from '../unit/train/synthetic'
 import { useCpuBackend } from '../unit/train/tfSetup'
+
+/** Runs `f` on a clock that moves PROGRESS_INTERVAL_MS further at every reading, so no throttled progress event is dropped. */
+async function withSteppingClock<T>(f: () => Promise<T>): Promise<T> {
+  const realNow = performance.now.bind(performance)
+  let ahead = 0
+  const clock = vi.spyOn(performance, 'now').mockImplementation(() => realNow() + (ahead += PROGRESS_INTERVAL_MS))
+  try {
+    return await f()
+  } finally {
+    clock.mockRestore()
+  }
+}
 
 let dir: string
 let ws: Workspace
@@ -330,7 +343,10 @@ describe('training, tagging and suggestions', () => {
     const mine = await call('annotations:create', { documentId: newDoc.id, start: word.start, end: word.end, type: 'Disease' })
     expect(text.slice(mine.start, mine.end)).toBe(word.text)
 
-    const r = await call('tag:run', { jobId: 'tag-1' })
+    // Progress is throttled to one event per PROGRESS_INTERVAL_MS: on a quick machine every chunk
+    // lands inside one interval and only the last survives, so the run sees a clock on which each
+    // reading is an interval later.
+    const r = await withSteppingClock(() => call('tag:run', { jobId: 'tag-1' }))
     expect(r).toMatchObject({ cancelled: false, documents: 44, modelId: trained.id })
     expect(r.engine).toMatch(/^(onnxruntime-cpu|tfjs-wasm)$/)
     expect(r.suggestions).toBeGreaterThan(20)
@@ -701,7 +717,8 @@ describe('compression', () => {
     const otherVocab = await call('models:import', { path: join(dir, 'src-other-vocab'), name: 'other vocabulary 2' })
     try {
       // Listed first, but a 2-layer BERT like the trained one: the first of equals is the base.
-      const r = await call('distill:start', { jobId: 'd-tags', teacherIds: [otherVocab.id, trained.id], layers: [1], mode: 'fixed', epochs: 1, seed: 7 })
+      // Each teacher's phase message must reach the job's events whatever the machine's speed.
+      const r = await withSteppingClock(() => call('distill:start', { jobId: 'd-tags', teacherIds: [otherVocab.id, trained.id], layers: [1], mode: 'fixed', epochs: 1, seed: 7 }))
       expect(r.cancelled).toBe(false)
       const s3 = r.students[0]!
       expect(s3).toMatchObject({
