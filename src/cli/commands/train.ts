@@ -56,7 +56,8 @@ ${mapTypesHelp(22)}
                       once before training (its best label sequences, Kim & Rush 2016's
                       sequence-level knowledge distillation); repeat per head. HEAD= may be left
                       out for a single --train run. The teacher's head named HEAD runs, else its
-                      only head
+                      only head. Several teachers for one head (e.g. one per seed): the head
+                      learns the mentions more than half of them tag
   --transfer PATH     unlabelled text for --teacher (.txt: a sentence a line; a folder or
                       any corpus format as for 'fastbioner pretrain'); repeatable
   --transfer-sentences N   a uniform sample (by --seed) of N transfer sentences (default: all)
@@ -543,7 +544,14 @@ function runInputs(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof
 
 /** fastbioner.json's record of a distilled run: its teachers and transfer text. */
 function transferSource(v: OptionValues<typeof OPTIONS>, transfer: WordTransferSet | undefined): Record<string, unknown> {
-  return transfer ? { teachers: Object.fromEntries((v.teacher ?? []).map(teacherSpec)), transfer: v.transfer, transferSentences: transfer.documents.length } : {}
+  if (!transfer) return {}
+  // A head's teacher folder, or its folders when an ensemble labelled it.
+  const teachers: Record<string, string | string[]> = {}
+  for (const [head, dir] of (v.teacher ?? []).map(teacherSpec)) {
+    const had = teachers[head]
+    teachers[head] = had === undefined ? dir : [...(Array.isArray(had) ? had : [had]), dir]
+  }
+  return { teachers, transfer: v.transfer, transferSentences: transfer.documents.length }
 }
 
 /** `--teacher HEAD=DIR` (or a bare DIR: the run's only head). */
@@ -582,6 +590,8 @@ async function readTransferSet(v: OptionValues<typeof OPTIONS>, tasks: readonly 
       last = performance.now()
       log(`teacher ${head}: tagged ${done}/${total} sentences`)
     })
+    const ensembles = heads.map((h) => [h, teacherSpecs.filter(([head]) => head === h).length] as const).filter(([, n]) => n > 1)
+    for (const [h, n] of ensembles) log(`head ${h}: ${n} teachers; it learns the mentions more than half of them tag (same span and type)`)
     const found = Object.entries(set.mentions).map(([h, m]) => `${h} ${m.reduce((a, x) => a + x.length, 0)}`)
     log(`transfer set tagged in ${formatDuration((performance.now() - t0) / 1000)}; mentions by head: ${found.join(', ')}`)
     for (const [head, mentions] of Object.entries(set.mentions)) {

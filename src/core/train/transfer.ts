@@ -57,16 +57,44 @@ export function teacherHeadFor(t: Pick<TransferTeacher, 'head' | 'tagger' | 'tea
   throw new Error(`teacher for '${t.head}' has several heads (${names.join(', ')}) and none is named '${t.head}'`)
 }
 
-/** Every teacher tags every document once (its Viterbi path where it has a CRF). */
+type TransferMention = CorpusDocument['mentions'][number]
+
+/**
+ * The mentions that more than half of the lists contain (same start, end and type): a span
+ * majority vote of an ensemble of teachers, whose labels beat any one teacher's (measured with
+ * `npm run bench:ensemble`). Two kept mentions never overlap: each has a majority of the lists,
+ * two majorities share a list, and no list holds two overlapping mentions. Sorted by start.
+ */
+export function majorityMentions(lists: ReadonlyArray<readonly TransferMention[]>): TransferMention[] {
+  if (lists.length === 1) return [...lists[0]]
+  const votes = new Map<string, { mention: TransferMention; count: number }>()
+  for (const list of lists) {
+    const seen = new Set<string>() // a list naming one span twice votes once
+    for (const mention of list) {
+      const key = `${mention.start}:${mention.end}:${mention.type}`
+      if (seen.has(key)) continue
+      seen.add(key)
+      const v = votes.get(key)
+      if (v) v.count++
+      else votes.set(key, { mention, count: 1 })
+    }
+  }
+  return [...votes.values()].filter((v) => 2 * v.count > lists.length).map((v) => v.mention).sort((a, b) => a.start - b.start)
+}
+
+/**
+ * Every teacher tags every document once (its Viterbi path where it has a CRF). A head with
+ * several teachers (an ensemble, e.g. one model per seed) learns the mentions most of them agree
+ * on (majorityMentions).
+ */
 export async function labelTransferSet(
   documents: readonly CorpusDocument[],
   teachers: readonly TransferTeacher[],
   onProgress?: (head: string, done: number, total: number) => void,
   chunk = 256,
 ): Promise<WordTransferSet> {
-  const mentions: WordTransferSet['mentions'] = {}
+  const byHead = new Map<string, Array<Array<CorpusDocument['mentions']>>>()
   for (const t of teachers) {
-    if (t.head in mentions) throw new Error(`two teachers for head '${t.head}'`)
     const head = teacherHeadFor(t)
     const out: Array<CorpusDocument['mentions']> = []
     for (let i = 0; i < documents.length; i += chunk) {
@@ -74,7 +102,9 @@ export async function labelTransferSet(
       for (const r of results) out.push(r.mentions.map(({ start, end, type, text }) => ({ start, end, type, text })))
       onProgress?.(t.head, out.length, documents.length)
     }
-    mentions[t.head] = out
+    byHead.set(t.head, [...(byHead.get(t.head) ?? []), out])
   }
+  const mentions: WordTransferSet['mentions'] = {}
+  for (const [head, perTeacher] of byHead) mentions[head] = documents.map((_, i) => majorityMentions(perTeacher.map((p) => p[i])))
   return { documents, mentions }
 }

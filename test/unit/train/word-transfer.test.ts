@@ -9,7 +9,7 @@ import type { CorpusDocument } from '@shared/domain'
 import { writePubtator } from '@core/corpus'
 import { Rng } from '@core/rng'
 import type { Tagger } from '@core/tag/tagger'
-import { labelTransferSet, sampleTransferSentences, teacherHeadFor, transferDocuments } from '@core/train/transfer'
+import { labelTransferSet, majorityMentions, sampleTransferSentences, teacherHeadFor, transferDocuments } from '@core/train/transfer'
 import { trainWordTagger } from '@core/train/word-loop'
 import { wordTaggerFor } from '@core/tag/open'
 import { run as trainCmd } from '../../../src/cli/commands/train'
@@ -109,6 +109,31 @@ describe('word tagger with a transfer set', () => {
     expect(set.mentions.dis[4]).toEqual([{ start: 0, end: 5, type: 'Disease', text: 'fever' }])
   })
 
+  it('labels a head with several teachers by a span majority vote', async () => {
+    const m = (start: number, end: number, type = 'Disease') => ({ start, end, type, text: 'x'.repeat(end - start) })
+    // Three teachers: [0,5) by all, [10,15) by two, [10,20) and [30,35) by one, [40,45) twice by one.
+    const lists = [
+      [m(0, 5), m(10, 15), m(40, 45), m(40, 45)],
+      [m(0, 5), m(10, 15), m(30, 35)],
+      [m(0, 5), m(10, 20), m(30, 35, 'Chemical')],
+    ]
+    expect(majorityMentions(lists)).toEqual([m(0, 5), m(10, 15)])
+    // Two teachers: both must agree; one teacher: its mentions as they are.
+    expect(majorityMentions(lists.slice(1))).toEqual([m(0, 5)])
+    expect(majorityMentions([lists[2]])).toEqual(lists[2])
+    const fake = (spans: Array<[number, number]>) =>
+      ({ headNames: ['default'], tag: async (d: CorpusDocument[]) => d.map(() => ({ mentions: spans.map(([s, e]) => ({ ...m(s, e), confidence: 0.9, head: 'default' })) })) }) as unknown as Tagger
+    const docs = transferDocuments(['fever and asthma in the cells.', 'asthma alone.'])
+    const set = await labelTransferSet(docs, [
+      { head: 'dis', tagger: fake([[0, 5], [10, 16]]) },
+      { head: 'dis', tagger: fake([[0, 5]]) },
+      { head: 'dis', tagger: fake([[0, 5], [10, 16]]) },
+      { head: 'chem', tagger: fake([[20, 25]]) },
+    ])
+    expect(set.mentions.dis).toEqual([[m(0, 5), m(10, 16)], [m(0, 5), m(10, 16)]])
+    expect(set.mentions.chem).toEqual([[m(20, 25)], [m(20, 25)]])
+  })
+
   it('samples a uniform, seeded subset of the lines; all of them in order without a count', async () => {
     const f = join(tmp, 'lines.txt')
     writeFileSync(f, Array.from({ length: 1000 }, (_, i) => `sentence ${i}`).join('\n') + '\n')
@@ -145,12 +170,15 @@ describe('word tagger with a transfer set', () => {
     // Each gold document and each sampled sentence is one example.
     expect(JSON.parse(s.out).train_examples).toBe(30 + 20)
     // A BERT student learns from the word tagger the same way: the head's teacher-tagged copy of
-    // the sampled text joins its corpus, and the WordPiece vocabulary is learnt from both.
+    // the sampled text joins its corpus, and the WordPiece vocabulary is learnt from both. Here
+    // the head has an ensemble (the teacher given twice, so it agrees with itself on every span).
     const bert = join(tmp, 'bert-student')
-    const b = await capture(() => trainCmd(['--train', train, '--arch', 'bert', '--preset', 'cpu-tiny', '--vocab-size', '200', '--augment-mentions', '0', '--max-length', '32', '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--out', bert, '--epochs', '1', '--seed', '1', '--threads', '1']))
+    const b = await capture(() => trainCmd(['--train', train, '--arch', 'bert', '--preset', 'cpu-tiny', '--vocab-size', '200', '--augment-mentions', '0', '--max-length', '32', '--teacher', teacherDir, '--teacher', `default=${teacherDir}`, '--transfer', text, '--transfer-sentences', '20', '--out', bert, '--epochs', '1', '--seed', '1', '--threads', '1']))
     expect(b.code, b.err).toBe(0)
+    expect(b.err).toMatch(/head default: 2 teachers; it learns the mentions more than half of them tag/)
+    expect(b.err).toMatch(/mentions by head: default 20\b/)
     expect(JSON.parse(b.out).train_examples).toBe(30 + 20)
-    expect(JSON.parse(readFileSync(join(bert, 'fastbioner.json'), 'utf8')).source).toMatchObject({ teachers: { default: teacherDir }, transferSentences: 20 })
+    expect(JSON.parse(readFileSync(join(bert, 'fastbioner.json'), 'utf8')).source).toMatchObject({ teachers: { default: [teacherDir, teacherDir] }, transferSentences: 20 })
     // A BERT student with a character channel starts it as the word tagger's character CNN:
     // its characters, sizes and weights (after one step at lr 1e-9, still the teacher's).
     const charStudent = join(tmp, 'bert-char-student')
