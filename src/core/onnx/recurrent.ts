@@ -81,8 +81,8 @@ function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dro
   const backward = (dXDrop: string) => {
     const dX = xDrop.backward(dXDrop)
     const [dWords, dChars] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters + d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 })
-    const zeros = g.node('ConstantOfShape', [g.node('Shape', [wordTable])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
-    t.addGrad(WORD_TAGGER_PARAMS.wordEmbeddings, g.node('ScatterND', [zeros, g.node('Unsqueeze', [t.reshape(wordIds, g.int64s([-1])), g.int64s([1])]), dWords], { reduction: attr.string('add') }))
+    // The rows the batch read, not the whole table: the trainer updates those rows (HostAdamW's lazy rows).
+    t.addRowGrad(WORD_TAGGER_PARAMS.wordEmbeddings, wordIds, dWords)
     chars.backward(t, dChars)
   }
   return { x: xDrop.y, wordIds, backward }
@@ -233,6 +233,7 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
     lossTerms,
     dropoutInputs: t.dropoutInputs,
     extraInputs,
+    rowGrads: t.rowGrads,
   }
 }
 

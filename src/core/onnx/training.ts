@@ -77,9 +77,17 @@ export interface TrainGraph {
   dropoutInputs: string[]
   /** Other float inputs the loss needs (teacher targets), name → dims. */
   extraInputs: Array<{ name: string; dims: (number | string)[]; type: 'float32' | 'int64' }>
+  /**
+   * Parameters (embedding tables) whose gradient comes as the rows a batch reads instead of the
+   * whole table: output `grad_rows.<param>` [N, width], row k the gradient of table row ids[k],
+   * ids being the int64 input named `ids` (flattened); rows of one id add up. Their ‖g‖² is not
+   * in grad_norm_sq (duplicate ids: only the summed rows give it). No `grad.<param>` output.
+   */
+  rowGrads?: Array<{ param: string; ids: string }>
 }
 
 export const gradName = (param: string): string => `grad.${param}`
+export const rowGradName = (param: string): string => `grad_rows.${param}`
 /** Output: Σ over parameters of ‖gradient‖². */
 export const GRAD_NORM_SQ = 'grad_norm_sq'
 
@@ -96,6 +104,7 @@ export class GradGraph {
   readonly params: ParamSpec[] = []
   private readonly grads = new Map<string, string[]>()
   readonly dropoutInputs: string[] = []
+  readonly rowGrads: Array<{ param: string; ids: string }> = []
 
   constructor(name: string) {
     this.g = new GraphBuilder(name)
@@ -120,6 +129,17 @@ export class GradGraph {
     const list = this.grads.get(param)
     if (list) list.push(value)
     else this.grads.set(param, [value])
+  }
+
+  /**
+   * The gradient of an embedding table as the rows its lookup read: `rows` [N, width] for the ids
+   * in input `ids` (TrainGraph.rowGrads). Skips the scatter into a zero table of the table's size,
+   * its copy out of the graph and, in the optimizer, every row the batch did not read.
+   */
+  addRowGrad(param: string, ids: string, rows: string): void {
+    if (this.rowGrads.some((r) => r.param === param) || this.grads.has(param)) throw new Error(`training graph: ${param} has another gradient`)
+    this.rowGrads.push({ param, ids })
+    this.g.output(rowGradName(param), rows, 'float32', ['batch*sequence', this.params.find((p) => p.name === param)!.shape[1]])
   }
 
   dropoutMask(name: string, dims: (number | string)[]): string {
@@ -203,6 +223,7 @@ export class GradGraph {
   finishGradients(): void {
     const squares: string[] = []
     for (const p of this.params) {
+      if (this.rowGrads.some((r) => r.param === p.name)) continue
       const list = this.grads.get(p.name)
       if (!list?.length) {
         const shape = p.declared ? this.g.node('Shape', [p.name]) : this.g.int64s(p.shape)
@@ -242,7 +263,7 @@ export interface EncoderTape {
 }
 
 /** The BERT encoder forward with its backward (HF semantics as export.ts). */
-export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, prefix = 'bert.'): EncoderTape {
+export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, prefix = 'bert.', opts: { wordRowGrads?: boolean } = {}): EncoderTape {
   const g = t.g
   const H = c.hiddenSize
   const nH = c.numAttentionHeads
@@ -363,7 +384,8 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       const zeros = (table: string) => g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
       const scatter = (table: string, ids: string) =>
         g.node('ScatterND', [zeros(table), g.node('Unsqueeze', [t.reshape(ids, g.int64s([-1])), g.int64s([1])]), dEmb], { reduction: attr.string('add') })
-      t.addGrad(wordName, scatter(wordTable, inputIds))
+      if (opts.wordRowGrads) t.addRowGrad(wordName, inputIds, dEmb)
+      else t.addGrad(wordName, scatter(wordTable, inputIds))
       t.addGrad(typeName, scatter(typeTable, tokenTypeIds))
       // positions: Σ over the batch, then zero rows S..P−1  [P, H]
       const dPos = t.reduceSum(t.reshape(dEmb, shape3), [0], false) // [S, H]
@@ -421,6 +443,8 @@ export interface TokenClassificationGraphOptions {
   /** Heads in the loss; the loss is the sum of their mean cross-entropies. */
   heads: CeHead[]
   dropout?: DropoutSites
+  /** The word table's gradient as the rows the batch read (TrainGraph.rowGrads). */
+  wordRowGrads?: boolean
 }
 
 /**
@@ -464,13 +488,14 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
     lossTerms,
     dropoutInputs: t.dropoutInputs,
     extraInputs,
+    rowGrads: t.rowGrads,
   }
 }
 
 /** Encoder, classifier dropout and one linear head per entry of opts.heads: the forward both graphs share. */
 function tokenClassifierForward(t: GradGraph, opts: TokenClassificationGraphOptions) {
   const drop = opts.dropout ?? NO_DROPOUT
-  const enc = encoder(t, opts.config, drop)
+  const enc = encoder(t, opts.config, drop, 'bert.', { wordRowGrads: opts.wordRowGrads })
   const H = opts.config.hiddenSize
   const top = t.dropout(drop.classifier, 'dropout.classifier', enc.top, ['batch*sequence', H]) // [N, H]
   return { enc, top, heads: opts.heads.map((h) => t.linear(headPrefix(h.name), top.y, H, h.numLabels)) }

@@ -173,6 +173,9 @@ export abstract class TfjsEngineBase {
   }
 }
 
+/** The word table, updated by the rows a batch reads in both engines (the onnxruntime trainer's wordRowGrads). */
+const WORD_EMBEDDINGS = 'bert.embeddings.word_embeddings.weight'
+
 class TfjsTrainer extends TfjsEngineBase implements TrainerEngine {
   private readonly dropout: boolean
 
@@ -199,7 +202,7 @@ class TfjsTrainer extends TfjsEngineBase implements TrainerEngine {
           return crfLoss(out.logits[h], labels[h], v.get(n.transitions)!, v.get(n.start)!, v.get(n.end)!)
         })
         return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar
-      })
+      }, { readRows: new Map([[WORD_EMBEDDINGS, Int32Array.from(new Set(b.inputIds))]]) })
     } finally {
       disposeBatch(t)
       tf.dispose(labelTensors)

@@ -74,6 +74,18 @@ function resolveAdamW(opts: AdamWOptions) {
   }
 }
 
+/** [n]: 1 at the given rows. */
+function rowMask(rows: Int32Array, n: number): Uint8Array {
+  const mask = new Uint8Array(n)
+  for (const r of rows) mask[r] = 1
+  return mask
+}
+
+/** Parameters (embedding tables) updated lazily: only the rows a batch read (see HostAdamW). */
+export interface LazyRows {
+  readRows?: ReadonlyMap<string, Int32Array>
+}
+
 /**
  * AdamW over named tf.Variables. Moments live in non-trainable variables so a step allocates
  * nothing that outlives it.
@@ -145,7 +157,7 @@ export class AdamW {
    * One update from gradients keyed by HF name (or by tf variable name). Does not dispose
    * the gradients; `step` does.
    */
-  applyGradients(grads: Map<string, tf.Tensor> | tf.NamedTensorMap): StepInfo {
+  applyGradients(grads: Map<string, tf.Tensor> | tf.NamedTensorMap, opts: LazyRows = {}): StepInfo {
     const entries: Array<[string, tf.Tensor]> = []
     const get = (k: string): tf.Tensor | undefined => (grads instanceof Map ? grads.get(k) : grads[k])
     for (const [name, p] of this.params) {
@@ -186,9 +198,14 @@ export class AdamW {
         const mNew = tf.add(tf.mul(m, b1T), tf.mul(g, b1cT))
         const vNew = tf.add(tf.mul(v, b2T), tf.mul(tf.square(g), b2cT))
         const denom = tf.add(tf.div(tf.sqrt(vNew), bc2T), epsT)
-        m.assign(mNew)
-        v.assign(vNew)
-        p.assign(tf.sub(pDecayed, tf.mul(stepT, tf.div(mNew, denom))))
+        const pNew = tf.sub(pDecayed, tf.mul(stepT, tf.div(mNew, denom)))
+        // Lazy rows (HostAdamW's row gradients): a row the batch did not read keeps all three.
+        const rows = opts.readRows?.get(name)
+        const read = rows ? tf.tensor2d(rowMask(rows, p.shape[0]), [p.shape[0], 1], 'bool') : null
+        const keep = (next: tf.Tensor, old: tf.Tensor) => (read ? tf.where(tf.broadcastTo(read, old.shape), next, old) : next)
+        m.assign(keep(mNew, m))
+        v.assign(keep(vNew, v))
+        p.assign(keep(pNew, p))
       }
       return norm
     })
@@ -199,10 +216,10 @@ export class AdamW {
   }
 
   /** computeGradients + applyGradients; disposes everything it made. Returns the loss. */
-  step(f: () => tf.Scalar): StepInfo & { loss: number } {
+  step(f: () => tf.Scalar, opts: LazyRows = {}): StepInfo & { loss: number } {
     const { loss, grads } = this.computeGradients(f)
     try {
-      const info = this.applyGradients(grads)
+      const info = this.applyGradients(grads, opts)
       return { ...info, loss: loss.dataSync()[0] }
     } finally {
       loss.dispose()
@@ -243,9 +260,51 @@ export interface OptimizerState {
 }
 
 /**
+ * The gradient of an embedding table as the rows a batch read: `rows` (distinct, ascending) and
+ * their gradients, `values` [rows.length, width]; every other row's gradient is zero.
+ */
+export interface RowGradient {
+  width: number
+  rows: Int32Array
+  values: Float32Array
+}
+
+const WHOLE = Int32Array.of(0)
+
+/** One gradient row per id (ids[k] read row k of `perId`, [ids.length, width]), rows of one id summed. */
+export function sumRowGradients(ids: ArrayLike<number | bigint>, perId: Float32Array, width: number): RowGradient {
+  const n = ids.length
+  const keys = Int32Array.from({ length: n }, (_, k) => Number(ids[k]))
+  const rows = Int32Array.from(new Set(keys)).sort()
+  const slot = new Map<number, number>()
+  rows.forEach((r, i) => slot.set(r, i))
+  const values = new Float32Array(rows.length * width)
+  for (let k = 0; k < n; k++) {
+    const dst = slot.get(keys[k])! * width
+    const src = k * width
+    for (let j = 0; j < width; j++) values[dst + j] += perId[src + j]
+  }
+  return { width, rows, values }
+}
+
+/** A row gradient as the whole table's gradient (every other row 0); `size` values. */
+export function denseGradient(r: RowGradient, size: number): Float32Array {
+  const out = new Float32Array(size)
+  r.rows.forEach((row, k) => out.set(r.values.subarray(k * r.width, (k + 1) * r.width), row * r.width))
+  return out
+}
+
+/**
  * The same AdamW (torch semantics, decay mask, global-norm clip, schedule) over parameters held in
  * Float32Arrays and updated in place: the onnxruntime trainer's optimizer. One fused loop per
  * parameter instead of a dozen elementwise kernels.
+ *
+ * A parameter given as a RowGradient (an embedding table) is updated lazily, as torch's
+ * SparseAdam and TF's LazyAdam do: the rows the batch read get the full AdamW update (moments,
+ * bias correction by the global step, decoupled decay); every other row keeps its weights and
+ * moments for that step, where dense AdamW would decay the moments, move the row by its old
+ * momentum and shrink it by the weight decay. With every row read every step the two are the
+ * same. Most of a large vocabulary is not in a batch, so this skips most of the work.
  */
 export class HostAdamW {
   readonly params: Map<string, Float32Array>
@@ -286,9 +345,18 @@ export class HostAdamW {
    * parameter without one is not touched (no moment update, no decay), as torch's AdamW does.
    * `gradNormSq` (Σ‖g‖², e.g. computed by the training graph) saves a pass over the gradients.
    */
-  applyGradients(grads: Map<string, Float32Array>, gradNormSq?: number, opts: { partial?: boolean } = {}): StepInfo {
+  applyGradients(grads: Map<string, Float32Array>, gradNormSq?: number, opts: { partial?: boolean; rows?: ReadonlyMap<string, RowGradient> } = {}): StepInfo {
     let sq = gradNormSq ?? 0
+    const rowGrads = opts.rows ?? new Map<string, RowGradient>()
+    for (const [name, r] of rowGrads) {
+      const p = this.params.get(name)
+      if (!p || p.length % r.width !== 0 || r.values.length !== r.rows.length * r.width) throw new Error(`AdamW: row gradient of ${name} does not fit the parameter`)
+      if (r.rows.length && (r.rows[0] < 0 || r.rows[r.rows.length - 1] >= p.length / r.width)) throw new Error(`AdamW: row gradient of ${name} names a row outside the table`)
+      // Not in a graph's Σ‖g‖² (TrainGraph.rowGrads): added here.
+      for (let i = 0; i < r.values.length; i++) sq += r.values[i] * r.values[i]
+    }
     for (const [name, p] of this.params) {
+      if (rowGrads.has(name)) continue
       const g = grads.get(name)
       if (!g && opts.partial) continue
       if (!g || g.length !== p.length) throw new Error(`AdamW: gradient of ${name} is ${g ? `${g.length} values, expected ${p.length}` : 'missing'}`)
@@ -307,19 +375,26 @@ export class HostAdamW {
     const c2 = 1 - b2
     const invBc2 = 1 / bc2Sqrt
     for (const [name, p] of this.params) {
-      // partial: a parameter outside this step's graph is left as it is (torch skips grad None).
-      const g = grads.get(name)
-      if (!g) continue
       const m = this.m.get(name)!
       const v = this.v.get(name)!
       const decay = this.decayMask.get(name) && this.weightDecay !== 0 ? 1 - lr * this.weightDecay : 1
-      for (let i = 0; i < p.length; i++) {
-        const gi = g[i] * coef
-        const mi = b1 * m[i] + c1 * gi
-        const vi = b2 * v[i] + c2 * gi * gi
-        m[i] = mi
-        v[i] = vi
-        p[i] = p[i] * decay - (stepSize * mi) / (Math.sqrt(vi) * invBc2 + eps)
+      // A dense gradient is one row as wide as the parameter.
+      const g = grads.get(name)
+      const r = rowGrads.get(name) ?? (g ? { width: p.length, rows: WHOLE, values: g } : null)
+      // partial: a parameter outside this step's graph is left as it is (torch skips grad None).
+      if (!r) continue
+      for (let k = 0; k < r.rows.length; k++) {
+        const base = r.rows[k] * r.width
+        const src = k * r.width
+        for (let j = 0; j < r.width; j++) {
+          const i = base + j
+          const gi = r.values[src + j] * coef
+          const mi = b1 * m[i] + c1 * gi
+          const vi = b2 * v[i] + c2 * gi * gi
+          m[i] = mi
+          v[i] = vi
+          p[i] = p[i] * decay - (stepSize * mi) / (Math.sqrt(vi) * invBc2 + eps)
+        }
       }
     }
     this.stepCount = t

@@ -10,10 +10,10 @@ import { dropoutMask } from '../model/dropout'
 import { Rng } from '../rng'
 import { createOrtSession, defaultExecutionProviders, loadOnnxRuntime, parseProviders, type ExecutionProvider } from '../onnx/session'
 import { crfBatchLoss, crfParamNames, crfParamShapes } from '../model/crf'
-import { dlogitsInput, GRAD_NORM_SQ, gradName, logitsOutput, tokenClassificationLogitsGraph, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
+import { dlogitsInput, GRAD_NORM_SQ, gradName, logitsOutput, rowGradName, tokenClassificationLogitsGraph, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
 import { onnxConfigOf } from '../onnx/export'
 import type { HostBatch } from './batching'
-import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
+import { HostAdamW, sumRowGradients, type AdamWOptions, type OptimizerState, type RowGradient } from './optimizer'
 
 export interface OrtSessionOptions {
   /** Providers to try in order; default: FASTBIONER_ORT_EP, else cuda (if installed), dml (Windows), cpu. */
@@ -127,7 +127,9 @@ export interface GraphRunResult {
   /** Each `loss.<term>` output. */
   terms: Record<string, number>
   grads: Map<string, Float32Array>
-  /** Σ‖grad‖² as the graph computed it. */
+  /** The graph's row gradients (TrainGraph.rowGrads), the rows of one id summed; not in gradNormSq. */
+  rowGrads: Map<string, RowGradient>
+  /** Σ‖grad‖² as the graph computed it (the dense gradients'). */
   gradNormSq: number
 }
 
@@ -177,11 +179,16 @@ export class OrtGraphRunner {
   async run(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>): Promise<GraphRunResult> {
     const out = await this.outputs(params, inputs)
     const grads = new Map<string, Float32Array>()
-    for (const p of this.graph.params) grads.set(p.name, out[gradName(p.name)].data as Float32Array)
+    const rowGrads = new Map<string, RowGradient>()
+    for (const { param, ids } of this.graph.rowGrads ?? []) {
+      const rows = out[rowGradName(param)]
+      rowGrads.set(param, sumRowGradients(inputs[ids].data as BigInt64Array, rows.data as Float32Array, rows.dims[1]))
+    }
+    for (const p of this.graph.params) if (!rowGrads.has(p.name)) grads.set(p.name, out[gradName(p.name)].data as Float32Array)
     const terms: Record<string, number> = {}
     for (const t of this.graph.lossTerms) terms[t] = (out[t].data as Float32Array)[0]
     for (const name of this.graph.metricOutputs ?? []) terms[name] = (out[name].data as Float32Array)[0]
-    return { outputs: out, loss: (out.loss.data as Float32Array)[0], terms, grads, gradNormSq: (out[GRAD_NORM_SQ].data as Float32Array)[0] }
+    return { outputs: out, loss: (out.loss.data as Float32Array)[0], terms, grads, rowGrads, gradNormSq: (out[GRAD_NORM_SQ].data as Float32Array)[0] }
   }
 
   async dispose(): Promise<void> {
@@ -243,6 +250,11 @@ export interface TokenClassifierTrainerOptions extends OrtSessionOptions {
   optimizer: AdamWOptions
   /** Dropout on (training) or off (tests comparing engines). Default on. */
   dropout?: boolean
+  /**
+   * The word table's gradient as the rows the batch read, updated lazily (HostAdamW's row
+   * gradients); default on. Off: the whole table's gradient and the dense AdamW update.
+   */
+  wordRowGrads?: boolean
 }
 
 export interface TrainStepResult {
@@ -270,7 +282,7 @@ export class OrtTokenClassifierTrainer {
   static async create(opts: TokenClassifierTrainerOptions): Promise<OrtTokenClassifierTrainer> {
     const sites = opts.dropout === false ? { hidden: false, attention: false, classifier: false } : dropoutSitesOf(dropoutProbabilities(opts.config))
     const config = onnxConfigOf(opts.config)
-    const graph = tokenClassificationTrainGraph({ config, heads: opts.heads, dropout: sites })
+    const graph = tokenClassificationTrainGraph({ config, heads: opts.heads, dropout: sites, wordRowGrads: opts.wordRowGrads !== false })
     const params = new Map<string, Float32Array>()
     const take = (name: string, size: number) => {
       const data = opts.params.get(name)
@@ -332,7 +344,7 @@ export class OrtTokenClassifierTrainer {
   async step(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<TrainStepResult> {
     const r = await this.gradients(b, labels, seed)
     if (!Number.isFinite(r.loss)) return { loss: r.loss, lr: this.optimizer.currentLr(), gradNorm: NaN }
-    const info = this.optimizer.applyGradients(r.grads, r.gradNormSq)
+    const info = this.optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads })
     return { loss: r.loss, ...info }
   }
 

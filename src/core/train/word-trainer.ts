@@ -79,7 +79,7 @@ export class OrtWordTaggerTrainer {
   async step(b: WordBatch, labels: Record<string, Int32Array>, seed: number): Promise<{ loss: number; lr: number; gradNorm: number }> {
     const r = await this.gradients(b, labels, seed)
     if (!Number.isFinite(r.loss)) return { loss: r.loss, lr: this.optimizer.currentLr(), gradNorm: NaN }
-    return { loss: r.loss, ...this.optimizer.applyGradients(r.grads, r.gradNormSq) }
+    return { loss: r.loss, ...this.optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads }) }
   }
 
   optimizerState(): OptimizerState {

@@ -19,6 +19,7 @@ import { crfLoss, maskedCrossEntropy } from '@core/train/loss'
 import { crfParamNames } from '@core/model/crf'
 import { batchFeeds, dropoutProbabilities, dropoutSitesOf, maskFeeds, OrtGraphRunner, OrtTokenClassifierTrainer } from '@core/train/ort'
 import { onnxConfigOf } from '@core/onnx/export'
+import { denseGradient } from '@core/train/optimizer'
 
 beforeAll(async () => {
   await useBackend('cpu')
@@ -152,6 +153,12 @@ async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: 
   const got = await trainer.gradients(batch, labelMap, seed)
   await trainer.dispose()
   model.dispose()
+  // The word table's gradient comes as the rows the batch read (summed per id): as a table, with
+  // every other row 0, it must be tfjs's dense gradient.
+  const word = 'bert.embeddings.word_embeddings.weight'
+  const rows = got.rowGrads.get(word)!
+  expect([...rows.rows]).toEqual([...new Set(batch.inputIds)].sort((a, b) => a - b))
+  got.grads.set(word, denseGradient(rows, c.vocabSize * c.hiddenSize))
   expect(got.loss).toBeCloseTo(ref.loss, 4)
   let maxAbs = 0
   for (const g of ref.grads.values()) for (const x of g) maxAbs = Math.max(maxAbs, Math.abs(x))
@@ -168,6 +175,54 @@ async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: 
   expect(worst[0][1], `worst: ${worst[0][0]}`).toBeLessThanOrEqual(1e-4)
   return { ref, got }
 }
+
+describe('the word table updated by its rows (lazy AdamW)', () => {
+  // Three steps of two trainers from the same weights, one with the word table's row gradients
+  // (the default) and one with its dense gradient; the batch reads `ids` of a vocabulary of `vocab`.
+  async function twoTrainers(vocab: number, ids: number[][]) {
+    const c = tinyConfig(0, { vocabSize: vocab })
+    const model = randomModel(c, { default: ['O', 'B-X', 'I-X'] }, 3)
+    const start = paramsOf(model)
+    model.dispose()
+    const examples = ids.map((row) => ({ inputIds: row, labels: row.map((id) => id % 3) }))
+    const batch = collate(examples, examples.map((_, i) => i))
+    const run = async (wordRowGrads: boolean) => {
+      const params = new Map([...start].map(([n, v]) => [n, Float32Array.from(v)]))
+      const trainer = await OrtTokenClassifierTrainer.create({ config: c, heads: [{ name: 'default', numLabels: 3 }], params, optimizer: { lr: 1e-2, weightDecay: 0.1 }, dropout: false, threads: 1, wordRowGrads })
+      const norms: number[] = []
+      for (let i = 0; i < 3; i++) norms.push((await trainer.step(batch, { default: batch.labels }, i)).gradNorm)
+      await trainer.dispose()
+      return { params, norms }
+    }
+    return { start, c, rows: await run(true), dense: await run(false) }
+  }
+  const maxDiff = (a: Float32Array, b: Float32Array) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0)
+  const word = 'bert.embeddings.word_embeddings.weight'
+  // A key bias's true gradient is 0 (softmax ignores what it adds to every score of a query), so
+  // its computed gradient is rounding noise, which Adam scales up to a step of about lr either way.
+  const compared = (name: string) => !name.endsWith('attention.self.key.bias')
+
+  it('is the dense AdamW update when every row is read every step, gradient norm (clipping) included', async () => {
+    // Vocabulary of 8: both sequences together read ids 0-7, one id twice in a sequence.
+    const { rows, dense, start } = await twoTrainers(8, [[2, 0, 1, 3, 1], [4, 5, 6, 7, 2]])
+    expect(maxDiff(rows.params.get(word)!, start.get(word)!)).toBeGreaterThan(1e-3)
+    for (const [name, p] of dense.params) if (compared(name)) expect(maxDiff(rows.params.get(name)!, p), name).toBeLessThan(1e-5)
+    rows.norms.forEach((n, i) => expect(n).toBeCloseTo(dense.norms[i], 4))
+  })
+
+  it('leaves a row the batch does not read as it was (dense AdamW decays it), and updates the rows it reads as dense AdamW does', async () => {
+    const { rows, dense, start, c } = await twoTrainers(12, [[2, 0, 1, 3, 1], [4, 5, 6, 7, 2]])
+    const H = c.hiddenSize
+    const row = (p: Float32Array, r: number) => p.subarray(r * H, (r + 1) * H)
+    for (const unread of [8, 9, 10, 11]) {
+      expect(maxDiff(row(rows.params.get(word)!, unread), row(start.get(word)!, unread))).toBe(0)
+      expect(maxDiff(row(dense.params.get(word)!, unread), row(start.get(word)!, unread))).toBeGreaterThan(1e-6)
+    }
+    // Every other parameter sees the same gradients in both, so only the word table differs.
+    for (const [name, p] of dense.params) if (name !== word && compared(name)) expect(maxDiff(rows.params.get(name)!, p), name).toBeLessThan(1e-5)
+    for (let r = 0; r < 8; r++) expect(maxDiff(row(rows.params.get(word)!, r), row(dense.params.get(word)!, r))).toBeLessThan(1e-5)
+  })
+})
 
 describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
   it('one head, padding, token types, ignored labels, no dropout', async () => {
