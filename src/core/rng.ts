@@ -46,22 +46,26 @@ export class Rng {
   }
 
   /**
-   * Fills `out` with an inverted-dropout mask (0 or 1/(1−p)) from the next out.length draws of
-   * nextU32(): an element is kept when its draw is ≥ p·2³². One pass, state in int32 locals
-   * (compared in the signed domain, both sides offset by 2³¹), no scratch array: a training step
-   * fills millions of mask values.
+   * Fills `out` with an inverted-dropout mask (0 or 1/(1−p)) from the next ⌈out.length / 2⌉ draws
+   * of nextU32(): each draw decides two units, the first by its high 16 bits and the second by its
+   * low 16 bits, a unit kept when its 16 bits are ≥ ⌊p·2¹⁶⌋ (so p is used to within 2⁻¹⁶). One
+   * pass, state in int32 locals, no scratch array: a training step fills millions of mask values,
+   * and half the draws halve the time the host spends on them.
    */
   fillDropoutMask(out: Float32Array, p: number): Float32Array {
     const scale = 1 / (1 - p)
-    const threshold = (Math.min(Math.floor(p * 4294967296), 4294967295) - 2147483648) | 0
+    const threshold = Math.min(Math.floor(p * 65536), 65536)
     let s0 = this.s0 | 0
     let s1 = this.s1 | 0
     let s2 = this.s2 | 0
     let s3 = this.s3 | 0
-    for (let i = 0; i < out.length; i++) {
+    const n = out.length
+    for (let i = 0; i < n; i += 2) {
       const m = Math.imul(s1, 5)
       const draw = Math.imul((m << 7) | (m >>> 25), 9)
-      out[i] = (draw ^ -2147483648) >= threshold ? scale : 0
+      // Without a branch (bits − threshold < 0 sets the sign bit: dropped): twice as fast here.
+      out[i] = scale * (1 - (((draw >>> 16) - threshold) >>> 31))
+      if (i + 1 < n) out[i + 1] = scale * (1 - (((draw & 0xffff) - threshold) >>> 31))
       const t = s1 << 9
       s2 ^= s0
       s3 ^= s1
