@@ -83,6 +83,32 @@ export function foreignStages(out: string, stages: ReadonlyArray<Pick<Stage, 'na
   return [...stray, ...stale]
 }
 
+/**
+ * run(item) for every item, at most `parallel` at a time, in order of start; the results in the
+ * items' order. When one fails, no further item starts, the ones under way finish (a stage keeps
+ * its record), and the first failure is thrown.
+ */
+export async function inParallel<T, R>(items: readonly T[], parallel: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  let failed = false
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++
+      try {
+        results[i] = await run(items[i])
+      } catch (e) {
+        failed = true
+        throw e
+      }
+    }
+  }
+  const outcomes = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(parallel, items.length)) }, worker))
+  const rejected = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
+  if (rejected) throw rejected.reason
+  return results
+}
+
 export function pct(x: number): string {
   return (100 * x).toFixed(1)
 }
@@ -143,11 +169,14 @@ function taskArgs(sets: readonly TypeCorpus[]): string[] {
 }
 
 /**
- * The teachers: one word tagger per head (the disease teacher on both disease corpora), trained with
- * train's defaults (the settings the character-aware issue measured) and a time cap, so each is as
- * good as a single model gets here.
+ * The teachers: an ensemble of word taggers per head (the disease teachers on both disease
+ * corpora), one per seed, trained with train's defaults (the settings the character-aware issue
+ * measured) and a time cap. The student learns, for each head, the mentions most of the head's
+ * teachers agree on (train's span majority vote), which are better labels than any one teacher's
+ * (bench:ensemble; docs/ACCURACY.md, "Teacher ensembles"). Two teachers train at a time, one
+ * thread each; 22 minutes each keeps the nine within about 1 h 45 min, so the recipe within 3 h.
  */
-export const WORD_TEACHER = { minutes: 35, seed: 42, threads: 1 }
+export const WORD_TEACHER = { minutes: 22, seeds: [42, 43, 44], threads: 1 }
 
 /**
  * The student: one multi-task word tagger (a head per entity type) trained on the gold corpora and
@@ -185,10 +214,12 @@ export interface WordPlan {
 export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[]): WordPlan {
   const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
   const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
-  const teachers = typeHeads(sets).map(({ head, corpora }) => {
-    const dir = join(out, `1-teacher-${head}`)
-    return { name: `teacher-${head}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...trainOpts(WORD_TEACHER, dir)] }
-  })
+  const teachers = typeHeads(sets).flatMap(({ head, corpora }) =>
+    WORD_TEACHER.seeds.map((seed) => {
+      const dir = join(out, `1-teacher-${head}-s${seed}`)
+      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...trainOpts({ ...WORD_TEACHER, seed }, dir)] }
+    }),
+  )
   const studentDir = join(out, '2-student')
   const student: Stage = {
     name: 'student',
@@ -289,6 +320,20 @@ export interface WordCardInput {
   modelDir: string
 }
 
+/** The --seed of a stage's command. */
+function seedOf(r: StageRecord): string {
+  const i = r.command.indexOf('--seed')
+  return i >= 0 ? r.command[i + 1] : '?'
+}
+
+/** "3" when every head has three teachers, else the counts ("1–3"). */
+function teachersPerHead(teachers: ReadonlyArray<{ head: string }>): string {
+  const counts = [...new Set(teachers.map((t) => t.head))].map((h) => teachers.filter((t) => t.head === h).length)
+  const lo = Math.min(...counts)
+  const hi = Math.max(...counts)
+  return lo === hi ? String(lo) : `${lo}–${hi}`
+}
+
 export function wordModelCard(c: WordCardInput): string {
   const cfg = JSON.parse(readFileSync(join(c.modelDir, 'config.json'), 'utf8')) as Record<string, number>
   const run = c.trained.summary as TrainRun & { parameters: number; tokens_per_second: number; train_examples: number }
@@ -307,7 +352,7 @@ export function wordModelCard(c: WordCardInput): string {
   const teacherRows = c.teachers.map((t, i) => {
     const r = t.record.summary as TrainRun
     const each = devByCorpus(r, c.sets)
-    return `| 1.${i + 1} teacher \`${t.head}\` (devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1 ?? 0)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
+    return `| 1.${i + 1} teacher \`${t.head}\` seed ${seedOf(t.record)} (devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1 ?? 0)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
   })
   const studentEach = devByCorpus(run, c.sets)
   const ncbi = c.sets[0]
@@ -324,10 +369,11 @@ corpus teaching only its own sentences), merged when tagging,
 so no two heads tag the same type. ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
 word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
 
-It learnt from ${heads.length} teachers, one word tagger per head trained on that head's corpora, and from ${(run.train_examples / 1000).toFixed(0)} k training sentences: the gold
-corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each teacher tagged for
-its own head (sequence-level knowledge distillation, Kim & Rush 2016; MT-BioNER's multi-teacher,
-multi-task setting with the teachers' best label sequences as targets).
+It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed) trained on that head's corpora, and from ${(run.train_examples / 1000).toFixed(0)} k training sentences: the gold
+corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each head's teachers tagged,
+the head learning the mentions more than half of them agree on (sequence-level knowledge distillation,
+Kim & Rush 2016, from an ensemble; MT-BioNER's multi-teacher, multi-task setting with the teachers'
+best label sequences as targets).
 
 | head | trained on | types |
 |---|---|---|

@@ -20,6 +20,7 @@ import {
   belowFloor,
   cardIntro,
   foreignStages,
+  inParallel,
   LATENCY_THREADS,
   MAX_INT8_DROP,
   minutes,
@@ -50,6 +51,8 @@ interface Options {
   install: boolean
   /** word-lstm (default): the multi-task word tagger; bert: pretraining → teacher → student → int8. */
   recipe: 'word-lstm' | 'bert'
+  /** Teachers trained side by side (one thread each). */
+  parallel: number
 }
 
 function parseArgs(argv: string[]): Options {
@@ -58,12 +61,20 @@ function parseArgs(argv: string[]): Options {
   let stages: Set<string> | null = null
   let install = false
   let recipe: Options['recipe'] = 'word-lstm'
+  let parallel = 2
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--out') out = argv[++i]
     else if (a === '--data') data = argv[++i]
     else if (a === '--stages') stages = new Set(argv[++i].split(','))
     else if (a === '--install') install = true
+    else if (a === '--parallel') {
+      parallel = Number(argv[++i])
+      if (!Number.isInteger(parallel) || parallel < 1) {
+        process.stderr.write(`train-default: --parallel is a whole number ≥ 1, got '${argv[i]}'\n`)
+        process.exit(2)
+      }
+    }
     else if (a === '--recipe') {
       const r = argv[++i]
       if (r !== 'word-lstm' && r !== 'bert') {
@@ -84,28 +95,39 @@ function parseArgs(argv: string[]): Options {
     process.stderr.write(`train-default: --out DIR is required\n${USAGE}`)
     process.exit(2)
   }
-  return { out: resolve(out), data: resolve(data), stages, install, recipe }
+  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel }
 }
 
 const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages teacher-disease,...]
 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
-  --stages LIST  run only these stages (they still need their inputs); word-lstm: teacher-disease,
-                 teacher-chemical, teacher-gene, student, int8 (two runs with the same --out can train
-                 teachers side by side, e.g. --stages teacher-disease and --stages teacher-chemical,teacher-gene)
+  --stages LIST  run only these stages (they still need their inputs); word-lstm: teacher-HEAD-sSEED
+                 (HEAD disease, chemical, gene; SEED 42, 43, 44), student, int8
+  --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
+                 the recipe was timed on)
   --install      after the run, copy the candidate's model files into resources/models/default
   --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
                  per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
                  (masked-LM pretraining → multi-task BERT teacher → 3-layer student → int8)
 `
 
-/** Runs `fastbioner ARGS`, progress to our stderr, and returns its last JSON line on stdout. */
-function runCli(args: string[]): Promise<unknown> {
+/**
+ * Runs `fastbioner ARGS`, progress to our stderr (each line after `prefix`, so stages running
+ * side by side can be told apart), and returns its last JSON line on stdout.
+ */
+function runCli(args: string[], prefix = ''): Promise<unknown> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', prefix ? 'pipe' : 'inherit'] })
     let stdout = ''
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')))
+    child.stdout?.on('data', (b: Buffer) => (stdout += b.toString('utf8')))
+    let partial = ''
+    child.stderr?.on('data', (b: Buffer) => {
+      const lines = (partial + b.toString('utf8')).split('\n')
+      partial = lines.pop() ?? ''
+      for (const line of lines) process.stderr.write(`${prefix}${line}\n`)
+    })
+    child.stderr?.on('end', () => partial && process.stderr.write(`${prefix}${partial}\n`))
     child.on('error', reject)
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`fastbioner ${args[0]} exited with ${code}`))
@@ -134,7 +156,7 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   process.stderr.write(`[${stage.name}] ${resuming ? 'resuming' : 'starting'}: fastbioner ${args.join(' ')}\n`)
   mkdirSync(stage.dir, { recursive: true })
   const t0 = performance.now()
-  const summary = await runCli(args)
+  const summary = await runCli(args, opts.parallel > 1 ? `[${stage.name}] ` : '')
   const record: StageRecord = {
     stage: stage.name,
     command: stageCommand(stage),
@@ -207,19 +229,19 @@ function iobText(path: string): string {
 }
 
 /**
- * Trains the teachers that have not run (those named in --stages only, when given: two chains can
- * run side by side on the two cores); null when some teacher is still missing.
+ * Trains the teachers that have not run, --parallel at a time (each on one thread; those named in
+ * --stages only, when given); null when some teacher is still missing. A teacher that fails stops
+ * the run once the others under way have finished (their records kept).
  */
 async function wordTeachers(opts: Options, teachers: WordPlan['teachers']): Promise<Array<{ head: string; record: StageRecord }> | null> {
-  const done: Array<{ head: string; record: StageRecord }> = []
-  for (const t of teachers) {
-    if (opts.stages && !opts.stages.has(t.name) && !readStage(t.dir)) {
-      process.stderr.write(`[${t.name}] not run (not in --stages)\n`)
-      continue
-    }
-    done.push({ head: t.head, record: await runStage(t, opts) })
-  }
-  return done.length === teachers.length ? done : null
+  const records = new Map<string, StageRecord>()
+  const todo = teachers.filter((t) => {
+    if (!opts.stages || opts.stages.has(t.name) || readStage(t.dir)) return true
+    process.stderr.write(`[${t.name}] not run (not in --stages)\n`)
+    return false
+  })
+  for (const [t, record] of await inParallel(todo, opts.parallel, async (t) => [t, await runStage(t, opts)] as const)) records.set(t.name, record)
+  return records.size === teachers.length ? teachers.map((t) => ({ head: t.head, record: records.get(t.name)! })) : null
 }
 
 /**

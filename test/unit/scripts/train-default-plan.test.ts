@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   belowFloor,
   foreignStages,
+  inParallel,
   scoreKey,
   SHIP_FLOOR,
   staleRecord,
@@ -57,13 +58,15 @@ function scoresOf(own: number, merged: Record<string, number>): Record<string, E
 }
 
 describe('the word-lstm plan: a head per entity type', () => {
-  it('trains a teacher per type, the disease teacher on both disease corpora, ', () => {
-    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual([
-      ['teacher-disease', 'disease', `${OUT}/1-teacher-disease`],
-      ['teacher-chemical', 'chemical', `${OUT}/1-teacher-chemical`],
-      ['teacher-gene', 'gene', `${OUT}/1-teacher-gene`],
-    ])
-    const [disease, chemical, gene] = plan.teachers
+  it('trains three teachers per type (one per seed), the disease teachers on both disease corpora', () => {
+    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual(
+      ['disease', 'chemical', 'gene'].flatMap((head) => [42, 43, 44].map((seed) => [`teacher-${head}-s${seed}`, head, `${OUT}/1-teacher-${head}-s${seed}`])),
+    )
+    expect(plan.teachers.map((t) => values(t.args, '--seed')[0])).toEqual(['42', '43', '44', '42', '43', '44', '42', '43', '44'])
+    const [disease, chemical, gene] = [plan.teachers[0], plan.teachers[3], plan.teachers[6]]
+    // A seed's teacher differs from another of its head by the seed and the folder only.
+    const other = (args: string[]) => args.map((a, i) => (args[i - 1] === '--seed' || args[i - 1] === '--out' ? '·' : a))
+    expect(other(plan.teachers[1].args)).toEqual(other(disease.args))
     expect(values(disease.args, '--task')).toEqual([
       `disease=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`,
       `disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`,
@@ -79,11 +82,11 @@ describe('the word-lstm plan: a head per entity type', () => {
     }
   })
 
-  it("the student has the four corpora on three type heads and each head's teacher", () => {
+  it("the student has the four corpora on three type heads and each head's teachers", () => {
     const a = plan.student.args
     expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
     expect(values(a, '--task')).toContain(`disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`)
-    expect(values(a, '--teacher')).toEqual([`disease=${OUT}/1-teacher-disease`, `chemical=${OUT}/1-teacher-chemical`, `gene=${OUT}/1-teacher-gene`])
+    expect(values(a, '--teacher')).toEqual(['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-s${seed}`)))
     expect(values(a, '--transfer')).toEqual([`${DATA}/unlabeled/biomed-sentences.txt`])
     expect(values(a, '--transfer-sentences')).toEqual(['30000'])
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
@@ -109,6 +112,41 @@ describe('the word-lstm plan: a head per entity type', () => {
     }
     // The stage's record says every eval it ran.
     expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(12)
+  })
+})
+
+describe('teachers side by side', () => {
+  const tick = () => new Promise((r) => setTimeout(r, 5))
+
+  it('runs at most N at a time, every item once, results in order', async () => {
+    let running = 0
+    let most = 0
+    const started: number[] = []
+    const out = await inParallel([1, 2, 3, 4, 5], 2, async (x) => {
+      started.push(x)
+      most = Math.max(most, ++running)
+      await tick()
+      running--
+      return x * 10
+    })
+    expect(out).toEqual([10, 20, 30, 40, 50])
+    expect(started).toEqual([1, 2, 3, 4, 5])
+    expect(most).toBe(2)
+  })
+
+  it('after a failure starts nothing more, lets the one under way finish, and throws it', async () => {
+    const finished: number[] = []
+    const started: number[] = []
+    const run = inParallel([1, 2, 3, 4], 2, async (x) => {
+      started.push(x)
+      if (x === 1) throw new Error('teacher 1 failed')
+      await tick()
+      finished.push(x)
+      return x
+    })
+    await expect(run).rejects.toThrow('teacher 1 failed')
+    expect(finished).toEqual([2])
+    expect(started).toEqual([1, 2])
   })
 })
 
@@ -154,7 +192,7 @@ describe('an earlier run folder', () => {
     }
     expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
     put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
-    put('1-teacher-disease', stageCommand(p.teachers[0]))
+    put('1-teacher-disease-s42', stageCommand(p.teachers[0]))
     put('2-student', oldStudent)
     put('3-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '3-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'ncbi', '--max-f1-drop', '2'])
     put('4-eval', ['fastbioner', 'eval', '…'])
@@ -201,7 +239,9 @@ describe('the model card', () => {
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 |')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
-    expect(card).toContain('teacher `disease` (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
+    expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
+    expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
+    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed)')
     expect(card).toContain('Cross-corpus: not measured')
     expect(card).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
