@@ -1,0 +1,112 @@
+// Where an onnxruntime training step of the BERT encoder goes (issue 29): the host's parts (the
+// dropout masks, the graph run including the copy of its outputs, AdamW) timed apart over
+// --iters steps, and onnxruntime's own profile of the same graph run, kernel time summed by
+// operator type. Run it on a quiet machine; it prints the load.
+//
+//   npx tsx bench/profile-step.ts [--preset cpu-small] [--batch 16] [--seq 128] [--vocab 28996] [--threads 2] [--iters 5]
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type * as Ort from 'onnxruntime-node'
+import { encoderParamShapes, type BertConfig } from '../src/core/model/bert'
+import { presetConfig } from '../src/core/model/presets'
+import { Rng } from '../src/core/rng'
+import { loadOnnxRuntime } from '../src/core/onnx/session'
+import { collate } from '../src/core/train/batching'
+import { dropoutMasks, OrtTokenClassifierTrainer } from '../src/core/train/ort'
+import type { PresetName } from '../src/shared/recipes'
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : fallback
+}
+
+const PROFILE_PREFIX = 'fastbioner-step-profile'
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+async function main(): Promise<void> {
+  const preset = arg('preset', 'cpu-small') as PresetName
+  const batch = Number(arg('batch', '16'))
+  const seq = Number(arg('seq', '128'))
+  const vocab = Number(arg('vocab', '28996'))
+  const threads = Number(arg('threads', '2'))
+  const iters = Number(arg('iters', '5'))
+  const cfg: BertConfig = presetConfig(preset, { vocabSize: vocab, maxPositionEmbeddings: Math.max(512, seq) })
+  const rng = new Rng(3)
+  const shapes = encoderParamShapes(cfg).set('classifier.weight', [cfg.hiddenSize, 3]).set('classifier.bias', [3])
+  const params = new Map([...shapes].map(([n, s]) => [n, Float32Array.from({ length: s.reduce((a, b) => a * b, 1) }, () => (n.includes('LayerNorm.weight') ? 1 : 0.02 * (rng.next() - 0.5)))]))
+  const trainer = await OrtTokenClassifierTrainer.create({ config: cfg, heads: [{ name: 'default', numLabels: 3 }], params, optimizer: { lr: 5e-5 }, threads, executionProviders: ['cpu'] })
+  const ids = Int32Array.from({ length: batch * seq }, (_, i) => 1 + ((i * 7919) % (vocab - 1)))
+  const examples = Array.from({ length: batch }, (_, r) => ({ inputIds: ids.subarray(r * seq, (r + 1) * seq), labels: Int32Array.from({ length: seq }, (_, i) => (r + i) % 3) }))
+  const b = collate(examples, examples.map((_, i) => i))
+  // The feeds of the graph run, kept to run them again under onnxruntime's profiler.
+  const session = trainer.runner.session as Ort.InferenceSession & { run: (f: Record<string, Ort.Tensor>) => Promise<Ort.InferenceSession.ReturnType> }
+  const run = session.run.bind(session)
+  let feeds: Record<string, Ort.Tensor> = {}
+  let runMs = 0
+  session.run = async (f: Record<string, Ort.Tensor>) => {
+    feeds = f
+    const t0 = performance.now()
+    const out = await run(f)
+    runMs = performance.now() - t0
+    return out
+  }
+  const phases: Record<string, number[]> = { 'step (all)': [], 'graph run (with output copies)': [], 'AdamW on the host': [], 'dropout masks (host)': [], 'rest of gradients() (feeds, sums)': [] }
+  for (let i = 0; i <= iters; i++) {
+    const t0 = performance.now()
+    const r = await trainer.gradients(b, { default: b.labels }, i)
+    const t1 = performance.now()
+    trainer.optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads })
+    const t2 = performance.now()
+    const m0 = performance.now()
+    dropoutMasks(cfg, batch, seq, i, true, trainer.runner.maskPool)
+    const masks = performance.now() - m0
+    if (i === 0) continue // warm-up
+    phases['step (all)'].push(t2 - t0)
+    phases['graph run (with output copies)'].push(runMs)
+    phases['AdamW on the host'].push(t2 - t1)
+    phases['dropout masks (host)'].push(masks)
+    phases['rest of gradients() (feeds, sums)'].push(t1 - t0 - runMs - masks)
+  }
+  const total = median(phases['step (all)'])
+  console.log(`# ${preset}, batch ${batch} × ${seq}, vocab ${vocab}, ${threads} threads, load ${loadavg()[0].toFixed(2)}; median of ${iters} steps`)
+  for (const [k, v] of Object.entries(phases)) console.log(`| ${k} | ${median(v).toFixed(1)} ms | ${((100 * median(v)) / total).toFixed(0)} % |`)
+  console.log(`train tok/s (median step): ${Math.round((batch * seq) / (total / 1000))}`)
+  await trainer.dispose()
+
+  // onnxruntime's profile of the same graph and feeds.
+  const ort = await loadOnnxRuntime()
+  const prof = await ort.InferenceSession.create(trainer.runner.graph.model, {
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
+    enableProfiling: true, profileFilePrefix: join(tmpdir(), PROFILE_PREFIX), extra: { session: { intra_op: { allow_spinning: '0' } } },
+  })
+  for (let i = 0; i < 3; i++) await prof.run(feeds)
+  // onnxruntime-node's endProfiling returns nothing: the trace is the newest file with the prefix.
+  ;(prof as unknown as { endProfiling: () => void }).endProfiling()
+  await prof.release()
+  const file = readdirSync(tmpdir())
+    .filter((f) => f.startsWith(PROFILE_PREFIX) && f.endsWith('.json'))
+    .map((f) => join(tmpdir(), f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
+  const events = JSON.parse(readFileSync(file, 'utf8')) as Array<{ cat: string; name: string; dur: number; args?: { op_name?: string } }>
+  const byOp = new Map<string, number>()
+  let kernel = 0
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
+    const op = e.args?.op_name ?? '?'
+    byOp.set(op, (byOp.get(op) ?? 0) + e.dur)
+    kernel += e.dur
+  }
+  rmSync(file, { force: true })
+  console.log(`\nonnxruntime kernel time per run: ${(kernel / 3 / 1000).toFixed(1)} ms (3 runs)`)
+  for (const [op, us] of [...byOp].sort((x, y) => y[1] - x[1]).slice(0, 18)) console.log(`| ${op} | ${(us / 3 / 1000).toFixed(1)} ms | ${((100 * us) / kernel).toFixed(1)} % |`)
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
