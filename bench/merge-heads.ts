@@ -61,8 +61,24 @@ async function main(): Promise<void> {
         })
         rows.push(`| ${c.name} | agreement or confidence ≥ ${theta} | ${score(merged)} |`)
       }
-      // Alternative: overlaps settled by a head order (the first listed wins).
-      for (const order of [['ncbi', 'bc5cdr', 'bc2gm'], ['bc5cdr', 'ncbi', 'bc2gm'], ['bc2gm', 'bc5cdr', 'ncbi']]) {
+      // Alternative: the longer of two overlapping mentions wins (ties: the more confident).
+      const longer = gold.map((_, i) => {
+        const all = [...perHead.values()].flatMap((res) => res[i].mentions).sort((a, b) => b.end - b.start - (a.end - a.start) || b.confidence - a.confidence)
+        const kept: typeof all = []
+        for (const m of all) if (!kept.some((k) => k.start < m.end && m.start < k.end)) kept.push(m)
+        return kept
+      })
+      rows.push(`| ${c.name} | overlaps: the longer mention | ${score(longer)} |`)
+      // Upper bound of any rule: mentions of different types may overlap (only same-type overlaps merged).
+      const byType = gold.map((_, i) => {
+        const lists = [...perHead].map(([head, res]) => ({ head, mentions: res[i].mentions }))
+        const types = new Set(lists.flatMap((l) => l.mentions.map((m) => m.type)))
+        return [...types].flatMap((t) => mergeHeadMentions(lists.map((l) => ({ head: l.head, mentions: l.mentions.filter((m) => m.type === t) }))))
+      })
+      rows.push(`| ${c.name} | types may overlap (no rule needed) | ${score(byType)} |`)
+      // Alternative: overlaps settled by a head order (the first listed wins), every order of the heads.
+      const orders = (hs: string[]): string[][] => (hs.length <= 1 ? [hs] : hs.flatMap((h) => orders(hs.filter((x) => x !== h)).map((o) => [h, ...o])))
+      for (const order of orders(tagger.headNames)) {
         const merged = gold.map((_, i) => {
           const kept: Array<{ start: number; end: number; type: string; text: string }> = []
           for (const h of order) for (const m of perHead.get(h)?.[i].mentions ?? []) if (!kept.some((k) => k.start < m.end && m.start < k.end)) kept.push(m)

@@ -43,6 +43,14 @@ beforeAll(async () => {
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 const spans = (docs: Array<{ mentions: Array<{ start: number; end: number; type: string }> }>) => docs.flatMap((d, i) => d.mentions.map((m) => `${i}:${m.start}-${m.end}:${m.type}`))
+/** Whether two of spans()'s strings are in one document and overlap. */
+const overlaps = (a: string, b: string) => {
+  const [da, ra] = a.split(':')
+  const [db, rb] = b.split(':')
+  const [s1, e1] = ra.split('-').map(Number)
+  const [s2, e2] = rb.split('-').map(Number)
+  return da === db && s1 < e2 && s2 < e1
+}
 
 describe('multi-task models on the command line', () => {
   it('tag merges every head by default and --head picks one', async () => {
@@ -60,10 +68,11 @@ describe('multi-task models on the command line', () => {
     expect(chem.length).toBeGreaterThan(0)
     expect(ncbi.every((s) => s.endsWith(':Disease'))).toBe(true)
     expect(chem.every((s) => s.endsWith(':Chemical'))).toBe(true)
-    // Merged: both heads' types, every mention from one of the heads, none overlapping.
-    expect(merged.some((s) => s.endsWith(':Disease')) && merged.some((s) => s.endsWith(':Chemical'))).toBe(true)
-    expect(merged.every((s) => ncbi.includes(s) || chem.includes(s))).toBe(true)
-    expect(merged.length).toBeLessThan(ncbi.length + chem.length)
+    // Merged: the two heads tag different types, which may overlap, so every mention of both
+    // (the overlapping ones too: the untrained heads tag plenty of them).
+    const overlapping = ncbi.filter((a) => chem.some((b) => overlaps(a, b)))
+    expect(overlapping.length).toBeGreaterThan(0)
+    expect([...merged].sort()).toEqual([...ncbi, ...chem].sort())
 
     const bad = await capture(() => tagCmd(['--model', modelDir, '--in', input, '--out', join(tmp, 'x.pubtator'), '--head', 'gene']))
     expect(bad.code).toBe(2)

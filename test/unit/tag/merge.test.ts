@@ -15,25 +15,35 @@ describe('merging the mentions of several heads', () => {
       [25, 'Chemical', 'chem'],
     ])
   })
-  it('on overlap keeps the higher-confidence span; the same span from two heads once', () => {
+  it('on an overlap of one type keeps the higher-confidence span; the same span from two heads once', () => {
     const out = mergeHeadMentions([
       { head: 'a', mentions: [m(0, 10, 'Disease', 0.55), m(20, 30, 'Disease', 0.8)] },
-      { head: 'b', mentions: [m(5, 12, 'Chemical', 0.9), m(20, 30, 'Disease', 0.7)] },
+      { head: 'b', mentions: [m(5, 12, 'Disease', 0.9), m(20, 30, 'Disease', 0.7)] },
     ])
     expect(out).toEqual([
-      { start: 5, end: 12, text: 'x'.repeat(7), type: 'Chemical', confidence: 0.9, head: 'b' },
+      { start: 5, end: 12, text: 'x'.repeat(7), type: 'Disease', confidence: 0.9, head: 'b' },
       { start: 20, end: 30, text: 'x'.repeat(10), type: 'Disease', confidence: 0.8, head: 'a' },
+    ])
+  })
+  it('keeps overlapping mentions of different types, each type merged on its own', () => {
+    const out = mergeHeadMentions([
+      { head: 'disease', mentions: [m(0, 16, 'Disease', 0.7)] },
+      { head: 'gene', mentions: [m(0, 5, 'Gene', 0.9), m(3, 8, 'Gene', 0.6)] },
+    ])
+    expect(out.map((x) => [x.start, x.end, x.type])).toEqual([
+      [0, 5, 'Gene'],
+      [0, 16, 'Disease'],
     ])
   })
   it('breaks confidence ties by the longer span, then by head order', () => {
     const longer = mergeHeadMentions([
       { head: 'a', mentions: [m(0, 4, 'A', 0.7)] },
-      { head: 'b', mentions: [m(0, 9, 'B', 0.7)] },
+      { head: 'b', mentions: [m(0, 9, 'A', 0.7)] },
     ])
     expect(longer.map((x) => x.head)).toEqual(['b'])
     const first = mergeHeadMentions([
       { head: 'a', mentions: [m(0, 4, 'A', 0.7)] },
-      { head: 'b', mentions: [m(2, 6, 'B', 0.7)] },
+      { head: 'b', mentions: [m(2, 6, 'A', 0.7)] },
     ])
     expect(first.map((x) => x.head)).toEqual(['a'])
     // Touching spans ([0,4) and [4,8)) do not overlap.
