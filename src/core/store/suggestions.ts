@@ -9,8 +9,10 @@ import type { DocumentSuggestions } from './types'
 /**
  * Stores a tagging batch in ONE transaction: for each document its previous suggestions are
  * deleted (with revisions), the new ones are inserted (origin 'model', state 'suggested', with
- * revisions by `by`) except those overlapping an accepted annotation or an earlier suggestion,
- * and its uncertainty is recorded. Accepted annotations are never touched.
+ * revisions by `by`) except those overlapping an accepted annotation or a more confident
+ * suggestion (ties: the longer, then the earlier), and its uncertainty is recorded. Accepted
+ * annotations are never touched. A multi-type model's output may overlap across types (core/tag/
+ * merge); entities here may not, so the more confident stays, as `tag` once merged them.
  */
 export function replaceSuggestions(
   c: Connection,
@@ -37,14 +39,20 @@ export function replaceSuggestions(
           end: number
         }>
       ).slice()
-      const sorted = [...item.suggestions].sort((a, b) => a.start - b.start || b.end - a.end)
-      for (const sug of sorted) {
+      // Which to keep: the most confident first; then stored in text order.
+      const byConfidence = [...item.suggestions].sort((a, b) => (b.confidence || 0) - (a.confidence || 0) || b.end - b.start - (a.end - a.start) || a.start - b.start)
+      const kept: typeof byConfidence = []
+      for (const sug of byConfidence) {
         const valid =
           Number.isInteger(sug.start) && Number.isInteger(sug.end) && sug.start >= 0 && sug.end > sug.start && sug.end <= doc.text.length
         if (!valid || taken.some((t) => t.start < sug.end && t.end > sug.start)) {
           dropped++
           continue
         }
+        taken.push({ start: sug.start, end: sug.end })
+        kept.push(sug)
+      }
+      for (const sug of kept.sort((a, b) => a.start - b.start)) {
         const type = normType(sug.type)
         const confidence = Math.min(1, Math.max(0, Number.isFinite(sug.confidence) ? sug.confidence : 0))
         const row = c
@@ -54,7 +62,6 @@ export function replaceSuggestions(
           )
           .get(doc.id, sug.start, sug.end, type, confidence, at, opts.by) as AnnRow
         revise(c, row, 'create', null, snapshot(row), at, opts.by)
-        taken.push({ start: sug.start, end: sug.end })
         stored++
       }
       if (item.uncertainty !== null) {

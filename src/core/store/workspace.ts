@@ -275,8 +275,8 @@ export class Workspace {
   /**
    * Stores a tagging batch in ONE transaction: for each document its previous suggestions are
    * deleted (with revisions), the new ones are inserted (origin 'model', state 'suggested', with
-   * revisions by `by`) except those overlapping an accepted annotation or an earlier suggestion,
-   * and its uncertainty is recorded. Accepted annotations are never touched.
+   * revisions by `by`) except those overlapping an accepted annotation or a more confident
+   * suggestion, and its uncertainty is recorded. Accepted annotations are never touched.
    */
   replaceSuggestions(batch: DocumentSuggestions[], opts: { modelId: number | null; by: string }): { stored: number; dropped: number } {
     return suggestions.replaceSuggestions(this.c, batch, opts)

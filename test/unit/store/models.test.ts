@@ -120,6 +120,9 @@ describe('model suggestions', () => {
             { start: at('caused') + 2, end: at('caused') + 9, type: 'Disease', confidence: 0.3 }, // overlaps the previous one
             { start: 5, end: a.text.length + 5, type: 'Disease', confidence: 0.5 }, // not a span of the text
             { start: at('mutations'), end: at('mutations') + 9, type: 'Variant', confidence: 1.7 }, // clamped
+            // Overlaps the Variant, starts earlier, less confident: dropped (a multi-type model's
+            // types may overlap; the more confident stays).
+            { start: at('mutations') - 3, end: at('mutations') + 2, type: 'Gene', confidence: 0.2 },
           ],
           uncertainty: 0.25,
         },
@@ -127,7 +130,7 @@ describe('model suggestions', () => {
       ],
       { modelId: null, by },
     )
-    expect(r).toEqual({ stored: 2, dropped: 3 })
+    expect(r).toEqual({ stored: 2, dropped: 4 })
     const sug = t.ws.getDocument(idA).annotations.filter((x) => x.state === 'suggested')
     expect(sug.map((x) => [a.text.slice(x.start, x.end), x.type, x.confidence, x.origin, x.updatedBy])).toEqual([
       ['caused', 'Disease', 0.4, 'model', by],
