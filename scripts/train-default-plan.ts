@@ -214,10 +214,12 @@ export interface WordPlan {
 export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[]): WordPlan {
   const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
   const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
+  // An interrupted word-tagger stage continues from its last kept epoch, its minutes counting the time before.
+  const resumable = (dir: string, threads: number) => ({ resumeArgs: ['train', '--resume', '--out', dir, '--threads', String(threads)], resumeMarker: 'optimizer.safetensors' })
   const teachers = typeHeads(sets).flatMap(({ head, corpora }) =>
     WORD_TEACHER.seeds.map((seed) => {
       const dir = join(out, `1-teacher-${head}-s${seed}`)
-      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...trainOpts({ ...WORD_TEACHER, seed }, dir)] }
+      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', ...trainOpts({ ...WORD_TEACHER, seed }, dir)], ...resumable(dir, WORD_TEACHER.threads) }
     }),
   )
   const studentDir = join(out, '2-student')
@@ -230,6 +232,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[])
       '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords),
       ...trainOpts(WORD_STUDENT, studentDir),
     ],
+    ...resumable(studentDir, WORD_STUDENT.threads),
   }
   // int8: the word table as int8 rows (a smaller folder, the same arithmetic), refused when it
   // costs more than MAX_INT8_DROP points on NCBI-disease devel.

@@ -2,6 +2,7 @@
 import type { CorpusDocument } from '../../shared/domain'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, readCheckpointInfo } from '../../core/model/checkpoint'
+import { readMetadata } from '../../core/model/checkpoint-files'
 import { presetConfig } from '../../core/model/presets'
 import { learnCharVocabulary } from '../../core/model/char-cnn'
 import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
@@ -46,7 +47,8 @@ ${mapTypesHelp(22)}
   --resume            continue the run saved in --out (its weights and optimizer.safetensors)
                       with the inputs and settings it was started with, recorded in its
                       fastbioner.json: give only --out (and --threads, -q); to train a finished
-                      model further, use --init
+                      model further, use --init. A word tagger continues from its best epoch,
+                      and its --minutes count the time spent before the stop
   --arch A            from scratch: word-lstm (default: a character-aware BiLSTM-CRF over words,
                       the most accurate from-scratch tagger measured here) or bert (a transformer
                       over WordPiece pieces, --preset below; what --init fine-tunes and distil makes)
@@ -132,7 +134,7 @@ export async function run(argv: string[]): Promise<number> {
     if (v.init !== undefined && v.preset !== undefined) throw new CliError('give either --init HF_DIR (fine-tune) or --preset NAME (from scratch), not both', 2)
     const resume = v.resume ?? false
     const scratch = v.init === undefined && !resume
-    // A word tagger given to --init is trained further as what it is (--resume refused it above).
+    // A word tagger given to --init is trained further as what it is.
     const initIsWordTagger = v.init !== undefined && isWordTaggerFolder(v.init)
     const arch = v.arch ?? ((scratch && v.preset === undefined) || initIsWordTagger ? 'word-lstm' : 'bert')
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
@@ -466,13 +468,15 @@ export function runSummary(r: RunOutcome) {
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
 async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
-  for (const flag of ['preset', 'resume', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level', 'char-cnn', 'char-pieces', 'word-level'] as const) {
+  for (const flag of ['preset', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level', 'char-cnn', 'char-pieces', 'word-level'] as const) {
     if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
   }
+  const resume = v.resume ?? false
   if (v.init !== undefined && !isWordTaggerFolder(v.init)) throw new CliError(`--init ${v.init}: --arch word-lstm continues only from a word tagger folder (a BERT checkpoint trains with --arch bert)`, 2)
-  const init = v.init !== undefined ? loadWordTagger(v.init) : undefined
+  // A resumed run continues the model in --out (the loop loads it), not the one it started from.
+  const init = v.init !== undefined && !resume ? loadWordTagger(v.init) : undefined
   const maxWords = intOpt(v['max-words'], '--max-words', 2)
-  if (init && maxWords !== undefined) throw new CliError(`--max-words: a run from --init keeps the vocabulary of ${v.init}`, 2)
+  if (v.init !== undefined && maxWords !== undefined) throw new CliError(`--max-words: a run from --init keeps the vocabulary of ${v.init}`, 2)
   const settings = finetuneSettings(v)
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
@@ -481,7 +485,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const quiet = v.quiet ?? false
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
-  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: runInputs(v, taskSpecs, trainPath), replace: v.overwrite, replaceFlag: '--overwrite' })
+  // --resume continues the model that is there (the run checks its optimizer state).
+  checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: runInputs(v, taskSpecs, trainPath), replace: v.overwrite || resume, replaceFlag: '--overwrite' })
   const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log, true)
   const transfer = await readTransferSet(v, tasks, seed, settings.threads, log)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
@@ -501,6 +506,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       maxMinutes: minutes,
       threads: settings.threads,
       init,
+      resume,
       transfer,
       vocab: maxWords !== undefined ? { maxSize: maxWords } : undefined,
       signal: stop.signal,
@@ -514,6 +520,19 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           augmentMentions: augmentCopies,
           ...transferSource(v, transfer),
           ...(typeMap ? { mapTypes: Object.fromEntries(typeMap) } : {}),
+          // What --resume restarts with: the options of this run as given (the loop's defaults
+          // are fixed in the code, and the vocabulary comes from the saved model).
+          options: {
+            ...(taskSpecs.length ? { task: v.task } : { train: trainPath, ...(v.dev !== undefined ? { dev: v.dev } : {}) }),
+            arch: 'word-lstm',
+            ...Object.fromEntries(
+              (['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words'] as const)
+                .filter((k) => v[k] !== undefined)
+                .map((k) => [k, v[k]]),
+            ),
+            seed: String(seed),
+            'augment-mentions': String(augmentCopies),
+          },
         },
       },
     })
@@ -618,11 +637,11 @@ const RESUME_FIXED = [
  */
 function startedOptions(v: OptionValues<typeof OPTIONS>): OptionValues<typeof OPTIONS> {
   const outDir = requireOpt(v.out, '--out')
-  if (isWordTaggerFolder(outDir)) throw new CliError(`${outDir} holds a word tagger: --resume is not available for word-lstm runs; continue from it with --init ${outDir} --out NEW_DIR`, 2)
   checkResumeOptions(v, RESUME_FIXED)
   let metadata: { source?: { options?: unknown } } | undefined
   try {
-    metadata = readCheckpointInfo(outDir).metadata as typeof metadata
+    // A BERT checkpoint is checked whole; a word tagger's folder is read when the run loads it.
+    metadata = (isWordTaggerFolder(outDir) ? readMetadata(outDir) : readCheckpointInfo(outDir).metadata) as typeof metadata
   } catch (e) {
     throw new CliError(`--resume: ${outDir} holds no run to continue (${(e as Error).message})`)
   }

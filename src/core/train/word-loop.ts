@@ -2,7 +2,8 @@
 // (./runner): documents → examples by the one examples path (a special-tokens-only piece
 // vocabulary makes every word one piece, so windows and labels are per word) → batches of
 // sentences → OrtWordTaggerTrainer steps; devel F1 after each epoch through the one tagging path;
-// the best epoch saved to outDir.
+// the best epoch saved to outDir, with the optimizer's state and the time spent so far, from which
+// `resume` continues an interrupted run (a --minutes budget counts the time before the stop).
 
 import type { CorpusDocument } from '../../shared/domain'
 import { evaluateTagger } from '../eval/evaluate'
@@ -10,13 +11,13 @@ import { buildLabelMap, IGNORE_INDEX, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import { exampleWords, WordFeaturizer, type WordVocabOptions } from '../nlp/word-features'
-import { initWordTaggerParams, saveWordTagger, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
+import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
 import type { TrainingMetadata } from '../model/checkpoint-files'
 import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
 import type { TrainerEngine } from './engine'
 import type { RunSettings } from './loop'
-import { plannedStepsOf, runTraining, type DevScores, type RunProgress, type RunResult } from './runner'
+import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult } from './runner'
 import { OrtWordTaggerTrainer } from './word-trainer'
 
 export const WORD_TAGGER_RECIPE = {
@@ -118,7 +119,15 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
    * model retrained on reviewed documents could never learn a word its first training lacked.
    */
   growVocabulary?: boolean
+  /**
+   * Continue the run saved in outDir (its model, optimizer state and the time it had spent) with
+   * the same inputs and settings: the examples, and so each epoch's batches, are the ones it had.
+   */
+  resume?: boolean
 }
+
+/** optimizer.safetensors metadata: wall seconds the run had spent when it saved. */
+const ELAPSED = 'elapsed_seconds'
 
 export interface WordTrainResult extends RunResult {
   model: WordTaggerFolder
@@ -180,7 +189,18 @@ function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap
 }
 
 export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainResult> {
-  const started = performance.now()
+  let resume: ResumePoint | undefined
+  let spentBefore = 0
+  if (o.resume) {
+    if (!o.outDir) throw new Error('resume needs the checkpoint directory (outDir) of the run to continue')
+    const saved = loadOptimizerState(o.outDir)
+    if (!saved) throw new Error(`${o.outDir}: no ${OPTIMIZER_FILE}, so there is no run to resume (train without resume)`)
+    resume = { ...saved.point, bestEpoch: saved.point.epoch, bestDevF1: saved.point.dev?.f1 ?? null, optimizer: saved.state }
+    spentBefore = Number(saved.metadata[ELAPSED] ?? 0)
+    // The saved model is where it continues: its vocabularies, sizes, heads and weights.
+    o = { ...o, init: loadWordTagger(o.outDir), growVocabulary: false }
+  }
+  const started = performance.now() - spentBefore * 1000
   const seed = o.seed ?? 42
   const epochs = o.epochs ?? WORD_TAGGER_RECIPE.epochs
   const batchSize = o.batchSize ?? WORD_TAGGER_RECIPE.batchSize
@@ -221,7 +241,6 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })
   const devTasks = o.tasks.filter((t) => t.dev?.length)
   const tagger = devTasks.length ? wordTaggerFor(model, { maxLength, sentenceLevel }, { threads: o.threads }) : null
-  const unk = new Rng(deriveSeed(seed, 0x756e6b))
   const deadline = o.maxMinutes !== undefined ? started + o.maxMinutes * 60_000 : Infinity
   const timeUp = new AbortController()
   const signal = o.signal ? AbortSignal.any([o.signal, timeUp.signal]) : timeUp.signal
@@ -232,7 +251,8 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     async step(b, _labels, stepSeed) {
       const rows = b.indices.map((i) => examples[i])
       const T = wordBucket(Math.max(...rows.map((e) => e.words.length)))
-      const batch = wordBatch(featurizer, config, rows.map((e) => e.words), T, unk)
+      // Singleton words → <unk> drawn from the step's seed (as dropout is), so a resumed run replays them.
+      const batch = wordBatch(featurizer, config, rows.map((e) => e.words), T, new Rng(deriveSeed(stepSeed, 0x756e6b)))
       const y: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(rows.length * T).fill(IGNORE_INDEX)]))
       rows.forEach((e, r) => e.targets.forEach((t) => y[t.head].set(t.labels, r * T)))
       return trainer.step(batch, y, stepSeed)
@@ -273,6 +293,8 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     patience: o.patience,
     evaluate: devTasks.length ? evaluate : undefined,
     save: async (p) => {
+      // Without a devel set nothing else marks an epoch's end: the time budget is checked here too.
+      if (performance.now() > deadline) timeUp.abort()
       lastRecord = {
         head: heads[0].name,
         labels: labels[heads[0].name],
@@ -291,11 +313,13 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       }
       if (!o.outDir) return null
       saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, training: lastRecord } })
+      saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String((performance.now() - started) / 1000) })
       return o.outDir
     },
     onProgress: o.onProgress,
     signal,
     peakLr: lr,
+    resume,
   })
   await engine.dispose()
   await tagger?.dispose()

@@ -92,6 +92,11 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
     // No per-corpus head is left anywhere in the recipe.
     for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
+    // A stage stopped mid-run (a session ending) continues from its last kept epoch.
+    for (const s of [...plan.teachers, plan.student]) {
+      expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', '1'])
+      expect(s.resumeMarker).toBe('optimizer.safetensors')
+    }
     expect(values(plan.int8.args, '--head')).toEqual(['disease'])
     expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
   })

@@ -1,7 +1,7 @@
 // `train` with no architecture options makes the character-aware word tagger; its folder loads
 // back exactly, `eval` reproduces the devel F1 seen in training, and an unseen word that is spelt
 // like the training diseases is tagged because of its characters.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -60,16 +60,26 @@ describe('word tagger through the CLI', () => {
     }
   }, 240_000)
 
-  it('trains further from a word tagger with --init, keeping its vocabularies; --resume on one is refused with what to do', async () => {
+  it('trains further from a word tagger with --init, keeping its vocabularies; --resume continues it with the options it was started with', async () => {
     const more = join(tmp, 'more')
-    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--init', model, '--out', more, '--epochs', '1', '--seed', '2', '--threads', '1']))
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--init', model, '--out', more, '--epochs', '2', '--max-steps', '3', '--seed', '2', '--threads', '1']))
     expect(tr.code, tr.err).toBe(0)
-    expect(JSON.parse(tr.out).arch).toBe('word-lstm')
+    const first = JSON.parse(tr.out)
+    expect(first.arch).toBe('word-lstm')
+    expect(first.steps).toBe(3)
     expect(readFileSync(join(more, 'words.txt'), 'utf8')).toBe(readFileSync(join(model, 'words.txt'), 'utf8'))
-    expect(JSON.parse(readFileSync(join(more, 'fastbioner.json'), 'utf8')).source.init).toBe(model)
-    const resumed = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', more, '--resume']))
-    expect(resumed.code).toBe(2)
-    expect(resumed.err).toMatch(/holds a word tagger: --resume is not available .* --init/)
+    const source = JSON.parse(readFileSync(join(more, 'fastbioner.json'), 'utf8')).source
+    expect(source.init).toBe(model)
+    expect(source.options).toMatchObject({ arch: 'word-lstm', init: model, epochs: '2', 'max-steps': '3', seed: '2', train: join(FIX, 'train.pubtator') })
+    // The inputs and settings are the recorded ones: giving them again is refused.
+    const refused = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', more, '--resume']))
+    expect(refused.code).toBe(2)
+    expect(refused.err).toMatch(/--resume continues the run in --out as it was started.*give no --train/)
+    // The run had reached its 3 steps: resumed, it has nothing left and keeps the model.
+    const resumed = await capture(() => trainCmd(['--out', more, '--resume', '--threads', '1']))
+    expect(resumed.code, resumed.err).toBe(0)
+    expect(JSON.parse(resumed.out)).toMatchObject({ arch: 'word-lstm', steps: 3 })
+    expect(existsSync(join(more, 'optimizer.safetensors'))).toBe(true)
   }, 120_000)
 
   it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {

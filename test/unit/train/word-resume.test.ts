@@ -1,0 +1,66 @@
+// An interrupted word-tagger run continues where it saved (issue 26: a recipe stage that outlives
+// a session): the optimizer state and the time spent are saved with each kept epoch, and the
+// resumed run replays the same batches, dropout and <unk> draws, so it ends where the
+// uninterrupted run ends.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { trainWordTagger } from '@core/train/word-loop'
+import { loadOptimizerState } from '@core/train/runner'
+import { sentenceCorpus } from './synthetic'
+
+let tmp: string
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'fastbioner-word-resume-'))
+})
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+const corpus = sentenceCorpus(Array.from({ length: 48 }, (_, i) => (i % 3 === 0 ? ['fever', 'Disease'] : i % 3 === 1 ? ['asthma', 'Disease'] : ['water', null])), 100)
+// No devel set: every epoch is saved, so the stop below is resumed from the epoch it ended.
+const settings = { tasks: [{ head: 'default', train: corpus }], epochs: 4, batchSize: 8, seed: 3, threads: 1 }
+
+describe('word tagger: resume', () => {
+  it('an interrupted run resumed ends with the weights of the uninterrupted run', async () => {
+    const whole = await trainWordTagger({ ...settings, outDir: join(tmp, 'whole') })
+    const dir = join(tmp, 'stopped')
+    const stop = new AbortController()
+    const stepsPerEpoch = whole.epochs[0].steps
+    const first = await trainWordTagger({
+      ...settings,
+      outDir: dir,
+      signal: stop.signal,
+      // Stop at the end of epoch 2 (the runner saves the epoch, then sees the signal).
+      onProgress: (p) => p.kind === 'step' && p.step === 2 * stepsPerEpoch && stop.abort(),
+    })
+    expect(first.cancelled).toBe(true)
+    expect(first.epochs).toHaveLength(2)
+    const saved = loadOptimizerState(dir)!
+    expect(saved.point).toMatchObject({ epoch: 2, step: 2 * stepsPerEpoch })
+    expect(Number(saved.metadata.elapsed_seconds)).toBeGreaterThan(0)
+
+    const rest = await trainWordTagger({ ...settings, outDir: dir, resume: true })
+    expect(rest.cancelled).toBe(false)
+    expect(rest.epochs.map((e) => e.epoch)).toEqual([3, 4])
+    expect(rest.steps).toBe(whole.steps)
+    expect(rest.losses).toEqual(whole.losses.slice(2 * stepsPerEpoch))
+    for (const [name, p] of whole.model.params) expect(rest.model.params.get(name), name).toEqual(p)
+  }, 120_000)
+
+  it('counts the time spent before the stop against --minutes', async () => {
+    const dir = join(tmp, 'timed')
+    await trainWordTagger({ ...settings, outDir: dir, epochs: 1 })
+    // As if the first run had used up its 30 seconds: the resumed one stops after one more epoch.
+    const saved = loadOptimizerState(dir)!
+    const { saveOptimizerState } = await import('@core/train/runner')
+    saveOptimizerState(dir, saved.state, saved.point, { ...saved.metadata, elapsed_seconds: '30' })
+    const rest = await trainWordTagger({ ...settings, outDir: dir, resume: true, maxMinutes: 0.5 })
+    expect(rest.epochs.map((e) => e.epoch)).toEqual([2])
+    expect(rest.cancelled).toBe(false)
+    expect(rest.wallSeconds).toBeGreaterThan(30)
+  }, 120_000)
+
+  it('refuses to resume a folder without a saved run', async () => {
+    await expect(trainWordTagger({ ...settings, outDir: join(tmp, 'nothing'), resume: true })).rejects.toThrow(/no optimizer\.safetensors, so there is no run to resume/)
+  })
+})
