@@ -4,6 +4,10 @@
 // operator type. Run it on a quiet machine; it prints the load.
 //
 //   npx tsx bench/profile-step.ts [--preset cpu-small] [--batch 16] [--seq 128] [--vocab 28996] [--threads 2] [--iters 5]
+//   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--threads 2]
+//
+// --kind word-lstm: the word tagger's step (featurizing the batch, the unrolled training graph
+// of its length bucket, AdamW) on random sentences over a vocabulary of --vocab words.
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +17,10 @@ import { presetConfig } from '../src/core/model/presets'
 import { Rng } from '../src/core/rng'
 import { loadOnnxRuntime } from '../src/core/onnx/session'
 import { collate } from '../src/core/train/batching'
-import { dropoutMasks, OrtTokenClassifierTrainer } from '../src/core/train/ort'
+import { dropoutMasks, OrtGraphRunner, OrtTokenClassifierTrainer } from '../src/core/train/ort'
+import { OrtWordTaggerTrainer } from '../src/core/train/word-trainer'
+import { WordFeaturizer } from '../src/core/nlp/word-features'
+import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
 import type { PresetName } from '../src/shared/recipes'
 
 function arg(name: string, fallback: string): string {
@@ -28,7 +35,94 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]
 }
 
+/** onnxruntime's profile of `model` run 3 times on `feeds`: kernel time by operator type, printed. */
+async function profileGraph(model: Uint8Array, feeds: Record<string, Ort.Tensor>, threads: number): Promise<void> {
+  const ort = await loadOnnxRuntime()
+  const prof = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
+    enableProfiling: true, profileFilePrefix: join(tmpdir(), PROFILE_PREFIX), extra: { session: { intra_op: { allow_spinning: '0' } } },
+  })
+  for (let i = 0; i < 3; i++) await prof.run(feeds)
+  // onnxruntime-node's endProfiling returns nothing: the trace is the newest file with the prefix.
+  ;(prof as unknown as { endProfiling: () => void }).endProfiling()
+  await prof.release()
+  const file = readdirSync(tmpdir())
+    .filter((f) => f.startsWith(PROFILE_PREFIX) && f.endsWith('.json'))
+    .map((f) => join(tmpdir(), f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
+  const events = JSON.parse(readFileSync(file, 'utf8')) as Array<{ cat: string; name: string; dur: number; args?: { op_name?: string } }>
+  const byOp = new Map<string, number>()
+  let kernel = 0
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
+    const op = e.args?.op_name ?? '?'
+    byOp.set(op, (byOp.get(op) ?? 0) + e.dur)
+    kernel += e.dur
+  }
+  rmSync(file, { force: true })
+  console.log(`\nonnxruntime kernel time per run: ${(kernel / 3 / 1000).toFixed(1)} ms (3 runs)`)
+  for (const [op, us] of [...byOp].sort((x, y) => y[1] - x[1]).slice(0, 18)) console.log(`| ${op} | ${(us / 3 / 1000).toFixed(1)} ms | ${((100 * us) / kernel).toFixed(1)} % |`)
+}
+
+function printPhases(title: string, phases: Record<string, number[]>, tokens: number): void {
+  const total = median(phases['step (all)'])
+  console.log(`# ${title}, load ${loadavg()[0].toFixed(2)}; median of ${phases['step (all)'].length} steps`)
+  for (const [k, v] of Object.entries(phases)) console.log(`| ${k} | ${median(v).toFixed(1)} ms | ${((100 * median(v)) / total).toFixed(0)} % |`)
+  console.log(`train tok/s (median step): ${Math.round(tokens / (total / 1000))}`)
+}
+
+async function wordLstm(): Promise<void> {
+  const batch = Number(arg('batch', '16'))
+  const words = Number(arg('words', '32'))
+  const vocab = Number(arg('vocab', '25000'))
+  const threads = Number(arg('threads', '2'))
+  const iters = Number(arg('iters', '5'))
+  const rng = new Rng(1)
+  const lexicon = Array.from({ length: vocab }, (_, i) => `w${i.toString(36)}`)
+  const featurizer = WordFeaturizer.learn(lexicon, { maxSize: vocab + 2 })
+  const config = wordTaggerConfig(featurizer)
+  const heads = [{ name: 'default', numLabels: 3 }]
+  const params = initWordTaggerParams(config, heads, 1)
+  const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads, executionProviders: ['cpu'] })
+  const sentences = Array.from({ length: batch }, () => Array.from({ length: words }, () => lexicon[rng.int(vocab)]))
+  const T = wordBucket(words)
+  const labels = new Int32Array(batch * T).fill(-100)
+  sentences.forEach((s, r) => s.forEach((_, t) => (labels[r * T + t] = (r + t) % 3)))
+  // The feeds and timing of the graph run, from inside the runner.
+  const run = OrtGraphRunner.prototype.run
+  let feeds: Record<string, Ort.Tensor> = {}
+  let model: Uint8Array | null = null
+  let runMs = 0
+  OrtGraphRunner.prototype.run = async function (this: OrtGraphRunner, p, inputs) {
+    const t0 = performance.now()
+    const out = await run.call(this, p, inputs)
+    runMs = performance.now() - t0
+    feeds = { ...inputs }
+    for (const q of this.graph.params) feeds[q.name] = new this.ort.Tensor('float32', p.get(q.name)!, q.shape)
+    model = this.graph.model
+    return out
+  }
+  const phases: Record<string, number[]> = { 'step (all)': [], 'featurize the batch (host)': [], 'graph run (with output copies)': [], 'AdamW and the rest (host)': [] }
+  for (let i = 0; i <= iters; i++) {
+    const t0 = performance.now()
+    const wb = wordBatch(featurizer, config, sentences, T, new Rng(i))
+    const t1 = performance.now()
+    await trainer.step(wb, { default: labels }, i)
+    const t2 = performance.now()
+    if (i === 0) continue // warm-up (opens the bucket's session)
+    phases['step (all)'].push(t2 - t0)
+    phases['featurize the batch (host)'].push(t1 - t0)
+    phases['graph run (with output copies)'].push(runMs)
+    phases['AdamW and the rest (host)'].push(t2 - t1 - runMs)
+  }
+  OrtGraphRunner.prototype.run = run
+  await trainer.dispose()
+  printPhases(`word-lstm, batch ${batch} × ${words} words, vocabulary ${vocab}, ${threads} threads`, phases, batch * words)
+  if (model) await profileGraph(model, feeds, threads)
+}
+
 async function main(): Promise<void> {
+  if (arg('kind', 'bert') === 'word-lstm') return wordLstm()
   const preset = arg('preset', 'cpu-small') as PresetName
   const batch = Number(arg('batch', '16'))
   const seq = Number(arg('seq', '128'))
@@ -72,38 +166,9 @@ async function main(): Promise<void> {
     phases['dropout masks (host)'].push(masks)
     phases['rest of gradients() (feeds, sums)'].push(t1 - t0 - runMs - masks)
   }
-  const total = median(phases['step (all)'])
-  console.log(`# ${preset}, batch ${batch} × ${seq}, vocab ${vocab}, ${threads} threads, load ${loadavg()[0].toFixed(2)}; median of ${iters} steps`)
-  for (const [k, v] of Object.entries(phases)) console.log(`| ${k} | ${median(v).toFixed(1)} ms | ${((100 * median(v)) / total).toFixed(0)} % |`)
-  console.log(`train tok/s (median step): ${Math.round((batch * seq) / (total / 1000))}`)
+  printPhases(`${preset}, batch ${batch} × ${seq}, vocab ${vocab}, ${threads} threads`, phases, batch * seq)
   await trainer.dispose()
-
-  // onnxruntime's profile of the same graph and feeds.
-  const ort = await loadOnnxRuntime()
-  const prof = await ort.InferenceSession.create(trainer.runner.graph.model, {
-    executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
-    enableProfiling: true, profileFilePrefix: join(tmpdir(), PROFILE_PREFIX), extra: { session: { intra_op: { allow_spinning: '0' } } },
-  })
-  for (let i = 0; i < 3; i++) await prof.run(feeds)
-  // onnxruntime-node's endProfiling returns nothing: the trace is the newest file with the prefix.
-  ;(prof as unknown as { endProfiling: () => void }).endProfiling()
-  await prof.release()
-  const file = readdirSync(tmpdir())
-    .filter((f) => f.startsWith(PROFILE_PREFIX) && f.endsWith('.json'))
-    .map((f) => join(tmpdir(), f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
-  const events = JSON.parse(readFileSync(file, 'utf8')) as Array<{ cat: string; name: string; dur: number; args?: { op_name?: string } }>
-  const byOp = new Map<string, number>()
-  let kernel = 0
-  for (const e of events) {
-    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
-    const op = e.args?.op_name ?? '?'
-    byOp.set(op, (byOp.get(op) ?? 0) + e.dur)
-    kernel += e.dur
-  }
-  rmSync(file, { force: true })
-  console.log(`\nonnxruntime kernel time per run: ${(kernel / 3 / 1000).toFixed(1)} ms (3 runs)`)
-  for (const [op, us] of [...byOp].sort((x, y) => y[1] - x[1]).slice(0, 18)) console.log(`| ${op} | ${(us / 3 / 1000).toFixed(1)} ms | ${((100 * us) / kernel).toFixed(1)} % |`)
+  await profileGraph(trainer.runner.graph.model, feeds, threads)
 }
 
 main().catch((e) => {
