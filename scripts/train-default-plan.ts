@@ -369,7 +369,9 @@ character CNN (${cfg.char_dim}-dimensional embeddings of ${cfg.char_vocab_size} 
 word's first ${cfg.max_chars} characters) and 4 case/shape flags → a BiLSTM of 2 × ${cfg.lstm_hidden} → one linear layer and a CRF
 per head: one head per entity type, trained on every corpus that annotates the type (${shared}, each
 corpus teaching only its own sentences), merged when tagging,
-so no two heads tag the same type. ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
+so no two heads tag the same type; mentions of different types may overlap ("BRCA1" a Gene
+inside "BRCA1 deficiency" a Disease), as in PubTator's output (a workspace, whose entities may not
+overlap, keeps the more confident suggestion). ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
 word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
 
 It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed) trained on that head's corpora, and from ${(run.train_examples / 1000).toFixed(0)} k training sentences: the gold
@@ -409,8 +411,9 @@ chosen on NCBI-disease devel (docs/ACCURACY.md); epochs and minutes bound the ru
 ## Scores
 Sentence-level IOB2, exact entity spans and types (conlleval rules); test measured once for this model.
 
-What \`fastbioner tag\` with no options gives (every head merged), on each corpus's test set and
-its own type (the other heads' mentions are not in that corpus's gold and are not counted):
+What \`fastbioner tag\` with no options gives (every head merged, types allowed to overlap), on
+each corpus's test set and its own type (the other heads' mentions are not in that corpus's gold
+and are not counted):
 
 | corpus | type | precision | recall | F1 |
 |---|---|---|---|---|
