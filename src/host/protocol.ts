@@ -191,8 +191,8 @@ export interface HostMethods {
       seed: number
       lr?: number
     }
-    /** taggedMentions: teacher-tags, the mentions each teacher found in `unlabelled`. */
-    result: TrainedCheckpoint & { layerMap: number[]; taggedMentions?: number[] }
+    /** teacher-tags: taggedMentions, the mentions each teacher found in `unlabelled`; agreedMentions, those more than half of them found (what the student learnt). */
+    result: TrainedCheckpoint & { layerMap: number[]; taggedMentions?: number[]; agreedMentions?: number }
     progress: JobProgress
   }
   /**

@@ -726,7 +726,7 @@ describe('compression', () => {
         parentId: otherVocab.id,
         distillation: { teachers: [{ id: otherVocab.id, name: 'other vocabulary 2' }, { id: trained.id, name: 'tiny trained' }], method: 'teacher-tags', mode: null },
       })
-      expect(s3.trainingSummary).toMatch(/^Learnt the tags of other vocabulary 2, tiny trained on \d+ unreviewed documents \(other vocabulary 2: \d+ mentions?, tiny trained: \d+ mentions?\) beside \d+ reviewed documents/)
+      expect(s3.trainingSummary).toMatch(/^Learnt the tags of other vocabulary 2, tiny trained on \d+ unreviewed documents \(other vocabulary 2: \d+ mentions?, tiny trained: \d+ mentions?; \d+ mentions? more than half of them agree on, which the student learnt\) beside \d+ reviewed documents/)
       // The student is a copy of the base: its vocabulary.
       expect(readFileSync(join(s3.path, 'vocab.txt'), 'utf8')).toBe(readFileSync(join(otherVocab.path, 'vocab.txt'), 'utf8'))
       expect(jobEvents('d-tags').some((e) => /Teacher 2 of 2 tags \d+ unreviewed documents/.test(e.message))).toBe(true)

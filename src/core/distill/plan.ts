@@ -6,7 +6,7 @@
 // same vocabulary and casing) and, for a teacher with a character channel, the same channel as
 // the student, which inherits the base teacher's. Anything else — a word tagger, BERTs of other
 // vocabularies — can still teach through its tags (sequence-level KD, core/train/transfer): each
-// teacher tags unlabelled documents once and the student learns those tags. The student is always
+// teacher tags unlabelled documents once and the student learns the tags most teachers agree on. The student is always
 // a smaller copy of a BERT teacher (the base), so a choice without one has nothing to start from.
 // Teachers must agree on the entity types: the student has one head, and averaging soft labels
 // (or mixing tags) of different label sets would teach it types some teachers never predict.
@@ -97,7 +97,7 @@ export function chooseMethod(chosen: readonly PlanModel[], facts: readonly Teach
     : 'the BERT teachers do not share one tokenizer and character channel, so their soft labels cannot be averaged'
   const summary =
     `Label-level KD (${why}): each teacher tags the workspace's unreviewed documents once, and the student — a copy of ${chosen[base].name} — ` +
-    `learns those tags beside the reviewed documents. The KD mode does not apply.`
+    `learns ${n > 1 ? 'the tags most of them agree on' : 'those tags'} beside the reviewed documents. The KD mode does not apply.`
   if (unreviewed === 0) return { ...none('No unreviewed documents for the teachers to tag: import some unlabelled documents first', base), summary }
   return { method: 'teacher-tags', summary, problem: null, base, maxLayers: chosen[base].layers }
 }

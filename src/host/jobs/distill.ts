@@ -1,7 +1,8 @@
 // The distill job: a smaller student distilled from one or several workspace models, a copy of
 // the base teacher (a BERT). Soft labels through core/distill, or — for teachers that cannot give
 // the student soft labels (a word tagger, another vocabulary) — their tags on unlabelled
-// documents (sequence-level KD, as `fastbioner train --teacher … --transfer …` does).
+// documents, the mentions most of them agree on (sequence-level KD from an ensemble, as
+// `fastbioner train --teacher … --transfer …` does).
 import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { continuedTrainingLr, TRAIN_DEFAULTS } from '@shared/recipes'
 import type { CorpusDocument } from '@shared/domain'
@@ -13,6 +14,7 @@ import { headLabelsOf, readCheckpointInfo } from '../../core/model/checkpoint-fi
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { openTagger, windowSettingsOf } from '../../core/tag/open'
 import { train } from '../../core/train/loop'
+import { majorityMentions } from '../../core/train/transfer'
 import type { HostParams, HostResult, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
 import { ensureBackend, HostInputError, inferenceThreads, log, phase, stepReporter, trainedCheckpoint, type Job } from './common'
@@ -88,9 +90,9 @@ async function softLabels(p: HostParams<'distill'>, ctx: JobContext): Promise<Ho
   }
 }
 
-/** Each teacher's tags on the unlabelled documents: one copy of them per teacher, mentions as found. */
-async function tagWithTeachers(p: HostParams<'distill'>, docs: readonly CorpusDocument[], ctx: JobContext): Promise<CorpusDocument[][]> {
-  const copies: CorpusDocument[][] = []
+/** Each teacher's tags on the unlabelled documents: per teacher, the mentions it found in each document. */
+async function tagWithTeachers(p: HostParams<'distill'>, docs: readonly CorpusDocument[], ctx: JobContext): Promise<Array<Array<CorpusDocument['mentions']>>> {
+  const found: Array<Array<CorpusDocument['mentions']>> = []
   for (const [k, dir] of p.teacherDirs.entries()) {
     if (ctx.signal.aborted) break
     const label = `Teacher ${k + 1} of ${p.teacherDirs.length} tags ${docs.length} unreviewed documents`
@@ -99,12 +101,12 @@ async function tagWithTeachers(p: HostParams<'distill'>, docs: readonly CorpusDo
     try {
       // Every head merged: the teachers were chosen for having the student's entity types.
       const results = await tagger.tag(docs, { signal: ctx.signal, onProgress: (done, total) => phase(ctx, label, done, total) })
-      copies.push(docs.map((d, i) => ({ ...d, id: `${d.id}~t${k + 1}`, mentions: results[i].mentions.map(({ start, end, type, text }) => ({ start, end, type, text })) })))
+      found.push(results.map((r) => r.mentions.map(({ start, end, type, text }) => ({ start, end, type, text }))))
     } finally {
       await tagger.dispose()
     }
   }
-  return copies
+  return found
 }
 
 async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<HostResult<'distill'>> {
@@ -117,9 +119,9 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
     cancelled: true, saved: false, summary: null, devScores: null, bestEpoch: null, steps: 0, epochs: 0,
     seconds: (performance.now() - t0) / 1000, backend: b.name, notes: [], curve, layerMap: [],
   })
-  let copies: CorpusDocument[][]
+  let found: Array<Array<CorpusDocument['mentions']>>
   try {
-    copies = await tagWithTeachers(p, unlabelled, ctx)
+    found = await tagWithTeachers(p, unlabelled, ctx)
   } catch (e) {
     if (ctx.signal.aborted) return cancelled()
     throw e
@@ -128,7 +130,9 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
   const baseDir = p.teacherDirs[p.base]
   phase(ctx, `Loading ${baseDir}`)
   const ck = await loadCheckpoint(baseDir, { trainable: false })
-  const transfer = copies.flat()
+  // One copy of the documents with the mentions most teachers agree on (as train --teacher given
+  // several times for a head): better labels than any one teacher's (docs/ACCURACY.md).
+  const transfer = unlabelled.map((d, i) => ({ ...d, id: `${d.id}~teachers`, mentions: majorityMentions(found.map((f) => f[i])) }))
   const task = { name: DEFAULT_HEAD, train: [...p.train, ...transfer] }
   let student
   try {
@@ -142,7 +146,7 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
   const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${baseDir}/vocab.txt` })
   let result
   try {
-    phase(ctx, `Training a ${p.layers}-layer student on ${p.train.length} reviewed documents and ${copies.length} teachers' tags of ${unlabelled.length}`)
+    phase(ctx, `Training a ${p.layers}-layer student on ${p.train.length} reviewed documents and ${found.length > 1 ? `${found.length} teachers' agreed tags` : "the teacher's tags"} of ${unlabelled.length}`)
     result = await train({
       model: student.model,
       tokenizer,
@@ -178,6 +182,7 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
       notes: [`initialised from the base teacher's embeddings and layers ${student.layerMap.join(', ')}`, `trainer: ${result.trainer} (${result.trainerReason})`],
     })),
     layerMap: student.layerMap,
-    taggedMentions: copies.map((c) => c.reduce((n, d) => n + d.mentions.length, 0)),
+    taggedMentions: found.map((f) => f.reduce((n, ms) => n + ms.length, 0)),
+    agreedMentions: transfer.reduce((n, d) => n + d.mentions.length, 0),
   }
 }

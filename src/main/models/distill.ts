@@ -185,7 +185,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
               trainingSummary:
                 (method === 'soft-labels'
                   ? `Distilled from ${teacherNames} (${req.mode} KD${chosen.length > 1 ? ', soft labels averaged, temperature ramp, a feature loss per teacher' : ''}, layers of ${teacher.name}: ${r.layerMap.join(', ')}) on ${plural(train.length, 'document')}`
-                  : `Learnt the tags of ${teacherNames} on ${plural(unlabelled!.length, 'unreviewed document')} (${(r.taggedMentions ?? []).map((n, k) => `${chosen[k].name}: ${plural(n, 'mention')}`).join(', ')}) beside ${plural(train.length, 'reviewed document')}; a copy of ${teacher.name}'s layers ${r.layerMap.join(', ')}`) +
+                  : `Learnt the tags of ${teacherNames} on ${plural(unlabelled!.length, 'unreviewed document')} (${(r.taggedMentions ?? []).map((n, k) => `${chosen[k].name}: ${plural(n, 'mention')}`).join(', ')}${chosen.length > 1 ? `; ${plural(r.agreedMentions ?? 0, 'mention')} more than half of them agree on, which the student learnt` : ''}) beside ${plural(train.length, 'reviewed document')}; a copy of ${teacher.name}'s layers ${r.layerMap.join(', ')}`) +
                 (dev.length ? `, ${dev.length} held out for devel` : '') +
                 `; ${r.epochs} epochs`,
             })
