@@ -7,7 +7,7 @@
 // the one result carry it. A cancel asks the job to stop at its next check (training: between
 // steps); ModelHost kills the process when a cancelled job does not answer in time.
 // Imports types only, so both sides can use it without pulling in the other's code.
-import type { DistillMethod, DistillMode, EngineInfo, ModelShape, Scores } from '@shared/ipc'
+import type { DistillMethod, DistillMode, EngineInfo, ModelShape, Scores, StudentKind } from '@shared/ipc'
 import type { CorpusDocument, CorpusIssue } from '@shared/domain'
 import type { CompareReport } from '../core/eval/compare'
 
@@ -173,14 +173,19 @@ export interface HostMethods {
    * Distils the teachers into an n-layer student in outDir, a copy of teacherDirs[base] (a BERT):
    * 'soft-labels' through core/distill (several teachers: averaged, temperature ramp, per-teacher
    * feature losses); 'teacher-tags': every teacher tags `unlabelled` once and the student trains
-   * on `train` plus one tagged copy per teacher (core/train/transfer's sequence-level KD).
+   * on `train` plus one copy with the mentions most teachers agree on (core/train/transfer's
+   * sequence-level KD). studentKind 'word-tagger' (word-tagger teachers alone, 'teacher-tags'):
+   * the student is a new word tagger instead, and base, layers and mode do not apply.
    */
   distill: {
     params: {
       teacherDirs: string[]
+      studentKind: StudentKind
+      /** BERT student: the teacher it is a copy of. */
       base: number
       method: DistillMethod
       outDir: string
+      /** BERT student: its layers. */
       layers: number
       mode: DistillMode
       train: CorpusDocument[]

@@ -95,9 +95,16 @@ export type DistillMode = 'dynamic' | 'fixed' | 'hidden' | 'none'
  */
 export type DistillMethod = 'soft-labels' | 'teacher-tags'
 
+/**
+ * What a distilled student is: 'bert', a smaller copy of the base BERT teacher (as many layers as
+ * asked); 'word-tagger', a new word tagger (BiLSTM-CRF, no layers to choose), when every teacher
+ * is a word tagger ('teacher-tags' only: their agreed tags).
+ */
+export type StudentKind = 'bert' | 'word-tagger'
+
 /** What a student learnt from. */
 export interface ModelDistillation {
-  /** Every teacher in the order given, the first the one whose copy the student starts from; id null once that model was deleted. */
+  /** Every teacher in the order given (a BERT student starts as a copy of the base, its parent); id null once that model was deleted. */
   teachers: Array<{ id: number | null; name: string }>
   method: DistillMethod
   /** The KD mode of a 'soft-labels' run; null for 'teacher-tags' (no soft labels). */
@@ -108,13 +115,17 @@ export interface ModelDistillation {
 export interface DistillPlan {
   /** null: nothing can run with this choice (`problem` says why). */
   method: DistillMethod | null
+  /** The student distill:start makes (a word tagger: exactly one, no layers); null when nothing can run. */
+  studentKind: StudentKind | null
   /** One sentence on what will run, e.g. "soft labels of 2 teachers averaged, …". */
   summary: string
   problem: string | null
   /** The teacher whose copy initialises the student (a BERT); null when there is none. */
   baseId: number | null
-  /** Deepest student allowed: the base's layers (teacher tags) or the shallowest teacher's (soft labels). */
+  /** Deepest student allowed: the base's layers (teacher tags) or the shallowest teacher's (soft labels); 0 for a word-tagger student. */
   maxLayers: number
+  /** Why distill:start can make no int8 version of this student (a word tagger: the app's int8 job reads BERT folders only); null: it can. */
+  int8Unavailable: string | null
   /** Unreviewed documents the teachers would tag (teacher tags only, else 0). */
   unreviewedDocuments: number
   /** Every ready model: whether it can be chosen with the others, and why not. */
@@ -668,6 +679,9 @@ export const contract = {
    * distillation info. train:progress carries a label ("4-layer student"). Cancel keeps the
    * students already finished. Default 3 epochs. `mode` applies to soft labels; a 'teacher-tags'
    * run ignores it, and several teachers refuse mode 'none' (it uses no teacher).
+   * Word-tagger teachers alone (plan studentKind 'word-tagger'): one new word tagger, so `layers`
+   * is left out (given, the request is refused), and so is int8 (see distill:plan's
+   * int8Unavailable); every other choice needs layers. Their default epochs are a from-scratch word tagger's.
    * int8: after each student, also its int8 version (core/onnx/quantize), registered as a
    * 'student' with weights 'int8', parentId = the float student, scored on the same held-out
    * documents through its int8 graph; `students` lists it right after its float parent.
@@ -677,7 +691,7 @@ export const contract = {
       .object({
         jobId,
         teacherIds: z.array(id).min(1).max(MAX_TEACHERS),
-        layers: z.array(z.union([z.literal(6), z.literal(4), z.literal(3), z.literal(2), z.literal(1)])).min(1).max(5),
+        layers: z.array(z.union([z.literal(6), z.literal(4), z.literal(3), z.literal(2), z.literal(1)])).min(1).max(5).optional(),
         mode: z.enum(['dynamic', 'fixed', 'hidden', 'none']),
         epochs: z.number().int().min(1).max(50).optional(),
         seed: z.number().int().min(0).optional(),

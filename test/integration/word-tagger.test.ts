@@ -1,7 +1,8 @@
 // The word tagger in the app, through the handler table and the real model host: the form's
 // default choice trains it from scratch, it tags the workspace into suggestions, it retrains from
-// reviewed documents into a candidate (warm start, before/after), and it teaches a BERT student
-// through its tags beside a BERT teacher (alone, distillation refuses it with the reason).
+// reviewed documents into a candidate (warm start, before/after), it teaches a BERT student
+// through its tags beside a BERT teacher (alone, distillation refuses it with the reason), and two
+// word taggers teach a new word-tagger student their agreed tags.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -114,7 +115,7 @@ describe('the word tagger in the app', () => {
 
   it('teaches a BERT student beside a character-aware BERT, through its tags on the unreviewed documents; alone it is refused', async () => {
     const alone = await call('distill:plan', { teacherIds: [trained.id] })
-    expect(alone).toMatchObject({ method: null, problem: expect.stringMatching(/words is a word tagger: the student is a smaller copy of a BERT teacher, so add one/) })
+    expect(alone).toMatchObject({ method: null, studentKind: null, problem: expect.stringMatching(/words is a word tagger: alone its tags would teach a new model nothing .*Models view/) })
     expect((await fail('distill:start', { jobId: 'w-d', teacherIds: [trained.id], layers: [1], mode: 'dynamic' })).message).toMatch(/is a word tagger/)
 
     // A 2-layer BERT with a character channel, on the synthetic vocabulary.
@@ -130,7 +131,7 @@ describe('the word tagger in the app', () => {
     const bert = await call('models:import', { path: src, name: 'char bert' })
 
     const plan = await call('distill:plan', { teacherIds: [trained.id, bert.id] })
-    expect(plan).toMatchObject({ method: 'teacher-tags', problem: null, baseId: bert.id, maxLayers: 2 })
+    expect(plan).toMatchObject({ method: 'teacher-tags', studentKind: 'bert', int8Unavailable: null, problem: null, baseId: bert.id, maxLayers: 2 })
     expect(plan.summary).toMatch(/a word tagger cannot give soft labels to a BERT student/)
     expect(plan.unreviewedDocuments).toBeGreaterThan(0)
     expect(plan.candidates.find((c) => c.modelId === trained.id)).toMatchObject({ wordTagger: true, compatible: true })
@@ -154,4 +155,47 @@ describe('the word tagger in the app', () => {
     expect(Number(found?.[1])).toBeGreaterThan(0)
     expect(student.devScores).not.toBeNull()
   }, 240_000)
+
+  it('two word taggers teach one new word-tagger student their agreed tags, stored with its teachers and summary', async () => {
+    const second = (await call('models:train', { jobId: 'w-2', name: 'words 2', preset: WORD_LSTM, epochs: 3, seed: 7 })).model!
+    const plan = await call('distill:plan', { teacherIds: [second.id, trained.id] })
+    expect(plan).toMatchObject({ method: 'teacher-tags', studentKind: 'word-tagger', problem: null, baseId: null, maxLayers: 0 })
+    expect(plan.int8Unavailable).toMatch(/the app's int8 job reads BERT folders only/)
+    expect(plan.unreviewedDocuments).toBeGreaterThan(0)
+    // BERT layers make no sense for a word-tagger student, and a BERT student needs them.
+    expect((await fail('distill:start', { jobId: 'w-ww-layers', teacherIds: [second.id, trained.id], layers: [1], mode: 'dynamic' })).message).toMatch(
+      /all word taggers: the student is one new word tagger .* leave out layers \(asked for 1\)/,
+    )
+
+    // The app's int8 job reads BERT folders only.
+    expect((await fail('distill:start', { jobId: 'w-ww-int8', teacherIds: [second.id, trained.id], mode: 'dynamic', int8: true })).message).toMatch(/No int8 version of this student: the app's int8 job reads BERT folders only; `fastbioner quantize/)
+
+    const r = await call('distill:start', { jobId: 'w-ww', teacherIds: [second.id, trained.id], mode: 'dynamic', epochs: 2, seed: 4 })
+    expect(r.cancelled).toBe(false)
+    expect(r.students).toHaveLength(1)
+    const student = r.students[0]!
+    expect(isWordTaggerFolder(student.path)).toBe(true)
+    expect(student).toMatchObject({
+      name: 'words 2 + 1 more → word tagger',
+      kind: 'student',
+      parentId: second.id,
+      layers: 1,
+      hidden: 400,
+      entityTypes: ['Disease'],
+      distillation: { teachers: [{ id: second.id, name: 'words 2' }, { id: trained.id, name: 'words' }], method: 'teacher-tags', mode: null },
+    })
+    expect(student.devScores).not.toBeNull()
+    const summary = student.trainingSummary ?? ''
+    const counts = /\(words 2: (\d+) mentions?, words: (\d+) mentions?; (\d+) mentions? more than half of them agree on, which the student learnt\) beside (\d+) reviewed documents; a new word tagger \(BiLSTM-CRF\), \d+ held out for devel; 2 epochs$/.exec(summary)
+    expect(counts, summary).not.toBeNull()
+    const [a, b, agreed] = counts!.slice(1, 4).map(Number)
+    expect(a).toBeGreaterThan(0)
+    expect(b).toBeGreaterThan(0)
+    expect(agreed).toBeGreaterThan(0)
+    expect(agreed).toBeLessThanOrEqual(Math.min(a, b))
+    // The folder records what taught it.
+    const meta = JSON.parse(readFileSync(join(student.path, 'fastbioner.json'), 'utf8')) as { arch: string; source: { teachers: string[]; method: string } }
+    expect(meta).toMatchObject({ arch: 'word-lstm', source: { teachers: [second.path, trained.path], method: 'teacher-tags' } })
+    expect(ws.listModels().filter((m) => m.kind === 'student' && m.distillation?.teachers[0].id === second.id)).toHaveLength(1)
+  }, 360_000)
 })

@@ -2,9 +2,10 @@
 // the base teacher (a BERT). Soft labels through core/distill, or — for teachers that cannot give
 // the student soft labels (a word tagger, another vocabulary) — their tags on unlabelled
 // documents, the mentions most of them agree on (sequence-level KD from an ensemble, as
-// `fastbioner train --teacher … --transfer …` does).
+// `fastbioner train --teacher … --transfer …` does). Word taggers alone teach that way a new word
+// tagger, trained by the app's word-tagger job.
 import { isWordTaggerFolder } from '../../core/model/word-tagger'
-import { continuedTrainingLr, TRAIN_DEFAULTS } from '@shared/recipes'
+import { continuedTrainingLr, TRAIN_DEFAULTS, WORD_LSTM } from '@shared/recipes'
 import type { CorpusDocument } from '@shared/domain'
 import { distillCheckpoints, taskLabels } from '../../core/distill/run'
 import { createStudent } from '../../core/distill/student'
@@ -18,8 +19,10 @@ import { majorityMentions } from '../../core/train/transfer'
 import type { HostParams, HostResult, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
 import { ensureBackend, HostInputError, inferenceThreads, log, phase, stepReporter, trainedCheckpoint, type Job } from './common'
+import { trainWordTaggerJob, WORD_TAGGER_ENGINE } from './word-tagger'
 
 export const distill: Job<'distill'> = async (p, ctx) => {
+  if (p.studentKind === 'word-tagger') return wordTaggerStudent(p, ctx)
   const baseDir = p.teacherDirs[p.base]
   if (baseDir === undefined) throw new HostInputError(`base teacher ${p.base} is not one of the ${p.teacherDirs.length} teachers`)
   if (isWordTaggerFolder(baseDir)) throw new HostInputError(`${baseDir} is a word tagger: the student is a copy of a BERT teacher; choose one as the base`)
@@ -109,30 +112,86 @@ async function tagWithTeachers(p: HostParams<'distill'>, docs: readonly CorpusDo
   return found
 }
 
-async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<HostResult<'distill'>> {
-  const b = await ensureBackend()
-  const t0 = performance.now()
+/** The teachers' tags on `p.unlabelled`: what each found, and one copy of the documents with the mentions more than half of them agree on. */
+interface AgreedTags {
+  unlabelled: CorpusDocument[]
+  /** Per teacher, the mentions it found in each document. */
+  found: Array<Array<CorpusDocument['mentions']>>
+  /** The unlabelled documents (ids marked as the teachers') with the agreed mentions. */
+  agreed: CorpusDocument[]
+}
+
+/** Every teacher tags `p.unlabelled` once; null when cancelled meanwhile. */
+async function agreedTags(p: HostParams<'distill'>, ctx: JobContext): Promise<AgreedTags | null> {
   const unlabelled = p.unlabelled ?? []
   if (unlabelled.length === 0) throw new HostInputError('no unlabelled documents for the teachers to tag')
-  const curve: TrainedCheckpoint['curve'] = []
-  const cancelled = (): HostResult<'distill'> => ({
-    cancelled: true, saved: false, summary: null, devScores: null, bestEpoch: null, steps: 0, epochs: 0,
-    seconds: (performance.now() - t0) / 1000, backend: b.name, notes: [], curve, layerMap: [],
-  })
   let found: Array<Array<CorpusDocument['mentions']>>
   try {
     found = await tagWithTeachers(p, unlabelled, ctx)
   } catch (e) {
-    if (ctx.signal.aborted) return cancelled()
+    if (ctx.signal.aborted) return null
     throw e
   }
-  if (ctx.signal.aborted) return cancelled()
+  if (ctx.signal.aborted) return null
+  // One copy of the documents with the mentions most teachers agree on (as train --teacher given
+  // several times for a head): better labels than any one teacher's (docs/ACCURACY.md).
+  const agreed = unlabelled.map((d, i) => ({ ...d, id: `${d.id}~teachers`, mentions: majorityMentions(found.map((f) => f[i])) }))
+  return { unlabelled, found, agreed }
+}
+
+/** A run cancelled before its student trained. */
+const cancelledBeforeTraining = (t0: number, backend: string): HostResult<'distill'> => ({
+  cancelled: true, saved: false, summary: null, devScores: null, bestEpoch: null, steps: 0, epochs: 0,
+  seconds: (performance.now() - t0) / 1000, backend, notes: [], curve: [], layerMap: [],
+})
+
+/** What the result reports of the teachers' tags: each teacher's mentions and the agreed ones. */
+const tagCounts = ({ found, agreed }: Pick<AgreedTags, 'found' | 'agreed'>) => ({
+  taggedMentions: found.map((f) => f.reduce((n, ms) => n + ms.length, 0)),
+  agreedMentions: agreed.reduce((n, d) => n + d.mentions.length, 0),
+})
+
+const teachersTagsOf = (teachers: number, documents: number) => `${teachers > 1 ? `${teachers} teachers' agreed tags` : "the teacher's tags"} of ${documents}`
+
+/**
+ * Word-tagger teachers alone: a new word tagger trained on the reviewed documents and the
+ * mentions more than half of the teachers agree on (their span majority beat each of them, and
+ * so did the student it taught: core/distill/plan), through the app's word-tagger training job.
+ */
+async function wordTaggerStudent(p: HostParams<'distill'>, ctx: JobContext): Promise<HostResult<'distill'>> {
+  if (p.method !== 'teacher-tags') throw new HostInputError('a word-tagger student learns its teachers\' tags (teacher-tags), not soft labels')
+  const bert = p.teacherDirs.find((d) => !isWordTaggerFolder(d))
+  if (bert !== undefined) throw new HostInputError(`${bert} is not a word tagger: with a BERT teacher the student is a copy of it`)
+  const t0 = performance.now()
+  const tags = await agreedTags(p, ctx)
+  if (!tags) return cancelledBeforeTraining(t0, WORD_TAGGER_ENGINE)
+  const result = await trainWordTaggerJob(
+    {
+      dir: p.outDir,
+      preset: WORD_LSTM,
+      train: p.train,
+      dev: p.dev,
+      epochs: p.epochs,
+      seed: p.seed,
+      lr: p.lr,
+      metadata: { source: { teachers: p.teacherDirs, method: p.method, unlabelledDocuments: tags.unlabelled.length } },
+    },
+    ctx,
+    { transfer: { documents: tags.agreed, mentions: { [DEFAULT_HEAD]: tags.agreed.map((d) => d.mentions) } }, description: teachersTagsOf(p.teacherDirs.length, tags.unlabelled.length) },
+  )
+  return { ...result, layerMap: [], ...tagCounts(tags) }
+}
+
+async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<HostResult<'distill'>> {
+  const b = await ensureBackend()
+  const t0 = performance.now()
+  const tags = await agreedTags(p, ctx)
+  if (!tags) return cancelledBeforeTraining(t0, b.name)
+  const curve: TrainedCheckpoint['curve'] = []
+  const { unlabelled, found, agreed: transfer } = tags
   const baseDir = p.teacherDirs[p.base]
   phase(ctx, `Loading ${baseDir}`)
   const ck = await loadCheckpoint(baseDir, { trainable: false })
-  // One copy of the documents with the mentions most teachers agree on (as train --teacher given
-  // several times for a head): better labels than any one teacher's (docs/ACCURACY.md).
-  const transfer = unlabelled.map((d, i) => ({ ...d, id: `${d.id}~teachers`, mentions: majorityMentions(found.map((f) => f[i])) }))
   const task = { name: DEFAULT_HEAD, train: [...p.train, ...transfer] }
   let student
   try {
@@ -146,7 +205,7 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
   const tokenizer = new WordPieceTokenizer(ck.vocab, { lowercase: ck.lowercase, source: `${baseDir}/vocab.txt` })
   let result
   try {
-    phase(ctx, `Training a ${p.layers}-layer student on ${p.train.length} reviewed documents and ${found.length > 1 ? `${found.length} teachers' agreed tags` : "the teacher's tags"} of ${unlabelled.length}`)
+    phase(ctx, `Training a ${p.layers}-layer student on ${p.train.length} reviewed documents and ${teachersTagsOf(found.length, unlabelled.length)}`)
     result = await train({
       model: student.model,
       tokenizer,
@@ -182,7 +241,6 @@ async function teacherTags(p: HostParams<'distill'>, ctx: JobContext): Promise<H
       notes: [`initialised from the base teacher's embeddings and layers ${student.layerMap.join(', ')}`, `trainer: ${result.trainer} (${result.trainerReason})`],
     })),
     layerMap: student.layerMap,
-    taggedMentions: found.map((f) => f.reduce((n, ms) => n + ms.length, 0)),
-    agreedMentions: transfer.reduce((n, d) => n + d.mentions.length, 0),
+    ...tagCounts(tags),
   }
 }

@@ -9,13 +9,14 @@ import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadWordTagger, saveWordTagger, type WordTaggerFolder } from '../../core/model/word-tagger'
 import { typesOfLabels } from '../../core/nlp/bio'
 import { wordTaggerFor } from '../../core/tag/open'
-import { trainWordTagger, WORD_TAGGER_RECIPE } from '../../core/train/word-loop'
+import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTransferSet } from '../../core/train/word-loop'
 import { planWordRetrain, retrainWordModel } from '../../core/train/word-retrain'
 import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
 import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain, trainedCheckpoint } from './common'
 
-const ENGINE = 'onnxruntime-cpu'
+/** Where word taggers train and run. */
+export const WORD_TAGGER_ENGINE = 'onnxruntime-cpu'
 
 export function wordTaggerSummary(dir: string, m: Pick<WordTaggerFolder, 'config' | 'heads' | 'params'>): ModelSummary {
   const labels = m.heads[DEFAULT_HEAD] ?? Object.values(m.heads)[0] ?? ['O']
@@ -50,13 +51,23 @@ export async function scoreSavedWordTagger(dir: string, docs: readonly CorpusDoc
   return { summary: wordTaggerSummary(dir, m), devScores: await scoreWordTagger(m, docs) }
 }
 
-/** trainModel for `preset: word-lstm` (from scratch) or an initDir holding a word tagger (warm start). */
-export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobContext): Promise<HostResult<'trainModel'>> {
+/** Documents tagged by teachers for a word tagger to learn beside the gold ones (the distill job's word-tagger student), and what the phase says of them. */
+export interface WordTaggerTeaching {
+  transfer: WordTransferSet
+  description: string
+}
+
+/**
+ * trainModel for `preset: word-lstm` (from scratch) or an initDir holding a word tagger (warm
+ * start); with `teaching`, also trained on the teachers' tags (sequence-level KD).
+ */
+export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobContext, teaching?: WordTaggerTeaching): Promise<HostResult<'trainModel'>> {
   const t0 = performance.now()
   const init = p.initDir ? loadWordTagger(p.initDir) : undefined
   const curve: TrainedCheckpoint['curve'] = []
-  phase(ctx, `Training the word tagger${init ? ` from ${p.initDir}` : ''} on ${p.train.length} documents`)
+  phase(ctx, `Training the word tagger${init ? ` from ${p.initDir}` : ''} on ${p.train.length} documents${teaching ? ` and ${teaching.description}` : ''}`)
   const result = await trainWordTagger({
+    transfer: teaching?.transfer,
     tasks: [{ head: DEFAULT_HEAD, train: p.train, dev: p.dev.length ? p.dev : undefined }],
     outDir: p.dir,
     epochs: p.epochs,
@@ -74,7 +85,7 @@ export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobCo
     dir: p.dir,
     dev: p.dev,
     t0,
-    backend: ENGINE,
+    backend: WORD_TAGGER_ENGINE,
     score: scoreSavedWordTagger,
     notes: [
       init
@@ -99,7 +110,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
   if (newTypes.length) notes.push(`the base model does not know ${newTypes.join(', ')}: its head was replaced by a new one for ${typesOfLabels(labels).join(', ')}`)
   phase(ctx, `Scoring the base model on ${p.heldOut.length} held-out documents`)
   const before = (await scoreWordTagger(base, p.heldOut, baseHead)) ?? { precision: 0, recall: 0, f1: 0, types: {} }
-  if (ctx.signal.aborted) return cancelledRetrain(p, ENGINE, before, notes, t0)
+  if (ctx.signal.aborted) return cancelledRetrain(p, WORD_TAGGER_ENGINE, before, notes, t0)
   const curve: TrainedCheckpoint['curve'] = []
   try {
     phase(ctx, `Fine-tuning on ${p.train.length + extra.length} documents`)
@@ -112,7 +123,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
       signal: ctx.signal,
       onProgress: stepReporter(ctx, curve),
     })
-    if (result.cancelled) return cancelledRetrain(p, ENGINE, before, notes, t0, curve)
+    if (result.cancelled) return cancelledRetrain(p, WORD_TAGGER_ENGINE, before, notes, t0, curve)
     notes.push(`trainer: ${result.trainer}`)
     // The last epoch is the candidate (no selection on the held-out documents, as for BERT models).
     const after = (await scoreWordTagger(result.model, p.heldOut)) ?? before
@@ -130,7 +141,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
       steps: result.steps,
       epochs: result.epochs.length,
       seconds: (performance.now() - t0) / 1000,
-      backend: ENGINE,
+      backend: WORD_TAGGER_ENGINE,
       notes,
       curve,
       before,

@@ -1,12 +1,19 @@
 // distill:plan and distill:start: smaller students distilled from one or several teachers, one
-// per requested depth, each followed by its int8 version when asked. core/distill/plan decides
-// the method (soft labels, or the teachers' tags on the unreviewed documents).
-import { DISTILL_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
+// per requested depth (word-tagger teachers alone: one new word tagger), each followed by its int8
+// version when asked. core/distill/plan decides the method (soft labels, or the teachers' tags on
+// the unreviewed documents) and the student's kind.
+import { DISTILL_RECIPE, SCRATCH_RECIPE, TRAIN_DEFAULTS } from '@shared/recipes'
 import { MAX_TEACHERS, type DistillPlan, type ModelDistillation, type ModelInfo } from '@shared/ipc'
 import { StoreError, type ModelRecord, type Workspace } from '../../core/store'
 import { chooseMethod, incompatibility, teacherFacts, type PlanModel, type TeacherFacts } from '../../core/distill/plan'
 import type { Handlers } from '../handlers'
 import { mentionCount, type ModelRuntime, plural, savedFolderFields, splitDocuments, toInfo } from './runtime'
+
+/**
+ * The app's int8 job (host job 'quantize') scores its result as a BERT folder, so a word-tagger
+ * student gets none here; the CLI's quantize does write a word tagger's int8 version.
+ */
+const WORD_TAGGER_STUDENT_INT8_UNAVAILABLE = "the app's int8 job reads BERT folders only; `fastbioner quantize --model DIR --out DIR2` makes a word tagger's int8 version"
 
 const asPlanModel = (m: ModelRecord): PlanModel => ({ id: m.id, name: m.name, dir: m.path, layers: m.layers, entityTypes: m.entityTypes })
 
@@ -50,6 +57,8 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
     })
     const result: DistillPlan = {
       method: choice.problem ? null : choice.method,
+      studentKind: choice.problem ? null : choice.student,
+      int8Unavailable: choice.student === 'word-tagger' ? WORD_TAGGER_STUDENT_INT8_UNAVAILABLE : null,
       summary: choice.summary,
       problem: choice.problem,
       baseId: choice.base === null ? null : chosen[choice.base].id,
@@ -67,14 +76,22 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
 
     async 'distill:start'(req) {
       const ws = workspace()
-      const { result: p, chosen, base: teacher, unreviewed } = plan(ws, req.teacherIds)
-      if (p.problem || !p.method || !teacher) throw new StoreError('invalid_request', p.problem ?? 'Nothing to distil with these teachers')
+      const { result: p, chosen, base, unreviewed } = plan(ws, req.teacherIds)
+      const studentKind = p.studentKind
+      if (p.problem || !p.method || !studentKind) throw new StoreError('invalid_request', p.problem ?? 'Nothing to distil with these teachers')
       const method = p.method
+      // The student's parent: the BERT it is a copy of; a word-tagger student's first teacher.
+      const teacher = base ?? chosen[0]
+      const requested = [...new Set(req.layers ?? [])]
+      if (studentKind === 'word-tagger' && requested.length) {
+        throw new StoreError('invalid_request', `These teachers are all word taggers: the student is one new word tagger (BiLSTM-CRF), which has no BERT layers to choose; leave out layers (asked for ${requested.join(', ')})`)
+      }
+      if (req.int8 && p.int8Unavailable) throw new StoreError('invalid_request', `No int8 version of this student: ${p.int8Unavailable}`)
+      if (studentKind === 'bert' && !requested.length) throw new StoreError('invalid_request', `Choose the student's layers (at most ${p.maxLayers})`)
       if (method === 'soft-labels' && req.mode === 'none' && chosen.length > 1) {
         throw new StoreError('invalid_request', `KD mode 'none' learns from the gold labels alone, without a teacher: choose one teacher (its copy is the student) or another mode`)
       }
-      const layersList = [...new Set(req.layers)]
-      const tooDeep = layersList.filter((n) => n > p.maxLayers)
+      const tooDeep = requested.filter((n) => n > p.maxLayers)
       if (tooDeep.length) {
         const who = chosen.length > 1 && method === 'soft-labels' ? 'The shallowest teacher' : `"${teacher.name}"`
         throw new StoreError('invalid_request', `${who} has ${p.maxLayers} layers: a student can have at most that many (asked for ${tooDeep.join(', ')})`)
@@ -82,7 +99,13 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
       const docs = trainingDocuments(ws)
       if (mentionCount(docs) === 0) throw new StoreError('invalid_request', 'Nothing to distil on yet: annotate some documents first')
       const seed = req.seed ?? TRAIN_DEFAULTS.seed
-      const epochs = req.epochs ?? DISTILL_RECIPE.epochs
+      // A word-tagger student trains from scratch, as models:train's word tagger does.
+      const epochs = req.epochs ?? (studentKind === 'word-tagger' ? SCRATCH_RECIPE.epochs : DISTILL_RECIPE.epochs)
+      const namePrefix = chosen.length > 1 ? `${teacher.name} + ${chosen.length - 1} more` : teacher.name
+      const studentsToMake =
+        studentKind === 'word-tagger'
+          ? [{ layers: null, label: 'word-tagger student', name: `${namePrefix} → word tagger` }]
+          : requested.map((layers) => ({ layers, label: `${layers}-layer student`, name: `${namePrefix} → ${layers} layers` }))
       const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
       const teacherNames = chosen.map((t) => t.name).join(', ')
       // teacher tags: a seeded sample of the unreviewed documents, so a large workspace keeps the wait bounded.
@@ -135,31 +158,26 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
       }
 
       try {
-        for (const layers of layersList) {
+        for (const { layers, label, name } of studentsToMake) {
           if (signal.aborted) {
             cancelled = true
             break
           }
-          const label = `${layers}-layer student`
           let student: ModelInfo
           const emit = progressEmitter(req.jobId, label)
-          const rec = await reserve(ws, {
-            name: ws.uniqueModelName(`${chosen.length > 1 ? `${teacher.name} + ${chosen.length - 1} more` : teacher.name} → ${layers} layers`),
-            kind: 'student',
-            parentId: teacher.id,
-            distillation,
-          })
+          const rec = await reserve(ws, { name: ws.uniqueModelName(name), kind: 'student', parentId: teacher.id, distillation })
           job.models.add(rec.id)
-          const runId = (job.runId = ws.startRun('distill', rec.id, { teacherIds: chosen.map((t) => t.id), method, layers, mode: distillation.mode, epochs, seed }))
+          const runId = (job.runId = ws.startRun('distill', rec.id, { teacherIds: chosen.map((t) => t.id), method, studentKind, layers, mode: distillation.mode, epochs, seed }))
           try {
             const r = await host().request(
               'distill',
               {
                 teacherDirs: chosen.map((t) => t.path),
+                studentKind,
                 base: chosen.indexOf(teacher),
                 method,
                 outDir: rec.path,
-                layers,
+                layers: layers ?? 0,
                 mode: req.mode,
                 train,
                 dev,
@@ -185,7 +203,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
               trainingSummary:
                 (method === 'soft-labels'
                   ? `Distilled from ${teacherNames} (${req.mode} KD${chosen.length > 1 ? ', soft labels averaged, temperature ramp, a feature loss per teacher' : ''}, layers of ${teacher.name}: ${r.layerMap.join(', ')}) on ${plural(train.length, 'document')}`
-                  : `Learnt the tags of ${teacherNames} on ${plural(unlabelled!.length, 'unreviewed document')} (${(r.taggedMentions ?? []).map((n, k) => `${chosen[k].name}: ${plural(n, 'mention')}`).join(', ')}${chosen.length > 1 ? `; ${plural(r.agreedMentions ?? 0, 'mention')} more than half of them agree on, which the student learnt` : ''}) beside ${plural(train.length, 'reviewed document')}; a copy of ${teacher.name}'s layers ${r.layerMap.join(', ')}`) +
+                  : `Learnt the tags of ${teacherNames} on ${plural(unlabelled!.length, 'unreviewed document')} (${(r.taggedMentions ?? []).map((n, k) => `${chosen[k].name}: ${plural(n, 'mention')}`).join(', ')}${chosen.length > 1 ? `; ${plural(r.agreedMentions ?? 0, 'mention')} more than half of them agree on, which the student learnt` : ''}) beside ${plural(train.length, 'reviewed document')}; ${studentKind === 'word-tagger' ? 'a new word tagger (BiLSTM-CRF)' : `a copy of ${teacher.name}'s layers ${r.layerMap.join(', ')}`}`) +
                 (dev.length ? `, ${dev.length} held out for devel` : '') +
                 `; ${r.epochs} epochs`,
             })

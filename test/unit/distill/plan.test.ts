@@ -1,5 +1,6 @@
 // Which distillation a choice of teachers gets (core/distill/plan): soft labels only when every
-// teacher is a BERT reading the student's input, teacher tags otherwise, refusals with a reason.
+// teacher is a BERT reading the student's input, teacher tags otherwise (word taggers alone: into
+// a word-tagger student), refusals with a reason.
 import { chooseMethod, incompatibility, type PlanModel, type TeacherFacts } from '@core/distill/plan'
 
 const bert = (id: number, layers: number, types = ['Disease']): PlanModel => ({ id, name: `bert${id}`, dir: `/m/${id}`, layers, entityTypes: types })
@@ -9,7 +10,7 @@ const W: TeacherFacts = { wordTagger: true, tokenizer: null, chars: null }
 
 describe('chooseMethod', () => {
   it('one BERT: soft labels, as deep as it', () => {
-    expect(chooseMethod([bert(1, 4)], [B], 0)).toMatchObject({ method: 'soft-labels', problem: null, base: 0, maxLayers: 4 })
+    expect(chooseMethod([bert(1, 4)], [B], 0)).toMatchObject({ method: 'soft-labels', student: 'bert', problem: null, base: 0, maxLayers: 4 })
   })
 
   it('same-tokenizer BERTs: soft labels with the ramp, the deepest is the base, no deeper than the shallowest', () => {
@@ -34,11 +35,21 @@ describe('chooseMethod', () => {
     expect(chooseMethod([words(1), bert(2, 3)], [W, B], 0)).toMatchObject({ method: null, problem: expect.stringMatching(/No unreviewed documents/) })
   })
 
-  it('refuses word taggers alone, no teacher, and teachers of other entity types', () => {
-    expect(chooseMethod([words(1)], [W], 9).problem).toMatch(/words1 is a word tagger: the student is a smaller copy of a BERT teacher/)
-    expect(chooseMethod([words(1), words(2)], [W, W], 9).problem).toMatch(/These are all word taggers/)
+  it('two or more word taggers alone: teacher tags into a new word-tagger student, no layers, needing unreviewed documents', () => {
+    const c = chooseMethod([words(1), words(2)], [W, W], 9)
+    expect(c).toMatchObject({ method: 'teacher-tags', student: 'word-tagger', problem: null, base: null, maxLayers: 0 })
+    expect(c.summary).toMatch(/a new word tagger \(BiLSTM-CRF\) learns the tags more than half of them agree on beside the reviewed documents\. The KD mode and layers do not apply/)
+    expect(chooseMethod([words(1), words(2), words(3)], [W, W, W], 9)).toMatchObject({ method: 'teacher-tags', student: 'word-tagger' })
+    expect(chooseMethod([words(1), words(2)], [W, W], 0)).toMatchObject({ method: null, student: null, problem: expect.stringMatching(/No unreviewed documents/) })
+    // A BERT among them: the student stays a copy of the BERT.
+    expect(chooseMethod([words(1), words(2), bert(3, 2)], [W, W, B], 9)).toMatchObject({ method: 'teacher-tags', student: 'bert', base: 2, maxLayers: 2 })
+  })
+
+  it('refuses one word tagger alone (retraining is what it needs), no teacher, and teachers of other entity types', () => {
+    expect(chooseMethod([words(1)], [W], 9)).toMatchObject({ method: null, student: null, problem: expect.stringMatching(/words1 is a word tagger: alone its tags would teach .*retrain it from your corrections in the Models view.*add another word tagger/) })
     expect(chooseMethod([], [], 9).problem).toMatch(/Choose at least one teacher/)
     expect(chooseMethod([bert(1, 4), bert(2, 4, ['Chemical'])], [B, B], 9).problem).toMatch(/bert2 cannot teach with the others: its entity types \(Chemical\) differ from bert1's \(Disease\)/)
+    expect(chooseMethod([words(1), words(2, ['Chemical'])], [W, W], 9)).toMatchObject({ method: null, problem: expect.stringMatching(/words2 cannot teach with the others: its entity types \(Chemical\) differ from words1's \(Disease\)/) })
   })
 })
 
