@@ -1,8 +1,8 @@
 // Multi-teacher distillation in the Distil tab (issue 26 item 5), through the real UI, handler
 // table and model host: teachers are chosen with check boxes (a model with other entity types is
 // offered disabled, with the reason), the tab says which distillation will run — soft labels for
-// same-vocabulary BERTs, the teachers' tags when a word tagger is among them — and the comparison
-// names each student's teachers.
+// same-vocabulary BERTs, the teachers' tags when a word tagger is among them, a new word-tagger
+// student for word taggers alone — and the comparison names each student's teachers.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
@@ -22,6 +22,7 @@ let h: Harness
 const WAIT = { timeout: 20_000 }
 let bert: ModelInfo
 let words: ModelInfo
+let words2: ModelInfo
 let copy: ModelInfo
 let diseaseOnly: ModelInfo
 
@@ -54,7 +55,7 @@ const option = (page: Page, m: ModelInfo) => page.locator(`.teacher-option[data-
 const method = (page: Page) => page.getByTestId('distil-method')
 
 describe('Multi-teacher distillation in the Distil tab', () => {
-  it('sets up a BERT, a word tagger, a copy of the BERT and a model with other entity types', async () => {
+  it('sets up a BERT, two word taggers, a copy of the BERT and a model with other entity types', async () => {
     const train = join(h.dir, 'mt-train.pubtator')
     const untagged = join(h.dir, 'mt-untagged.pubtator')
     writeFileSync(train, inventedCorpus({ firstId: 93000001, count: 40, seed: 3, annotated: true }))
@@ -65,6 +66,7 @@ describe('Multi-teacher distillation in the Distil tab', () => {
 
     bert = (await invoke<{ model: ModelInfo }>('models:train', { jobId: 'mt-bert', name: 'tiny bert', preset: 'cpu-tiny', epochs: 2, seed: 1 })).model
     words = (await invoke<{ model: ModelInfo }>('models:train', { jobId: 'mt-words', name: 'words', preset: WORD_LSTM, epochs: 2, seed: 1 })).model
+    words2 = (await invoke<{ model: ModelInfo }>('models:train', { jobId: 'mt-words-2', name: 'words 2', preset: WORD_LSTM, epochs: 2, seed: 2 })).model
     copy = await importFolder(bert.path, 'tiny bert copy')
     // A random BERT that knows Disease only: the others tag Chemical and Disease.
     const tf = await useCpuBackend()
@@ -113,11 +115,31 @@ describe('Multi-teacher distillation in the Distil tab', () => {
     await h.screenshot('61b-distil-teacher-tags-kd-modes-off')
     await expectAccessible(page, 'distil tab: a word tagger among the teachers')
 
-    // The word tagger alone cannot be the student's base.
+    // One word tagger alone teaches nothing its retraining would not.
     await option(page, bert).locator('input').uncheck()
     await option(page, copy).locator('input').uncheck()
-    await expect.poll(() => method(page).textContent(), WAIT).toMatch(/words is a word tagger: the student is a smaller copy of a BERT teacher/)
+    await expect.poll(() => method(page).textContent(), WAIT).toMatch(/words is a word tagger: alone its tags would teach .*Models view/)
     expect(await page.getByTestId('start-distil').isDisabled()).toBe(true)
+
+    // Two word taggers: their agreed tags teach one new word tagger; no layers to choose, no KD mode.
+    await option(page, words2).locator('input').check()
+    await expect.poll(() => method(page).getAttribute('data-method'), WAIT).toBe('teacher-tags')
+    const form = page.getByTestId('distil-form')
+    expect(await page.getByTestId('distil-student').textContent()).toBe(
+      "Student: a word tagger (BiLSTM-CRF), trained on the reviewed documents and the teachers' agreed tags.",
+    )
+    expect(await form.locator('input[data-layers]').count()).toBe(0)
+    expect(await method(page).textContent()).toMatch(/a new word tagger \(BiLSTM-CRF\) learns the tags more than half of them agree on.*They tag all 10 unreviewed documents/)
+    expect(await page.locator('input[name="kd-mode"][value="dynamic"]').isDisabled()).toBe(true)
+    expect(await form.getByTestId('distil-int8').isDisabled()).toBe(true)
+    expect(await form.textContent()).toMatch(/Not for this student: the app's int8 job reads BERT folders only/)
+    const start = form.getByTestId('start-distil')
+    expect(await start.textContent()).toBe('Distil into a word tagger')
+    expect(await start.isDisabled()).toBe(false)
+    await dismissToasts(page)
+    await h.screenshot('63-distil-word-taggers')
+    await expectAccessible(page, 'distil tab: two word taggers, a word-tagger student')
+    await option(page, words2).locator('input').uncheck()
   }, 60_000)
 
   it('distils the BERT and the word tagger into a student registered with both, named in the comparison', async () => {

@@ -1,6 +1,7 @@
 // The Distil tab: choose one or several teachers (models with other entity types are shown
-// disabled, with the reason), student depths, a KD mode and whether to add int8 versions; what
-// kind of distillation will run (distill:plan); live curves; compare the result.
+// disabled, with the reason), student depths (none for word-tagger teachers alone: their student
+// is one new word tagger), a KD mode and whether to add int8 versions; what kind of distillation
+// will run (distill:plan); live curves; compare the result.
 import { useEffect, useId, useState } from 'react'
 import type { DistillMode, DistillPlan, ModelInfo } from '@shared/ipc'
 import { DISTILL_RECIPE, FORM_DEFAULTS } from '@shared/recipes'
@@ -79,6 +80,9 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const allowed = (n: number) => ready && n < plan!.maxLayers
   const chosenLayers = layers.filter(allowed)
   const tags = plan?.method === 'teacher-tags'
+  const wordTaggerStudent = plan?.studentKind === 'word-tagger'
+  const canStart = ready && (wordTaggerStudent || chosenLayers.length > 0)
+  const int8Unavailable = plan?.int8Unavailable ?? null
   const several = chosen.length > 1
   const modeDisabled = (m: DistillMode) => tags || (several && m === 'none')
   const effectiveMode: DistillMode = several && mode === 'none' ? 'dynamic' : mode
@@ -86,10 +90,10 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const toggle = (id: number, on: boolean) => setTeacherIds((ids) => (on ? [...(ids ?? []), id] : (ids ?? []).filter((x) => x !== id)))
 
   const start = async () => {
-    if (!ready || chosenLayers.length === 0) return
+    if (!canStart) return
     const names = chosen.map((m) => m.name).join(', ')
     const r = await runModelJob('distill', `Distilling ${names}`, (jobId) =>
-      api.distill({ jobId, teacherIds: chosen.map((m) => m.id), layers: chosenLayers, mode: effectiveMode, epochs, int8 }),
+      api.distill({ jobId, teacherIds: chosen.map((m) => m.id), ...(wordTaggerStudent ? {} : { layers: chosenLayers }), mode: effectiveMode, epochs, int8: int8 && !int8Unavailable }),
     )
     await refreshModels()
     if (r?.students.length) notify('success', `Distilled ${r.students.map((s) => s.name).join(', ')} from ${names}.`)
@@ -166,27 +170,33 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
                 </>
               ) : null}
             </div>
-            <fieldset className="form-row checks">
-              <legend>Student depth (layers)</legend>
-              <div className="check-row">
-                {LAYER_CHOICES.map((n) => (
-                  <label key={n} className={`check${allowed(n) ? '' : ' is-disabled'}`} title={allowed(n) ? '' : `Needs teachers with more than ${n} layers`}>
-                    <input
-                      type="checkbox"
-                      checked={layers.includes(n) && allowed(n)}
-                      disabled={!allowed(n)}
-                      onChange={(e) => setLayers((l) => (e.target.checked ? [...l, n] : l.filter((x) => x !== n)))}
-                      data-layers={n}
-                    />
-                    {n} layer{n === 1 ? '' : 's'}
-                  </label>
-                ))}
-              </div>
-              <p className="muted small-print">
-                FastBioNER distils a 12-layer BioBERT into 6, 4 and 3 layers. A student must be shallower than its teachers
-                {base && plan ? ` (${several && !tags ? 'the shallowest has' : `${base.name} has`} ${plan.maxLayers})` : ''}.
+            {wordTaggerStudent ? (
+              <p className="form-row" data-testid="distil-student">
+                Student: a word tagger (BiLSTM-CRF), trained on the reviewed documents and the teachers' agreed tags.
               </p>
-            </fieldset>
+            ) : (
+              <fieldset className="form-row checks">
+                <legend>Student depth (layers)</legend>
+                <div className="check-row">
+                  {LAYER_CHOICES.map((n) => (
+                    <label key={n} className={`check${allowed(n) ? '' : ' is-disabled'}`} title={allowed(n) ? '' : `Needs teachers with more than ${n} layers`}>
+                      <input
+                        type="checkbox"
+                        checked={layers.includes(n) && allowed(n)}
+                        disabled={!allowed(n)}
+                        onChange={(e) => setLayers((l) => (e.target.checked ? [...l, n] : l.filter((x) => x !== n)))}
+                        data-layers={n}
+                      />
+                      {n} layer{n === 1 ? '' : 's'}
+                    </label>
+                  ))}
+                </div>
+                <p className="muted small-print">
+                  FastBioNER distils a 12-layer BioBERT into 6, 4 and 3 layers. A student must be shallower than its teachers
+                  {base && plan ? ` (${several && !tags ? 'the shallowest has' : `${base.name} has`} ${plan.maxLayers})` : ''}.
+                </p>
+              </fieldset>
+            )}
             <fieldset className="form-row kd-modes" disabled={tags}>
               <legend data-testid="kd-legend">Knowledge distillation</legend>
               {tags && <p className="muted small-print">Not used: the student learns the teachers' tags, not their soft labels.</p>}
@@ -204,16 +214,27 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
             </div>
             <div className="form-row">
               <label className="check">
-                <input type="checkbox" checked={int8} onChange={(e) => setInt8(e.target.checked)} aria-describedby={int8Hint} data-testid="distil-int8" />
+                <input
+                  type="checkbox"
+                  checked={int8 && !int8Unavailable}
+                  disabled={!!int8Unavailable}
+                  onChange={(e) => setInt8(e.target.checked)}
+                  aria-describedby={int8Hint}
+                  data-testid="distil-int8"
+                />
                 Also make an int8 version of each student
               </label>
               <p id={int8Hint} className="muted small-print">
-                About 4× smaller weights and faster on a CPU, usually for a fraction of an F1 point. Both versions are kept so you can compare them.
+                {int8Unavailable
+                  ? `Not for this student: ${int8Unavailable}.`
+                  : 'About 4× smaller weights and faster on a CPU, usually for a fraction of an F1 point. Both versions are kept so you can compare them.'}
               </p>
             </div>
             <div className="form-actions">
-              <button type="submit" className="btn primary" disabled={!ready || chosenLayers.length === 0 || running} aria-describedby={methodId} data-testid="start-distil">
-                Distil into {chosenLayers.length ? chosenLayers.join(', ') : '…'} layer{chosenLayers.length === 1 && chosenLayers[0] === 1 ? '' : 's'}
+              <button type="submit" className="btn primary" disabled={!canStart || running} aria-describedby={methodId} data-testid="start-distil">
+                {wordTaggerStudent
+                  ? 'Distil into a word tagger'
+                  : `Distil into ${chosenLayers.length ? chosenLayers.join(', ') : '…'} layer${chosenLayers.length === 1 && chosenLayers[0] === 1 ? '' : 's'}`}
               </button>
             </div>
           </>
