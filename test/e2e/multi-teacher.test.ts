@@ -129,6 +129,8 @@ describe('Multi-teacher distillation in the Distil tab', () => {
       "Student: a word tagger (BiLSTM-CRF), trained on the reviewed documents and the teachers' agreed tags.",
     )
     expect(await form.locator('input[data-layers]').count()).toBe(0)
+    // It trains from scratch: the word tagger's epochs, not a distilled BERT's 3.
+    expect(await form.getByLabel('Epochs').inputValue()).toBe('10')
     expect(await method(page).textContent()).toMatch(/a new word tagger \(BiLSTM-CRF\) learns the tags more than half of them agree on.*They tag all 10 unreviewed documents/)
     expect(await page.locator('input[name="kd-mode"][value="dynamic"]').isDisabled()).toBe(true)
     expect(await form.getByTestId('distil-int8').isDisabled()).toBe(true)

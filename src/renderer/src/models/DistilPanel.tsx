@@ -32,7 +32,8 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const [plan, setPlan] = useState<DistillPlan | null>(null)
   const [layers, setLayers] = useState<LayerChoice[]>([6, 4, 3])
   const [mode, setMode] = useState<DistillMode>('dynamic')
-  const [epochs, setEpochs] = useState<number>(FORM_DEFAULTS.distillEpochs)
+  // null: the form's default for the student's kind, until the user sets it.
+  const [chosenEpochs, setEpochs] = useState<number | null>(null)
   const [int8, setInt8] = useState(true)
   const epochsId = useId()
   const int8Hint = useId()
@@ -83,6 +84,8 @@ export function DistilPanel({ onCompare }: { onCompare: (ids: number[]) => void 
   const wordTaggerStudent = plan?.studentKind === 'word-tagger'
   const canStart = ready && (wordTaggerStudent || chosenLayers.length > 0)
   const int8Unavailable = plan?.int8Unavailable ?? null
+  // A word-tagger student trains from scratch: a distilled BERT's 3 epochs would stop it early.
+  const epochs = chosenEpochs ?? (wordTaggerStudent ? FORM_DEFAULTS.wordTaggerEpochs : FORM_DEFAULTS.distillEpochs)
   const several = chosen.length > 1
   const modeDisabled = (m: DistillMode) => tags || (several && m === 'none')
   const effectiveMode: DistillMode = several && mode === 'none' ? 'dynamic' : mode
