@@ -75,7 +75,10 @@ describe('simulate', () => {
     await tagger.dispose()
     expect(baseSays.filter((m) => m.type === 'Disease').length).toBeGreaterThan(0)
 
-    const rounds = await simulate({ ...base, pool: genePool, dev: geneDev, strategy: 'order', retrainEpochs: 40, newType: { type: 'Gene', baseModel } })
+    // 60 retraining epochs: at 40 this tiny model learnt Gene from its 11 documents for some dropout
+    // draws and not others (seed 5 gave 0 F1 once the masks' stream changed in 57d5a51, seeds 6-9
+    // 0.15-0.8); at 60, seeds 5 and 6 both end at 0.667, so the check below is about learning.
+    const rounds = await simulate({ ...base, pool: genePool, dev: geneDev, strategy: 'order', retrainEpochs: 60, newType: { type: 'Gene', baseModel } })
     const genes = (ps: number[]) => ps.reduce((a, p) => a + genePool[p].mentions.length, 0)
     expect(genes(rounds[0].picked)).toBeGreaterThan(0)
     // The base suggests no Gene: every Gene mention of the seed documents is typed in, and its
