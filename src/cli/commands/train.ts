@@ -276,10 +276,7 @@ export async function run(argv: string[]): Promise<number> {
               averageLast,
               // What --resume restarts with: the options of this run, every default resolved.
               options: {
-                ...(taskSpecs.length ? { task: v.task } : { train: trainPath, ...(v.dev !== undefined ? { dev: v.dev } : {}) }),
-                ...Object.fromEntries(
-                  (['map-types', 'train-format', 'dev-format', 'weight-decay', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences'] as const).filter((k) => v[k] !== undefined).map((k) => [k, v[k]]),
-                ),
+                ...givenOptions(v, taskSpecs, trainPath, ['map-types', 'train-format', 'dev-format', 'weight-decay', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences']),
                 epochs: String(epochs),
                 'batch-size': String(batchSize),
                 lr: String(lr),
@@ -523,13 +520,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // What --resume restarts with: the options of this run as given (the loop's defaults
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
-            ...(taskSpecs.length ? { task: v.task } : { train: trainPath, ...(v.dev !== undefined ? { dev: v.dev } : {}) }),
             arch: 'word-lstm',
-            ...Object.fromEntries(
-              (['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words'] as const)
-                .filter((k) => v[k] !== undefined)
-                .map((k) => [k, v[k]]),
-            ),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
           },
@@ -621,6 +613,14 @@ async function readTransferSet(v: OptionValues<typeof OPTIONS>, tasks: readonly 
     return set
   } finally {
     for (const t of teachers) await t.tagger.dispose()
+  }
+}
+
+/** What --resume restarts a run with, as given: its corpora and the options of `keys` that were set. */
+function givenOptions(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, trainPath: string, keys: ReadonlyArray<(typeof RESUME_FIXED)[number]>): Record<string, unknown> {
+  return {
+    ...(taskSpecs.length ? { task: v.task } : { train: trainPath, ...(v.dev !== undefined ? { dev: v.dev } : {}) }),
+    ...Object.fromEntries(keys.filter((k) => v[k] !== undefined).map((k) => [k, v[k]])),
   }
 }
 
