@@ -3,7 +3,7 @@
 // --iters steps, and onnxruntime's own profile of the same graph run, kernel time summed by
 // operator type. Run it on a quiet machine; it prints the load.
 //
-//   npx tsx bench/profile-step.ts [--preset cpu-small] [--batch 16] [--seq 128] [--vocab 28996] [--threads 2] [--iters 5]
+//   npx tsx bench/profile-step.ts [--preset cpu-small] [--batch 16] [--seq 128] [--vocab 28996] [--threads 2] [--iters 5] [--top N]
 //   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--threads 2]
 //
 // --kind word-lstm: the word tagger's step (featurizing the batch, the unrolled training graph
@@ -50,18 +50,28 @@ async function profileGraph(model: Uint8Array, feeds: Record<string, Ort.Tensor>
     .filter((f) => f.startsWith(PROFILE_PREFIX) && f.endsWith('.json'))
     .map((f) => join(tmpdir(), f))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
-  const events = JSON.parse(readFileSync(file, 'utf8')) as Array<{ cat: string; name: string; dur: number; args?: { op_name?: string } }>
+  const events = JSON.parse(readFileSync(file, 'utf8')) as Array<{ cat: string; name: string; dur: number; args?: { op_name?: string; input_type_shape?: unknown[]; output_type_shape?: unknown[] } }>
   const byOp = new Map<string, number>()
+  const byNode = new Map<string, number>()
   let kernel = 0
   for (const e of events) {
     if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
     const op = e.args?.op_name ?? '?'
     byOp.set(op, (byOp.get(op) ?? 0) + e.dur)
+    // The training graph's nodes are unnamed: an operator and its shapes name a kind of site.
+    const shapes = (xs: unknown[] | undefined) => (xs ?? []).map((x) => JSON.stringify(Object.values(x as object)[0])).join(' ')
+    const site = `${op} ${shapes(e.args?.input_type_shape)} → ${shapes(e.args?.output_type_shape)}`
+    byNode.set(site, (byNode.get(site) ?? 0) + e.dur)
     kernel += e.dur
   }
   rmSync(file, { force: true })
   console.log(`\nonnxruntime kernel time per run: ${(kernel / 3 / 1000).toFixed(1)} ms (3 runs)`)
   for (const [op, us] of [...byOp].sort((x, y) => y[1] - x[1]).slice(0, 18)) console.log(`| ${op} | ${(us / 3 / 1000).toFixed(1)} ms | ${((100 * us) / kernel).toFixed(1)} % |`)
+  const top = Number(arg('top', '0'))
+  if (top > 0) {
+    console.log(`\nthe ${top} costliest sites (an operator with its input and output shapes, summed over the nodes):`)
+    for (const [site, us] of [...byNode].sort((x, y) => y[1] - x[1]).slice(0, top)) console.log(`| ${site} | ${(us / 3 / 1000).toFixed(2)} ms |`)
+  }
 }
 
 function printPhases(title: string, phases: Record<string, number[]>, tokens: number): void {

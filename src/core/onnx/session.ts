@@ -124,13 +124,20 @@ function toInt64(a: Int32Array | BigInt64Array | undefined, n: number, what: str
   return out
 }
 
-/** Opens an InferenceSession on the first provider that works, from a file or from model bytes. */
+/**
+ * Opens an InferenceSession on the first provider that works, from a file or from model bytes.
+ * `memoryPattern` false for training graphs: onnxruntime's memory pattern plans, after a first
+ * run, one block for all of a run's intermediates, which the CPU arena (still holding the first
+ * run's separate allocations) cannot serve from its free chunks, so it grows by the same size
+ * again. Measured at BERT-base, batch 16 × 128: a trainer and its first three steps reached 5.9 GB of peak RSS with it, 3.8 GB without.
+ */
 export async function createOrtSession(
   ort: typeof Ort,
   path: string | Uint8Array,
   providers: ExecutionProvider[],
   threads: number,
   spin: boolean,
+  memoryPattern = true,
 ): Promise<{ session: Ort.InferenceSession; provider: ExecutionProvider; failures: string[] }> {
   const failures: string[] = []
   for (const ep of providers) {
@@ -143,6 +150,7 @@ export async function createOrtSession(
         executionMode: 'sequential',
         // Warnings about unused initializers etc. are noise for users; errors still throw.
         logSeverityLevel: 3,
+        ...(memoryPattern ? {} : { enableMemPattern: false }),
         ...(spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
       }
       const session = typeof path === 'string' ? await ort.InferenceSession.create(path, options) : await ort.InferenceSession.create(path, options)
