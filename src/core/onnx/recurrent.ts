@@ -20,6 +20,7 @@
 //   dh = dh_out + dh_next;  dc = dc_next + dh·o·(1 − tanh²c)
 //   dz_o = dh·tanh(c)·o(1−o);  dz_i = dc·g·i(1−i);  dz_g = dc·i·(1 − g²);  dz_f = dc·c_prev·f(1−f)
 //   dh_prev = dz·W_hhᵀ;  dc_prev = dc·f;  dW_hh = Σ_t h_{t−1}ᵀ·dz_t;  dW_ih = Σ_t x_tᵀ·dz_t
+// with everything but dh and dc formed in the forward step (Step.dcFromDh, Step.dzScale).
 // Character CNN and shape flags: ./char-cnn (shared with the BERT encoder's character channel).
 
 import { attr } from './graph'
@@ -109,17 +110,24 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const xwSteps = t.transpose(g.node('Reshape', [xw, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, 4 * H])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, 4H]
   const xwT = T === 1 ? [xwSteps] : g.nodeOutputs('Split', [xwSteps], { axis: attr.int(0) }, { outputs: T })
   const squeeze0 = (v: string) => g.node('Squeeze', [v, g.int64s([0])])
-  const sigmoidD = (s: string) => t.mul(s, t.sub(g.float(1), s)) // σ' from σ
   const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
 
+  // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
+  // value multiplies: dz = [dc, dc, dc, dh] ⊙ [g, c_prev, i, tanh c] ⊙ act'. The last two factors
+  // are known after the forward step, so they are formed there as one [2, B, 4H] tensor (dzScale)
+  // and the backward step is a handful of nodes: the graph has T of them, and onnxruntime's
+  // session set-up grows with the square of the node count (a 128-word bucket: 8 908 nodes, 12 s).
+  // act' per block from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
+  // a' = isTanh + a·(isSigmoid − a) with the 0/1 column vectors below.
+  const blockOf = (values: number[]) => g.constant(Float32Array.from({ length: 4 * H }, (_, k) => values[Math.floor(k / H)]), [4 * H])
+  const isSigmoid = blockOf([1, 1, 0, 1])
+  const isTanh = blockOf([0, 0, 1, 0])
   interface Step {
-    hPrev: string | null
-    cPrev: string | null
-    i: string
     f: string
-    gg: string
-    o: string
-    tc: string
+    /** o·(1 − tanh² c) [2, B, H]: d c from d h. */
+    dcFromDh: string
+    /** [g, c_prev, i, tanh c] ⊙ act' [2, B, 4H]. */
+    dzScale: string
   }
   const steps: Step[] = []
   const hs: string[] = []
@@ -137,7 +145,11 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
     const tc = g.node('Tanh', [cNew])
     const hNew = t.mul(oo, tc) // [2, B, H]
-    steps.push({ hPrev: h, cPrev: c, i, f, gg, o: oo, tc })
+    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(2) }) // [2, B, 4H]
+    const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
+    const cPrev = c ?? g.node('Mul', [i, g.float(0)])
+    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(2) }), actD)
+    steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
     hs.push(hNew)
     h = hNew
     c = cNew
@@ -168,13 +180,9 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     for (let s = T - 1; s >= 0; s--) {
       const st = steps[s]
       const dh: string = dhNext ? t.add(squeeze0(dHOut[s]), dhNext) : squeeze0(dHOut[s])
-      const dcFromH = t.mul(t.mul(dh, st.o), tanhD(st.tc))
+      const dcFromH = t.mul(dh, st.dcFromDh)
       const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
-      const dzo = t.mul(t.mul(dh, st.tc), sigmoidD(st.o))
-      const dzi = t.mul(t.mul(dc, st.gg), sigmoidD(st.i))
-      const dzg = t.mul(t.mul(dc, st.i), tanhD(st.gg))
-      const dzf = st.cPrev ? t.mul(t.mul(dc, st.cPrev), sigmoidD(st.f)) : g.node('Mul', [dzo, g.float(0)])
-      dz[s] = g.node('Concat', [dzi, dzf, dzg, dzo], { axis: attr.int(2) }) // [2, B, 4H]
+      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(2) }), st.dzScale) // [2, B, 4H]: i, f, g, o
       if (s > 0) {
         dhNext = g.node('MatMul', [dz[s], wHhT])
         dcNext = t.mul(dc, st.f)
