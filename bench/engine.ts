@@ -38,6 +38,7 @@ import { BertTokenClassifier, encoderParamShapes, type BertConfig } from '../src
 import { Rng } from '../src/core/rng'
 import { exportOnnx } from '../src/core/onnx/export'
 import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
+import { zipfSampler } from './zipf'
 import { collate } from '../src/core/train/batching'
 import { OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
 import { forwardFlops, presetConfig } from '../src/core/model/presets'
@@ -288,7 +289,7 @@ async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: T
   return { fwd, tr, peakRssMb: process.resourceUsage().maxRSS / 1024 }
 }
 
-/** The word tagger: tagging graph forward and training step on random sentences of a.words words. */
+/** The word tagger: tagging graph forward and training step on sentences of a.words words drawn as text uses them (./zipf). */
 async function benchWordTagger(a: Args): Promise<{ fwd: Timing; tr: Timing }> {
   const rng = new Rng(1)
   // NCBI-disease's sizes: 8 387 training words, 86 characters, 3 labels.
@@ -297,7 +298,8 @@ async function benchWordTagger(a: Args): Promise<{ fwd: Timing; tr: Timing }> {
   const config = wordTaggerConfig(featurizer)
   const heads = [{ name: 'default', numLabels: 3 }]
   const params = initWordTaggerParams(config, heads, 1)
-  const sentences = Array.from({ length: a.batch }, () => Array.from({ length: a.words }, () => words[rng.int(words.length)]))
+  const draw = zipfSampler(words.length, rng)
+  const sentences = Array.from({ length: a.batch }, () => Array.from({ length: a.words }, () => words[draw()]))
   const tokens = a.batch * a.words
   const engine = new WordTaggerEngine(config, featurizer, heads, params, { threads: a.threads })
   const positions = Array.from({ length: a.words }, (_, i) => i + 1)

@@ -7,7 +7,7 @@
 //   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--threads 2]
 //
 // --kind word-lstm: the word tagger's step (featurizing the batch, the unrolled training graph
-// of its length bucket, AdamW) on random sentences over a vocabulary of --vocab words.
+// of its length bucket, AdamW) on sentences over a vocabulary of --vocab words, drawn as text uses them (./zipf).
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +22,7 @@ import { OrtWordTaggerTrainer } from '../src/core/train/word-trainer'
 import { WordFeaturizer } from '../src/core/nlp/word-features'
 import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
 import type { PresetName } from '../src/shared/recipes'
+import { zipfSampler } from './zipf'
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`)
@@ -94,7 +95,8 @@ async function wordLstm(): Promise<void> {
   const heads = [{ name: 'default', numLabels: 3 }]
   const params = initWordTaggerParams(config, heads, 1)
   const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads, executionProviders: ['cpu'] })
-  const sentences = Array.from({ length: batch }, () => Array.from({ length: words }, () => lexicon[rng.int(vocab)]))
+  const draw = zipfSampler(vocab, rng)
+  const sentences = Array.from({ length: batch }, () => Array.from({ length: words }, () => lexicon[draw()]))
   const T = wordBucket(words)
   const labels = new Int32Array(batch * T).fill(-100)
   sentences.forEach((s, r) => s.forEach((_, t) => (labels[r * T + t] = (r + t) % 3)))
