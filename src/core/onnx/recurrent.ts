@@ -108,8 +108,13 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
   const xw = t.add(g.node('MatMul', [x2, wIh]), g.node('Unsqueeze', [bias, g.int64s([1])])) // [2, B·T, 4H]
   const xwSteps = t.transpose(g.node('Reshape', [xw, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, 4 * H])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, 4H]
-  const xwT = T === 1 ? [xwSteps] : g.nodeOutputs('Split', [xwSteps], { axis: attr.int(0) }, { outputs: T })
+  // A step's tensors keep the leading axis of one (Split's pieces): [1, 2, B, ·]. MatMul with the
+  // [2, ·, ·] weights broadcasts over it, and the steps concatenate back on it, so no step needs a
+  // Squeeze or Unsqueeze node (the graph holds T of each step's nodes; see Step).
+  const xwT = T === 1 ? [xwSteps] : g.nodeOutputs('Split', [xwSteps], { axis: attr.int(0) }, { outputs: T }) // T × [1, 2, B, 4H]
   const squeeze0 = (v: string) => g.node('Squeeze', [v, g.int64s([0])])
+  /** T × [1, 2, B, W] → [2, B·T, W] (the rows in batch-major order, as xw's). */
+  const stepsToRows = (vs: string[], W: number) => t.reshape(t.transpose(vs.length === 1 ? vs[0] : g.node('Concat', vs, { axis: attr.int(0) }), [1, 2, 0, 3]), g.int64s([2, -1, W]))
   const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
 
   // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
@@ -124,9 +129,9 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const isTanh = blockOf([0, 0, 1, 0])
   interface Step {
     f: string
-    /** o·(1 − tanh² c) [2, B, H]: d c from d h. */
+    /** o·(1 − tanh² c) [1, 2, B, H]: d c from d h. */
     dcFromDh: string
-    /** [g, c_prev, i, tanh c] ⊙ act' [2, B, 4H]. */
+    /** [g, c_prev, i, tanh c] ⊙ act' [1, 2, B, 4H]. */
     dzScale: string
   }
   const steps: Step[] = []
@@ -134,9 +139,9 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   let h: string | null = null
   let c: string | null = null
   for (let s = 0; s < T; s++) {
-    let z = squeeze0(xwT[s]) // [2, B, 4H]
+    let z = xwT[s] // [1, 2, B, 4H]
     if (h) z = t.add(z, g.node('MatMul', [h, wHh]))
-    const [zi, zf, zg, zo] = g.nodeOutputs('Split', [z], { axis: attr.int(2) }, { outputs: 4 })
+    const [zi, zf, zg, zo] = g.nodeOutputs('Split', [z], { axis: attr.int(3) }, { outputs: 4 })
     const i = g.node('Sigmoid', [zi])
     const f = g.node('Sigmoid', [zf])
     const gg = g.node('Tanh', [zg])
@@ -144,18 +149,17 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     const ig = t.mul(i, gg)
     const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
     const tc = g.node('Tanh', [cNew])
-    const hNew = t.mul(oo, tc) // [2, B, H]
-    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(2) }) // [2, B, 4H]
+    const hNew = t.mul(oo, tc) // [1, 2, B, H]
+    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }) // [1, 2, B, 4H]
     const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
     const cPrev = c ?? g.node('Mul', [i, g.float(0)])
-    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(2) }), actD)
+    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(3) }), actD)
     steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
     hs.push(hNew)
     h = hNew
     c = cNew
   }
-  const hAll = T === 1 ? g.node('Unsqueeze', [hs[0], g.int64s([2])]) : g.node('Concat', hs.map((v) => g.node('Unsqueeze', [v, g.int64s([2])])), { axis: attr.int(2) }) // [2, B, T, H]
-  const hFlat = t.reshape(hAll, g.int64s([2, -1, H])) // [2, B·T, H]
+  const hFlat = stepsToRows(hs, H) // [2, B·T, H]
   const [hFwd, hBwdRev] = g.nodeOutputs('Split', [hFlat], { axis: attr.int(0) }, { outputs: 2 })
   const hBwd = g.node('Gather', [squeeze0(hBwdRev), reverseIndex]) // [B·T, H] back in word order
   const hidden = g.node('Concat', [squeeze0(hFwd), hBwd], { axis: attr.int(1) }) // [B·T, 2H]
@@ -172,31 +176,27 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     const dBwdRev = g.node('Gather', [dBwd, reverseIndex])
     const dH2 = g.node('Concat', [g.node('Unsqueeze', [dFwd, g.int64s([0])]), g.node('Unsqueeze', [dBwdRev, g.int64s([0])])], { axis: attr.int(0) }) // [2, B·T, H]
     const dHSteps = t.transpose(g.node('Reshape', [dH2, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, H])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, H]
-    const dHOut = T === 1 ? [dHSteps] : g.nodeOutputs('Split', [dHSteps], { axis: attr.int(0) }, { outputs: T })
+    const dHOut = T === 1 ? [dHSteps] : g.nodeOutputs('Split', [dHSteps], { axis: attr.int(0) }, { outputs: T }) // T × [1, 2, B, H]
     const wHhT = t.transpose(wHh, [0, 2, 1]) // [2, 4H, H]
     const dz: string[] = new Array<string>(T)
     let dhNext: string | null = null
     let dcNext: string | null = null
     for (let s = T - 1; s >= 0; s--) {
       const st = steps[s]
-      const dh: string = dhNext ? t.add(squeeze0(dHOut[s]), dhNext) : squeeze0(dHOut[s])
+      const dh: string = dhNext ? t.add(dHOut[s], dhNext) : dHOut[s]
       const dcFromH = t.mul(dh, st.dcFromDh)
       const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
-      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(2) }), st.dzScale) // [2, B, 4H]: i, f, g, o
+      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(3) }), st.dzScale) // [1, 2, B, 4H]: i, f, g, o
       if (s > 0) {
         dhNext = g.node('MatMul', [dz[s], wHhT])
         dcNext = t.mul(dc, st.f)
       }
     }
-    const dZ = t.reshape(
-      T === 1 ? g.node('Unsqueeze', [dz[0], g.int64s([2])]) : g.node('Concat', dz.map((v) => g.node('Unsqueeze', [v, g.int64s([2])])), { axis: attr.int(2) }),
-      g.int64s([2, -1, 4 * H]),
-    ) // [2, B·T, 4H]
+    const dZ = stepsToRows(dz, 4 * H) // [2, B·T, 4H]
     // h_{t−1} for every step: zeros, then h_0 … h_{T−2}  [2, B, T, H]
     if (T > 1) {
       const zerosH = g.node('Mul', [hs[0], g.float(0)])
-      const hPrevAll = g.node('Concat', [zerosH, ...hs.slice(0, T - 1)].map((v) => g.node('Unsqueeze', [v, g.int64s([2])])), { axis: attr.int(2) })
-      const hPrevFlat = t.reshape(hPrevAll, g.int64s([2, -1, H]))
+      const hPrevFlat = stepsToRows([zerosH, ...hs.slice(0, T - 1)], H) // [2, B·T, H]
       t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, g.node('MatMul', [t.transpose(hPrevFlat, [0, 2, 1]), dZ])) // [2, H, 4H]
     }
     t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, g.node('MatMul', [t.transpose(x2, [0, 2, 1]), dZ])) // [2, Din, 4H]
