@@ -37,6 +37,9 @@ function tinySetup(seed: number) {
   const rng = new Rng(seed + 5)
   const word = () => Array.from({ length: 4 }, () => 'xyzw'[rng.int(4)]).join('')
   const sentences = [5, 3, 1].map((n) => Array.from({ length: n }, word))
+  // A word twice (and in two sentences): the graph's character CNN runs once per distinct word,
+  // so its gradient must be the sum over both places, as tfjs's per-position autodiff gives it.
+  sentences[1][1] = sentences[0][3]
   return { f, config, heads, params, sentences, rng }
 }
 
