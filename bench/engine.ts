@@ -9,8 +9,8 @@
 //
 // --kinds bert-char adds, per preset and length, the onnxruntime row of the same encoder with the
 // character channel (core/model/char-cnn: a character CNN + shape flags per word, added to every
-// piece; 20 characters a piece, 86 characters as NCBI-disease): what the channel costs against
-// the plain row. PyTorch has no such model, so its columns stay empty there.
+// piece; words of 3-20 of 86 characters as NCBI-disease's, repeated in a batch as text repeats
+// them, see charRows): what the channel costs against the plain row. PyTorch has no such model, so its columns stay empty there.
 //
 // --kinds word-lstm adds a row for the word tagger (core/model/word-tagger: word embedding +
 // character CNN + shape flags → BiLSTM 2 × 200 → CRF) at batch × --words words: its tagging graph
@@ -250,6 +250,16 @@ function randomParams(c: BertConfig, numLabels: number): Map<string, Float32Arra
   return out
 }
 
+/** [n, maxChars] character ids: n positions, each one word of a random lexicon drawn as text uses them. */
+function charRows(maxChars: number, charVocab: number, n: number): Int32Array {
+  const rng = new Rng(7)
+  const lexicon = Array.from({ length: 8385 }, () => Array.from({ length: 3 + rng.int(18) }, () => 2 + rng.int(charVocab - 2)))
+  const draw = zipfSampler(lexicon.length, rng)
+  const out = new Int32Array(n * maxChars)
+  for (let p = 0; p < n; p++) out.set(lexicon[draw()].slice(0, maxChars), p * maxChars)
+  return out
+}
+
 /** onnxruntime forward (exported graph) and training step (training graph + HostAdamW). */
 async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: Timing; tr: Timing | null; peakRssMb: number }> {
   const ort = await loadOnnxRuntime()
@@ -260,9 +270,11 @@ async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: T
   const { session } = await createOrtSession(ort, exportOnnx(weights, cfg as unknown as Record<string, unknown>, { linearLayout: 'in_out' }), ['cpu'], a.threads, false)
   const ids = Int32Array.from({ length: tokens }, (_, i) => 1 + ((i * 7919) % (a.vocab - 1)))
   const dims = [a.batch, seq]
-  // With a character channel: every piece reads a word of 3-20 characters (no padding rows).
+  // With a character channel: every piece reads a word of 3-20 random characters (no padding
+  // rows), the words drawn as text uses them (./zipf) from a lexicon of NCBI-disease's size, so a
+  // batch repeats words as real text does and the once-per-distinct-word CNN saves what it would.
   const cc = cfg.charCnn
-  const charIds = cc ? Int32Array.from({ length: tokens * cc.maxChars }, (_, i) => (i % cc.maxChars < 3 + (Math.floor(i / cc.maxChars) % 18) ? 2 + (i % (cc.charVocabSize - 2)) : 0)) : null
+  const charIds = cc ? charRows(cc.maxChars, cc.charVocabSize, tokens) : null
   const flags = cc ? Float32Array.from({ length: tokens * cc.shapeFlags }, (_, i) => (i % 3 === 0 ? 1 : 0)) : null
   const feeds = {
     input_ids: new ort.Tensor('int64', toInt64(ids), dims),
