@@ -10,7 +10,8 @@
 // --kinds bert-char adds, per preset and length, the onnxruntime row of the same encoder with the
 // character channel (core/model/char-cnn: a character CNN + shape flags per word, added to every
 // piece; words of 3-20 of 86 characters as NCBI-disease's, repeated in a batch as text repeats
-// them, see charRows): what the channel costs against the plain row. PyTorch has no such model, so its columns stay empty there.
+// them, see charRows): what the channel costs against the plain row. PyTorch has no such model,
+// so its columns stay empty there.
 //
 // --kinds word-lstm adds a row for the word tagger (core/model/word-tagger: word embedding +
 // character CNN + shape flags → BiLSTM 2 × 200 → CRF) at batch × --words words: its tagging graph
@@ -267,7 +268,7 @@ async function benchOrt(a: Args, cfg: BertConfig, seq: number): Promise<{ fwd: T
   const tokens = a.batch * seq
   const shapes = encoderParamShapes(cfg).set('classifier.weight', [cfg.hiddenSize, 3]).set('classifier.bias', [3])
   const weights = new Map([...params].map(([n, d]) => [n, { shape: shapes.get(n)!, data: d }]))
-  const { session } = await createOrtSession(ort, exportOnnx(weights, cfg as unknown as Record<string, unknown>, { linearLayout: 'in_out' }), ['cpu'], a.threads, false)
+  const { session } = await createOrtSession(ort, exportOnnx(weights, cfg as unknown as Record<string, unknown>, { linearLayout: 'in_out' }), ['cpu'], a.threads, { spin: false })
   const ids = Int32Array.from({ length: tokens }, (_, i) => 1 + ((i * 7919) % (a.vocab - 1)))
   const dims = [a.batch, seq]
   // With a character channel: every piece reads a word of 3-20 random characters (no padding

@@ -129,15 +129,15 @@ function toInt64(a: Int32Array | BigInt64Array | undefined, n: number, what: str
  * `memoryPattern` false for training graphs: onnxruntime's memory pattern plans, after a first
  * run, one block for all of a run's intermediates, which the CPU arena (still holding the first
  * run's separate allocations) cannot serve from its free chunks, so it grows by the same size
- * again. Measured at BERT-base, batch 16 × 128: a trainer and its first three steps reached 5.9 GB of peak RSS with it, 3.8 GB without.
+ * again. Measured at BERT-base, batch 16 × 128: a trainer and its first three steps reached 5.9 GB
+ * of peak RSS with it, 3.8 GB without.
  */
 export async function createOrtSession(
   ort: typeof Ort,
   path: string | Uint8Array,
   providers: ExecutionProvider[],
   threads: number,
-  spin: boolean,
-  memoryPattern = true,
+  { spin, memoryPattern = true }: { spin: boolean; memoryPattern?: boolean },
 ): Promise<{ session: Ort.InferenceSession; provider: ExecutionProvider; failures: string[] }> {
   const failures: string[] = []
   for (const ep of providers) {
@@ -281,7 +281,7 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
 
   let opened: Awaited<ReturnType<typeof createOrtSession>>
   try {
-    opened = await createOrtSession(ort, graph.path ?? graph.model!, providers, threads, spin)
+    opened = await createOrtSession(ort, graph.path ?? graph.model!, providers, threads, { spin })
   } catch (e) {
     if (graph.status !== 'cached') return fallback(errorText(e))
     // A cached graph onnxruntime rejects (damaged on disk): export once more and retry before
@@ -291,7 +291,7 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
     warnings.push(why)
     try {
       graph = await ownOnnxGraph(dir, { cacheDir, refresh: true })
-      opened = await createOrtSession(ort, graph.path ?? graph.model!, providers, threads, spin)
+      opened = await createOrtSession(ort, graph.path ?? graph.model!, providers, threads, { spin })
       exportNote = `${noteOf(graph)} after a load failure`
     } catch (e2) {
       return fallback(errorText(e2))
@@ -316,7 +316,7 @@ export async function openInferenceEngine(dir: string, opts: OpenEngineOptions =
 export async function openOrtEngineFromBytes(bytes: Uint8Array, label: string, opts: { threads?: number } = {}): Promise<InferenceEngine> {
   const ort = await loadOnnxRuntime()
   const threads = opts.threads ?? (typeof availableParallelism === 'function' ? availableParallelism() : cpus().length)
-  const opened = await createOrtSession(ort, bytes, ['cpu'], threads, false)
+  const opened = await createOrtSession(ort, bytes, ['cpu'], threads, { spin: false })
   const version = (ort.env as { versions?: { common?: string } }).versions?.common ?? ''
   return new OrtEngine(ort, opened.session, 'onnxruntime-cpu', `onnxruntime-node ${version}, CPU execution provider, ${threads} intra-op thread${threads === 1 ? '' : 's'}, ${label}`, [], label)
 }

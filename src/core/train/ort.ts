@@ -154,7 +154,7 @@ export class OrtGraphRunner {
     const def = defaultExecutionProviders()
     const providers = opts.executionProviders ?? (envEp ? parseProviders(envEp) : def.order)
     const threads = opts.threads ?? defaultThreads()
-    const open = () => createOrtSession(ort, graph.model, providers, threads, false, false)
+    const open = () => createOrtSession(ort, graph.model, providers, threads, { spin: false, memoryPattern: false })
     if (!opts.shareSession) {
       const opened = await open()
       return new OrtGraphRunner(ort, opened.session, graph, opened.provider, threads, opened.failures)
