@@ -78,10 +78,10 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
   const features = g.node('Concat', [charFeat, shapeFlags], { axis: attr.int(2) }) // [B, T, F + F_s]
 
   const backward = (t: GradTape, dFeatures: string) => {
+    const zerosLike = (x: string) => g.node('ConstantOfShape', [g.node('Shape', [x])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
     const [dCharRows] = g.nodeOutputs('Split', [dFeatures, g.int64s([F, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 }) // [N, F]
-    const zerosUF = g.node('ConstantOfShape', [g.node('Shape', [charMax])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
-    const dChar = g.node('ScatterND', [zerosUF, g.node('Unsqueeze', [rowOfWord, g.int64s([1])]), dCharRows], { reduction: attr.string('add') }) // [U, F]
-    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [N, 1, F]
+    const dChar = g.node('ScatterND', [zerosLike(charMax), g.node('Unsqueeze', [rowOfWord, g.int64s([1])]), dCharRows], { reduction: attr.string('add') }) // [U, F]
+    const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [U, 1, F]
     const positions = g.int64s(Array.from({ length: L }, (_, k) => k), [1, L, 1])
     const oneHot = g.node('Cast', [g.node('Equal', [positions, arg])], { to: attr.int(1) }) // [U, L, F]
     const dConv = reshape(t.mul(oneHot, g.node('Unsqueeze', [dChar, g.int64s([1])])), [-1, F]) // [U·L, F]
@@ -92,9 +92,8 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
     // window k at position l read padded[l + k] = chars[l + k − half]
     const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, w - 1 - k, 0])])))
     const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [U, L, Dc]
-    const zeros = g.node('ConstantOfShape', [g.node('Shape', [table])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
     const ids = g.node('Unsqueeze', [reshape(words, [-1]), g.int64s([1])]) // [U·L, 1]
-    t.addGrad(names.embeddings, g.node('ScatterND', [zeros, ids, reshape(dChars, [-1, Dc])], { reduction: attr.string('add') }))
+    t.addGrad(names.embeddings, g.node('ScatterND', [zerosLike(table), ids, reshape(dChars, [-1, Dc])], { reduction: attr.string('add') }))
   }
   return { charIds, shapeFlags, features, backward }
 }

@@ -119,7 +119,7 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
 
   // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
   // value multiplies: dz = [dc, dc, dc, dh] ⊙ [g, c_prev, i, tanh c] ⊙ act'. The last two factors
-  // are known after the forward step, so they are formed there as one [2, B, 4H] tensor (dzScale)
+  // are known after the forward step, so they are formed there as one [1, 2, B, 4H] tensor (dzScale)
   // and the backward step is a handful of nodes: the graph has T of them, and onnxruntime's
   // session set-up grows with the square of the node count (a 128-word bucket: 8 908 nodes, 12 s).
   // act' per block from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
@@ -138,6 +138,8 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const hs: string[] = []
   let h: string | null = null
   let c: string | null = null
+  /** Zeros [1, 2, B, H]: the state before the first step (c_prev of step 0, h_{−1} in the backward). */
+  let zeroState = ''
   for (let s = 0; s < T; s++) {
     let z = xwT[s] // [1, 2, B, 4H]
     if (h) z = t.add(z, g.node('MatMul', [h, wHh]))
@@ -152,7 +154,8 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     const hNew = t.mul(oo, tc) // [1, 2, B, H]
     const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }) // [1, 2, B, 4H]
     const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
-    const cPrev = c ?? g.node('Mul', [i, g.float(0)])
+    if (s === 0) zeroState = g.node('Mul', [i, g.float(0)])
+    const cPrev = c ?? zeroState
     const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(3) }), actD)
     steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
     hs.push(hNew)
@@ -195,8 +198,7 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     const dZ = stepsToRows(dz, 4 * H) // [2, B·T, 4H]
     // h_{t−1} for every step: zeros, then h_0 … h_{T−2}  [2, B, T, H]
     if (T > 1) {
-      const zerosH = g.node('Mul', [hs[0], g.float(0)])
-      const hPrevFlat = stepsToRows([zerosH, ...hs.slice(0, T - 1)], H) // [2, B·T, H]
+      const hPrevFlat = stepsToRows([zeroState, ...hs.slice(0, T - 1)], H) // [2, B·T, H]
       t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, g.node('MatMul', [t.transpose(hPrevFlat, [0, 2, 1]), dZ])) // [2, H, 4H]
     }
     t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, g.node('MatMul', [t.transpose(x2, [0, 2, 1]), dZ])) // [2, Din, 4H]
