@@ -91,14 +91,27 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(a, '--transfer-sentences')).toEqual(['30000'])
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
     // No per-corpus head is left anywhere in the recipe.
-    for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
+    for (const s of [...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
     // A stage stopped mid-run (a session ending) continues from its last kept epoch.
-    for (const s of [...plan.teachers, plan.student]) {
+    for (const s of [...plan.teachers, plan.student, plan.gold]) {
       expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', '1'])
       expect(s.resumeMarker).toBe('optimizer.safetensors')
     }
     expect(values(plan.int8.args, '--head')).toEqual(['disease'])
     expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
+  })
+
+  it('trains the student further on the gold corpora alone (same heads, no teachers), and int8 takes that model', () => {
+    const g = plan.gold.args
+    expect(values(g, '--task')).toEqual(values(plan.student.args, '--task'))
+    expect(values(g, '--init')).toEqual([plan.student.dir])
+    expect(g).not.toContain('--teacher')
+    expect(g).not.toContain('--transfer')
+    // A run from --init keeps the student's vocabulary: --max-words would be refused.
+    expect(g).not.toContain('--max-words')
+    expect(values(g, '--out')).toEqual([`${OUT}/3-gold`])
+    expect(values(plan.int8.args, '--model')).toEqual([plan.gold.dir])
+    expect(plan.shipDir).toBe(`${OUT}/4-int8`)
   })
 
   it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head)", () => {
@@ -195,17 +208,19 @@ describe('an earlier run folder', () => {
       mkdirSync(join(out, dir), { recursive: true })
       writeFileSync(join(out, dir, 'stage.json'), JSON.stringify(record(dir, command)))
     }
-    expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
+    expect(foreignStages(out, [...p.teachers, p.student, p.gold, p.int8, p.eval])).toEqual([])
     put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
     put('1-teacher-disease-s42', stageCommand(p.teachers[0]))
     put('2-student', oldStudent)
+    // The layout before the gold stage: int8 of the student in 3-int8 (now the gold stage's number).
     put('3-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '3-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'ncbi', '--max-f1-drop', '2'])
-    put('4-eval', ['fastbioner', 'eval', '…'])
+    put('4-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '4-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'disease', '--max-f1-drop', '2'])
+    put('5-eval', ['fastbioner', 'eval', '…'])
     mkdirSync(join(out, 'notes'))
-    const found = foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])
-    expect(found).toHaveLength(4)
-    expect(found[0]).toBe(`${join(out, '1-teacher-ncbi')}: a stage folder this recipe does not make`)
-    expect(found.slice(1).map((l) => l.split(' ')[0])).toEqual(['2-student', '3-int8', '4-eval'].map((d) => join(out, d, 'stage.json')))
+    const found = foreignStages(out, [...p.teachers, p.student, p.gold, p.int8, p.eval])
+    expect(found).toHaveLength(5)
+    expect(found.slice(0, 2)).toEqual(['1-teacher-ncbi', '3-int8'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
+    expect(found.slice(2).map((l) => l.split(' ')[0])).toEqual(['2-student', '4-int8', '5-eval'].map((d) => join(out, d, 'stage.json')))
   })
 
   it('train:default refuses it before training anything', () => {
@@ -238,9 +253,10 @@ describe('the model card', () => {
       record: record(t.name, stageCommand(t), run(0.8 + i / 100, i === 0 ? [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.84 }, { head: 'disease', dev: `${M}/BC5CDR-disease-IOB/devel.tsv`, f1: 0.77 }] : undefined)),
     }))
     const trained = record('student', stageCommand(plan.student), { ...run(0.805), parameters: 3_000_000, tokens_per_second: 2000, train_examples: 66_000 })
+    const gold = record('gold', stageCommand(plan.gold), run(0.812, [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.828 }, { head: 'gene', dev: `${M}/BC2GM-IOB/devel.tsv`, f1: 0.766 }]))
     const int8 = record('int8', stageCommand(plan.int8), { calibration: { float: { f1: 0.816 }, int8: { f1: 0.815 }, bytesRatio: 0.4 } })
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
-    const card = wordModelCard({ data: DATA, out: OUT, sets, teachers, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    const card = wordModelCard({ data: DATA, out: OUT, sets, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 |')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
@@ -248,6 +264,8 @@ describe('the model card', () => {
     expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
     expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed)')
     expect(card).toContain('Cross-corpus: not measured')
+    expect(card).toContain('on the gold\ncorpora then (what ships): best epoch 2 of 2 (81.2: NCBI-disease Disease 82.8, BC2GM Gene 76.6)')
+    expect(card).toContain('| 3 gold: the student trained further on the gold corpora only | `fastbioner train --task disease=')
     expect(card).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
     expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
