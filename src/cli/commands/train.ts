@@ -14,7 +14,7 @@ import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments } from '../../core/train/transfer'
 import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
-import { charChannelOf, isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
+import { charChannelOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_DEFAULTS } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
 import { CliError, formatDuration, modelFolder, readCorpus, runCommand, type OptionValues, startBackend, stderrLog, stopOnCtrlC, writeJsonLine } from './_ml'
 import { checkResumeOptions, CORPUS_OPTIONS, FINETUNE_OPTIONS, finetuneSettings, flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, requireOpt, taskSpecsOpt, typeMapOpt, valueOptions } from './_options'
@@ -66,6 +66,9 @@ ${mapTypesHelp(22)}
   --max-words N       word-lstm from scratch: most frequent words with their own vector (100
                       floats each; the rest are read through their characters), from the training
                       and transfer text (default ${WORD_TAGGER_RECIPE.maxWords})
+  --dropout X         word-lstm: dropout on the features and on the BiLSTM's output while
+                      training (default ${WORD_TAGGER_DEFAULTS.dropout}); with --init it replaces the model's
+  --lstm-hidden N     word-lstm from scratch: units per direction of the BiLSTM (default ${WORD_TAGGER_DEFAULTS.lstmHidden})
   --char-cnn          bert: a character channel (a character CNN and case/shape flags per word,
                       added to its pieces' embeddings; core/model/char-cnn.ts), its characters
                       learnt from the training text; a model that has one keeps it
@@ -116,7 +119,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
-  ...valueOptions('transfer-sentences', 'max-words'),
+  ...valueOptions('transfer-sentences', 'max-words', 'dropout', 'lstm-hidden'),
   ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn', 'word-level'),
@@ -140,7 +143,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'max-words'] as const) {
+    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const charPieces = v['char-pieces'] ?? 'all'
@@ -473,6 +476,9 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   // A resumed run continues the model in --out (the loop loads it), not the one it started from.
   const init = v.init !== undefined && !resume ? loadWordTagger(v.init) : undefined
   const maxWords = intOpt(v['max-words'], '--max-words', 2)
+  const dropout = numOpt(v.dropout, '--dropout', (n) => n >= 0 && n < 1, 'a number in [0, 1)')
+  const lstmHidden = intOpt(v['lstm-hidden'], '--lstm-hidden', 1)
+  if (v.init !== undefined && lstmHidden !== undefined) throw new CliError(`--lstm-hidden: a run from --init keeps the sizes of ${v.init}`, 2)
   if (v.init !== undefined && maxWords !== undefined) throw new CliError(`--max-words: a run from --init keeps the vocabulary of ${v.init}`, 2)
   const settings = finetuneSettings(v)
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
@@ -506,6 +512,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       resume,
       transfer,
       vocab: maxWords !== undefined ? { maxSize: maxWords } : undefined,
+      config: { ...(dropout !== undefined ? { dropout } : {}), ...(lstmHidden !== undefined ? { lstmHidden } : {}) },
       signal: stop.signal,
       onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
       onProgress: progressLogger(log),
@@ -521,7 +528,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
             arch: 'word-lstm',
-            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words']),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
           },
@@ -628,7 +635,7 @@ function givenOptions(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typ
 const RESUME_FIXED = [
   'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
   'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
-  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words', 'word-level',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words', 'dropout', 'lstm-hidden', 'word-level',
 ] as const
 
 /**

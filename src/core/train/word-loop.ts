@@ -94,7 +94,7 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
   tasks: readonly WordTrainTask[]
   /** Stop after the first epoch that ends past this many minutes (the best epoch is kept). */
   maxMinutes?: number
-  /** Sizes other than the defaults (WORD_TAGGER_DEFAULTS). */
+  /** Sizes and dropout other than the defaults (WORD_TAGGER_DEFAULTS); with init only its dropout applies. */
   config?: Partial<WordTaggerConfig>
   vocab?: WordVocabOptions
   onProgress?: (p: RunProgress) => void
@@ -221,7 +221,8 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const vocab = { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab }
   const trainingWords = () => examples.flatMap((e) => e.words)
   const featurizer = !o.init ? WordFeaturizer.learn(trainingWords(), vocab) : o.growVocabulary ? o.init.featurizer.extend(trainingWords(), vocab) : o.init.featurizer
-  const config = o.init ? { ...o.init.config, wordVocabSize: featurizer.words.length, charVocabSize: featurizer.chars.length } : wordTaggerConfig(featurizer, o.config)
+  // A model trained further keeps its sizes; its dropout, a training setting only, may be replaced.
+  const config = o.init ? { ...o.init.config, wordVocabSize: featurizer.words.length, charVocabSize: featurizer.chars.length, ...(o.config?.dropout !== undefined ? { dropout: o.config.dropout } : {}) } : wordTaggerConfig(featurizer, o.config)
   const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
   const params = initWordTaggerParams(config, heads, seed)
   if (o.init) {

@@ -33,12 +33,17 @@ export class OrtWordTaggerTrainer {
     return this.opts.params
   }
 
+  /** Masks are fed only when they drop something (a model with dropout 0 trains without them). */
+  private get dropout(): boolean {
+    return this.opts.dropout !== false && this.opts.config.dropout > 0
+  }
+
   private graph(steps: number): Promise<OrtGraphRunner> {
     let have = this.buckets.get(steps)
     if (!have) {
       // Shared: the next trainer of a model with these sizes and heads (a retraining round) finds
       // the bucket's session open (train/ort.ts).
-      have = OrtGraphRunner.open(wordTaggerTrainGraph({ dims: this.opts.config, steps, heads: this.opts.heads, dropout: this.opts.dropout !== false }), { ...this.opts, shareSession: true })
+      have = OrtGraphRunner.open(wordTaggerTrainGraph({ dims: this.opts.config, steps, heads: this.opts.heads, dropout: this.dropout }), { ...this.opts, shareSession: true })
       this.buckets.set(steps, have)
     }
     return have
@@ -55,7 +60,7 @@ export class OrtWordTaggerTrainer {
       shape_flags: new ort.Tensor('float32', b.shapes, [B, T, c.shapeFlags]),
       reverse_index: new ort.Tensor('int64', b.reverseIndex, [B * T]),
     }
-    if (this.opts.dropout !== false && c.dropout > 0) {
+    if (this.dropout) {
       const rng = new Rng(seed)
       const din = wordTaggerInputDim(c)
       feeds['dropout.input'] = new ort.Tensor('float32', rng.fillDropoutMask(new Float32Array(B * T * din), c.dropout), [B * T, din])

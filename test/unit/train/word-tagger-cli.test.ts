@@ -62,15 +62,22 @@ describe('word tagger through the CLI', () => {
 
   it('trains further from a word tagger with --init, keeping its vocabularies; --resume continues it with the options it was started with', async () => {
     const more = join(tmp, 'more')
-    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--init', model, '--out', more, '--epochs', '2', '--max-steps', '3', '--seed', '2', '--threads', '1']))
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--init', model, '--out', more, '--epochs', '2', '--max-steps', '3', '--seed', '2', '--dropout', '0.3', '--threads', '1']))
     expect(tr.code, tr.err).toBe(0)
     const first = JSON.parse(tr.out)
     expect(first.arch).toBe('word-lstm')
     expect(first.steps).toBe(3)
     expect(readFileSync(join(more, 'words.txt'), 'utf8')).toBe(readFileSync(join(model, 'words.txt'), 'utf8'))
+    // Its sizes are the model's; the dropout given replaces the model's 0.5.
+    const [before, after] = [model, more].map((d) => JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')))
+    expect(after).toEqual({ ...before, dropout: 0.3 })
+    expect(before.dropout).toBe(0.5)
     const source = JSON.parse(readFileSync(join(more, 'fastbioner.json'), 'utf8')).source
     expect(source.init).toBe(model)
-    expect(source.options).toMatchObject({ arch: 'word-lstm', init: model, epochs: '2', 'max-steps': '3', seed: '2', train: join(FIX, 'train.pubtator') })
+    expect(source.options).toMatchObject({ arch: 'word-lstm', init: model, epochs: '2', 'max-steps': '3', seed: '2', dropout: '0.3', train: join(FIX, 'train.pubtator') })
+    const resized = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--init', model, '--out', join(tmp, 'resized'), '--lstm-hidden', '8', '--threads', '1']))
+    expect(resized.code).toBe(2)
+    expect(resized.err).toMatch(/--lstm-hidden: a run from --init keeps the sizes of/)
     // The inputs and settings are the recorded ones: giving them again is refused.
     const refused = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', more, '--resume']))
     expect(refused.code).toBe(2)
@@ -80,6 +87,17 @@ describe('word tagger through the CLI', () => {
     expect(resumed.code, resumed.err).toBe(0)
     expect(JSON.parse(resumed.out)).toMatchObject({ arch: 'word-lstm', steps: 3 })
     expect(existsSync(join(more, 'optimizer.safetensors'))).toBe(true)
+  }, 120_000)
+
+  it('from scratch takes the BiLSTM width and dropout given (word-lstm only)', async () => {
+    const narrow = join(tmp, 'narrow')
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', narrow, '--lstm-hidden', '12', '--dropout', '0', '--max-steps', '2', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    expect(JSON.parse(readFileSync(join(narrow, 'config.json'), 'utf8'))).toMatchObject({ lstm_hidden: 12, dropout: 0 })
+    expect(loadWordTagger(narrow).params.get('lstm.weight_hh')).toHaveLength(2 * 12 * 4 * 12) // [2, H, 4H]
+    const bert = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', join(tmp, 'b'), '--arch', 'bert', '--dropout', '0.1']))
+    expect(bert.code).toBe(2)
+    expect(bert.err).toMatch(/--dropout is an option of --arch word-lstm/)
   }, 120_000)
 
   it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {
