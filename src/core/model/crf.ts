@@ -7,6 +7,7 @@
 // them out of the ONNX graph leaves every engine's graph (training, export, int8) unchanged.
 // Written by hand: no maintained JS package offers CRF marginals with gradients.
 
+import type { Rng } from '../rng'
 import { DEFAULT_HEAD } from './config'
 
 /** Learnt scores of one head's CRF; C = number of labels. */
@@ -46,6 +47,68 @@ export function pathScore(emissions: ArrayLike<number>, path: ArrayLike<number>,
   return s
 }
 
+/** The forward recursion: alpha[t, j] = log Σ over label prefixes ending in j at t; logZ over all paths. */
+function forward(emissions: ArrayLike<number>, L: number, C: number, crf: CrfScores): { alpha: Float64Array; logZ: number } {
+  const alpha = new Float64Array(L * C)
+  const tmp = new Float64Array(C)
+  for (let j = 0; j < C; j++) alpha[j] = crf.start[j] + emissions[j]
+  for (let t = 1; t < L; t++) {
+    for (let j = 0; j < C; j++) {
+      for (let i = 0; i < C; i++) tmp[i] = alpha[(t - 1) * C + i] + crf.transitions[i * C + j]
+      alpha[t * C + j] = logSumExp(tmp, C) + emissions[t * C + j]
+    }
+  }
+  for (let j = 0; j < C; j++) tmp[j] = alpha[(L - 1) * C + j] + crf.end[j]
+  return { alpha, logZ: logSumExp(tmp, C) }
+}
+
+/** An index drawn with probability ∝ exp(logWeights[i]), i < n. */
+function sampleLogWeights(logWeights: Float64Array, n: number, rng: Rng): number {
+  let max = -Infinity
+  for (let i = 0; i < n; i++) max = Math.max(max, logWeights[i])
+  if (max === -Infinity) return 0
+  let total = 0
+  for (let i = 0; i < n; i++) total += logWeights[i] = Math.exp(logWeights[i] - max)
+  let u = rng.next() * total
+  for (let i = 0; i < n; i++) {
+    u -= logWeights[i]
+    if (u < 0) return i
+  }
+  // Rounding can leave u ≥ 0 past the end: the last label of positive weight.
+  for (let i = n - 1; i > 0; i--) if (logWeights[i] > 0) return i
+  return 0
+}
+
+/**
+ * One label path drawn from p(path | emissions) ∝ exp(pathScore), by forward filtering, backward
+ * sampling: the forward sums alpha make p(y_last) ∝ alpha[last, ·] + end and
+ * p(y_t | y_{t+1}) ∝ alpha[t, ·] + transitions[·, y_{t+1}], so one backward pass of C-way draws
+ * gives an exact sample (knowledge distillation's structure-level targets: a student trained on
+ * such paths learns the teacher's whole posterior, not only its Viterbi path). Without a CRF the
+ * words are independent: each drawn from the softmax of its emissions. Emissions may be
+ * log-probabilities: a constant added to one word's row multiplies every path's weight alike.
+ */
+export function sampleCrfPath(emissions: ArrayLike<number>, L: number, C: number, crf: CrfScores | undefined, rng: Rng): Int32Array {
+  const path = new Int32Array(L)
+  const w = new Float64Array(C)
+  if (!crf) {
+    for (let t = 0; t < L; t++) {
+      for (let j = 0; j < C; j++) w[j] = emissions[t * C + j]
+      path[t] = sampleLogWeights(w, C, rng)
+    }
+    return path
+  }
+  if (L === 0) return path
+  const { alpha } = forward(emissions, L, C, crf)
+  for (let j = 0; j < C; j++) w[j] = alpha[(L - 1) * C + j] + crf.end[j]
+  path[L - 1] = sampleLogWeights(w, C, rng)
+  for (let t = L - 2; t >= 0; t--) {
+    for (let i = 0; i < C; i++) w[i] = alpha[t * C + i] + crf.transitions[i * C + path[t + 1]]
+    path[t] = sampleLogWeights(w, C, rng)
+  }
+  return path
+}
+
 /**
  * −log p(path | emissions) of one sequence and, when `grad` is given, its gradient:
  * d/d emissions[t, j] = p(y_t = j) − [path_t = j] added into `dEmissions` (scaled by `scale`),
@@ -61,18 +124,9 @@ export function crfNegLogLikelihood(
 ): number {
   const L = path.length
   if (L === 0) return 0
-  const alpha = new Float64Array(L * C) // log Σ over prefixes ending in j at t
+  const { alpha, logZ } = forward(emissions, L, C, crf)
   const beta = new Float64Array(L * C) // log Σ over suffixes after j at t
   const tmp = new Float64Array(C)
-  for (let j = 0; j < C; j++) alpha[j] = crf.start[j] + emissions[j]
-  for (let t = 1; t < L; t++) {
-    for (let j = 0; j < C; j++) {
-      for (let i = 0; i < C; i++) tmp[i] = alpha[(t - 1) * C + i] + crf.transitions[i * C + j]
-      alpha[t * C + j] = logSumExp(tmp, C) + emissions[t * C + j]
-    }
-  }
-  for (let j = 0; j < C; j++) tmp[j] = alpha[(L - 1) * C + j] + crf.end[j]
-  const logZ = logSumExp(tmp, C)
   const nll = logZ - pathScore(emissions, path, C, crf)
   if (!grad) return nll
 

@@ -1,8 +1,9 @@
 // The CRF against brute force over every label path: log-partition, Viterbi path, gradients
-// (finite differences), and the batch form's handling of ignored positions.
+// (finite differences), the batch form's handling of ignored positions, and path sampling's
+// frequencies against the exact posterior of every path.
 
 import { describe, expect, it } from 'vitest'
-import { crfBatchLoss, crfNegLogLikelihood, pathScore, viterbi, type CrfScores } from '@core/model/crf'
+import { crfBatchLoss, crfNegLogLikelihood, pathScore, sampleCrfPath, viterbi, type CrfScores } from '@core/model/crf'
 import { Rng } from '@core/rng'
 
 function randomCrf(C: number, rng: Rng): CrfScores {
@@ -107,5 +108,42 @@ describe('linear-chain CRF', () => {
     expect(crfBatchLoss(logits, labels, 2, 3, C, crf).loss).toBeCloseTo((one(0, [0, 1, 2]) + one(1, [0, 2])) / 5, 9)
     expect(crfBatchLoss(logits, new Int32Array(6).fill(-100), 2, 3, C, crf).loss).toBe(0)
     expect(() => crfBatchLoss(logits, Int32Array.from([0, 3, 0, 0, 0, 0]), 2, 3, C, crf)).toThrow(/label 3 at batch row 0, position 1/)
+  })
+
+  it('samples each path as often as its posterior exp(score − logZ); without a CRF each word from its softmax', () => {
+    const rng = new Rng(11)
+    const n = 20_000
+    // The frequency of a path of probability p has standard deviation √(p(1−p)/n) ≤ 0.0036.
+    const near = (freq: number, p: number) => expect(Math.abs(freq - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / n) + 1e-3)
+    for (const [L, C] of [[3, 2], [3, 3]]) {
+      const crf = randomCrf(C, rng)
+      const em = rng.normalArray(L * C, 1)
+      const paths = allPaths(L, C)
+      const logZ = bruteLogZ(em, L, C, crf)
+      const counts = new Map<string, number>()
+      const draw = new Rng(L * 10 + C)
+      for (let k = 0; k < n; k++) {
+        const key = sampleCrfPath(em, L, C, crf, draw).join()
+        counts.set(key, (counts.get(key) ?? 0) + 1)
+      }
+      for (const p of paths) near((counts.get(p.join()) ?? 0) / n, Math.exp(pathScore(em, p, C, crf) - logZ))
+      // Log-probabilities (each word's row shifted by a constant) are the same posterior: same draws.
+      const shifted = Float32Array.from(em, (x, i) => x - 3 * Math.floor(i / C) - 1)
+      const a = new Rng(99)
+      const b = new Rng(99)
+      for (let k = 0; k < 200; k++) expect(sampleCrfPath(shifted, L, C, crf, a)).toEqual(sampleCrfPath(em, L, C, crf, b))
+    }
+    // No CRF: words independent, each label as often as its softmax probability.
+    const L = 3
+    const C = 3
+    const em = rng.normalArray(L * C, 1.5)
+    const counts = new Float64Array(L * C)
+    const draw = new Rng(7)
+    for (let k = 0; k < n; k++) sampleCrfPath(em, L, C, undefined, draw).forEach((j, t) => counts[t * C + j]++)
+    for (let t = 0; t < L; t++) {
+      const z = [0, 1, 2].reduce((s, j) => s + Math.exp(em[t * C + j]), 0)
+      for (let j = 0; j < C; j++) near(counts[t * C + j] / n, Math.exp(em[t * C + j]) / z)
+    }
+    expect(sampleCrfPath(em, 0, C, randomCrf(C, rng), draw)).toEqual(new Int32Array(0))
   })
 })
