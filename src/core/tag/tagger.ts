@@ -65,6 +65,27 @@ export interface TagOptions {
   onProgress?: (docsDone: number, docsTotal: number) => void
   /** Checked before every engine call; an aborted run throws an AbortError. */
   signal?: AbortSignal
+  /**
+   * Each result also carries every head's per-word label probabilities (TagResult.wordScores):
+   * what knowledge distillation samples its targets from. Off by default: [words × labels]
+   * floats a document.
+   */
+  wordScores?: boolean
+}
+
+/** One head's label probabilities on a document's words (TagOptions.wordScores). */
+export interface HeadWordScores {
+  head: string
+  /** The head's label names: column j of `probs` is labels[j]. */
+  labels: readonly string[]
+  /** The head's CRF, if it has one (its tags are then a path, not per-word argmaxes). */
+  crf?: CrfScores
+  /** [start, end) character offsets of each word in the document text. */
+  wordOffsets: ReadonlyArray<readonly [number, number]>
+  /** 1 where some window held the word; an uncovered word's row is all 0. */
+  covered: Uint8Array
+  /** [words × labels] row-major: each covered word's label probabilities (its first piece's). */
+  probs: Float32Array
 }
 
 /** A mention with its confidence; `head` names the head that found it when several ran. */
@@ -79,6 +100,8 @@ export interface TagResult {
   uncertainties: DocumentUncertainty | null
   /** Word pieces run through the engine ([CLS]/[SEP] included, padding not). */
   pieces: number
+  /** With TagOptions.wordScores: each head run's word probabilities, in the order of the heads. */
+  wordScores?: HeadWordScores[]
 }
 
 export function checkMaxLength(maxLength: number, maxPositionEmbeddings: number): void {
@@ -164,7 +187,7 @@ export class Tagger {
           })
         })
       }
-      part.forEach((doc, i) => out.push(decode(doc, plans[i], heads, probs.map((p) => p[i]), pieces[i])))
+      part.forEach((doc, i) => out.push(decode(doc, plans[i], heads, probs.map((p) => p[i]), pieces[i], opts.wordScores ?? false)))
       opts.onProgress?.(Math.min(docs.length, d0 + chunk), docs.length)
     }
     return out
@@ -176,18 +199,18 @@ export class Tagger {
 }
 
 /** Mentions (merged over heads) and uncertainty of one document from its windows' probabilities. */
-function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number): TagResult {
+function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number, wordScores: boolean): TagResult {
   const perHead: ScoredMention[][] = heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k], { crf: head.crf }))
   const mentions: TaggedMention[] | HeadMention[] = heads.length === 1 ? perHead[0] : mergeHeadMentions(heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
   const acc = new UncertaintyAccumulator()
-  if (plan.examples.length) {
-    const numWords = plan.encoding.wordOffsets.length
-    heads.forEach((head, k) => {
-      const C = head.labelMap.labels.length
-      const merged = mergeWindowPredictions(plan.windows, probs[k], plan.encoding.wordIndex, numWords, C)
-      for (let w = 0; w < numWords; w++) if (merged.covered[w]) acc.add(merged.scores, w * C, C)
-    })
-  }
+  const numWords = plan.encoding.wordOffsets.length
+  const scores: HeadWordScores[] = []
+  heads.forEach((head, k) => {
+    const C = head.labelMap.labels.length
+    const merged = plan.examples.length ? mergeWindowPredictions(plan.windows, probs[k], plan.encoding.wordIndex, numWords, C) : { scores: new Float32Array(numWords * C), covered: new Uint8Array(numWords) }
+    for (let w = 0; w < numWords; w++) if (merged.covered[w]) acc.add(merged.scores, w * C, C)
+    if (wordScores) scores.push({ head: head.name, labels: head.labelMap.labels, crf: head.crf, wordOffsets: plan.encoding.wordOffsets, covered: merged.covered, probs: merged.scores })
+  })
   const uncertainties = acc.result()
-  return { mentions, uncertainty: uncertainties?.leastConfidence ?? null, uncertainties, pieces }
+  return { mentions, uncertainty: uncertainties?.leastConfidence ?? null, uncertainties, pieces, ...(wordScores ? { wordScores: scores } : {}) }
 }

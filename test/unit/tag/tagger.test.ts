@@ -126,4 +126,39 @@ describe('tagger', () => {
     await tagger.dispose()
     model.dispose()
   })
+
+  it('with wordScores, each head run also gives its words, their probabilities and its CRF; without, nothing changes', async () => {
+    const model = tinyModel(1, 5, 32, heads)
+    model.addCrf('disease')
+    // Windows of 8 pieces: sentences longer than 6 pieces are windowed, their words merged.
+    const tagger = taggerForModel(model, tokenizer, { maxLength: 8 })
+    const plain = await tagger.tag(docs)
+    const scored = await tagger.tag(docs, { wordScores: true })
+    docs.forEach((doc, i) => {
+      expect(plain[i]).not.toHaveProperty('wordScores')
+      const { wordScores, ...rest } = scored[i]
+      expect(rest).toEqual(plain[i])
+      expect(wordScores!.map((w) => w.head)).toEqual(['disease', 'chem'])
+      const words = tokenizer.tokenize(doc.text).wordOffsets
+      for (const w of wordScores!) {
+        const C = w.labels.length
+        expect(w.labels).toEqual(heads[w.head as keyof typeof heads])
+        expect(w.wordOffsets).toEqual(words)
+        expect(w.probs).toHaveLength(words.length * C)
+        expect(Array.from(w.covered)).toEqual(words.map(() => 1))
+        for (let k = 0; k < words.length; k++) {
+          let sum = 0
+          for (let j = 0; j < C; j++) sum += w.probs[k * C + j]
+          expect(sum).toBeCloseTo(1, 5)
+        }
+      }
+      expect(wordScores![0].crf).toBeDefined()
+      expect(wordScores![1].crf).toBeUndefined()
+    })
+    // One head asked for: its scores only.
+    const [one] = await tagger.tag(docs.slice(0, 1), { head: 'chem', wordScores: true })
+    expect(one.wordScores!.map((w) => w.head)).toEqual(['chem'])
+    await tagger.dispose()
+    model.dispose()
+  })
 })
