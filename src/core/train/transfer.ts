@@ -2,13 +2,15 @@
 // sentences, sampled once, that teacher models tag before the student trains on them with the
 // gold corpora (./word-loop's WordTransferSet). The teachers' best label sequences are the
 // targets, so a CRF student keeps its own loss; each teacher runs once over the set, not every
-// epoch.
+// epoch. Posterior targets keep each teacher's word distributions instead, from which every step
+// draws label paths (structure-level distillation, Wang et al. 2020): still one label a word.
 
 import type { CorpusDocument } from '../../shared/domain'
 import { readTextDocuments } from '../pretrain/text'
 import { Rng } from '../rng'
-import type { Tagger } from '../tag/tagger'
-import type { WordTransferSet } from './word-loop'
+import type { CrfScores } from '../model/crf'
+import type { HeadWordScores, Tagger } from '../tag/tagger'
+import type { WordPosteriors, WordTransferSet } from './word-loop'
 
 /**
  * Up to `count` lines of the text files (one sentence a line, as pretraining reads them), a
@@ -82,29 +84,70 @@ export function majorityMentions(lists: ReadonlyArray<readonly TransferMention[]
   return [...votes.values()].filter((v) => 2 * v.count > lists.length).map((v) => v.mention).sort((a, b) => a.start - b.start)
 }
 
+/** What a transfer sentence teaches a head: its teachers' vote, or draws from their posteriors. */
+export type TransferTargets = 'vote' | 'posterior'
+
 /**
  * Every teacher tags every document once (its Viterbi path where it has a CRF). A head with
  * several teachers (an ensemble, e.g. one model per seed) learns the mentions most of them agree
- * on (majorityMentions).
+ * on (majorityMentions). targets 'posterior' also keeps each teacher's per-word label
+ * log-probabilities, with its labels and CRF (WordTransferSet.posteriors), which the training
+ * steps sample their targets from; the vote stays, for the words a teacher did not score.
  */
 export async function labelTransferSet(
   documents: readonly CorpusDocument[],
   teachers: readonly TransferTeacher[],
   onProgress?: (head: string, done: number, total: number) => void,
   chunk = 256,
+  opts: { targets?: TransferTargets } = {},
 ): Promise<WordTransferSet> {
+  const posterior = opts.targets === 'posterior'
   const byHead = new Map<string, Array<Array<CorpusDocument['mentions']>>>()
+  const posteriors: NonNullable<WordTransferSet['posteriors']> = {}
+  // A document's word offsets, shared by the teachers that split it into the same words.
+  const sharedOffsets: Int32Array[] = []
   for (const t of teachers) {
     const head = teacherHeadFor(t)
     const out: Array<CorpusDocument['mentions']> = []
+    const scored: WordPosteriors[] = []
+    let labels: readonly string[] = []
+    let crf: CrfScores | undefined
     for (let i = 0; i < documents.length; i += chunk) {
-      const results = await t.tagger.tag(documents.slice(i, i + chunk), { head })
-      for (const r of results) out.push(r.mentions.map(({ start, end, type, text }) => ({ start, end, type, text })))
+      const results = await t.tagger.tag(documents.slice(i, i + chunk), { head, wordScores: posterior })
+      for (const r of results) {
+        out.push(r.mentions.map(({ start, end, type, text }) => ({ start, end, type, text })))
+        if (!posterior) continue
+        const ws = r.wordScores?.[0]
+        if (!ws) throw new Error(`teacher for '${t.head}' gave no word scores (posterior targets need them)`)
+        ;({ labels, crf } = ws)
+        scored.push(wordPosteriors(ws, sharedOffsets, scored.length))
+      }
       onProgress?.(t.head, out.length, documents.length)
     }
     byHead.set(t.head, [...(byHead.get(t.head) ?? []), out])
+    if (posterior) posteriors[t.head] = [...(posteriors[t.head] ?? []), { labels, crf, documents: scored }]
   }
   const mentions: WordTransferSet['mentions'] = {}
   for (const [head, perTeacher] of byHead) mentions[head] = documents.map((_, i) => majorityMentions(perTeacher.map((p) => p[i])))
-  return { documents, mentions }
+  return posterior ? { documents, mentions, posteriors } : { documents, mentions }
+}
+
+/** The covered words of one document's scores: their offsets and label log-probabilities. */
+function wordPosteriors(ws: HeadWordScores, sharedOffsets: Int32Array[], doc: number): WordPosteriors {
+  const C = ws.labels.length
+  let n = 0
+  for (let w = 0; w < ws.covered.length; w++) n += ws.covered[w]
+  const offsets = new Int32Array(2 * n)
+  const logProbs = new Float32Array(n * C)
+  for (let w = 0, k = 0; w < ws.covered.length; w++) {
+    if (!ws.covered[w]) continue
+    offsets[2 * k] = ws.wordOffsets[w][0]
+    offsets[2 * k + 1] = ws.wordOffsets[w][1]
+    for (let j = 0; j < C; j++) logProbs[k * C + j] = Math.log(ws.probs[w * C + j])
+    k++
+  }
+  const prev = sharedOffsets[doc]
+  if (prev && prev.length === offsets.length && prev.every((x, i) => x === offsets[i])) return { offsets: prev, logProbs }
+  sharedOffsets[doc] = offsets
+  return { offsets, logProbs }
 }

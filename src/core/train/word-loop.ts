@@ -15,6 +15,7 @@ import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_PIECE
 import type { TrainingMetadata } from '../model/checkpoint-files'
 import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
+import { sampleCrfPath, type CrfScores } from '../model/crf'
 import type { TrainerEngine } from './engine'
 import type { RunSettings } from './loop'
 import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult } from './runner'
@@ -148,12 +149,41 @@ export interface WordTransferSet {
   documents: readonly CorpusDocument[]
   /** Head → the mentions its teacher found in each document, in the order of documents. */
   mentions: Record<string, ReadonlyArray<CorpusDocument['mentions']>>
+  /**
+   * Posterior targets (train --transfer-targets posterior; structure-level distillation, Wang et
+   * al. 2020): head → each of its teachers' word posteriors. Every step then draws, for each
+   * transfer sentence and head, a teacher uniformly and a label path from its posterior
+   * (sampleCrfPath), so the student's CRF learns the mixture of the teachers' distributions
+   * rather than their vote. `mentions` stays the vote: the labels of the words a teacher did not
+   * score. Absent: the vote is the target.
+   */
+  posteriors?: Record<string, readonly TeacherPosteriors[]>
+}
+
+/** One teacher head's word posteriors on the transfer text (WordTransferSet.posteriors). */
+export interface TeacherPosteriors {
+  /** The teacher head's label names: column j of logProbs is labels[j]; matched to the student's by name. */
+  labels: readonly string[]
+  /** Its CRF, whose chain paths are sampled from; without one each word is drawn on its own. */
+  crf?: CrfScores
+  /** One entry per document, in the order of the set's documents. */
+  documents: ReadonlyArray<WordPosteriors>
+}
+
+/** A teacher's scores on one document's words: only the words some window of it covered. */
+export interface WordPosteriors {
+  /** [words × 2]: [start, end) character offsets, sorted; the student's words are matched by them. */
+  offsets: Int32Array
+  /** [words × labels]: each word's label log-probabilities. */
+  logProbs: Float32Array
 }
 
 interface WordExample extends Example {
   words: string[]
   /** The heads this example trains: the label id of each word for each. */
   targets: Array<{ head: string; labels: Int32Array }>
+  /** A transfer example: its document's index in the set and its words' [start, end) offsets ([words × 2]). */
+  transfer?: { doc: number; offsets: Int32Array }
 }
 
 /** Every word becomes one [UNK] piece: the examples path then windows and labels by word. */
@@ -173,7 +203,7 @@ function wordExamples(docs: readonly CorpusDocument[], head: string, labelMap: L
  * One example per window of the transfer text with a target for each teacher's head. Windows do
  * not depend on the mentions, so the heads' example lists line up one to one.
  */
-function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap>, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
+export function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap>, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
   let out: WordExample[] | null = null
   for (const [head, mentions] of Object.entries(t.mentions)) {
     const map = labelMaps[head]
@@ -185,7 +215,82 @@ function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap
     if (out === null) out = ex
     else out.forEach((e, i) => e.targets.push(ex[i].targets[0]))
   }
-  return out ?? []
+  if (!t.posteriors || !out) return out ?? []
+  for (const [head, teachers] of Object.entries(t.posteriors)) {
+    if (!t.mentions[head]) throw new Error(`transfer set: head '${head}' has posteriors but no mentions (its vote, the labels of words no teacher scored)`)
+    if (!teachers.length) throw new Error(`transfer set: head '${head}' has an empty list of teacher posteriors`)
+    for (const p of teachers) {
+      if (p.documents.length !== t.documents.length) throw new Error(`transfer set: a teacher of head '${head}' has posteriors for ${p.documents.length} of ${t.documents.length} documents`)
+    }
+  }
+  // The examples know their document and words: a step matches them with a teacher's words.
+  const docIndex = new Map(t.documents.map((d, i) => [d.id, i]))
+  for (const e of out) {
+    const offsets = new Int32Array(2 * e.words.length)
+    let w = 0
+    for (let p = 0; p < e.wordStarts.length; p++) {
+      if (!e.wordStarts[p]) continue
+      offsets[2 * w] = e.offsets[2 * p]
+      offsets[2 * w + 1] = e.offsets[2 * p] + e.words[w].length // exampleWords' text: its first piece's start to its last piece's end
+      w++
+    }
+    e.transfer = { doc: docIndex.get(e.docId)!, offsets }
+  }
+  return out
+}
+
+/**
+ * What a transfer example trains in a step when the set has posteriors: for each head with
+ * posteriors, a teacher drawn uniformly and a label path drawn from its posterior over the
+ * example's words (each stretch of words the teacher scored is one chain, as the student's CRF
+ * sees it), the teacher's labels mapped to the head's by name (a label the head lacks, another
+ * type's, is O). Words the teacher did not score keep the vote's label. The draws come from the
+ * step's seed and the example's index, so a resumed run replays the same targets. Null without
+ * posteriors: the examples' own (vote) targets are trained.
+ */
+export function transferTargetSampler(t: WordTransferSet, labelMaps: Record<string, LabelMap>): ((e: WordExample, stepSeed: number, index: number) => WordExample['targets']) | null {
+  if (!t.posteriors) return null
+  const byHead = new Map(
+    Object.entries(t.posteriors).map(([head, teachers]) => {
+      const map = labelMaps[head]
+      if (!map) throw new Error(`transfer set: no task trains head '${head}' (heads: ${Object.keys(labelMaps).join(', ')})`)
+      return [head, teachers.map((p) => ({ p, ids: Int32Array.from(p.labels, (l) => map.label2id[l] ?? map.label2id.O) }))] as const
+    }),
+  )
+  return (e, stepSeed, index) => {
+    if (!e.transfer) return e.targets
+    const { doc, offsets } = e.transfer
+    const rng = new Rng(deriveSeed(stepSeed, 0x706f7374, index))
+    const n = e.words.length
+    const match = new Int32Array(n)
+    return e.targets.map((target) => {
+      const teachers = byHead.get(target.head)
+      if (!teachers) return target
+      const { p, ids } = teachers[rng.int(teachers.length)]
+      const { offsets: to, logProbs } = p.documents[doc]
+      const C = p.labels.length
+      const m = to.length / 2
+      // Both word lists are sorted by offset: one merge pass finds each student word's teacher word.
+      for (let i = 0, k = 0; i < n; i++) {
+        while (k < m && to[2 * k] < offsets[2 * i]) k++
+        match[i] = k < m && to[2 * k] === offsets[2 * i] && to[2 * k + 1] === offsets[2 * i + 1] ? k : -1
+      }
+      const labels = Int32Array.from(target.labels)
+      for (let i = 0; i < n; ) {
+        if (match[i] < 0) {
+          i++
+          continue
+        }
+        let j = i + 1
+        while (j < n && match[j] === match[j - 1] + 1) j++
+        const a = match[i]
+        const path = sampleCrfPath(logProbs.subarray(a * C, (a + j - i) * C), j - i, C, p.crf, rng)
+        for (let q = 0; q < j - i; q++) labels[i + q] = ids[path[q]]
+        i = j
+      }
+      return { head: target.head, labels }
+    })
+  }
 }
 
 export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainResult> {
@@ -217,6 +322,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   // One push per example: push(...list) passes every element as an argument and overflows the
   // stack past ~100 k (a transfer set of the unlabelled text has 118 k).
   if (o.transfer) for (const e of transferExamples(o.transfer, labelMaps, tokenizer, maxLength, sentenceLevel)) examples.push(e)
+  const sampleTargets = o.transfer ? transferTargetSampler(o.transfer, labelMaps) : null
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
   const vocab = { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab }
   const trainingWords = () => examples.flatMap((e) => e.words)
@@ -255,7 +361,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       // Singleton words → <unk> drawn from the step's seed (as dropout is), so a resumed run replays them.
       const batch = wordBatch(featurizer, config, rows.map((e) => e.words), T, new Rng(deriveSeed(stepSeed, 0x756e6b)))
       const y: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(rows.length * T).fill(IGNORE_INDEX)]))
-      rows.forEach((e, r) => e.targets.forEach((t) => y[t.head].set(t.labels, r * T)))
+      rows.forEach((e, r) => (sampleTargets ? sampleTargets(e, stepSeed, b.indices[r]) : e.targets).forEach((t) => y[t.head].set(t.labels, r * T)))
       return trainer.step(batch, y, stepSeed)
     },
     currentLr: () => trainer.optimizer.currentLr(),

@@ -1,6 +1,7 @@
 // Sequence-level distillation into a word tagger: sentences tagged by teachers train the student
 // beside the gold corpora, one example teaching every head that has a teacher; `train --teacher
-// --transfer` samples the text and runs each teacher once.
+// --transfer` samples the text and runs each teacher once. Posterior targets: each step draws a
+// teacher and a label path from its posterior, for every transfer sentence and head.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +11,9 @@ import { writePubtator } from '@core/corpus'
 import { Rng } from '@core/rng'
 import type { Tagger } from '@core/tag/tagger'
 import { labelTransferSet, majorityMentions, sampleTransferSentences, teacherHeadFor, transferDocuments } from '@core/train/transfer'
-import { trainWordTagger } from '@core/train/word-loop'
+import { trainWordTagger, transferExamples, transferTargetSampler, wordTaggerTokenizer, type TeacherPosteriors, type WordTransferSet } from '@core/train/word-loop'
+import { buildLabelMap } from '@core/nlp/bio'
+import { viterbi, type CrfScores } from '@core/model/crf'
 import { wordTaggerFor } from '@core/tag/open'
 import { run as trainCmd } from '../../../src/cli/commands/train'
 import { capture } from '../cli/capture'
@@ -206,4 +209,118 @@ describe('word tagger with a transfer set', () => {
       expect(r.err).toMatch(msg)
     }
   }, 240_000)
+})
+
+describe('posterior transfer targets', () => {
+  // Student head 'dis' (O, B-Disease, I-Disease); the teachers tag Chemical too, which is O for it.
+  const labelMaps = { dis: buildLabelMap(['Disease']) }
+  const teacherLabels = buildLabelMap(['Chemical', 'Disease']).labels // O, B-Chemical, I-Chemical, B-Disease, I-Disease
+  const text = 'Signs of vorblax syndrome after quinzate in the cells.'
+  const documents = transferDocuments([text])
+  const words = wordTaggerTokenizer().tokenize(text).wordOffsets // Signs of vorblax syndrome after quinzate in the cells .
+  const CELLS = 8
+  const tagsA = ['O', 'O', 'B-Disease', 'I-Disease', 'O', 'B-Chemical', 'O', 'O', 'O', 'O']
+  const tagsB = tagsA.map((t) => (t.endsWith('Disease') ? 'O' : t))
+  const C = teacherLabels.length
+  const crf: CrfScores = (() => {
+    const rng = new Rng(4)
+    return { transitions: rng.normalArray(C * C, 1), start: rng.normalArray(C, 1), end: rng.normalArray(C, 1) }
+  })()
+  /** A teacher that scores every word but 'cells' (as a window edge would leave it out). */
+  const teacher = (rows: number[][], withCrf = true): TeacherPosteriors => {
+    const kept = words.map((_, w) => w).filter((w) => w !== CELLS)
+    return {
+      labels: teacherLabels,
+      crf: withCrf ? crf : undefined,
+      documents: [{ offsets: Int32Array.from(kept.flatMap((w) => words[w])), logProbs: Float32Array.from(kept.flatMap((w) => rows[w].map((p) => Math.log(p)))) }],
+    }
+  }
+  /** Near-certain rows: the tag's label at 1 − 4e-11, the others at 1e-11 (log −25). */
+  const certain = (tags: string[]) => tags.map((t) => teacherLabels.map((l) => (l === t ? 1 - 4e-11 : 1e-11)))
+  // The vote says 'cells' is a Disease: the word no teacher scored keeps that label.
+  const vote = [[{ start: text.indexOf('cells'), end: text.indexOf('cells') + 5, type: 'Disease', text: 'cells' }]]
+  const student = (tags: string[]) => Array.from(tags, (t, w) => (w === CELLS ? 1 : (labelMaps.dis.label2id[t] ?? 0)))
+  const sampler = (teachers: TeacherPosteriors[]) => {
+    const set: WordTransferSet = { documents, mentions: { dis: vote }, posteriors: { dis: teachers } }
+    const [example] = transferExamples(set, labelMaps, wordTaggerTokenizer(), 128, true)
+    const sample = transferTargetSampler(set, labelMaps)!
+    return (stepSeed: number) => {
+      const targets = sample(example, stepSeed, 0)
+      expect(targets.map((t) => t.head)).toEqual(['dis'])
+      return Array.from(targets[0].labels)
+    }
+  }
+
+  it("a near-certain teacher's draws are its Viterbi path, its other types O, unscored words the vote's", () => {
+    const rows = certain(tagsA)
+    const t = teacher(rows)
+    // The sampled chains are words 0–7 and word 9; their Viterbi paths are the tags.
+    const em = t.documents[0].logProbs
+    expect(Array.from(viterbi(em.subarray(0, 8 * C), 8, C, crf), (j) => teacherLabels[j])).toEqual(tagsA.slice(0, 8))
+    const draw = sampler([t])
+    for (let seed = 0; seed < 200; seed++) expect(draw(seed)).toEqual(student(tagsA))
+    expect(student(tagsA)).toEqual([0, 0, 1, 2, 0, 0, 0, 0, 1, 0])
+  })
+
+  it('two teachers that disagree are each drawn half the time; the same step seed draws the same labels', () => {
+    const draw = sampler([teacher(certain(tagsA)), teacher(certain(tagsB))])
+    let a = 0
+    const n = 4000
+    for (let seed = 0; seed < n; seed++) {
+      const labels = draw(seed)
+      if (labels[2] === 1) {
+        a++
+        expect(labels).toEqual(student(tagsA))
+      } else expect(labels).toEqual(student(tagsB))
+    }
+    // Standard deviation of the frequency: 0.008.
+    expect(Math.abs(a / n - 0.5)).toBeLessThan(0.04)
+    // A resumed run's step replays its draws.
+    for (let seed = 0; seed < 50; seed++) expect(draw(seed)).toEqual(draw(seed))
+    expect(new Set(Array.from({ length: 50 }, (_, seed) => draw(seed).join())).size).toBe(2)
+  })
+
+  it('without a CRF each word is drawn from its own probabilities', () => {
+    const rows = certain(tagsB)
+    rows[2] = [0.3, 0, 0, 0.7, 0] // vorblax: O 0.3, B-Disease 0.7
+    const draw = sampler([teacher(rows, false)])
+    let b = 0
+    const n = 4000
+    for (let seed = 0; seed < n; seed++) if (draw(seed)[2] === 1) b++
+    expect(Math.abs(b / n - 0.7)).toBeLessThan(0.04)
+  })
+
+  it('labelTransferSet keeps every teacher’s scored words as log-probabilities beside the vote', async () => {
+    const fake = (p: number, covered: number[]) =>
+      ({
+        headNames: ['default'],
+        tag: async (d: CorpusDocument[], o: { wordScores?: boolean }) =>
+          d.map((doc) => {
+            const offs = wordTaggerTokenizer().tokenize(doc.text).wordOffsets
+            const probs = Float32Array.from(offs.flatMap((_, w) => (covered[w] ? [1 - p, p, 0] : [0, 0, 0])))
+            return {
+              mentions: [{ start: 0, end: 5, type: 'Disease', text: doc.text.slice(0, 5), confidence: 0.9 }],
+              ...(o.wordScores ? { wordScores: [{ head: 'default', labels: labelMaps.dis.labels, crf, wordOffsets: offs, covered: Uint8Array.from(covered), probs }] } : {}),
+            }
+          }),
+      }) as unknown as Tagger
+    const docs = transferDocuments(['fever in cells', 'fever in mice'])
+    const all = [1, 1, 1]
+    const set = await labelTransferSet(docs, [{ head: 'dis', tagger: fake(0.25, all) }, { head: 'dis', tagger: fake(0.5, all) }, { head: 'dis', tagger: fake(0.5, [1, 0, 1]) }], undefined, 1, { targets: 'posterior' })
+    expect(set.mentions.dis[1]).toEqual([{ start: 0, end: 5, type: 'Disease', text: 'fever' }])
+    const [a, b, c] = set.posteriors!.dis
+    expect(a.labels).toEqual(labelMaps.dis.labels)
+    expect(a.crf).toBe(crf)
+    expect(Array.from(a.documents[1].offsets)).toEqual([0, 5, 6, 8, 9, 13])
+    expect(Array.from(a.documents[1].logProbs.slice(0, 3))).toEqual([Math.fround(Math.log(0.75)), Math.fround(Math.log(0.25)), -Infinity])
+    expect(b.documents[0].logProbs[1]).toBeCloseTo(Math.log(0.5), 6)
+    // Teachers with the same words share their offsets; an unscored word is left out.
+    expect(b.documents[0].offsets).toBe(a.documents[0].offsets)
+    expect(Array.from(c.documents[0].offsets)).toEqual([0, 5, 9, 14])
+    expect(c.documents[0].logProbs).toHaveLength(2 * 3)
+    // The vote alone: no posteriors kept; a teacher without word scores cannot give them.
+    expect((await labelTransferSet(docs, [{ head: 'dis', tagger: fake(0.5, all) }])).posteriors).toBeUndefined()
+    const bare = { headNames: ['default'], tag: async (d: CorpusDocument[]) => d.map(() => ({ mentions: [] })) } as unknown as Tagger
+    await expect(labelTransferSet(docs, [{ head: 'dis', tagger: bare }], undefined, 256, { targets: 'posterior' })).rejects.toThrow(/gave no word scores/)
+  })
 })
