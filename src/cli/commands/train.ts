@@ -11,7 +11,7 @@ import { trainWordPieceVocab, trainWordVocab } from '../../core/nlp/vocab-traine
 import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
-import { labelTransferSet, sampleTransferSentences, transferDocuments } from '../../core/train/transfer'
+import { labelTransferSet, sampleTransferSentences, transferDocuments, type TransferTargets } from '../../core/train/transfer'
 import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
 import { charChannelOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_DEFAULTS } from '../../core/model/word-tagger'
@@ -63,6 +63,12 @@ ${mapTypesHelp(22)}
   --transfer PATH     unlabelled text for --teacher (.txt: a sentence a line; a folder or
                       any corpus format as for 'fastbioner pretrain'); repeatable
   --transfer-sentences N   a uniform sample (by --seed) of N transfer sentences (default: all)
+  --transfer-targets T   word-lstm: what a transfer sentence teaches, vote (default: the
+                      teachers' best label sequences, a span majority vote over an ensemble) or
+                      posterior: each step draws, for every sentence and head, one of the head's
+                      teachers and a label path from its CRF posterior (per word without a CRF),
+                      so the student learns the teachers' distributions, not only their best
+                      guess (structure-level distillation, Wang et al. 2020)
   --max-words N       word-lstm from scratch: most frequent words with their own vector (100
                       floats each; the rest are read through their characters), from the training
                       and transfer text (default ${WORD_TAGGER_RECIPE.maxWords})
@@ -119,7 +125,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
-  ...valueOptions('transfer-sentences', 'max-words', 'dropout', 'lstm-hidden'),
+  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden'),
   ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn', 'word-level'),
@@ -143,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden'] as const) {
+    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden', 'transfer-targets'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const charPieces = v['char-pieces'] ?? 'all'
@@ -485,13 +491,16 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
   const minutes = numOpt(v.minutes, '--minutes', (n) => n > 0, 'a number > 0')
   const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? 0
+  const transferTargets = v['transfer-targets'] ?? 'vote'
+  if (transferTargets !== 'vote' && transferTargets !== 'posterior') throw new CliError(`--transfer-targets must be vote or posterior, got '${transferTargets}'`, 2)
+  if (v['transfer-targets'] !== undefined && !v.teacher?.length) throw new CliError('--transfer-targets is a setting of --teacher and --transfer', 2)
   const quiet = v.quiet ?? false
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
   // --resume continues the model that is there (the run checks its optimizer state).
   checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: runInputs(v, taskSpecs, trainPath), replace: v.overwrite || resume, replaceFlag: '--overwrite' })
   const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log, true)
-  const transfer = await readTransferSet(v, tasks, seed, settings.threads, log)
+  const transfer = await readTransferSet(v, tasks, seed, settings.threads, log, transferTargets)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
   let result
   try {
@@ -528,7 +537,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
             arch: 'word-lstm',
-            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden']),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
           },
@@ -569,7 +578,7 @@ function transferSource(v: OptionValues<typeof OPTIONS>, transfer: WordTransferS
     const had = teachers[head]
     teachers[head] = had === undefined ? dir : [...(Array.isArray(had) ? had : [had]), dir]
   }
-  return { teachers, transfer: v.transfer, transferSentences: transfer.documents.length }
+  return { teachers, transfer: v.transfer, transferSentences: transfer.documents.length, transferTargets: transfer.posteriors ? 'posterior' : 'vote' }
 }
 
 /** `--teacher HEAD=DIR` (or a bare DIR: the run's only head). */
@@ -583,7 +592,14 @@ function teacherSpec(spec: string): [string, string] {
  * only its own types from its teacher: the words of any other type the teacher tags (a Chemical
  * and Disease teacher for a Chemical head) are O for it (the label alignment drops them).
  */
-async function readTransferSet(v: OptionValues<typeof OPTIONS>, tasks: readonly RunTask[], seed: number, threads: number | undefined, log: (line: string) => void): Promise<WordTransferSet | undefined> {
+async function readTransferSet(
+  v: OptionValues<typeof OPTIONS>,
+  tasks: readonly RunTask[],
+  seed: number,
+  threads: number | undefined,
+  log: (line: string) => void,
+  targets: TransferTargets = 'vote',
+): Promise<WordTransferSet | undefined> {
   const heads = [...new Set(tasks.map((t) => t.head))]
   const teacherSpecs = (v.teacher ?? []).map(teacherSpec)
   const paths = v.transfer ?? []
@@ -607,9 +623,12 @@ async function readTransferSet(v: OptionValues<typeof OPTIONS>, tasks: readonly 
       if (performance.now() - last < 5000 && done < total) return
       last = performance.now()
       log(`teacher ${head}: tagged ${done}/${total} sentences`)
-    })
+    }, undefined, { targets })
     const ensembles = heads.map((h) => [h, teacherSpecs.filter(([head]) => head === h).length] as const).filter(([, n]) => n > 1)
-    for (const [h, n] of ensembles) log(`head ${h}: ${n} teachers; it learns the mentions more than half of them tag (same span and type)`)
+    for (const [h, n] of ensembles) {
+      log(`head ${h}: ${n} teachers; ${targets === 'posterior' ? 'each step draws one of them and a label path from its posterior' : 'it learns the mentions more than half of them tag (same span and type)'}`)
+    }
+    if (targets === 'posterior') log("transfer targets: label paths drawn from the teachers' posteriors at every step (the mentions below are their vote)")
     const found = Object.entries(set.mentions).map(([h, m]) => `${h} ${m.reduce((a, x) => a + x.length, 0)}`)
     log(`transfer set tagged in ${formatDuration((performance.now() - t0) / 1000)}; mentions by head: ${found.join(', ')}`)
     for (const [head, mentions] of Object.entries(set.mentions)) {
@@ -635,7 +654,7 @@ function givenOptions(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typ
 const RESUME_FIXED = [
   'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
   'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
-  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'max-words', 'dropout', 'lstm-hidden', 'word-level',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-level',
 ] as const
 
 /**

@@ -4,5 +4,5 @@ export { mergeHeadMentions, type HeadMention } from './merge'
 export { openTagger, taggerForModel, windowSettingsOf, type CheckpointTagger, type OpenTaggerOptions } from './open'
 export {
   checkMaxLength, TAGGING_DEFAULTS, Tagger, TaggingError,
-  type TaggedMention, type TaggerHead, type TagOptions, type TagResult, type WindowSettings,
+  type HeadWordScores, type TaggedMention, type TaggerHead, type TagOptions, type TagResult, type WindowSettings,
 } from './tagger'

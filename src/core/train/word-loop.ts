@@ -101,8 +101,8 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
   onProgress?: (p: RunProgress) => void
   onTaskScores?: (epoch: number, scores: Record<string, DevScores>) => void
   /**
-   * Text labelled by teacher models (sequence-level knowledge distillation): trained with the
-   * gold examples, every head it has labels for at once.
+   * Text labelled by teacher models (sequence-level knowledge distillation, or draws from their
+   * posteriors when it has them): trained with the gold examples, every head it has labels for at once.
    */
   transfer?: WordTransferSet
   /** Extra fastbioner.json content (the caller's source record). */

@@ -1,12 +1,13 @@
 // An interrupted word-tagger run continues where it saved (issue 26: a recipe stage that outlives
 // a session): the optimizer state and the time spent are saved with each kept epoch, and the
-// resumed run replays the same batches, dropout and <unk> draws, so it ends where the
+// resumed run replays the same batches, dropout, <unk> and posterior-target draws, so it ends where the
 // uninterrupted run ends.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { trainWordTagger } from '@core/train/word-loop'
+import { trainWordTagger, wordTaggerTokenizer, type WordTrainOptions } from '@core/train/word-loop'
+import { transferDocuments } from '@core/train/transfer'
 import { loadOptimizerState } from '@core/train/runner'
 import { sentenceCorpus } from './synthetic'
 
@@ -20,31 +21,50 @@ const corpus = sentenceCorpus(Array.from({ length: 48 }, (_, i) => (i % 3 === 0 
 // No devel set: every epoch is saved, so the stop below is resumed from the epoch it ended.
 const settings = { tasks: [{ head: 'default', train: corpus }], epochs: 4, batchSize: 8, seed: 3, threads: 1 }
 
+/** Trains whole, and stopped after epoch 2 then resumed: both must end with the same weights. */
+async function resumeMatchesWhole(name: string, extra: Partial<WordTrainOptions> = {}): Promise<void> {
+  const run = { ...settings, ...extra }
+  const whole = await trainWordTagger({ ...run, outDir: join(tmp, `${name}-whole`) })
+  const dir = join(tmp, `${name}-stopped`)
+  const stop = new AbortController()
+  const stepsPerEpoch = whole.epochs[0].steps
+  const first = await trainWordTagger({
+    ...run,
+    outDir: dir,
+    signal: stop.signal,
+    // Stop at the end of epoch 2 (the runner saves the epoch, then sees the signal).
+    onProgress: (p) => p.kind === 'step' && p.step === 2 * stepsPerEpoch && stop.abort(),
+  })
+  expect(first.cancelled).toBe(true)
+  expect(first.epochs).toHaveLength(2)
+  const saved = loadOptimizerState(dir)!
+  expect(saved.point).toMatchObject({ epoch: 2, step: 2 * stepsPerEpoch })
+  expect(Number(saved.metadata.elapsed_seconds)).toBeGreaterThan(0)
+
+  const rest = await trainWordTagger({ ...run, outDir: dir, resume: true })
+  expect(rest.cancelled).toBe(false)
+  expect(rest.epochs.map((e) => e.epoch)).toEqual([3, 4])
+  expect(rest.steps).toBe(whole.steps)
+  expect(rest.losses).toEqual(whole.losses.slice(2 * stepsPerEpoch))
+  for (const [name, p] of whole.model.params) expect(rest.model.params.get(name), name).toEqual(p)
+}
+
 describe('word tagger: resume', () => {
   it('an interrupted run resumed ends with the weights of the uninterrupted run', async () => {
-    const whole = await trainWordTagger({ ...settings, outDir: join(tmp, 'whole') })
-    const dir = join(tmp, 'stopped')
-    const stop = new AbortController()
-    const stepsPerEpoch = whole.epochs[0].steps
-    const first = await trainWordTagger({
-      ...settings,
-      outDir: dir,
-      signal: stop.signal,
-      // Stop at the end of epoch 2 (the runner saves the epoch, then sees the signal).
-      onProgress: (p) => p.kind === 'step' && p.step === 2 * stepsPerEpoch && stop.abort(),
-    })
-    expect(first.cancelled).toBe(true)
-    expect(first.epochs).toHaveLength(2)
-    const saved = loadOptimizerState(dir)!
-    expect(saved.point).toMatchObject({ epoch: 2, step: 2 * stepsPerEpoch })
-    expect(Number(saved.metadata.elapsed_seconds)).toBeGreaterThan(0)
+    await resumeMatchesWhole('plain')
+  }, 120_000)
 
-    const rest = await trainWordTagger({ ...settings, outDir: dir, resume: true })
-    expect(rest.cancelled).toBe(false)
-    expect(rest.epochs.map((e) => e.epoch)).toEqual([3, 4])
-    expect(rest.steps).toBe(whole.steps)
-    expect(rest.losses).toEqual(whole.losses.slice(2 * stepsPerEpoch))
-    for (const [name, p] of whole.model.params) expect(rest.model.params.get(name), name).toEqual(p)
+  it('with posterior transfer targets too: the resumed steps draw the targets the whole run drew', async () => {
+    // Two teachers, one with a CRF, both unsure of 'fever': each step's draws differ.
+    const documents = transferDocuments(Array.from({ length: 16 }, (_, i) => (i % 2 ? 'Signs of fever in the cells.' : 'No fever was seen.')))
+    const labels = ['O', 'B-Disease', 'I-Disease']
+    const rows = (d: (typeof documents)[number]) => {
+      const offs = wordTaggerTokenizer().tokenize(d.text).wordOffsets
+      return { offsets: Int32Array.from(offs.flat()), logProbs: Float32Array.from(offs.flatMap(([a, b]) => (d.text.slice(a, b) === 'fever' ? [0.4, 0.5, 0.1] : [0.9, 0.05, 0.05]).map(Math.log))) }
+    }
+    const crf = { transitions: new Float32Array(9).fill(0.1), start: new Float32Array(3), end: new Float32Array(3) }
+    const posteriors = { default: [{ labels, crf, documents: documents.map(rows) }, { labels, documents: documents.map(rows) }] }
+    await resumeMatchesWhole('posterior', { transfer: { documents, mentions: { default: documents.map(() => []) }, posteriors } })
   }, 120_000)
 
   it('counts the time spent before the stop against --minutes', async () => {

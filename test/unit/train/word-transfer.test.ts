@@ -323,4 +323,54 @@ describe('posterior transfer targets', () => {
     const bare = { headNames: ['default'], tag: async (d: CorpusDocument[]) => d.map(() => ({ mentions: [] })) } as unknown as Tagger
     await expect(labelTransferSet(docs, [{ head: 'dis', tagger: bare }], undefined, 256, { targets: 'posterior' })).rejects.toThrow(/gave no word scores/)
   })
+
+  it('a student learns from the posteriors what the vote does not say', async () => {
+    // The vote has no mentions; the one teacher's posterior is certain that 'vorblax' is a Disease.
+    const rng = new Rng(3)
+    const docs = transferDocuments(Array.from({ length: 60 }, () => rng.pick(['Signs of vorblax after quinzate in the cells.', 'We report quinzate and vorblax in the cells.'])))
+    const labels = labelMaps.dis.labels
+    const documents = docs.map((d) => {
+      const offs = wordTaggerTokenizer().tokenize(d.text).wordOffsets
+      const rows = offs.map(([a, b]) => labels.map((l) => (l === (d.text.slice(a, b) === 'vorblax' ? 'B-Disease' : 'O') ? 1 - 2e-11 : 1e-11)))
+      return { offsets: Int32Array.from(offs.flat()), logProbs: Float32Array.from(rows.flat().map((p) => Math.log(p))) }
+    })
+    const transfer: WordTransferSet = { documents: docs, mentions: { dis: docs.map(() => []) }, posteriors: { dis: [{ labels, crf, documents }] } }
+    const tasks = [{ head: 'dis', train: corpus(Array.from({ length: 40 }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), 100) }]
+    const r = await trainWordTagger({ tasks, transfer, epochs: 6, seed: 1, threads: 1 })
+    const tagger = wordTaggerFor(r.model, { maxLength: 256, sentenceLevel: true }, { threads: 1 })
+    try {
+      expect(await mentionTexts(tagger, 'Signs of vorblax after quinzate in the cells.', 'dis')).toEqual(['vorblax'])
+    } finally {
+      await tagger.dispose()
+    }
+  }, 240_000)
+
+  it('train --transfer-targets posterior trains a word tagger student on draws and records the setting; refused for BERT', async () => {
+    const gold = corpus(Array.from({ length: 20 }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), 400)
+    const train = join(tmp, 'posterior-train.pubtator')
+    writeFileSync(train, writePubtator(gold))
+    const teacherDir = join(tmp, 'posterior-teacher')
+    const t = await capture(() => trainCmd(['--train', train, '--out', teacherDir, '--epochs', '2', '--seed', '1', '--threads', '1']))
+    expect(t.code, t.err).toBe(0)
+    const text = join(tmp, 'posterior-transfer.txt')
+    writeFileSync(text, ['Signs of fever in the cells.', 'We report asthma in the mice.', 'No fever was seen.'].join('\n') + '\n')
+    const student = join(tmp, 'posterior-student')
+    const common = ['--train', train, '--teacher', teacherDir, '--teacher', `default=${teacherDir}`, '--transfer', text, '--seed', '1', '--threads', '1']
+    const s = await capture(() => trainCmd([...common, '--transfer-targets', 'posterior', '--out', student, '--max-steps', '2', '--batch-size', '8']))
+    expect(s.code, s.err).toBe(0)
+    expect(s.err).toMatch(/head default: 2 teachers; each step draws one of them and a label path from its posterior/)
+    expect(s.err).toMatch(/transfer targets: label paths drawn from the teachers' posteriors/)
+    expect(JSON.parse(s.out)).toMatchObject({ train_examples: 20 + 3, steps: 2 })
+    const source = JSON.parse(readFileSync(join(student, 'fastbioner.json'), 'utf8')).source
+    expect(source).toMatchObject({ transferTargets: 'posterior', transferSentences: 3, options: { 'transfer-targets': 'posterior' } })
+    for (const [args, msg] of [
+      [[...common, '--transfer-targets', 'mean'], /--transfer-targets must be vote or posterior, got 'mean'/],
+      [['--train', train, '--transfer-targets', 'posterior'], /--transfer-targets is a setting of --teacher and --transfer/],
+      [[...common, '--transfer-targets', 'posterior', '--arch', 'bert', '--preset', 'cpu-tiny'], /--transfer-targets is an option of --arch word-lstm/],
+    ] as const) {
+      const r = await capture(() => trainCmd([...args, '--out', join(tmp, 'never'), '--epochs', '1']))
+      expect(r.code, r.err).toBe(2)
+      expect(r.err).toMatch(msg)
+    }
+  }, 240_000)
 })
