@@ -89,6 +89,7 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(a, '--teacher')).toEqual(['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-s${seed}`)))
     expect(values(a, '--transfer')).toEqual([`${DATA}/unlabeled/biomed-sentences.txt`])
     expect(values(a, '--transfer-sentences')).toEqual(['30000'])
+    expect(values(a, '--dropout')).toEqual(['0.25'])
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
     // No per-corpus head is left anywhere in the recipe.
     for (const s of [...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
@@ -105,6 +106,8 @@ describe('the word-lstm plan: a head per entity type', () => {
     const g = plan.gold.args
     expect(values(g, '--task')).toEqual(values(plan.student.args, '--task'))
     expect(values(g, '--init')).toEqual([plan.student.dir])
+    // From --init the student's dropout would carry over: on gold alone, train's again.
+    expect(values(g, '--dropout')).toEqual(['0.5'])
     expect(g).not.toContain('--teacher')
     expect(g).not.toContain('--transfer')
     // A run from --init keeps the student's vocabulary: --max-words would be refused.
