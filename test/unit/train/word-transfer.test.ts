@@ -33,6 +33,17 @@ const mentionTexts = async (tagger: Tagger, text: string, head?: string) => {
   return r.mentions.map((m) => text.slice(m.start, m.end)).sort()
 }
 
+/** A gold file of n one-disease sentences (ids from idBase) and a word tagger trained on it through the CLI. */
+async function goldAndTeacher(prefix: string, n: number, idBase: number, epochs: number): Promise<{ train: string; teacherDir: string }> {
+  const gold = corpus(Array.from({ length: n }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), idBase)
+  const train = join(tmp, `${prefix}train.pubtator`)
+  writeFileSync(train, writePubtator(gold))
+  const teacherDir = join(tmp, `${prefix}teacher`)
+  const t = await capture(() => trainCmd(['--train', train, '--out', teacherDir, '--epochs', String(epochs), '--seed', '1', '--threads', '1']))
+  expect(t.code, t.err).toBe(0)
+  return { train, teacherDir }
+}
+
 describe('word tagger with a transfer set', () => {
   it('learns from the teachers what no gold corpus says, for each head from its own teacher', async () => {
     // Gold: head "dis" knows two diseases, head "chem" two chemicals; neither corpus contains the
@@ -152,12 +163,7 @@ describe('word tagger with a transfer set', () => {
 
   it('train --teacher --transfer: the teacher tags the sampled text once and the student records it', async () => {
     const rng = new Rng(5)
-    const gold = corpus(Array.from({ length: 30 }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), 300)
-    const train = join(tmp, 'train.pubtator')
-    writeFileSync(train, writePubtator(gold))
-    const teacherDir = join(tmp, 'teacher')
-    const t = await capture(() => trainCmd(['--train', train, '--out', teacherDir, '--epochs', '4', '--seed', '1', '--threads', '1']))
-    expect(t.code, t.err).toBe(0)
+    const { train, teacherDir } = await goldAndTeacher('', 30, 300, 4)
     const text = join(tmp, 'transfer.txt')
     writeFileSync(text, Array.from({ length: 50 }, () => `${rng.pick(['Signs of', 'We report'])} ${rng.pick(['fever', 'asthma'])} in the cells.`).join('\n') + '\n')
     const student = join(tmp, 'student')
@@ -346,12 +352,7 @@ describe('posterior transfer targets', () => {
   }, 240_000)
 
   it('train --transfer-targets posterior trains a word tagger student on draws and records the setting; refused for BERT', async () => {
-    const gold = corpus(Array.from({ length: 20 }, (_, i) => (i % 2 ? ['fever', 'Disease'] : ['asthma', 'Disease'])), 400)
-    const train = join(tmp, 'posterior-train.pubtator')
-    writeFileSync(train, writePubtator(gold))
-    const teacherDir = join(tmp, 'posterior-teacher')
-    const t = await capture(() => trainCmd(['--train', train, '--out', teacherDir, '--epochs', '2', '--seed', '1', '--threads', '1']))
-    expect(t.code, t.err).toBe(0)
+    const { train, teacherDir } = await goldAndTeacher('posterior-', 20, 400, 2)
     const text = join(tmp, 'posterior-transfer.txt')
     writeFileSync(text, ['Signs of fever in the cells.', 'We report asthma in the mice.', 'No fever was seen.'].join('\n') + '\n')
     const student = join(tmp, 'posterior-student')
