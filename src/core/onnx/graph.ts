@@ -123,6 +123,8 @@ export class GraphBuilder {
   private readonly nodes: onnx.INodeProto[] = []
   private readonly names = new Set<string>()
   private readonly constCache = new Map<string, string>()
+  /** Values that output() renamed to a graph output's name. */
+  private readonly renamed = new Map<string, string>()
   private counter = 0
 
   constructor(readonly name: string) {}
@@ -180,16 +182,31 @@ export class GraphBuilder {
       name: nodeName,
       opType: op,
       domain: opts.domain ?? '',
-      input: inputs,
+      input: inputs.map((i) => this.renamed.get(i) ?? i),
       output: outputs,
       attribute: Object.entries(attrs).map(([k, v]) => attributeProto(k, v)),
     })
     return outputs
   }
 
-  /** Declares a graph output; `value` is renamed through an Identity when the names differ. */
+  /**
+   * Declares a graph output. When `value` has another name, the node that computes it is renamed
+   * to write `name` (its readers, and any later node given `value`, read `name`): an Identity
+   * instead would cost onnxruntime a copy, since the optimizer keeps an Identity whose input is
+   * read elsewhere (a gradient that also goes into Σ‖g‖²). A graph input or initializer, or a value
+   * already an output, goes through an Identity.
+   */
   output(name: string, value: string, type: ElemType, dims: (number | string)[]): string {
-    if (value !== name) this.node('Identity', [value], {}, { outputs: [name], name: `${name}/identity` })
+    const v = this.renamed.get(value) ?? value
+    if (v !== name) {
+      const producer = this.outputs.some((o) => o.name === v) ? undefined : this.nodes.find((n) => n.output?.includes(v))
+      if (producer) {
+        this.claim(name)
+        producer.output = producer.output!.map((o) => (o === v ? name : o))
+        for (const n of this.nodes) if (n.input?.includes(v)) n.input = n.input.map((i) => (i === v ? name : i))
+        this.renamed.set(value, name)
+      } else this.node('Identity', [v], {}, { outputs: [name], name: `${name}/identity` })
+    }
     this.outputs.push(valueInfo(name, type, dims))
     return name
   }
