@@ -11,7 +11,7 @@
 // GELU, float32-min key mask). The backward pass is written block by block:
 //   Linear y = x·W + b:   dW = xᵀ·dy (Gemm transA), db = Σ_rows dy, dx = dy·Wᵀ (Gemm transB)
 //   LayerNorm:            dx = rstd·(ĝ − mean(ĝ) − x̂·mean(ĝ·x̂)), ĝ = dy·γ; dγ = Σ dy·x̂, dβ = Σ dy
-//   GELU x·Φ(x):          dx = dy·(Φ(x) + x·φ(x))
+//   GELU x·Φ(x):          dx = dy·(Φ(x) + x·φ(x)), written in u = x/√2 (see the FFN)
 //   softmax p:            ds = p·(dp − Σ dp·p)
 //   log-softmax CE:       dlogits = (softmax − onehot)·keep / count
 //   embeddings:           ScatterND(zeros, ids, rows, reduction 'add'); positions: Σ over batch
@@ -20,7 +20,7 @@
 // project's seeded RNG in the order the tfjs model draws them (see dropoutMasks), so both engines
 // see identical masks.
 
-import { GraphBuilder, attr } from './graph'
+import { GraphBuilder, attr, type Attr } from './graph'
 import { ONNX_OPSET, type OnnxBertConfig } from './export'
 import { charCnnLayer } from './char-cnn'
 import { charCnnParamNames } from '../model/char-cnn'
@@ -28,6 +28,7 @@ import { charCnnParamNames } from '../model/char-cnn'
 /** torch.finfo(torch.float32).min, HF's additive mask value. */
 const FLOAT32_MIN = -3.4028234663852886e38
 const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI)
+const LN_2_OVER_SQRT_PI = Math.log(2 / Math.sqrt(Math.PI))
 
 /** Which dropout sites exist in the graph (a site with p = 0 has no mask input). */
 export interface DropoutSites {
@@ -175,17 +176,26 @@ export class GradGraph {
     return this.g.node('Reshape', [x, shape])
   }
 
-  /** y = x·W + b for x [N, in]; returns y and a backward that records dW, db and returns dx. */
-  linear(prefix: string, x: string, inDim: number, outDim: number): { y: string; backward: (dy: string) => string } {
+  /**
+   * y = x·W + b for x [N, in]; returns y and a backward that records dW, db and returns dx.
+   * `scale` folds constant factors into the Gemms instead of elementwise passes over x or y:
+   * y = output·((input·x)·W + b), i.e. Gemm alpha = output·input, beta = output.
+   */
+  linear(prefix: string, x: string, inDim: number, outDim: number, scale: { input?: number; output?: number } = {}): { y: string; backward: (dy: string) => string } {
     const w = this.param(`${prefix}.weight`, [inDim, outDim])
     const b = this.param(`${prefix}.bias`, [outDim])
-    const y = this.add(this.g.node('MatMul', [x, w]), b)
+    const out = scale.output ?? 1
+    const alpha = out * (scale.input ?? 1)
+    // Unscaled: MatMul + Add, which onnxruntime fuses into one Gemm (and the exported models keep).
+    const y = alpha === 1 && out === 1 ? this.add(this.g.node('MatMul', [x, w]), b) : this.g.node('Gemm', [x, w, b], { alpha: attr.float(alpha), beta: attr.float(out) })
+    const alphaAttr: Record<string, Attr> = alpha === 1 ? {} : { alpha: attr.float(alpha) }
     return {
       y,
       backward: (dy: string) => {
-        this.addGrad(`${prefix}.weight`, this.g.node('Gemm', [x, dy], { transA: attr.int(1) })) // [in, out]
-        this.addGrad(`${prefix}.bias`, this.reduceSum(dy, [0], false)) // [out]
-        return this.g.node('Gemm', [dy, w], { transB: attr.int(1) }) // [N, in]
+        this.addGrad(`${prefix}.weight`, this.g.node('Gemm', [x, dy], { transA: attr.int(1), ...alphaAttr })) // [in, out]
+        const db = this.reduceSum(dy, [0], false) // [out]
+        this.addGrad(`${prefix}.bias`, out === 1 ? db : this.mul(db, this.g.float(out)))
+        return this.g.node('Gemm', [dy, w], { transB: attr.int(1), ...alphaAttr }) // [N, in]
       },
     }
   }
@@ -325,11 +335,14 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
     const aoDrop = t.dropout(drop.hidden, `dropout.layer.${l}.attention_output`, aoL.y, hiddenDims)
     const aLn = t.layerNorm(`${p}.attention.output.LayerNorm`, t.add(aoDrop.y, xIn), H, eps)
     const a = aLn.y
-    const iL = t.linear(`${p}.intermediate.dense`, a, H, c.intermediateSize)
-    const pre = iL.y // [N, I]
-    const cdf = t.mul(t.add(g.node('Erf', [t.mul(pre, g.float(Math.SQRT1_2))]), g.float(1)), g.float(0.5))
-    const act = t.mul(pre, cdf)
-    const oL = t.linear(`${p}.output.dense`, act, c.intermediateSize, H)
+    // erf GELU in u = pre/√2 (pre = a·W_i + b_i): gelu(pre) = u·(1 + erf u)/√2. Both 1/√2 ride on
+    // the two Gemms (u straight out of the first, the second reads h = √2·gelu), which saves four
+    // elementwise passes over [N, I] per layer, forward and backward.
+    const iL = t.linear(`${p}.intermediate.dense`, a, H, c.intermediateSize, { output: Math.SQRT1_2 })
+    const u = iL.y // [N, I]
+    const erf1 = t.add(g.node('Erf', [u]), g.float(1)) // 1 + erf u
+    const h = t.mul(u, erf1) // √2·gelu(pre)
+    const oL = t.linear(`${p}.output.dense`, h, c.intermediateSize, H, { input: Math.SQRT1_2 })
     const oDrop = t.dropout(drop.hidden, `dropout.layer.${l}.output`, oL.y, hiddenDims)
     const oLn = t.layerNorm(`${p}.output.LayerNorm`, t.add(oDrop.y, a), H, eps)
     x = oLn.y
@@ -337,10 +350,11 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
 
     layerBackwards.push((dOut: string, dAttn?: string) => {
       const dz2 = oLn.backward(dOut)
-      const dAct = oL.backward(oDrop.backward(dz2)) // [N, I]
-      const pdf = t.mul(g.node('Exp', [t.mul(t.mul(pre, pre), g.float(-0.5))]), g.float(INV_SQRT_2PI))
-      const dPre = t.mul(dAct, t.add(cdf, t.mul(pre, pdf)))
-      const da = t.add(iL.backward(dPre), dz2)
+      const dh = oL.backward(oDrop.backward(dz2)) // [N, I]
+      // dh/du = 1 + erf u + u·(2/√π)·exp(−u²); the factor 2/√π as exp(ln(2/√π) − u²)
+      const slope = t.mul(u, g.node('Exp', [t.sub(g.float(LN_2_OVER_SQRT_PI), t.mul(u, u))]))
+      const du = t.mul(dh, t.add(erf1, slope))
+      const da = t.add(iL.backward(du), dz2)
       const dz1 = aLn.backward(da)
       const dctx = split(aoL.backward(aoDrop.backward(dz1))) // [B, h, S, d]
       let dProbsDrop = g.node('MatMul', [dctx, t.transpose(v, [0, 1, 3, 2])]) // [B, h, S, S]
@@ -408,13 +422,12 @@ function charChannel(t: GradGraph, c: OnnxBertConfig, prefix: string): { y: stri
   const layer = charCnnLayer(g, (name, shape) => t.param(name, shape), cc, { embeddings: n.embeddings, conv: n.conv }, 'sequence')
   const width = cc.charFilters + cc.shapeFlags
   // feature_scale: see CharCnnConfig.featureScale (absent = 1)
-  const scale = g.float(cc.featureScale ?? 1)
-  const proj = t.linear(n.projection, t.mul(t.reshape(layer.features, g.int64s([-1, width])), scale), width, c.hiddenSize) // [N, H]
+  const proj = t.linear(n.projection, t.reshape(layer.features, g.int64s([-1, width])), width, c.hiddenSize, { input: cc.featureScale ?? 1 }) // [N, H]
   const first = t.reshape(g.node('Slice', [layer.charIds, g.int64s([0]), g.int64s([1]), g.int64s([2])]), g.int64s([-1, 1])) // [N, 1]
   const hasChars = g.node('Cast', [g.node('Not', [g.node('Equal', [first, g.int64s([0], [])])])], { to: attr.int(1) }) // [N, 1]
   return {
     y: t.mul(proj.y, hasChars),
-    backward: (dEmb) => layer.backward(t, t.mul(proj.backward(t.mul(dEmb, hasChars)), scale)), // d features [N, F + F_s]
+    backward: (dEmb) => layer.backward(t, proj.backward(t.mul(dEmb, hasChars))), // d features [N, F + F_s]
   }
 }
 
