@@ -151,7 +151,10 @@ export async function createOrtSession(
         // Warnings about unused initializers etc. are noise for users; errors still throw.
         logSeverityLevel: 3,
         ...(memoryPattern ? {} : { enableMemPattern: false }),
-        ...(spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
+        // Spinning stops when a run returns (force_spinning_stop): what the caller does between runs
+        // (AdamW, the next batch) then has the cores to itself — a quiet cpu-small training step's
+        // host work besides masks and AdamW took 4-5 ms instead of 12-13 (bench/profile-step.ts).
+        extra: { session: spin ? { force_spinning_stop: '1' } : { intra_op: { allow_spinning: '0' } } },
       }
       const session = typeof path === 'string' ? await ort.InferenceSession.create(path, options) : await ort.InferenceSession.create(path, options)
       return { session, provider: ep, failures }

@@ -15,6 +15,8 @@ import { logitsOutput } from './training'
 export interface WordEngineOptions {
   threads?: number
   ort?: typeof Ort
+  /** onnxruntime's threads spin between operators (default off, as every tagging session: core/onnx/session). */
+  spin?: boolean
 }
 
 export class WordTaggerEngine implements InferenceEngine {
@@ -41,7 +43,7 @@ export class WordTaggerEngine implements InferenceEngine {
   }
 
   private runner(): Promise<OrtGraphRunner> {
-    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads), { threads: this.opts.threads, ort: this.opts.ort })
+    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads), { threads: this.opts.threads, ort: this.opts.ort, spin: this.opts.spin ?? false })
     return this.session
   }
 
