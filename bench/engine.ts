@@ -5,7 +5,13 @@
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
 //       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
 //       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS] [--allow-noisy]
-//       [--kinds bert,bert-char,word-lstm] [--words 32]
+//       [--kinds bert,bert-char,word-lstm] [--words 32] [--rounds N]
+//
+// --rounds N (BERT rows): N rounds, each timing ours and then PyTorch (forward and step), and the
+// row gives the medians over rounds, ratios the median of each round's own ratio. This machine's
+// speed drifts by 10-25 % from minute to minute (the same command read PyTorch's step at 4 330 and
+// 4 862 tok/s within ten minutes), so one pair of measurements minutes apart can say 1.25× or 1.49×;
+// alternating pairs compare like with like. The spread of the rounds' ratios is printed below the row.
 //
 // --kinds bert-char adds, per preset and length, the onnxruntime row of the same encoder with the
 // character channel (core/model/char-cnn: a character CNN + shape flags per word, added to every
@@ -70,6 +76,7 @@ interface Args {
   kinds: Array<'bert' | 'bert-char' | 'word-lstm'>
   words: number
   wordTorchScript: string
+  rounds: number
 }
 
 function parseArgs(argv: string[]): Args {
@@ -93,6 +100,7 @@ function parseArgs(argv: string[]): Args {
     kinds: ['bert', 'word-lstm'],
     words: 32,
     wordTorchScript: join(repo, 'bench', 'torch_word_tagger_ref.py'),
+    rounds: 1,
   }
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]
@@ -118,6 +126,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--kinds') a.kinds = v().split(',') as Args['kinds']
     else if (k === '--words') a.words = Number(v())
     else if (k === '--allow-noisy') a.allowNoisy = true
+    else if (k === '--rounds') a.rounds = Math.max(1, Number(v()))
     else throw new Error(`unknown argument ${k}`)
   }
   for (const p of a.presets) if (!PRESET_NAMES.includes(p)) throw new Error(`unknown preset ${p} (${PRESET_NAMES.join(', ')})`)
@@ -392,13 +401,41 @@ async function main() {
         for (const seq of a.seqs) for (const kind of ortKinds) {
           const plain = presetConfig(preset, { vocabSize: a.vocab, maxPositionEmbeddings: Math.max(512, seq), hiddenDropoutProb: 0.1, attentionProbsDropoutProb: 0.1 })
           const cfg = kind === 'bert-char' ? { ...plain, charCnn: charCnnConfig(learnCharVocabulary(NCBI_LIKE_CHARS)) } : plain
-          const { fwd, tr, peakRssMb } = await benchOrt(a, cfg, seq)
-          const { tFwd, tTrain } = kind === 'bert-char' ? { tFwd: 'skipped', tTrain: 'skipped' } : torchCells(preset, seq)
+          // Rounds: ours, then PyTorch (not cached: each round times it again).
+          const rounds: Array<{ fwd: Timing; tr: Timing | null; tFwd: TorchResult | string; tTrain: TorchResult | string }> = []
+          let peakRssMb = 0
+          for (let r = 0; r < a.rounds; r++) {
+            const ours = await benchOrt(a, cfg, seq)
+            peakRssMb = Math.max(peakRssMb, ours.peakRssMb)
+            if (r > 0) torchCache.clear()
+            rounds.push({ ...ours, ...(kind === 'bert-char' ? { tFwd: 'skipped', tTrain: 'skipped' } : torchCells(preset, seq)) })
+          }
           const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
-          const others = [fwd.otherCores, tr?.otherCores, ...[tFwd, tTrain].map((r) => (typeof r === 'string' ? null : r.other))].filter((x): x is number => x != null)
-          const row = `| ${preset}${kind === 'bert-char' ? ' + characters' : ''} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwd.tokPerS)} | ${tr ? fmt(tr.tokPerS) : 'skipped'} | ${tr ? `${fmt(tr.msMedian / fwd.msMedian, 2)}×` : '–'} | ${fmt(fwd.tokPerCpuS)} | ${tr ? fmt(tr.tokPerCpuS) : '–'} | ${tr ? `${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}×` : '–'} | ${fmt(tv(tFwd))} | ${fmt(tv(tTrain))} | ${ratio(fwd.tokPerS, tv(tFwd), others)} | ${ratio(tr?.tokPerS, tv(tTrain), others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+          const med = (xs: Array<number | null | undefined>): number | null => {
+            const v = xs.filter((x): x is number => x != null && Number.isFinite(x)).sort((x, y) => x - y)
+            return v.length ? v[Math.floor(v.length / 2)] : null
+          }
+          const fwdTok = med(rounds.map((r) => r.fwd.tokPerS))!
+          const trTok = med(rounds.map((r) => r.tr?.tokPerS))
+          const stepOverFwd = med(rounds.map((r) => (r.tr ? r.tr.msMedian / r.fwd.msMedian : null)))
+          const fwdCpu = med(rounds.map((r) => r.fwd.tokPerCpuS))!
+          const trCpu = med(rounds.map((r) => r.tr?.tokPerCpuS))
+          const torchFwd = med(rounds.map((r) => tv(r.tFwd)))
+          const torchTrain = med(rounds.map((r) => tv(r.tTrain)))
+          const others = rounds.flatMap((r) => [r.fwd.otherCores, r.tr?.otherCores, ...[r.tFwd, r.tTrain].map((t) => (typeof t === 'string' ? null : t.other))]).filter((x): x is number => x != null)
+          // A ratio: the median of each round's ours ÷ PyTorch (ratioToTorch still withholds it when noisy).
+          const roundRatios = (ours: (r: (typeof rounds)[number]) => number | null | undefined, theirs: (r: (typeof rounds)[number]) => number | null) => rounds.map((r) => { const o = ours(r); const t = theirs(r); return o != null && t != null && t > 0 ? o / t : null })
+          const fwdRatios = roundRatios((r) => r.fwd.tokPerS, (r) => tv(r.tFwd))
+          const trRatios = roundRatios((r) => r.tr?.tokPerS, (r) => tv(r.tTrain))
+          const ratioCell = (ratios: Array<number | null>) => { const m = med(ratios); return m == null ? '–' : ratio(m, 1, others) }
+          const row = `| ${preset}${kind === 'bert-char' ? ' + characters' : ''} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwdTok)} | ${trTok != null ? fmt(trTok) : 'skipped'} | ${stepOverFwd != null ? `${fmt(stepOverFwd, 2)}×` : '–'} | ${fmt(fwdCpu)} | ${trCpu != null ? fmt(trCpu) : '–'} | ${trCpu != null ? `${fmt(fwdCpu / trCpu, 2)}×` : '–'} | ${fmt(torchFwd)} | ${fmt(torchTrain)} | ${ratioCell(fwdRatios)} | ${ratioCell(trRatios)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
           rows.push(row)
           console.log(row + ` peak RSS ${Math.round(peakRssMb)} MB`)
+          if (a.rounds > 1) {
+            const list = (xs: Array<number | null>) => xs.map((x) => (x == null ? '–' : `${x.toFixed(3)}×`)).join(', ')
+            console.log(`  ${a.rounds} rounds: train vs torch ${list(trRatios)}; fwd vs torch ${list(fwdRatios)}; step/fwd ${list(rounds.map((r) => (r.tr ? r.tr.msMedian / r.fwd.msMedian : null)))}`)
+          }
+          const { tFwd, tTrain } = rounds[rounds.length - 1]
           for (const r of [tFwd, tTrain]) if (typeof r === 'string' && r !== 'skipped') console.log(`  ${r}`)
           if (typeof tTrain !== 'string') console.log(`  torch OpenBLAS core: ${tTrain.core ?? '?'}`)
         }
