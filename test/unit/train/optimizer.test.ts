@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { AdamW, decaysWeight, linearScheduleWithWarmup, warmupStepsFromRatio } from '@core/train/optimizer'
+import { AdamW, decaysWeight, denseGradient, HostAdamW, linearScheduleWithWarmup, warmupStepsFromRatio } from '@core/train/optimizer'
 import { useCpuBackend } from './tfSetup'
 
 /** torch.optim.AdamW + clip_grad_norm_ in float64, written out scalar by scalar. */
@@ -123,3 +123,69 @@ describe('AdamW', () => {
     tf.dispose([w, unused])
   })
 })
+
+describe('HostAdamW (the onnxruntime trainer\'s AdamW, a WebAssembly SIMD kernel)', () => {
+  // Sizes that exercise the kernel's four-wide loop and its one-by-one tail: 9 = 2 vectors + 1,
+  // 3 = tail only; the table's rows are 5 wide, so a row's moments start off the 16-byte grid.
+  const init: Record<string, number[]> = {
+    'encoder.dense.weight': [0.5, -0.25, 1.5, 2.0, -1.0, 0.1, 0.7, -0.3, 0.9],
+    'encoder.dense.bias': [0.3, -0.7, 0.0],
+    'embeddings.word_embeddings.weight': Array.from({ length: 20 }, (_, i) => Math.sin(i + 1)),
+  }
+  const grads = (step: number): Record<string, number[]> =>
+    Object.fromEntries(Object.entries(init).map(([k, v]) => [k, v.map((_, i) => Math.cos(3 * step + i) * (step === 1 ? 4 : 0.3))]))
+  const sched = linearScheduleWithWarmup(0.05, 2, 6)
+  const steps = [0, 1, 2, 3, 4].map(grads)
+
+  it('matches the float64 reference over several steps with clipping, warm-up and no-decay params', () => {
+    const ref = referenceAdamW(init, steps, { lr: sched, wd: 0.1, maxNorm: 1.0, b1: 0.9, b2: 0.999, eps: 1e-8, decay: decaysWeight })
+    const params = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
+    const opt = new HostAdamW(params, { lr: sched, weightDecay: 0.1 })
+    const norms = steps.map((g) => opt.applyGradients(new Map(Object.entries(g).map(([k, v]) => [k, Float32Array.from(v)]))).gradNorm)
+    expect(norms[1]).toBeGreaterThan(1) // clipping exercised
+    for (const [k, v] of params) ref[k].forEach((x, i) => expect(v[i]).toBeCloseTo(x, 5))
+  })
+
+  it('row gradients of a table 5 wide update those rows as the dense update does, every other row untouched', () => {
+    const table = 'embeddings.word_embeddings.weight'
+    const read = Int32Array.of(0, 2, 3)
+    const rowsOf = (g: number[]) => ({ width: 5, rows: read, values: Float32Array.from([...read].flatMap((r) => g.slice(5 * r, 5 * r + 5))) })
+    const lazy = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
+    const lazyOpt = new HostAdamW(lazy, { lr: 0.01, weightDecay: 0.1, maxGradNorm: null })
+    // Dense reference: the table's gradient zero outside the rows read, and the unread row compared to its start.
+    const dense = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
+    const denseOpt = new HostAdamW(dense, { lr: 0.01, weightDecay: 0.1, maxGradNorm: null })
+    for (const g of steps.slice(0, 3)) {
+      const row = rowsOf(g[table])
+      const others = new Map(Object.entries(g).filter(([k]) => k !== table).map(([k, v]) => [k, Float32Array.from(v)]))
+      lazyOpt.applyGradients(others, undefined, { rows: new Map([[table, row]]) })
+      denseOpt.applyGradients(new Map([...others, [table, denseGradient(row, 20)]]))
+    }
+    const got = lazy.get(table)!
+    const want = dense.get(table)!
+    for (const r of read) for (let j = 0; j < 5; j++) expect(got[5 * r + j]).toBeCloseTo(want[5 * r + j], 6)
+    expect(Array.from(got.subarray(5, 10))).toEqual(Array.from(Float32Array.from(init[table].slice(5, 10))))
+    expect(lazy.get('encoder.dense.bias')).toEqual(dense.get('encoder.dense.bias'))
+  })
+
+  it('saves and restores its moments: a restored optimizer continues as the one that kept going', () => {
+    const run = (restoreAfter: number | null) => {
+      const params = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
+      let opt = new HostAdamW(params, { lr: sched, weightDecay: 0.1 })
+      steps.forEach((g, i) => {
+        if (i === restoreAfter) {
+          const s = opt.state()
+          const copy = { step: s.step, m: new Map([...s.m].map(([k, v]) => [k, Float32Array.from(v)])), v: new Map([...s.v].map(([k, v]) => [k, Float32Array.from(v)])) }
+          opt = new HostAdamW(params, { lr: sched, weightDecay: 0.1 })
+          opt.loadState(copy)
+        }
+        opt.applyGradients(new Map(Object.entries(g).map(([k, v]) => [k, Float32Array.from(v)])))
+      })
+      return params
+    }
+    const straight = run(null)
+    const restored = run(3)
+    for (const [k, v] of straight) expect(restored.get(k)).toEqual(v)
+  })
+})
+
