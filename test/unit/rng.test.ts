@@ -10,16 +10,41 @@ describe('the one seeded generator', () => {
     expect(Array.from({ length: 8 }, () => c.nextU32())).not.toEqual(xs)
   })
 
-  it('fillDropoutMask (the fast dropout path) decides two units per nextU32 draw, by its high and its low 16 bits ≥ p·2¹⁶, and leaves the same state', () => {
-    for (const length of [1000, 999]) {
-      const fast = new Rng(7)
-      const slow = new Rng(7)
-      const p = 0.3
-      const mask = fast.fillDropoutMask(new Float32Array(length), p)
+  it('fillDropoutMask: 16 draws seed four xoshiro128** lanes, whose j-th draws decide units 8j…8j+3 (high 16 bits) and 8j+4…8j+7 (low), kept when ≥ p·2¹⁶', () => {
+    // The rule written out with scalar generators (the kernel runs the four lanes in SIMD).
+    const rotl = (x: number, k: number) => ((x << k) | (x >>> (32 - k))) >>> 0
+    const reference = (seed: number, length: number, p: number) => {
+      const r = new Rng(seed)
+      const words = Array.from({ length: 16 }, () => r.nextU32())
+      const lanes = [0, 1, 2, 3].map((lane) => [0, 1, 2, 3].map((w) => words[4 * w + lane]))
+      for (const s of lanes) if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1
       const keep = (bits: number) => (bits >= Math.floor(p * 2 ** 16) ? Math.fround(1 / (1 - p)) : 0)
-      const expected = Array.from({ length: Math.ceil(length / 2) }, () => slow.nextU32()).flatMap((u) => [keep(u >>> 16), keep(u & 0xffff)])
-      expect(Array.from(mask)).toEqual(expected.slice(0, length))
-      expect(fast.nextU32()).toBe(slow.nextU32())
+      const out: number[] = []
+      while (out.length < length) {
+        const draws = lanes.map((s) => {
+          const result = Math.imul(rotl(Math.imul(s[1], 5) >>> 0, 7), 9) >>> 0
+          const t = (s[1] << 9) >>> 0
+          s[2] = (s[2] ^ s[0]) >>> 0
+          s[3] = (s[3] ^ s[1]) >>> 0
+          s[1] = (s[1] ^ s[2]) >>> 0
+          s[0] = (s[0] ^ s[3]) >>> 0
+          s[2] = (s[2] ^ t) >>> 0
+          s[3] = rotl(s[3], 11)
+          return result
+        })
+        out.push(...draws.map((u) => keep(u >>> 16)), ...draws.map((u) => keep(u & 0xffff)))
+      }
+      return { mask: out.slice(0, length), next: r.nextU32() }
+    }
+    for (const [length, p] of [[1000, 0.3], [997, 0.1], [5, 0.5], [200_000, 0.1]] as const) {
+      const rng = new Rng(7)
+      const mask = rng.fillDropoutMask(new Float32Array(length), p)
+      const want = reference(7, length, p)
+      expect(Array.from(mask)).toEqual(want.mask)
+      // The generator moved on by exactly the 16 draws.
+      expect(rng.nextU32()).toBe(want.next)
+      const dropped = mask.filter((x) => x === 0).length / length
+      if (length >= 1000) expect(Math.abs(dropped - p)).toBeLessThan(0.05)
     }
   })
 
