@@ -413,7 +413,9 @@ async function main() {
           const tv = (r: TorchResult | string) => (typeof r === 'string' ? null : r.tokPerS)
           const med = (xs: Array<number | null | undefined>): number | null => {
             const v = xs.filter((x): x is number => x != null && Number.isFinite(x)).sort((x, y) => x - y)
-            return v.length ? v[Math.floor(v.length / 2)] : null
+            if (!v.length) return null
+            const h = Math.floor(v.length / 2)
+            return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2
           }
           const fwdTok = med(rounds.map((r) => r.fwd.tokPerS))!
           const trTok = med(rounds.map((r) => r.tr?.tokPerS))
