@@ -9,6 +9,7 @@
 // is twenty lines of a published algorithm.
 
 import { DROPOUT_WASM_BASE64 } from './dropout-wasm'
+import { instantiateKernel, WASM_PAGE_BYTES } from './wasm'
 
 /** xoshiro128** (Blackman & Vigna), 32-bit state words; seeded through splitmix32. */
 export class Rng {
@@ -154,8 +155,7 @@ let dropoutKernelInstance: DropoutKernel | null = null
 function dropoutKernel(): DropoutKernel {
   if (dropoutKernelInstance) return dropoutKernelInstance
   const memory = new WebAssembly.Memory({ initial: 1 })
-  const bytes = Uint8Array.from(atob(DROPOUT_WASM_BASE64), (c) => c.charCodeAt(0))
-  const fill = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports.fill as DropoutKernel['fill']
+  const fill = instantiateKernel(DROPOUT_WASM_BASE64, memory).fill as DropoutKernel['fill']
   // [lanes' state, 64 bytes][mask scratch]
   const SCRATCH_AT = 64
   let state = new Int32Array(memory.buffer, 0, 16)
@@ -168,7 +168,7 @@ function dropoutKernel(): DropoutKernel {
     scratch(n) {
       const need = SCRATCH_AT + 4 * (Math.ceil(n / 8) * 8)
       if (need > memory.buffer.byteLength) {
-        memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536))
+        memory.grow(Math.ceil((need - memory.buffer.byteLength) / WASM_PAGE_BYTES))
         // Growing detaches the old views.
         state = new Int32Array(memory.buffer, 0, 16)
         scratch = new Float32Array(memory.buffer, SCRATCH_AT)

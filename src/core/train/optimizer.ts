@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs-core'
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import { ADAMW_WASM_BASE64 } from './adamw-wasm'
+import { instantiateKernel, WASM_PAGE_BYTES } from '../wasm'
 
 /** Learning rate as a function of the number of optimizer steps already taken (0-based). */
 export type LrSchedule = (step: number) => number
@@ -293,11 +294,8 @@ export function denseGradient(r: RowGradient, size: number): Float32Array {
   return out
 }
 
-/** The SIMD kernel of HostAdamW (./adamw.wat), compiled once per process. */
-let adamwModule: WebAssembly.Module | null = null
+/** HostAdamW's SIMD kernel (./adamw.wat). */
 type AdamWKernel = (p: number, g: number, m: number, v: number, n: number, b1: number, b2: number, c1: number, c2: number, coef: number, decay: number, stepSize: number, invBc2: number, eps: number) => void
-
-const WASM_PAGE = 65536
 
 /**
  * The same AdamW (torch semantics, decay mask, global-norm clip, schedule) over parameters held in
@@ -348,9 +346,8 @@ export class HostAdamW {
       largest = Math.max(largest, p.length)
     }
     // [m of every parameter][v of every parameter][parameter scratch][gradient scratch]
-    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((4 * (2 * total + 2 * largest)) / WASM_PAGE)) })
-    adamwModule ??= new WebAssembly.Module(Buffer.from(ADAMW_WASM_BASE64, 'base64'))
-    this.kernel = new WebAssembly.Instance(adamwModule, { env: { memory } }).exports.adamw as AdamWKernel
+    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((4 * (2 * total + 2 * largest)) / WASM_PAGE_BYTES)) })
+    this.kernel = instantiateKernel(ADAMW_WASM_BASE64, memory).adamw as AdamWKernel
     let at = 0
     const take = (n: number) => {
       const view = new Float32Array(memory.buffer, 4 * at, n)
