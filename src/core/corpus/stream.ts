@@ -170,22 +170,45 @@ async function* lineDocuments(path: string, format: 'pubtator' | 'conll', option
     format === 'pubtator'
       ? new PubtatorParser(path, (d) => ready.push(d), options)
       : new ConllParser(path, { sentencesPerDocument: options.sentencesPerDocument }, (p) => ready.push(p.document))
-  let rest = ''
-  let lineNo = 0
   let any = false
-  for await (const text of textChunks(path, options.chunkBytes)) {
-    any ||= text.trim() !== ''
-    const lines = (rest + text).split('\n')
-    rest = lines.pop()!
-    for (const line of lines) parser.line(line, ++lineNo)
+  for await (const { line, lineNo } of textLines(path, { chunkBytes: options.chunkBytes, maxLineChars: MAX_CORPUS_LINE_CHARS })) {
+    any ||= line.trim() !== ''
+    parser.line(line, lineNo)
     // Hand out what is complete; keep the array from growing.
     for (const d of ready) yield d
     ready.length = 0
   }
-  if (!any && rest.trim() === '') throw CorpusError.at(path, 1, 'the file is empty')
-  parser.line(rest, ++lineNo)
+  if (!any) throw CorpusError.at(path, 1, 'the file is empty')
   issues.push(...parser.end())
   yield* ready
+}
+
+/**
+ * Longest line of a line-based corpus (PubTator, CoNLL): far above any abstract (a few thousand
+ * characters), low enough that a file without line breaks is refused instead of read into memory.
+ */
+export const MAX_CORPUS_LINE_CHARS = 16 << 20
+
+/**
+ * The file's lines (textChunks' decoding: strict UTF-8, .gz, BOM dropped), numbered from 1,
+ * without their '\n' (a '\r' before it stays; callers trim). As String.split('\n') gives them: a
+ * final newline is followed by one empty line. A line longer than maxLineChars is an error naming
+ * it, so that a file with no line breaks cannot fill the memory.
+ */
+export async function* textLines(path: string, o: { chunkBytes?: number; maxLineChars: number }): AsyncGenerator<{ line: string; lineNo: number }> {
+  let rest = ''
+  let lineNo = 0
+  for await (const text of textChunks(path, o.chunkBytes)) {
+    const lines = (rest + text).split('\n')
+    rest = lines.pop()!
+    for (const line of lines) {
+      lineNo++
+      if (line.length > o.maxLineChars) throw CorpusError.at(path, lineNo, `the line is longer than ${o.maxLineChars} characters`)
+      yield { line, lineNo }
+    }
+    if (rest.length > o.maxLineChars) throw CorpusError.at(path, lineNo + 1, `the line is longer than ${o.maxLineChars} characters`)
+  }
+  yield { line: rest, lineNo: lineNo + 1 }
 }
 
 /**

@@ -3,9 +3,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CorpusDocument } from '@shared/domain'
 import { corpusChunks, CorpusError, openCorpusStream, readCorpusFile, writeCorpus } from '@core/corpus'
+import { textLines } from '@core/corpus/stream'
 import { fixture, fixturePath } from './helpers'
 
 let dir: string
@@ -103,6 +105,29 @@ describe('openCorpusStream', () => {
     const error = await collect((await openCorpusStream(path)).documents).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(CorpusError)
     expect((error as CorpusError).message).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${cut.split('\n').length}: malformed XML \\(column \\d+\\): the file ends inside <passage> \\(unclosed: <collection>, <document>, <passage>\\); it looks truncated$`))
+  })
+})
+
+describe('textLines', () => {
+  it('numbers the lines as split gives them, across chunk boundaries and through gzip', async () => {
+    const text = 'alpha beta\r\n\ngamma é\ndelta\n'
+    const path = join(dir, 'lines.txt')
+    writeFileSync(path, text)
+    const gz = join(dir, 'lines.txt.gz')
+    writeFileSync(gz, gzipSync(Buffer.from(text)))
+    const expected = text.split('\n').map((line, i) => ({ line, lineNo: i + 1 }))
+    expect(await collect(textLines(path, { chunkBytes: 3, maxLineChars: 100 }))).toEqual(expected)
+    expect(await collect(textLines(gz, { maxLineChars: 100 }))).toEqual(expected)
+  })
+
+  it('refuses a line longer than the limit, naming it, before reading the rest of it', async () => {
+    const path = join(dir, 'long.txt')
+    writeFileSync(path, 'short\n' + 'x'.repeat(5000) + '\nlast\n')
+    const error = await collect(textLines(path, { chunkBytes: 256, maxLineChars: 1000 })).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(CorpusError)
+    expect((error as Error).message).toBe(`${path}:2: the line is longer than 1000 characters`)
+    // Within the limit the same line passes.
+    expect((await collect(textLines(path, { maxLineChars: 5000 }))).map((l) => l.lineNo)).toEqual([1, 2, 3, 4])
   })
 })
 
