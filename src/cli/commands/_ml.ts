@@ -4,6 +4,7 @@
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
 import { FastTextError } from '../../core/pretrain/fasttext'
+import { WordVectorError } from '../../core/nlp/word-vectors'
 import { PretrainError } from '../../core/pretrain/run'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -277,7 +278,8 @@ export async function runCommand<O extends Options>(cmd: string, usage: string, 
       e instanceof TaggingError ||
       e instanceof InferenceEngineError ||
       e instanceof PretrainError ||
-      e instanceof FastTextError
+      e instanceof FastTextError ||
+      e instanceof WordVectorError
     ) {
       process.stderr.write(`fastbioner ${cmd}: ${e.message}\n`)
       return 1

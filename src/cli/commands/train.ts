@@ -1,4 +1,5 @@
 // `fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]`
+import { existsSync } from 'node:fs'
 import type { CorpusDocument } from '../../shared/domain'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, readCheckpointInfo } from '../../core/model/checkpoint'
@@ -72,6 +73,11 @@ ${mapTypesHelp(22)}
   --max-words N       word-lstm from scratch: most frequent words with their own vector (100
                       floats each; the rest are read through their characters), from the training
                       and transfer text (default ${WORD_TAGGER_RECIPE.maxWords})
+  --word-vectors FILE word-lstm from scratch: start the word table from pretrained vectors (the
+                      word2vec / fastText .vec / GloVe text format, e.g. 'fastbioner wordvec --vec'
+                      of in-domain text, or vectors of all of PubMed): the word size becomes theirs,
+                      and the file's most frequent words beyond the training text's join the
+                      vocabulary (within --max-words), so the model knows words its corpora lack
   --dropout X         word-lstm: dropout on the features and on the BiLSTM's output while
                       training (default ${WORD_TAGGER_DEFAULTS.dropout}); with --init it replaces the model's
   --lstm-hidden N     word-lstm from scratch: units per direction of the BiLSTM (default ${WORD_TAGGER_DEFAULTS.lstmHidden})
@@ -125,7 +131,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
-  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden'),
+  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors'),
   ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn', 'word-level'),
@@ -149,7 +155,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden', 'transfer-targets'] as const) {
+    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden', 'transfer-targets', 'word-vectors'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const charPieces = v['char-pieces'] ?? 'all'
@@ -486,6 +492,10 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const lstmHidden = intOpt(v['lstm-hidden'], '--lstm-hidden', 1)
   if (v.init !== undefined && lstmHidden !== undefined) throw new CliError(`--lstm-hidden: a run from --init keeps the sizes of ${v.init}`, 2)
   if (v.init !== undefined && maxWords !== undefined) throw new CliError(`--max-words: a run from --init keeps the vocabulary of ${v.init}`, 2)
+  // A resumed run continues the table its saved model holds (the loop reads which vectors it had).
+  const wordVectors = resume ? undefined : v['word-vectors']
+  if (wordVectors !== undefined && v.init !== undefined) throw new CliError(`--word-vectors start a model from scratch: a run from --init keeps the word table of ${v.init}`, 2)
+  if (wordVectors !== undefined && !existsSync(wordVectors)) throw new CliError(`--word-vectors ${wordVectors}: no such file`, 1)
   const settings = finetuneSettings(v)
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
@@ -521,6 +531,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       resume,
       transfer,
       vocab: maxWords !== undefined ? { maxSize: maxWords } : undefined,
+      wordVectors,
       config: { ...(dropout !== undefined ? { dropout } : {}), ...(lstmHidden !== undefined ? { lstmHidden } : {}) },
       signal: stop.signal,
       onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
@@ -537,7 +548,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
             arch: 'word-lstm',
-            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden']),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
           },
@@ -549,6 +560,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   }
   const c = result.model.config
   log(`model: word-lstm — ${c.wordVocabSize} words × ${c.wordDim}, ${c.charVocabSize} characters, BiLSTM 2 × ${c.lstmHidden}, CRF`)
+  const wv = result.wordVectors
+  if (wv) log(`word vectors: ${wv.file}, ${wv.dim} dimensions: ${wv.initialised} of ${wv.vocabulary} words started from a vector (${wv.added} of them added from the file)`)
   if (result.cancelled) logStopped(log, result, outDir)
   logDone(log, result)
   writeJsonLine({
@@ -557,6 +570,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
     trainer: result.trainer,
     labels: result.labels,
     parameters: [...result.model.params.values()].reduce((a, p) => a + p.length, 0),
+    ...(result.wordVectors ? { word_vectors: result.wordVectors } : {}),
     // Each devel corpus's scores at the best epoch (model selection took their mean).
     dev_by_corpus: tasks.filter((t) => result.devByTask?.[t.name]).map((t) => ({ head: t.head, name: t.name, dev: t.files.dev, ...result.devByTask![t.name] })),
     ...runSummary(result),
@@ -654,7 +668,7 @@ function givenOptions(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typ
 const RESUME_FIXED = [
   'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
   'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
-  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-level',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-level', 'word-vectors',
 ] as const
 
 /**

@@ -11,7 +11,7 @@
 
 import { existsSync, readdirSync } from 'node:fs'
 import * as tf from '@tensorflow/tfjs-core'
-import { populateFolderAtomic } from '../fs/atomic'
+import { populateFolderAtomic, writeFileAtomic } from '../fs/atomic'
 import { BertTokenClassifier } from '../model/bert'
 import { saveCheckpoint } from '../model/checkpoint'
 import { presetConfig } from '../model/presets'
@@ -19,6 +19,8 @@ import { SPECIAL_TOKENS } from '../nlp/vocab-trainer'
 import type { PresetName } from '../../shared/recipes'
 import { FASTTEXT_DEFAULTS, FastTextVectors, type FastTextOptions } from './fasttext'
 import { collectDocuments, learnVocabulary, PRETRAIN_DEFAULTS, PretrainError } from './run'
+import { embeddingFromVectors, wordVectorLines } from '../nlp/word-vectors'
+import { wordTaggerTokenizer } from '../train/word-loop'
 
 export const WORDVEC_DEFAULTS = {
   preset: PRETRAIN_DEFAULTS.preset,
@@ -106,47 +108,6 @@ export function pieceVectors(vocab: readonly string[], source: PieceVectorSource
     kinds.push(kind)
   }
   return { vectors, kinds }
-}
-
-/**
- * The word-embedding table [vocab, hidden]: rows with a vector become (vector − mean) · scale,
- * the others keep `random`'s values. Centred because skip-gram vectors share a large common
- * direction (Mu & Viswanath 2018) that random N(0, σ²) rows do not have and that LayerNorm, which
- * normalises each token across its own dimensions, would pass on to every token; scaled so that
- * their values have the initialiser's standard deviation σ, which keeps the word embeddings in
- * proportion to the position and token-type embeddings they are summed with.
- */
-export function embeddingFromPieceVectors(
-  vectors: ReadonlyArray<Float32Array | null>,
-  random: Float32Array,
-  hidden: number,
-  std: number,
-): { matrix: Float32Array; mean: Float32Array; scale: number; assigned: number } {
-  if (random.length !== vectors.length * hidden) throw new RangeError(`random table has ${random.length} values, expected ${vectors.length} × ${hidden}`)
-  const mean = new Float64Array(hidden)
-  let assigned = 0
-  for (const v of vectors) {
-    if (!v) continue
-    if (v.length !== hidden) throw new RangeError(`a piece vector has ${v.length} dimensions, expected ${hidden}`)
-    for (let j = 0; j < hidden; j++) mean[j] += v[j]
-    assigned++
-  }
-  if (assigned < 2) throw new PretrainError(`only ${assigned} vocabulary piece(s) got a word vector; the text is too small to learn from`)
-  for (let j = 0; j < hidden; j++) mean[j] /= assigned
-  let sumSq = 0
-  for (const v of vectors) {
-    if (!v) continue
-    for (let j = 0; j < hidden; j++) sumSq += (v[j] - mean[j]) ** 2
-  }
-  const sd = Math.sqrt(sumSq / (assigned * hidden))
-  if (!(sd > 0)) throw new PretrainError('all word vectors are equal; the text is too small or too repetitive to learn from')
-  const scale = std / sd
-  const matrix = Float32Array.from(random)
-  vectors.forEach((v, i) => {
-    if (!v) return
-    for (let j = 0; j < hidden; j++) matrix[i * hidden + j] = (v[j] - mean[j]) * scale
-  })
-  return { matrix, mean: Float32Array.from(mean), scale, assigned }
 }
 
 export interface WordVecOptions {
@@ -241,7 +202,7 @@ export async function buildWordVectorCheckpoint(o: WordVecOptions): Promise<Word
   const model = BertTokenClassifier.random(config, seed, {})
   try {
     const table = model.variables().get(WORD_EMBEDDINGS)!
-    const emb = embeddingFromPieceVectors(pv.vectors, table.dataSync() as Float32Array, dim, config.initializerRange)
+    const emb = embeddingFromVectors(pv.vectors, table.dataSync() as Float32Array, dim, config.initializerRange)
     const initial = tf.tensor(emb.matrix, table.shape, 'float32') // [vocab, hidden]
     table.assign(initial)
     initial.dispose()
@@ -275,5 +236,83 @@ export async function buildWordVectorCheckpoint(o: WordVecOptions): Promise<Word
     return { ...result, wallSeconds: (performance.now() - t0) / 1000 }
   } finally {
     model.dispose()
+  }
+}
+
+export interface WordVectorFileOptions {
+  text: readonly string[]
+  /** The .vec file to write (replaced whole, never half written). */
+  out: string
+  dim?: number
+  epochs?: number
+  minCount?: number
+  seed?: number
+  fastText?: Pick<FastTextOptions, 'minn' | 'maxn' | 'window' | 'negatives' | 'lr' | 'bucket'>
+  neighbours?: readonly string[]
+  onProgress?: FastTextOptions['onProgress']
+  log?: (line: string) => void
+}
+
+export interface WordVectorFileResult {
+  out: string
+  /** Words with a vector in the file (fastText's, seen minCount times), most frequent first. */
+  vectors: number
+  words: number
+  wordTypes: number
+  dim: number
+  neighbours: Record<string, Array<{ word: string; cosine: number }>>
+  fastTextSeconds: number
+  wallSeconds: number
+}
+
+/** The word tagger's default word size, which its --word-vectors take from the file. */
+export const WORD_VECTOR_DEFAULT_DIM = 100
+
+/**
+ * fastText skip-gram vectors of the words the word tagger reads (`train --arch word-lstm
+ * --word-vectors`): the text split into words as the tagger splits it, lower-cased as its word
+ * vocabulary is, written in the word2vec/fastText text format, most frequent word first.
+ */
+export async function buildWordVectorFile(o: WordVectorFileOptions): Promise<WordVectorFileResult> {
+  const t0 = performance.now()
+  const log = o.log ?? (() => {})
+  const dim = o.dim ?? WORD_VECTOR_DEFAULT_DIM
+  const minCount = o.minCount ?? WORDVEC_DEFAULTS.minCount
+  const epochs = o.epochs ?? WORDVEC_DEFAULTS.epochs
+  const seed = o.seed ?? WORDVEC_DEFAULTS.seed
+  log(`reading ${o.text.join(', ')}`)
+  const docs = await collectDocuments(o.text)
+  const basic = wordTaggerTokenizer().basic
+  const counts = new Map<string, number>()
+  const lines: string[] = []
+  let words = 0
+  for (const d of docs) {
+    for (const line of d.lines) {
+      const ws = basic.tokenize(line).map((t) => line.slice(t.start, t.end).toLowerCase())
+      if (ws.length === 0) continue
+      for (const w of ws) counts.set(w, (counts.get(w) ?? 0) + 1)
+      words += ws.length
+      lines.push(ws.join(' '))
+    }
+  }
+  docs.length = 0
+  let frequent = 0
+  for (const c of counts.values()) if (c >= minCount) frequent++
+  if (frequent === 0) throw new PretrainError(`${o.text.join(', ')}: no word occurs ${minCount} times (${words} words in all); give more text or a lower --min-count`)
+  log(`${words} words, ${counts.size} word types, ${frequent} seen at least ${minCount} times; training fastText skip-gram vectors of ${dim} dimensions (${epochs} epochs, one thread)`)
+  const tf0 = performance.now()
+  const ft = await FastTextVectors.train(lines.join('\n') + '\n', { ...o.fastText, dim, epochs, minCount, seed, onProgress: o.onProgress })
+  lines.length = 0
+  const fastTextSeconds = (performance.now() - tf0) / 1000
+  try {
+    // fastText's dictionary lists words by count, most frequent first.
+    const kept = ft.words()
+    const neighbours: WordVectorFileResult['neighbours'] = {}
+    for (const w of o.neighbours ?? []) neighbours[w] = ft.nearest(w, WORDVEC_DEFAULTS.neighbours)
+    writeFileAtomic(o.out, wordVectorLines(kept, (w) => ft.wordVector(w), dim))
+    log(`wrote ${kept.length} vectors to ${o.out}`)
+    return { out: o.out, vectors: kept.length, words, wordTypes: counts.size, dim, neighbours, fastTextSeconds, wallSeconds: (performance.now() - t0) / 1000 }
+  } finally {
+    ft.dispose()
   }
 }

@@ -10,8 +10,9 @@ import { evaluateTagger } from '../eval/evaluate'
 import { buildLabelMap, IGNORE_INDEX, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example } from '../nlp/examples'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
-import { exampleWords, WordFeaturizer, type WordVocabOptions } from '../nlp/word-features'
-import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
+import { exampleWords, UNK_ID, WordFeaturizer, type WordVocabOptions } from '../nlp/word-features'
+import { embeddingFromVectors, readWordVectors } from '../nlp/word-vectors'
+import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_EMBEDDINGS, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
 import type { TrainingMetadata } from '../model/checkpoint-files'
 import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
@@ -125,6 +126,24 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
    * the same inputs and settings: the examples, and so each epoch's batches, are the ones it had.
    */
   resume?: boolean
+  /**
+   * From scratch: a word-vector file in the word2vec / fastText / GloVe text format
+   * (nlp/word-vectors). The word size becomes the vectors'; the training text's words found in it
+   * start from their vectors, and the file's most frequent other words join the vocabulary (up to
+   * vocab.maxSize words in all) with theirs, so words the training text lacks are not all <unk>.
+   */
+  wordVectors?: string
+}
+
+/** What a model's word table started from (fastbioner.json `word_vectors`, the training summary). */
+export interface WordVectorRecord {
+  file: string
+  dim: number
+  /** Vocabulary rows that started from a vector, of `vocabulary` (without <pad> and <unk>). */
+  initialised: number
+  /** Words the vectors added beside the training text's. */
+  added: number
+  vocabulary: number
 }
 
 /** optimizer.safetensors metadata: wall seconds the run had spent when it saved. */
@@ -138,6 +157,7 @@ export interface WordTrainResult extends RunResult {
   trainExamples: number
   trainer: string
   wallSeconds: number
+  wordVectors: WordVectorRecord | null
 }
 
 /**
@@ -295,6 +315,8 @@ export function transferTargetSampler(t: WordTransferSet, labelMaps: Record<stri
 
 export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainResult> {
   let resume: ResumePoint | undefined
+  /** A resumed run had its vectors when it started: its saved table holds them, its record says which. */
+  let wordVectors: WordVectorRecord | null = null
   let spentBefore = 0
   if (o.resume) {
     if (!o.outDir) throw new Error('resume needs the checkpoint directory (outDir) of the run to continue')
@@ -303,7 +325,9 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     resume = { ...saved.point, bestEpoch: saved.point.epoch, bestDevF1: saved.point.dev?.f1 ?? null, optimizer: saved.state }
     spentBefore = Number(saved.metadata[ELAPSED] ?? 0)
     // The saved model is where it continues: its vocabularies, sizes, heads and weights.
-    o = { ...o, init: loadWordTagger(o.outDir), growVocabulary: false }
+    const savedModel = loadWordTagger(o.outDir)
+    wordVectors = (savedModel.metadata?.word_vectors as WordVectorRecord | undefined) ?? null
+    o = { ...o, init: savedModel, growVocabulary: false }
   }
   const started = performance.now() - spentBefore * 1000
   const seed = o.seed ?? 42
@@ -326,11 +350,22 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   if (examples.length === 0) throw new Error('word tagger: the training documents hold no words')
   const vocab = { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab }
   const trainingWords = () => examples.flatMap((e) => e.words)
-  const featurizer = !o.init ? WordFeaturizer.learn(trainingWords(), vocab) : o.growVocabulary ? o.init.featurizer.extend(trainingWords(), vocab) : o.init.featurizer
+  let featurizer = !o.init ? WordFeaturizer.learn(trainingWords(), vocab) : o.growVocabulary ? o.init.featurizer.extend(trainingWords(), vocab) : o.init.featurizer
+  const vectors = o.wordVectors && !o.init ? await readWordVectors(o.wordVectors, new Set(featurizer.words.slice(2)), Math.max(0, (vocab.maxSize ?? WORD_TAGGER_RECIPE.maxWords) - featurizer.words.length)) : null
+  if (vectors) featurizer = new WordFeaturizer([...featurizer.words, ...vectors.extraWords], featurizer.chars, featurizer.singletons)
   // A model trained further keeps its sizes; its dropout, a training setting only, may be replaced.
-  const config = o.init ? { ...o.init.config, wordVocabSize: featurizer.words.length, charVocabSize: featurizer.chars.length, ...(o.config?.dropout !== undefined ? { dropout: o.config.dropout } : {}) } : wordTaggerConfig(featurizer, o.config)
+  const config = o.init
+    ? { ...o.init.config, wordVocabSize: featurizer.words.length, charVocabSize: featurizer.chars.length, ...(o.config?.dropout !== undefined ? { dropout: o.config.dropout } : {}) }
+    : wordTaggerConfig(featurizer, { ...o.config, ...(vectors ? { wordDim: vectors.dim } : {}) })
   const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
   const params = initWordTaggerParams(config, heads, seed)
+  if (vectors) {
+    const table = params.get(WORD_TAGGER_EMBEDDINGS)! // [words, wordDim]
+    // The table's initialiser draws N(0, 1): the vectors take its scale.
+    const emb = embeddingFromVectors(featurizer.words.map((w, i) => (i > UNK_ID ? (vectors.vectors.get(w) ?? null) : null)), table, config.wordDim, 1)
+    table.set(emb.matrix)
+    wordVectors = { file: o.wordVectors!, dim: vectors.dim, initialised: emb.assigned, added: vectors.extraWords.length, vocabulary: featurizer.words.length - 2 }
+  }
   if (o.init) {
     const keptHeads = new Set(Object.keys(labels).filter((h) => o.init!.heads[h]?.join() === labels[h].join()))
     const headOf = (name: string) => /^(?:classifiers|crfs)\.([^.]+)\./.exec(name)?.[1] ?? (/^(?:classifier|crf)\./.test(name) ? 'default' : null)
@@ -419,7 +454,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
         trainerReason: engine.reason,
       }
       if (!o.outDir) return null
-      saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, training: lastRecord } })
+      saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, ...(wordVectors ? { word_vectors: wordVectors } : {}), training: lastRecord } })
       saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String((performance.now() - started) / 1000) })
       return o.outDir
     },
@@ -433,5 +468,5 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   // A run stopped by its time budget is complete, not cancelled.
   if (timeUp.signal.aborted && !o.signal?.aborted) result.cancelled = false
   const devByTask = result.bestEpoch !== null ? (devByEpoch.get(result.bestEpoch) ?? null) : null
-  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: (performance.now() - started) / 1000 }
+  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: (performance.now() - started) / 1000, wordVectors }
 }

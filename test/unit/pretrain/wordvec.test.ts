@@ -8,7 +8,8 @@ import { loadCheckpoint } from '@core/model/checkpoint'
 import { SPECIAL_TOKENS } from '@core/nlp/vocab-trainer'
 import { FastTextVectors } from '@core/pretrain/fasttext'
 import { pretrain } from '@core/pretrain/run'
-import { buildWordVectorCheckpoint, embeddingFromPieceVectors, fragmentNgrams, pieceVectors, type PieceVectorSource } from '@core/pretrain/wordvec'
+import { buildWordVectorCheckpoint, fragmentNgrams, pieceVectors, type PieceVectorSource } from '@core/pretrain/wordvec'
+import { embeddingFromVectors } from '@core/nlp/word-vectors'
 import { Rng } from '@core/rng'
 import { run as tagCmd } from '../../../src/cli/commands/tag'
 import { run as trainCmd } from '../../../src/cli/commands/train'
@@ -60,7 +61,7 @@ describe('word vectors onto WordPiece pieces', () => {
     const rng = new Rng(5)
     const random = rng.normalArray(5 * hidden, 0.02)
     const vectors = [null, Float32Array.from([1, 2, 3, 4, 5, 6]), Float32Array.from([3, 1, 4, 1, 5, 9]), null, Float32Array.from([2, 7, 1, 8, 2, 8])]
-    const { matrix, mean, scale, assigned } = embeddingFromPieceVectors(vectors, random, hidden, 0.02)
+    const { matrix, mean, scale, assigned } = embeddingFromVectors(vectors, random, hidden, 0.02)
     expect(assigned).toBe(3)
     expect(Array.from(matrix.slice(0, hidden))).toEqual(Array.from(random.slice(0, hidden)))
     expect(Array.from(matrix.slice(3 * hidden, 4 * hidden))).toEqual(Array.from(random.slice(3 * hidden, 4 * hidden)))
@@ -70,7 +71,7 @@ describe('word vectors onto WordPiece pieces', () => {
     const avg = values.reduce((a, b) => a + b, 0) / values.length
     expect(avg).toBeCloseTo(0, 9)
     expect(Math.sqrt(values.reduce((a, b) => a + (b - avg) ** 2, 0) / values.length)).toBeCloseTo(0.02, 7)
-    expect(() => embeddingFromPieceVectors([vectors[1], null, null, null, null], random, hidden, 0.02)).toThrow(/too small/)
+    expect(() => embeddingFromVectors([vectors[1], null, null, null, null], random, hidden, 0.02)).toThrow(/too small/)
   })
 })
 
