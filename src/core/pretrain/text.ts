@@ -5,15 +5,12 @@
 // corpus format the importers understand is read through core/corpus and contributes its
 // passages' text (mentions are ignored).
 
-import { createReadStream } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { finished } from 'node:stream/promises'
-import { createGunzip } from 'node:zlib'
 import type { CorpusDocument } from '@shared/domain'
 import { openCorpusStream } from '../corpus'
 import { CorpusError, fsProblem } from '../corpus/errors'
+import { textLines } from '../corpus/stream'
 
 /** One document: its lines (sentences or paragraphs) in order, and where it came from. */
 export interface TextDocument {
@@ -63,39 +60,19 @@ export async function* readTextDocuments(paths: readonly string[]): AsyncGenerat
 }
 
 async function* readPlainText(file: string): AsyncGenerator<TextDocument> {
-  const raw = createReadStream(file)
-  const input = /\.gz$/i.test(file) ? raw.pipe(createGunzip()) : raw
-  const lines = createInterface({ input, crlfDelay: Infinity })
-  let lineNo = 0
   let current: TextDocument | null = null
   let nonEmpty = 0
-  try {
-    for await (let line of lines) {
-      lineNo++
-      if (lineNo === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1)
-      if (line.length > MAX_LINE_CHARS) {
-        throw CorpusError.at(file, lineNo, `line is ${line.length} characters long (at most ${MAX_LINE_CHARS}); is this a text file?`)
-      }
-      if (line.includes('\u0000')) throw CorpusError.at(file, lineNo, 'binary data (NUL byte): not a text file')
-      const text = line.trim()
-      if (text === '') {
-        if (current) yield current
-        current = null
-        continue
-      }
-      nonEmpty++
-      current ??= { file, line: lineNo, lines: [] }
-      current.lines.push(text)
+  // textLines refuses a line past the limit while reading it, before it is whole in memory.
+  for await (const { line, lineNo } of textLines(file, { maxLineChars: MAX_LINE_CHARS })) {
+    const text = line.trim()
+    if (text === '') {
+      if (current) yield current
+      current = null
+      continue
     }
-  } catch (err) {
-    if (err instanceof CorpusError) throw err
-    throw CorpusError.at(file, lineNo + 1, `cannot read: ${(err as Error).message}`)
-  }
-  // readline ends quietly when its input fails (a truncated .gz): ask the stream itself.
-  try {
-    await finished(input)
-  } catch (err) {
-    throw CorpusError.at(file, lineNo + 1, `cannot read: ${(err as Error).message}`)
+    nonEmpty++
+    current ??= { file, line: lineNo, lines: [] }
+    current.lines.push(text)
   }
   if (current) yield current
   if (nonEmpty === 0) throw CorpusError.at(file, undefined, 'the text is empty')
