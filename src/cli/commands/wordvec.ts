@@ -62,7 +62,6 @@ export async function run(argv: string[]): Promise<number> {
     checkOutputPath(outDir, { flag: '--out', kind: 'folder', inputs: text })
 
     await startBackend(true)
-    let lastReport = 0
     const r = await buildWordVectorCheckpoint({
       text,
       outDir,
@@ -74,14 +73,9 @@ export async function run(argv: string[]): Promise<number> {
       seed,
       neighbours,
       log,
-      onProgress: (progress, loss, wordsPerSecond, etaSeconds) => {
-        const now = performance.now()
-        if (now - lastReport < 10_000) return
-        lastReport = now
-        log(`fastText ${(progress * 100).toFixed(1)}%${loss === null ? '' : ` loss ${loss.toFixed(4)}`} ${Math.round(wordsPerSecond)} words/s ETA ${formatDuration(etaSeconds)}`)
-      },
+      onProgress: fastTextProgress(log),
     })
-    for (const [word, near] of Object.entries(r.neighbours)) log(`nearest to '${word}': ${near.map((n) => `${n.word} ${n.cosine.toFixed(3)}`).join(', ')}`)
+    logNeighbours(log, r.neighbours)
     writeJsonLine({
       out: r.outDir,
       pieces: r.pieces,
@@ -114,7 +108,6 @@ async function wordVectorFile(v: OptionValues<typeof OPTIONS>, text: string[]): 
   checkOutputPath(out, { flag: '--vec', kind: 'file', inputs: text })
   // Vectors take minutes to train: a file already there is someone's, never replaced.
   if (existsSync(out)) throw new CliError(`--vec ${out}: the file exists; choose a new file name`, 2, false)
-  let lastReport = 0
   const r = await buildWordVectorFile({
     text,
     out,
@@ -124,14 +117,24 @@ async function wordVectorFile(v: OptionValues<typeof OPTIONS>, text: string[]): 
     seed: intOpt(v.seed, '--seed', 0),
     neighbours: v.neighbours === undefined ? [] : v.neighbours.split(',').map((w) => w.trim()).filter((w) => w !== ''),
     log,
-    onProgress: (progress, loss, wordsPerSecond, etaSeconds) => {
-      const now = performance.now()
-      if (now - lastReport < 10_000) return
-      lastReport = now
-      log(`fastText ${(progress * 100).toFixed(1)}%${loss === null ? '' : ` loss ${loss.toFixed(4)}`} ${Math.round(wordsPerSecond)} words/s ETA ${formatDuration(etaSeconds)}`)
-    },
+    onProgress: fastTextProgress(log),
   })
-  for (const [word, near] of Object.entries(r.neighbours)) log(`nearest to '${word}': ${near.map((n) => `${n.word} ${n.cosine.toFixed(3)}`).join(', ')}`)
+  logNeighbours(log, r.neighbours)
   writeJsonLine({ vec: r.out, vectors: r.vectors, dim: r.dim, words: r.words, word_types: r.wordTypes, neighbours: r.neighbours, fasttext_seconds: Number(r.fastTextSeconds.toFixed(1)), wall_seconds: Number(r.wallSeconds.toFixed(1)) })
   return 0
+}
+
+/** fastText's progress, every 10 seconds. */
+function fastTextProgress(log: (line: string) => void): (progress: number, loss: number | null, wordsPerSecond: number, etaSeconds: number) => void {
+  let lastReport = 0
+  return (progress, loss, wordsPerSecond, etaSeconds) => {
+    const now = performance.now()
+    if (now - lastReport < 10_000) return
+    lastReport = now
+    log(`fastText ${(progress * 100).toFixed(1)}%${loss === null ? '' : ` loss ${loss.toFixed(4)}`} ${Math.round(wordsPerSecond)} words/s ETA ${formatDuration(etaSeconds)}`)
+  }
+}
+
+function logNeighbours(log: (line: string) => void, neighbours: Record<string, Array<{ word: string; cosine: number }>>): void {
+  for (const [word, near] of Object.entries(neighbours)) log(`nearest to '${word}': ${near.map((n) => `${n.word} ${n.cosine.toFixed(3)}`).join(', ')}`)
 }

@@ -110,17 +110,14 @@ export function pieceVectors(vocab: readonly string[], source: PieceVectorSource
   return { vectors, kinds }
 }
 
-export interface WordVecOptions {
+/** What both outputs of wordvec take: the text and fastText's settings. */
+interface FastTextRunOptions {
   text: readonly string[]
-  outDir: string
-  preset?: PresetName
-  vocabSize?: number
-  lowercase?: boolean
   /** fastText passes over the text. */
   epochs?: number
   /** fastText's minCount: rarer words have no row of their own. */
   minCount?: number
-  /** fastText's and the encoder initialisation's seed. */
+  /** fastText's (and a checkpoint's initialisation's) seed. */
   seed?: number
   /** Other fastText settings (n-gram lengths, window, buckets, learning rate). */
   fastText?: Pick<FastTextOptions, 'minn' | 'maxn' | 'window' | 'negatives' | 'lr' | 'bucket'>
@@ -128,6 +125,13 @@ export interface WordVecOptions {
   neighbours?: readonly string[]
   onProgress?: FastTextOptions['onProgress']
   log?: (line: string) => void
+}
+
+export interface WordVecOptions extends FastTextRunOptions {
+  outDir: string
+  preset?: PresetName
+  vocabSize?: number
+  lowercase?: boolean
 }
 
 export interface WordVecResult {
@@ -239,18 +243,10 @@ export async function buildWordVectorCheckpoint(o: WordVecOptions): Promise<Word
   }
 }
 
-export interface WordVectorFileOptions {
-  text: readonly string[]
+export interface WordVectorFileOptions extends FastTextRunOptions {
   /** The .vec file to write (replaced whole, never half written). */
   out: string
   dim?: number
-  epochs?: number
-  minCount?: number
-  seed?: number
-  fastText?: Pick<FastTextOptions, 'minn' | 'maxn' | 'window' | 'negatives' | 'lr' | 'bucket'>
-  neighbours?: readonly string[]
-  onProgress?: FastTextOptions['onProgress']
-  log?: (line: string) => void
 }
 
 export interface WordVectorFileResult {
