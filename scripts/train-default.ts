@@ -102,8 +102,8 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
-  --stages LIST  run only these stages (they still need their inputs); word-lstm: teacher-HEAD-sSEED
-                 (HEAD disease, chemical, gene; SEED 42, 43, 44), student, gold, int8
+  --stages LIST  run only these stages (they still need their inputs); word-lstm: vectors,
+                 teacher-HEAD-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, gold, int8
   --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
                  the recipe was timed on)
   --install      after the run, copy the candidate's model files into resources/models/default
@@ -255,13 +255,14 @@ async function wordRecipe(opts: Options): Promise<void> {
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
   const plan = wordPlan(opts.out, opts.data, sets)
-  const foreign = foreignStages(opts.out, [...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
+  const foreign = foreignStages(opts.out, [plan.vectors, ...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
   if (foreign.length) {
     throw new Error(
       `${opts.out} holds stages this recipe (a head per entity type) did not make, so nothing is resumed from it:\n  ${foreign.join('\n  ')}\n` +
         'give a new --out, or delete what is listed to run those stages again',
     )
   }
+  const vectors = await runStage(plan.vectors, opts)
   const teachers = await wordTeachers(opts, plan.teachers)
   if (!teachers) return
   const trained = await runStage(plan.student, opts)
@@ -281,7 +282,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     writeFileAtomic(stageFile(plan.eval.dir), [JSON.stringify(evalRecord, null, 2) + '\n'])
   }
   const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Latency }
-  const card = wordModelCard({ data: opts.data, out: opts.out, sets, teachers, trained, gold, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
+  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, teachers, trained, gold, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
   writeFileAtomic(join(plan.shipDir, 'MODEL_CARD.md'), [card])
   process.stderr.write(`model card: ${join(plan.shipDir, 'MODEL_CARD.md')}\n`)
   const short = belowFloor(sets, scores)

@@ -82,6 +82,15 @@ describe('the word-lstm plan: a head per entity type', () => {
     }
   })
 
+  it('makes the word vectors first, and every teacher and the student start from them (the gold stage continues the student)', () => {
+    const vec = `${OUT}/0-vectors/words.vec`
+    expect(plan.vectors.args).toEqual(['wordvec', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--vec', vec, '--seed', '42'])
+    expect(plan.vectors.dir).toBe(`${OUT}/0-vectors`)
+    for (const s of [...plan.teachers, plan.student]) expect(values(s.args, '--word-vectors')).toEqual([vec])
+    // A run from --init keeps its table: --word-vectors would be refused.
+    expect(plan.gold.args).not.toContain('--word-vectors')
+  })
+
   it("the student has the four corpora on three type heads and each head's teachers", () => {
     const a = plan.student.args
     expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
@@ -94,8 +103,9 @@ describe('the word-lstm plan: a head per entity type', () => {
     // No per-corpus head is left anywhere in the recipe.
     for (const s of [...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
     // A stage stopped mid-run (a session ending) continues from its last kept epoch.
+    // Teachers two at a time on one thread each; the student and the gold stage alone, on two.
     for (const s of [...plan.teachers, plan.student, plan.gold]) {
-      expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', '1'])
+      expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', plan.teachers.includes(s as (typeof plan.teachers)[number]) ? '1' : '2'])
       expect(s.resumeMarker).toBe('optimizer.safetensors')
     }
     expect(values(plan.int8.args, '--head')).toEqual(['disease'])
@@ -258,14 +268,18 @@ describe('the model card', () => {
     const trained = record('student', stageCommand(plan.student), { ...run(0.805), parameters: 3_000_000, tokens_per_second: 2000, train_examples: 66_000 })
     const gold = record('gold', stageCommand(plan.gold), run(0.812, [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.828 }, { head: 'gene', dev: `${M}/BC2GM-IOB/devel.tsv`, f1: 0.766 }]))
     const int8 = record('int8', stageCommand(plan.int8), { calibration: { float: { f1: 0.816 }, int8: { f1: 0.815 }, bytesRatio: 0.4 } })
+    const vectors = record('vectors', stageCommand(plan.vectors), { vectors: 21794, dim: 100, words: 3_364_940 })
+    trained.summary = { ...(trained.summary as object), word_vectors: { initialised: 21000, vocabulary: 24998 } }
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
-    const card = wordModelCard({ data: DATA, out: OUT, sets, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 |')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
     expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
     expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
     expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed)')
+    expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
+    expect(card).toContain('| 0 word vectors: fastText skip-gram, 100 dimensions, of the unlabelled sentences\' words (21794 words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` |')
     expect(card).toContain('Cross-corpus: not measured')
     expect(card).toContain('on the gold\ncorpora then (what ships): best epoch 2 of 2 (81.2: NCBI-disease Disease 82.8, BC2GM Gene 76.6)')
     expect(card).toContain('| 3 gold: the student trained further on the gold corpora only | `fastbioner train --task disease=')
