@@ -1,8 +1,9 @@
 // `fastbioner wordvec --text FILE|DIR... --out DIR [--preset NAME] [options]`
 import { existsSync } from 'node:fs'
 import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
-import { buildWordVectorCheckpoint, buildWordVectorFile, WORD_VECTOR_DEFAULT_DIM, WORDVEC_DEFAULTS } from '../../core/pretrain/wordvec'
+import { buildWordVectorCheckpoint, buildWordVectorFile, WORDVEC_DEFAULTS } from '../../core/pretrain/wordvec'
 import { MAX_VECTOR_DIM } from '../../core/nlp/word-vectors'
+import { WORD_TAGGER_DEFAULTS } from '../../core/model/word-tagger'
 import { CliError, formatDuration, runCommand, startBackend, stderrLog, writeJsonLine, type OptionValues } from './_ml'
 import { flagOptions, intOpt, repeatableOptions, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
@@ -22,7 +23,7 @@ learnt from the same text; the rest of the encoder is randomly initialised. Fine
                      text split as 'train --arch word-lstm' splits it, lower-cased), in the
                      word2vec / fastText text format, most frequent word first, for
                      'train --word-vectors FILE'
-  --dim N            --vec: vector size (default ${WORD_VECTOR_DEFAULT_DIM}, the word tagger's word size)
+  --dim N            --vec: vector size (default ${WORD_TAGGER_DEFAULTS.wordDim}, the word tagger's word size)
   --preset NAME      model shape: ${PRESET_NAMES.join(', ')} (default ${WORDVEC_DEFAULTS.preset});
                      the vectors have its hidden size
   --vocab-size N     WordPiece pieces learnt from the text (default ${WORDVEC_DEFAULTS.vocabSize})

@@ -21,6 +21,7 @@ import { FASTTEXT_DEFAULTS, FastTextVectors, type FastTextOptions } from './fast
 import { collectDocuments, learnVocabulary, PRETRAIN_DEFAULTS, PretrainError } from './run'
 import { embeddingFromVectors, wordVectorLines } from '../nlp/word-vectors'
 import { wordTaggerTokenizer } from '../train/word-loop'
+import { WORD_TAGGER_DEFAULTS } from '../model/word-tagger'
 
 export const WORDVEC_DEFAULTS = {
   preset: PRETRAIN_DEFAULTS.preset,
@@ -261,9 +262,6 @@ export interface WordVectorFileResult {
   wallSeconds: number
 }
 
-/** The word tagger's default word size, which its --word-vectors take from the file. */
-export const WORD_VECTOR_DEFAULT_DIM = 100
-
 /**
  * fastText skip-gram vectors of the words the word tagger reads (`train --arch word-lstm
  * --word-vectors`): the text split into words as the tagger splits it, lower-cased as its word
@@ -272,7 +270,7 @@ export const WORD_VECTOR_DEFAULT_DIM = 100
 export async function buildWordVectorFile(o: WordVectorFileOptions): Promise<WordVectorFileResult> {
   const t0 = performance.now()
   const log = o.log ?? (() => {})
-  const dim = o.dim ?? WORD_VECTOR_DEFAULT_DIM
+  const dim = o.dim ?? WORD_TAGGER_DEFAULTS.wordDim
   const minCount = o.minCount ?? WORDVEC_DEFAULTS.minCount
   const epochs = o.epochs ?? WORDVEC_DEFAULTS.epochs
   const seed = o.seed ?? WORDVEC_DEFAULTS.seed

@@ -351,7 +351,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const vocab = { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab }
   const trainingWords = () => examples.flatMap((e) => e.words)
   let featurizer = !o.init ? WordFeaturizer.learn(trainingWords(), vocab) : o.growVocabulary ? o.init.featurizer.extend(trainingWords(), vocab) : o.init.featurizer
-  const vectors = o.wordVectors && !o.init ? await readWordVectors(o.wordVectors, new Set(featurizer.words.slice(2)), Math.max(0, (vocab.maxSize ?? WORD_TAGGER_RECIPE.maxWords) - featurizer.words.length)) : null
+  const vectors = o.wordVectors && !o.init ? await readWordVectors(o.wordVectors, new Set(featurizer.words.slice(UNK_ID + 1)), Math.max(0, (vocab.maxSize ?? WORD_TAGGER_RECIPE.maxWords) - featurizer.words.length)) : null
   if (vectors) featurizer = new WordFeaturizer([...featurizer.words, ...vectors.extraWords], featurizer.chars, featurizer.singletons)
   // A model trained further keeps its sizes; its dropout, a training setting only, may be replaced.
   const config = o.init
@@ -364,7 +364,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     // The table's initialiser draws N(0, 1): the vectors take its scale.
     const emb = embeddingFromVectors(featurizer.words.map((w, i) => (i > UNK_ID ? (vectors.vectors.get(w) ?? null) : null)), table, config.wordDim, 1)
     table.set(emb.matrix)
-    wordVectors = { file: o.wordVectors!, dim: vectors.dim, initialised: emb.assigned, added: vectors.extraWords.length, vocabulary: featurizer.words.length - 2 }
+    wordVectors = { file: o.wordVectors!, dim: vectors.dim, initialised: emb.assigned, added: vectors.extraWords.length, vocabulary: featurizer.words.length - (UNK_ID + 1) }
   }
   if (o.init) {
     const keptHeads = new Set(Object.keys(labels).filter((h) => o.init!.heads[h]?.join() === labels[h].join()))
