@@ -136,6 +136,8 @@ export interface HostMethods {
       batchSize?: number
       maxLength?: number
       vocabSize?: number
+      /** preset word-lstm: a word-vector file its word table starts from (core/nlp/word-vectors). */
+      wordVectors?: string
       /** Source metadata written into fastbioner.json. */
       metadata?: Record<string, unknown>
     }

@@ -30,6 +30,7 @@ const USER_ERRORS = new Set([
   'OnnxFileError',
   'OnnxExportError',
   'HostInputError',
+  'WordVectorError',
 ])
 
 export function toHostError(e: unknown): HostErrorShape {

@@ -31,6 +31,8 @@ export interface HandlerContext {
     chooseWorkspace?(purpose: 'open' | 'create'): Promise<string | null>
     /** Chooses an HF checkpoint folder (dialog:openModelFolder); null when cancelled. */
     openModelFolder?(): Promise<string | null>
+    /** Chooses a word-vector file (dialog:openWordVectors); null when cancelled. */
+    openWordVectors?(): Promise<string | null>
   }
   /**
    * Where model work runs (tagging, training, retraining, distillation, comparison): a separate

@@ -221,6 +221,17 @@ function start(): void {
         })
         return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
       },
+      async openWordVectors() {
+        const result = await dialog.showOpenDialog(mainWindow!, {
+          title: 'Word vectors for the new word tagger (word2vec, fastText or GloVe text format)',
+          properties: ['openFile'],
+          filters: [
+            { name: 'Word vectors', extensions: ['vec', 'txt', 'gz'] },
+            { name: 'All files', extensions: ['*'] },
+          ],
+        })
+        return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+      },
     },
   }
   registerIpc(ctx)

@@ -12,7 +12,7 @@ import type {
   Revision,
 } from './domain'
 import { CORPUS_FORMATS, REVIEW_STATUSES } from './domain'
-import { ACTIVE_STRATEGIES, LEARNING_LOOP, type ActiveStrategy } from './recipes'
+import { ACTIVE_STRATEGIES, LEARNING_LOOP, WORD_LSTM, type ActiveStrategy } from './recipes'
 
 const corpusFormat = z.enum(CORPUS_FORMATS as [CorpusFormat, ...CorpusFormat[]])
 const reviewStatus = z.enum(REVIEW_STATUSES as [ReviewStatus, ...ReviewStatus[]])
@@ -583,10 +583,19 @@ export const contract = {
         baseModelId: id.optional(),
         epochs: z.number().int().min(1).max(100).optional(),
         seed: z.number().int().min(0).optional(),
+        /**
+         * preset word-lstm only: start its word table from this file of word vectors (chosen with
+         * dialog:openWordVectors; word2vec / fastText / GloVe text, .gz too, e.g. made by
+         * `fastbioner wordvec --vec`). Its words join the vocabulary; the word size becomes the file's.
+         */
+        wordVectorsPath: z.string().min(1).max(4096).optional(),
       })
       .strict()
-      .refine((r) => (r.preset === undefined) !== (r.baseModelId === undefined), 'give either preset (from scratch) or baseModelId (from a model), not both'),
+      .refine((r) => (r.preset === undefined) !== (r.baseModelId === undefined), 'give either preset (from scratch) or baseModelId (from a model), not both')
+      .refine((r) => r.wordVectorsPath === undefined || r.preset === WORD_LSTM, `wordVectorsPath is for the ${WORD_LSTM} preset (a new word tagger)`),
   },
+  /** Opens the OS file dialog for a word-vector file (models:train's wordVectorsPath); null when cancelled. */
+  'dialog:openWordVectors': { request: z.object({}).strict() },
 
   /**
    * "Adapt to my documents": continues masked-LM pretraining (whole-word masking) of a ready model
@@ -749,6 +758,7 @@ export interface ContractResponses {
   'models:setActive': ModelInfo
   'models:delete': { id: number }
   'models:train': { cancelled: boolean; model: ModelInfo | null }
+  'dialog:openWordVectors': { path: string | null }
   'models:adapt': ModelAdaptResult
   'tag:run': TagResult
   'suggestions:accept': { accepted: number }

@@ -136,6 +136,8 @@ export interface Harness {
   queueOpenFiles(paths: string[]): void
   /** The folder the next "Import HF folder…" dialog will return. */
   queueModelFolder(path: string | null): void
+  /** The file the next "Word vectors… Choose file…" dialog will return. */
+  queueWordVectors(path: string | null): void
   /** The file the next "Open workspace…" / "New workspace…" dialog will return. */
   queueWorkspaceFile(path: string | null): void
   modelHost: ModelHost
@@ -176,6 +178,7 @@ export async function startHarness(
   const session = WorkspaceSession.start(workspacePath, user)
   const openQueue: string[][] = []
   const folderQueue: Array<string | null> = []
+  const vectorsQueue: Array<string | null> = []
   const workspaceQueue: Array<string | null> = []
   // Single-threaded tfjs (wasm) unless a test asks otherwise: the suite runs on two cores.
   const modelHost = createNodeModelHost({ env: { FASTBIONER_BACKEND: 'wasm', ...opts.hostEnv } })
@@ -208,6 +211,9 @@ export async function startHarness(
       },
       async openModelFolder() {
         return folderQueue.shift() ?? null
+      },
+      async openWordVectors() {
+        return vectorsQueue.shift() ?? null
       },
       async chooseWorkspace() {
         return workspaceQueue.shift() ?? null
@@ -250,6 +256,7 @@ export async function startHarness(
     workspace: () => session.current(),
     queueOpenFiles: (paths) => void openQueue.push(paths),
     queueModelFolder: (path) => void folderQueue.push(path),
+    queueWordVectors: (path) => void vectorsQueue.push(path),
     queueWorkspaceFile: (path) => void workspaceQueue.push(path),
     modelHost,
     exportPaths,

@@ -3,7 +3,7 @@
 // accept / reject suggestions (and undo), accept all above a threshold, follow the review queue,
 // retrain with the corrections and keep the result, distil a 1-layer student and its int8
 // version, compare them.
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { contract } from '@shared/ipc'
@@ -436,6 +436,39 @@ describe('Models in the loop (real model host)', () => {
     await h.screenshot('20-comparison-charts')
     await expectAccessible(page, 'compression: comparison')
   }, 240_000)
+
+  it('trains a word tagger whose word table starts from a vector file chosen in the dialog', async () => {
+    const { page } = h
+    await gotoView(page, 'models')
+    await page.getByTestId('train-new').click()
+    const form = page.getByTestId('train-form')
+    // Vectors of 12 dimensions for the training text's words (the tagger's own word size is larger).
+    const words = [...new Set(readFileSync(join(h.dir, 'invented-train.pubtator'), 'utf8').toLowerCase().match(/[a-z]{3,}/g) ?? [])].slice(0, 60)
+    const vectors = join(h.dir, 'e2e-words.vec')
+    writeFileSync(vectors, words.map((w, i) => `${w} ${Array.from({ length: 12 }, (_, k) => (Math.sin(i * 12 + k) / 4).toFixed(4)).join(' ')}\n`).join(''))
+    const row = form.getByTestId('word-vectors')
+    // Only a new word tagger takes vectors: the row follows the model choice.
+    await form.getByLabel(/cpu-tiny/).check()
+    expect(await row.count()).toBe(0)
+    await form.getByLabel(/word-lstm/).check()
+    h.queueWordVectors(vectors)
+    await row.getByRole('button', { name: 'Choose file…' }).click()
+    await row.getByText('e2e-words.vec').waitFor()
+    await form.getByLabel('Name').fill('words-with-vectors')
+    await form.getByLabel('Epochs').fill('2')
+    await form.getByTestId('start-training').scrollIntoViewIfNeeded()
+    await h.screenshot('09b-train-form-word-vectors')
+    await expectAccessible(page, 'train form with word vectors')
+    await form.getByTestId('start-training').click()
+    await waitJob(page, 'model-job')
+    const trained = await h.invoke('models:list', {})
+    const m = trained.ok ? trained.value.find((x) => x.name === 'words-with-vectors') : undefined
+    expect(m?.trainingSummary).toMatch(/word table from e2e-words\.vec/)
+    const meta = JSON.parse(readFileSync(join(m!.path, 'fastbioner.json'), 'utf8')) as { word_vectors?: { dim: number; initialised: number } }
+    expect(meta.word_vectors?.dim).toBe(12)
+    expect(meta.word_vectors?.initialised).toBeGreaterThan(10)
+    await dismissToasts(page)
+  }, 120_000)
 
   it('cancels a training run from the header; no model is added', async () => {
     const { page } = h

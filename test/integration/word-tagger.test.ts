@@ -18,7 +18,8 @@ import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
 import { learnCharVocabulary } from '../../src/core/model/char-cnn'
 import { saveCheckpoint } from '../../src/core/model/checkpoint'
 import { buildLabelMap } from '../../src/core/nlp/bio'
-import { syntheticDocs, syntheticVocab } from '../unit/train/synthetic'
+import { Rng } from '../../src/core/rng'
+import { ENTITY, FILLER, syntheticDocs, syntheticVocab } from '../unit/train/synthetic'
 import { useCpuBackend } from '../unit/train/tfSetup'
 
 let dir: string
@@ -26,6 +27,9 @@ let ws: Workspace
 let host: ModelHost
 let handlers: Handlers
 let trained: ModelInfo
+/** What the word-vector file dialog answers. */
+let pickedVectors: string | null = null
+let baseCtx: HandlerContext
 
 async function call<C extends Channel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
   const r = await dispatch(handlers, channel, payload)
@@ -55,10 +59,11 @@ beforeAll(async () => {
       throw new Error('not used')
     },
     emit<E extends EventName>(_event: E, _payload: EventPayloads[E]) {},
-    dialogs: { openCorpusFiles: async () => [], saveExport: async () => null, openModelFolder: async () => null },
+    dialogs: { openCorpusFiles: async () => [], saveExport: async () => null, openModelFolder: async () => null, openWordVectors: async () => pickedVectors },
     modelHost: host,
   }
   handlers = createHandlers(ctx)
+  baseCtx = ctx
 })
 
 afterAll(async () => {
@@ -77,6 +82,39 @@ describe('the word tagger in the app', () => {
     expect(trained).toMatchObject({ name: 'words', kind: 'teacher', layers: 1, hidden: 400, entityTypes: ['Disease'] })
     expect(trained.trainingSummary).toMatch(/word-lstm from scratch, 5 of 5 epochs/)
     expect(trained.devScores!.f1).toBeGreaterThan(0.5)
+  }, 240_000)
+
+  it('starts a new word table from a word-vector file chosen in the dialog; a bad file is refused by line and leaves no model', async () => {
+    // 8 dimensions (the tagger's own word size is larger), so the file's size is seen in the model.
+    const rng = new Rng(5)
+    const words = [...FILLER, ...ENTITY, 'vectoronly']
+    const vecFile = join(dir, 'words.vec')
+    writeFileSync(vecFile, `${words.length} 8\n` + words.map((w) => `${w} ${Array.from({ length: 8 }, () => (rng.next() - 0.5).toFixed(4)).join(' ')}\n`).join(''))
+    pickedVectors = vecFile
+    expect(await call('dialog:openWordVectors', {})).toEqual({ path: vecFile })
+    const r = await call('models:train', { jobId: 'w-vec', name: 'words with vectors', preset: WORD_LSTM, epochs: 2, seed: 3, wordVectorsPath: vecFile })
+    const m = r.model!
+    expect(m.trainingSummary).toMatch(/word-lstm from scratch, word table from words\.vec, 2 of 2 epochs/)
+    const meta = JSON.parse(readFileSync(join(m.path, 'fastbioner.json'), 'utf8')) as { word_vectors: { file: string; dim: number; initialised: number; added: number } }
+    expect(meta.word_vectors).toMatchObject({ file: vecFile, dim: 8 })
+    expect(meta.word_vectors.added).toBeGreaterThanOrEqual(1)
+    expect(meta.word_vectors.initialised).toBe(words.length)
+    expect(readFileSync(join(m.path, 'words.txt'), 'utf8').split('\n')).toContain('vectoronly')
+
+    const bad = join(dir, 'bad.vec')
+    writeFileSync(bad, 'zorvitis 0.1 0.2\nkalemia 0.1 nope\n')
+    const before = (await call('models:list', {})).length
+    const e = await fail('models:train', { jobId: 'w-bad', name: 'bad vectors', preset: WORD_LSTM, epochs: 1, wordVectorsPath: bad })
+    expect(e.code).toBe('invalid_request')
+    expect(e.message).toContain(`${bad}:2: value 2 of 'kalemia' is 'nope', not a finite number`)
+    expect((await call('models:list', {})).length).toBe(before)
+    expect((await fail('models:train', { jobId: 'w-bert', name: 'bert with vectors', preset: 'cpu-tiny', wordVectorsPath: vecFile })).message).toMatch(/wordVectorsPath is for the word-lstm preset/)
+
+    // The Electron shell's rule: the file must come from this session's dialog, once.
+    const strict = createHandlers({ ...baseCtx, restrictPathsToDialogs: true })
+    const refused = await dispatch(strict, 'models:train', { jobId: 'w-strict', name: 'strict', preset: WORD_LSTM, epochs: 1, wordVectorsPath: vecFile })
+    expect(refused.ok ? null : refused.error.message).toMatch(/Training with word vectors refused: .*words\.vec was not chosen in a file dialog/)
+    expect((await call('models:list', {})).length).toBe(before)
   }, 240_000)
 
   it('tags the workspace into suggestions', async () => {

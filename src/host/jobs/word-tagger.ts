@@ -75,12 +75,14 @@ export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobCo
     lr: p.lr,
     seed: p.seed,
     init,
+    wordVectors: init ? undefined : p.wordVectors,
     threads: inferenceThreads(),
     signal: ctx.signal,
     onProgress: stepReporter(ctx, curve),
     metadata: { ...p.metadata, arch: 'word-lstm', ...(p.initDir ? { init: p.initDir } : {}) },
   })
   const c = result.model.config
+  const wv = result.wordVectors
   return trainedCheckpoint(result, {
     dir: p.dir,
     dev: p.dev,
@@ -91,6 +93,7 @@ export async function trainWordTaggerJob(p: HostParams<'trainModel'>, ctx: JobCo
       init
         ? `continued from ${p.initDir} (its ${c.wordVocabSize}-word and ${c.charVocabSize}-character vocabularies)`
         : `word tagger: ${c.wordVocabSize} words and ${c.charVocabSize} characters learnt from the training text; BiLSTM 2 × ${c.lstmHidden}, CRF`,
+      ...(wv ? [`word table from ${wv.file}: ${wv.initialised} of ${wv.vocabulary} words started from its ${wv.dim}-dimensional vectors (${wv.added} of them added from the file)`] : []),
       `trainer: ${result.trainer}`,
     ],
     curve,

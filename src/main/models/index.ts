@@ -33,6 +33,7 @@ export type ModelChannel =
   | 'models:setActive'
   | 'models:delete'
   | 'models:train'
+  | 'dialog:openWordVectors'
   | 'models:adapt'
   | 'tag:run'
   | 'suggestions:accept'

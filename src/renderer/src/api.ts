@@ -102,6 +102,7 @@ export const api = {
   setActiveModel: (id: number) => call('models:setActive', { id }),
   deleteModel: (id: number) => call('models:delete', { id }),
   trainModel: (req: RequestOf<'models:train'>) => call('models:train', req),
+  chooseWordVectors: () => call('dialog:openWordVectors', {}),
   adaptModel: (req: RequestOf<'models:adapt'>) => call('models:adapt', req),
   tag: (req: RequestOf<'tag:run'>) => call('tag:run', req),
   acceptSuggestions: (ids: number[]) => call('suggestions:accept', { ids }),

@@ -3,6 +3,7 @@ import type { ImportResult } from '@shared/ipc'
 import type { CorpusFormat } from '@shared/domain'
 import { api, errorMessage, isApiError, newJobId, onEvent } from './api'
 import { notify } from './toasts'
+import { basename } from './basename'
 
 export interface JobView {
   jobId: string
@@ -16,10 +17,6 @@ export interface JobView {
 export interface ImportReportView {
   title: string
   result: ImportResult
-}
-
-function basename(p: string): string {
-  return p.split(/[\\/]/).pop() || p
 }
 
 export function useImport(afterImport: () => Promise<void>) {

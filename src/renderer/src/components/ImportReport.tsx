@@ -1,9 +1,6 @@
 import { useEffect, useRef } from 'react'
 import type { ImportReportView } from '../useImport'
-
-function basename(p: string): string {
-  return p.split(/[\\/]/).pop() || p
-}
+import { basename } from '../basename'
 
 /** What an import did, file by file; problems name the file, the line and what is wrong. */
 export function ImportReport({ report, onClose }: { report: ImportReportView; onClose: () => void }) {

@@ -14,10 +14,7 @@ import { ViewFrame } from './ViewFrame'
 import { AutoImproveCard, LearningCurveCard } from './LearningLoop'
 import { refreshLearning, useLearning } from './learning-store'
 import { activeModel, clearResult, jobOfKind, pct, refreshModels, runModelJob, useModelJob, useModels } from './store'
-
-function basename(p: string): string {
-  return p.split(/[\\/]/).pop() || p
-}
+import { basename } from '../basename'
 
 export function RetrainView() {
   const { models } = useModels()

@@ -4,7 +4,8 @@
 import { useId, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
 import { FORM_DEFAULTS, MODEL_PRESETS, WORD_LSTM_CHOICE } from '@shared/recipes'
-import { api } from '../api'
+import { api, errorMessage } from '../api'
+import { basename } from '../basename'
 import { notify } from '../toasts'
 import { EpochsField, FormActions } from './FormParts'
 import { pct, refreshModels, runModelJob } from './store'
@@ -35,6 +36,18 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
   const [nameTouched, setNameTouched] = useState(false)
   const nameId = useId()
   const baseSel = useId()
+  // A word-vector file for a new word tagger (a dialog's answer, read by one training).
+  const [vectors, setVectors] = useState<string | null>(null)
+  const takesVectors = !base && preset === WORD_LSTM_CHOICE.name
+
+  const chooseVectors = async () => {
+    try {
+      const { path } = await api.chooseWordVectors()
+      if (path) setVectors(path)
+    } catch (e) {
+      notify('error', `Cannot open the file chooser: ${errorMessage(e)}`)
+    }
+  }
 
   const chooseBase = (id: number | null) => {
     setBaseId(id)
@@ -46,7 +59,9 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
     const trimmed = name.trim()
     if (!trimmed) return
     onDone()
-    const from = base ? { baseModelId: base.id } : { preset }
+    const from = base ? { baseModelId: base.id } : { preset, ...(takesVectors && vectors ? { wordVectorsPath: vectors } : {}) }
+    // The chosen file is spent by this request (a dialog's answer is good for one use).
+    setVectors(null)
     const r = await runModelJob('train', `Training ${trimmed}`, (jobId) => api.trainModel({ jobId, name: trimmed, ...from, epochs }))
     await refreshModels()
     if (r?.model) {
@@ -111,6 +126,26 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
             </label>
           ))}
         </fieldset>
+      )}
+      {takesVectors && (
+        <div className="form-row word-vectors" data-testid="word-vectors">
+          <span className="label-like">Word vectors (optional)</span>
+          <div>
+            {vectors ? (
+              <span className="file-chip">
+                <span title={vectors}>{basename(vectors)}</span>
+                <button type="button" className="icon-close small" aria-label={`Remove ${basename(vectors)}`} onClick={() => setVectors(null)}>
+                  ×
+                </button>
+              </span>
+            ) : (
+              <button type="button" className="btn small" onClick={() => void chooseVectors()}>
+                Choose file…
+              </button>
+            )}{' '}
+            <span className="muted">word2vec, fastText or GloVe text (.vec, .txt, .gz), e.g. from <code>fastbioner wordvec --vec</code>; starts the word table from them</span>
+          </div>
+        </div>
       )}
       <div className="form-grid">
         <div className="form-row">
