@@ -42,6 +42,15 @@ export interface DropoutSites {
 
 export const NO_DROPOUT: DropoutSites = { hidden: false, attention: false, classifier: false }
 
+export interface GraphBuildOptions {
+  /**
+   * Use onnxruntime's com.microsoft operators where they save work (FusedMatMul for the attention's
+   * transposed and scaled products); default true: every graph here runs on onnxruntime, whose
+   * CPU and CUDA providers have them. False: standard ONNX operators only (parity tests).
+   */
+  contribOps?: boolean
+}
+
 export interface ParamSpec {
   name: string
   /** tfjs layout: Linear weights [in, out]. */
@@ -106,9 +115,34 @@ export class GradGraph {
   private readonly grads = new Map<string, string[]>()
   readonly dropoutInputs: string[] = []
   readonly rowGrads: Array<{ param: string; ids: string }> = []
+  /** Whether the graph may use onnxruntime's com.microsoft operators (GraphBuildOptions.contribOps). */
+  readonly contribOps: boolean
+  private usesContribOps = false
 
-  constructor(name: string) {
+  constructor(name: string, opts: GraphBuildOptions = {}) {
     this.g = new GraphBuilder(name)
+    this.contribOps = opts.contribOps ?? true
+  }
+
+  /**
+   * alpha·op(a)·op(b) for a, b [B, h, *, *], op transposing the last two axes when asked. With
+   * contrib operators one com.microsoft FusedMatMul (MLAS reads the operands transposed: no
+   * Transpose copy, and no elementwise pass for alpha); else Transpose + MatMul + Mul.
+   */
+  matmul(a: string, b: string, o: { transA?: boolean; transB?: boolean; alpha?: number } = {}): string {
+    const alpha = o.alpha ?? 1
+    if (this.contribOps) {
+      this.usesContribOps = true
+      return this.g.node('FusedMatMul', [a, b], { alpha: attr.float(alpha), transA: attr.int(o.transA ? 1 : 0), transB: attr.int(o.transB ? 1 : 0) }, { domain: 'com.microsoft' })
+    }
+    const lastTwo = [0, 1, 3, 2]
+    const y = this.g.node('MatMul', [o.transA ? this.transpose(a, lastTwo) : a, o.transB ? this.transpose(b, lastTwo) : b])
+    return alpha === 1 ? y : this.mul(y, this.g.float(alpha))
+  }
+
+  /** The serialized model, declaring the com.microsoft operator set when a node uses it. */
+  encode(docString: string): Uint8Array {
+    return this.g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString, ...(this.usesContribOps ? { extraOpsets: { 'com.microsoft': 1 } } : {}) })
   }
 
   /**
@@ -311,7 +345,7 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
   // additive key mask (1 − mask)·float32_min [B, 1, 1, S]
   const maskF = g.node('Cast', [attentionMask], { to: attr.int(1) })
   const maskBias = g.node('Unsqueeze', [t.mul(t.sub(g.float(1), maskF), g.float(FLOAT32_MIN)), g.int64s([1, 2])])
-  const invSqrtD = g.float(1 / Math.sqrt(d))
+  const invSqrtD = 1 / Math.sqrt(d)
   const split = (y: string) => t.transpose(t.reshape(y, shape4), [0, 2, 1, 3]) // [N, H] → [B, h, S, d]
   const merge = (y: string) => t.reshape(t.transpose(y, [0, 2, 1, 3]), rows) // [B, h, S, d] → [N, H]
 
@@ -326,7 +360,7 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
     const q = split(qL.y) // [B, h, S, d]
     const k = split(kL.y) // [B, h, S, d]
     const v = split(vL.y) // [B, h, S, d]
-    const scores = t.add(t.mul(g.node('MatMul', [q, t.transpose(k, [0, 1, 3, 2])]), invSqrtD), maskBias) // [B, h, S, S]
+    const scores = t.add(t.matmul(q, k, { transB: true, alpha: invSqrtD }), maskBias) // [B, h, S, S]
     const probs = g.node('Softmax', [scores], { axis: attr.int(-1) })
     const probsDrop = t.dropout(drop.attention, `dropout.layer.${l}.attention`, probs, ['batch', nH, 'sequence', 'sequence'])
     attentions.push(probsDrop.y)
@@ -357,14 +391,14 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       const da = t.add(iL.backward(du), dz2)
       const dz1 = aLn.backward(da)
       const dctx = split(aoL.backward(aoDrop.backward(dz1))) // [B, h, S, d]
-      let dProbsDrop = g.node('MatMul', [dctx, t.transpose(v, [0, 1, 3, 2])]) // [B, h, S, S]
+      let dProbsDrop = t.matmul(dctx, v, { transB: true }) // [B, h, S, S]
       if (dAttn) dProbsDrop = t.add(dProbsDrop, dAttn)
-      const dv = g.node('MatMul', [t.transpose(probsDrop.y, [0, 1, 3, 2]), dctx]) // [B, h, S, d]
+      const dv = t.matmul(probsDrop.y, dctx, { transA: true }) // [B, h, S, d]
       const dProbs = probsDrop.backward(dProbsDrop)
       const dScores = t.mul(probs, t.sub(dProbs, g.node('ReduceSum', [t.mul(dProbs, probs), g.int64s([-1])], { keepdims: attr.int(1) })))
-      const dScaled = t.mul(dScores, invSqrtD)
-      const dq = g.node('MatMul', [dScaled, k]) // [B, h, S, d]
-      const dk = g.node('MatMul', [t.transpose(dScaled, [0, 1, 3, 2]), q]) // [B, h, S, d]
+      // The 1/√d of the scores rides on the two products (FusedMatMul alpha).
+      const dq = t.matmul(dScores, k, { alpha: invSqrtD }) // [B, h, S, d]
+      const dk = t.matmul(dScores, q, { transA: true, alpha: invSqrtD }) // [B, h, S, d]
       return t.sum([qL.backward(merge(dq)), kL.backward(merge(dk)), vL.backward(merge(dv)), dz1])
     })
   }
@@ -451,7 +485,7 @@ function crossEntropy(t: GradGraph, logits: string, labels: string, C: number): 
   return { loss, dLogits }
 }
 
-export interface TokenClassificationGraphOptions {
+export interface TokenClassificationGraphOptions extends GraphBuildOptions {
   config: OnnxBertConfig
   /** Heads in the loss; the loss is the sum of their mean cross-entropies. */
   heads: CeHead[]
@@ -467,7 +501,7 @@ export interface TokenClassificationGraphOptions {
  */
 export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOptions): TrainGraph {
   if (opts.heads.length === 0) throw new Error('training graph: no head to train')
-  const t = new GradGraph('fastbioner_token_classification_train')
+  const t = new GradGraph('fastbioner_token_classification_train', opts)
   const { enc, top, heads } = tokenClassifierForward(t, opts)
   const g = t.g
   const losses: string[] = []
@@ -496,7 +530,7 @@ export function tokenClassificationTrainGraph(opts: TokenClassificationGraphOpti
   g.output('loss', losses.length ? t.sum(losses) : g.float(0), 'float32', [])
   t.finishGradients()
   return {
-    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `token-classification training graph (${opts.heads.map((h) => h.name).join(', ')})` }),
+    model: t.encode(`token-classification training graph (${opts.heads.map((h) => h.name).join(', ')})`),
     params: t.params,
     lossTerms,
     dropoutInputs: t.dropoutInputs,
@@ -520,11 +554,11 @@ function tokenClassifierForward(t: GradGraph, opts: TokenClassificationGraphOpti
  * computed on exactly the logits the training graph's backward pass will differentiate.
  */
 export function tokenClassificationLogitsGraph(opts: TokenClassificationGraphOptions): TrainGraph {
-  const t = new GradGraph('fastbioner_token_classification_logits')
+  const t = new GradGraph('fastbioner_token_classification_logits', opts)
   const { heads } = tokenClassifierForward(t, opts)
   opts.heads.forEach((h, k) => t.g.output(logitsOutput(h.name), heads[k].y, 'float32', ['batch*sequence', h.numLabels]))
   return {
-    model: t.g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `token-classification logits with training inputs (${opts.heads.map((h) => h.name).join(', ')})` }),
+    model: t.encode(`token-classification logits with training inputs (${opts.heads.map((h) => h.name).join(', ')})`),
     params: t.params,
     lossTerms: [],
     dropoutInputs: t.dropoutInputs,
@@ -532,7 +566,7 @@ export function tokenClassificationLogitsGraph(opts: TokenClassificationGraphOpt
   }
 }
 
-export interface MaskedLmGraphOptions {
+export interface MaskedLmGraphOptions extends GraphBuildOptions {
   config: OnnxBertConfig
   dropout?: DropoutSites
   /** Also output the labelled rows' logits `mlm.logits` [M, V] (ELECTRA samples its replacements from them). */
@@ -561,7 +595,7 @@ export const MLM_PARAMS = {
 export function maskedLmTrainGraph(opts: MaskedLmGraphOptions): TrainGraph {
   const c = opts.config
   const drop = opts.dropout ?? NO_DROPOUT
-  const t = new GradGraph('fastbioner_masked_lm_train')
+  const t = new GradGraph('fastbioner_masked_lm_train', opts)
   const enc = encoder(t, c, drop)
   const g = t.g
   const H = c.hiddenSize
@@ -598,7 +632,7 @@ export function maskedLmTrainGraph(opts: MaskedLmGraphOptions): TrainGraph {
   if (opts.outputLogits) g.output(MLM_LOGITS_OUTPUT, logits, 'float32', ['masked', c.vocabSize])
   t.finishGradients()
   return {
-    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'masked-LM training graph (decoder tied to the word embeddings)' }),
+    model: t.encode('masked-LM training graph (decoder tied to the word embeddings)'),
     params: t.params,
     lossTerms: ['loss.mlm'],
     metricOutputs: [MLM_CORRECT_OUTPUT],
@@ -623,7 +657,7 @@ export interface AttentionPair {
   teacherHeads: number
 }
 
-export interface DistillGraphOptions {
+export interface DistillGraphOptions extends GraphBuildOptions {
   config: OnnxBertConfig
   /** The head trained by this graph (its soft and gold losses). */
   head: CeHead
@@ -646,7 +680,7 @@ export interface DistillGraphOptions {
 export function distillTrainGraph(opts: DistillGraphOptions): TrainGraph {
   const c = opts.config
   const drop = opts.dropout ?? NO_DROPOUT
-  const t = new GradGraph('fastbioner_distill_train')
+  const t = new GradGraph('fastbioner_distill_train', opts)
   const enc = encoder(t, c, drop)
   const g = t.g
   const H = c.hiddenSize
@@ -742,7 +776,7 @@ export function distillTrainGraph(opts: DistillGraphOptions): TrainGraph {
   g.output('loss', t.sum(terms), 'float32', [])
   t.finishGradients()
   return {
-    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: `distillation training graph (head ${opts.head.name})` }),
+    model: t.encode(`distillation training graph (head ${opts.head.name})`),
     params: t.params,
     lossTerms,
     dropoutInputs: t.dropoutInputs,

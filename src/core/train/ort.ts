@@ -264,6 +264,8 @@ export interface TokenClassifierTrainerOptions extends OrtSessionOptions {
    * gradients); default on. Off: the whole table's gradient and the dense AdamW update.
    */
   wordRowGrads?: boolean
+  /** Graph operators: onnxruntime's com.microsoft ones too (default) or standard ONNX only (GraphBuildOptions). */
+  contribOps?: boolean
 }
 
 export interface TrainStepResult {
@@ -291,7 +293,7 @@ export class OrtTokenClassifierTrainer {
   static async create(opts: TokenClassifierTrainerOptions): Promise<OrtTokenClassifierTrainer> {
     const sites = opts.dropout === false ? { hidden: false, attention: false, classifier: false } : dropoutSitesOf(dropoutProbabilities(opts.config))
     const config = onnxConfigOf(opts.config)
-    const graph = tokenClassificationTrainGraph({ config, heads: opts.heads, dropout: sites, wordRowGrads: opts.wordRowGrads !== false })
+    const graph = tokenClassificationTrainGraph({ config, heads: opts.heads, dropout: sites, wordRowGrads: opts.wordRowGrads !== false, contribOps: opts.contribOps })
     const params = new Map<string, Float32Array>()
     const take = (name: string, size: number) => {
       const data = opts.params.get(name)
@@ -304,7 +306,7 @@ export class OrtTokenClassifierTrainer {
     const runner = await OrtGraphRunner.open(graph, opts)
     let logitsRunner: OrtGraphRunner | null = null
     try {
-      if (crfHeads.length) logitsRunner = await OrtGraphRunner.open(tokenClassificationLogitsGraph({ config, heads: crfHeads, dropout: sites }), opts)
+      if (crfHeads.length) logitsRunner = await OrtGraphRunner.open(tokenClassificationLogitsGraph({ config, heads: crfHeads, dropout: sites, contribOps: opts.contribOps }), opts)
     } catch (e) {
       await runner.dispose()
       throw e

@@ -9,7 +9,7 @@ import { useBackend } from '@core/model/backend'
 import { BertTokenClassifier, makeBertConfig, type BertConfig } from '@core/model/bert'
 import { gelu, layerNorm } from '@core/model/ops'
 import { loadOnnxRuntime } from '@core/onnx/session'
-import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph } from '@core/onnx/training'
+import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph, tokenClassificationTrainGraph } from '@core/onnx/training'
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from '@core/distill/losses'
 import { Rng } from '@core/rng'
 import { collate, modelInputs, toTensors, type HostBatch } from '@core/train/batching'
@@ -135,7 +135,7 @@ function paramsOf(model: BertTokenClassifier): Map<string, Float32Array> {
   return new Map([...model.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
 }
 
-async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean, crfHeads: string[] = [], charVocab: WordFeaturizer | null = null) {
+async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: boolean, crfHeads: string[] = [], charVocab: WordFeaturizer | null = null, contribOps = true) {
   const model = randomModel(c, heads, 7, crfHeads, charVocab)
   const names = Object.keys(heads)
   const { batch, labels } = charVocab ? tinyCharBatch(c, charVocab, names.map((h) => heads[h].length), 11) : tinyBatch(c, names.map((h) => heads[h].length), 11)
@@ -149,6 +149,7 @@ async function compare(c: BertConfig, heads: Record<string, string[]>, dropout: 
     optimizer: { lr: 1e-3 },
     dropout,
     threads: 1,
+    contribOps,
   })
   const got = await trainer.gradients(batch, labelMap, seed)
   await trainer.dispose()
@@ -243,6 +244,16 @@ describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
     const { got } = await compare(tinyConfig(0.2), { default: ['O', 'B-X', 'I-X'], genes: ['O', 'B-G', 'I-G', 'B-H', 'I-H'] }, true, ['default'])
     expect(Object.keys(got.terms).sort()).toEqual(['loss.default', 'loss.genes'])
     expect(got.grads.get('crf.transitions')!.some((x) => x !== 0)).toBe(true)
+  })
+
+  it('standard ONNX operators only (the fallback): the same gradients, and no com.microsoft operator in the graph', async () => {
+    const config = onnxConfigOf(tinyConfig(0.2))
+    const heads = [{ name: 'default', numLabels: 3 }]
+    const opsOf = (contribOps: boolean) => Buffer.from(tokenClassificationTrainGraph({ config, heads, dropout: dropoutSitesOf(dropoutProbabilities(tinyConfig(0.2))), contribOps }).model)
+    expect(opsOf(true).includes('FusedMatMul')).toBe(true)
+    expect(opsOf(false).includes('FusedMatMul')).toBe(false)
+    expect(opsOf(false).includes('com.microsoft')).toBe(false)
+    await compare(tinyConfig(0.2), { default: ['O', 'B-X', 'I-X'] }, true, [], null, false)
   })
 
   for (const pieces of ['all', 'first'] as const) {
