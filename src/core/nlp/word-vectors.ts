@@ -34,7 +34,7 @@ export interface WordVectorSelection {
  * first line's vector, the most frequent casing in frequency-ordered files) and of up to `room`
  * further words, the first the file lists. Stops reading once both are complete.
  */
-export async function readWordVectors(path: string, vocabulary: ReadonlySet<string>, room: number): Promise<WordVectorSelection> {
+export async function readWordVectors(path: string, vocabulary: ReadonlySet<string>, room: number, opts: { signal?: AbortSignal } = {}): Promise<WordVectorSelection> {
   const vectors = new Map<string, Float32Array>()
   const extraWords: string[] = []
   let dim = 0
@@ -45,6 +45,8 @@ export async function readWordVectors(path: string, vocabulary: ReadonlySet<stri
   }
   try {
     for await (const { line: raw, lineNo } of textLines(path, { maxLineChars: MAX_VECTOR_LINE_CHARS })) {
+      // A file of millions of vectors takes minutes to read: a cancel must not wait for its end.
+      if (lineNo % 4096 === 0 && opts.signal?.aborted) throw new DOMException(`reading ${path} cancelled`, 'AbortError')
       const line = raw.trimEnd()
       if (line === '') continue
       const fields = line.split(' ')
@@ -76,7 +78,7 @@ export async function readWordVectors(path: string, vocabulary: ReadonlySet<stri
       if (found === vocabulary.size && extraWords.length >= room) break
     }
   } catch (e) {
-    if (e instanceof WordVectorError) throw e
+    if (e instanceof WordVectorError || (e as Error).name === 'AbortError') throw e
     // textLines' errors (not UTF-8, binary, a line without end) already name the file and line.
     const message = (e as Error).message
     throw new WordVectorError(/NUL byte/.test(message) ? `${path}: a binary file; give the vectors in the text format (word2vec's -binary 0, fastText's .vec)` : message)

@@ -351,7 +351,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const vocab = { maxSize: WORD_TAGGER_RECIPE.maxWords, ...o.vocab }
   const trainingWords = () => examples.flatMap((e) => e.words)
   let featurizer = !o.init ? WordFeaturizer.learn(trainingWords(), vocab) : o.growVocabulary ? o.init.featurizer.extend(trainingWords(), vocab) : o.init.featurizer
-  const vectors = o.wordVectors && !o.init ? await readWordVectors(o.wordVectors, new Set(featurizer.words.slice(UNK_ID + 1)), Math.max(0, (vocab.maxSize ?? WORD_TAGGER_RECIPE.maxWords) - featurizer.words.length)) : null
+  const vectors = o.wordVectors && !o.init ? await readWordVectors(o.wordVectors, new Set(featurizer.words.slice(UNK_ID + 1)), Math.max(0, (vocab.maxSize ?? WORD_TAGGER_RECIPE.maxWords) - featurizer.words.length), { signal: o.signal }) : null
   if (vectors) featurizer = new WordFeaturizer([...featurizer.words, ...vectors.extraWords], featurizer.chars, featurizer.singletons)
   // A model trained further keeps its sizes; its dropout, a training setting only, may be replaced.
   const config = o.init

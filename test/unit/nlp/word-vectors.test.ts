@@ -55,6 +55,14 @@ describe('readWordVectors', () => {
     expect([...gz.vectors.get('rare')!]).toEqual([1, 1, 1])
   })
 
+  it('stops reading a long file when its job is cancelled', async () => {
+    const many = file('many.vec', Array.from({ length: 20_000 }, (_, i) => `w${i} 1 2`).join('\n'))
+    const stop = new AbortController()
+    stop.abort()
+    await expect(readWordVectors(many, new Set(['w19999']), 0, { signal: stop.signal })).rejects.toMatchObject({ name: 'AbortError' })
+    expect((await readWordVectors(many, new Set(['w19999']), 0, { signal: new AbortController().signal })).vectors.has('w19999')).toBe(true)
+  })
+
   it('refuses malformed files, naming the file, the line and the problem', async () => {
     const short = file('short.vec', '2 3\nthe 1 2 3\ngene 1 2\n')
     expect((await failure(readWordVectors(short, new Set(['gene']), 0))).message).toBe(`${short}:3: 2 values after the word, expected 3 (words are separated from their numbers by single spaces)`)
