@@ -489,11 +489,12 @@ expect text annotated under other guidelines to score well below the tables abov
 
 Latency: a ${c.latency.pieces}-word abstract (NCBI-disease devel sentences) tags in ${c.latency.medianMs.toFixed(1)} ms median
 (90th percentile ${c.latency.p90Ms.toFixed(1)} ms, ${c.latency.runs} runs) with onnxruntime on ${LATENCY_THREADS} CPU threads; 1-minute load average
-${c.latency.loadAverage.toFixed(2)} when timed (other jobs were running).
+${c.latency.loadAverage.toFixed(2)} when timed (the evaluation just before it counts in that figure).
 
 ## Known limits
-- Trained without any pretrained language model or word vectors (none can be downloaded where
-  it is built): words never seen in training are read through their characters only.
+- Trained without any pretrained language model (none can be downloaded where it is built); its
+  word vectors were learnt here from ${(vec.words / 1e6).toFixed(1)} M words of unlabelled sentences. A word in neither
+  those nor the training text is read through its characters only.
 - The corpora follow different annotation guidelines (e.g. what counts as a Disease differs
   between NCBI-disease and BC5CDR); the one \`disease\` head learns both and follows neither
   exactly.
