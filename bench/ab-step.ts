@@ -3,6 +3,7 @@
 // variant sets onnxruntime session config entries and/or trainer options. Quiet machine only.
 //
 //   npx tsx bench/ab-step.ts '{"fused":{},"standard":{"trainer":{"contribOps":false}}}' [rounds] [iters]
+//   npx tsx bench/ab-step.ts '{"resident":{},"copied":{"trainer":{"residentParams":false}}}'
 //   npx tsx bench/ab-step.ts '{"default":{},"block4":{"session":{"session.dynamic_block_base":"4"}}}'
 import { loadavg } from 'node:os'
 import { encoderParamShapes } from '../src/core/model/bert'
@@ -14,7 +15,7 @@ import { OrtTokenClassifierTrainer, type TokenClassifierTrainerOptions } from '.
 
 interface Variant {
   session?: Record<string, string>
-  trainer?: Partial<Pick<TokenClassifierTrainerOptions, 'contribOps' | 'wordRowGrads'>>
+  trainer?: Partial<Pick<TokenClassifierTrainerOptions, 'contribOps' | 'wordRowGrads' | 'residentParams'>>
 }
 
 async function main(): Promise<void> {

@@ -150,7 +150,7 @@ class OrtDistillEngine implements DistillEngine {
       const t = inputs.attention[k]
       feeds[`teacher_attention.${k}`] = f32(t ? (t.dataSync() as Float32Array) : new Float32Array(B * p.teacherHeads * S * S), [B, p.teacherHeads, S, S])
     })
-    const r = await runner.run(this.params, feeds)
+    const r = await runner.run(this.params, feeds, this.optimizer.gradientBuffers)
     const sumOf = (prefix: string, present: Array<unknown>) => present.reduce<number>((a, t, k) => a + (t ? r.terms[`${prefix}.${k}`] : 0), 0)
     const terms = {
       hard: r.terms['loss.hard'],

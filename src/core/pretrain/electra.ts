@@ -156,7 +156,7 @@ export class ElectraTrainer implements TrainerEngine {
   async step(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<TrainStepInfo> {
     const mlm = labels.mlm
     const ort = this.gen.ort
-    const g = await this.gen.run(this.genParams, { ...batchFeeds(ort, b, { mlm }), ...maskFeeds(this.gen, this.genConfig, b.batchSize, b.seqLen, seed) })
+    const g = await this.gen.run(this.genParams, { ...batchFeeds(ort, b, { mlm }), ...maskFeeds(this.gen, this.genConfig, b.batchSize, b.seqLen, seed) }, this.genOpt.gradientBuffers)
     if (!Number.isFinite(g.loss)) return { loss: g.loss, lr: this.discOpt.currentLr(), gradNorm: NaN }
     const logits = g.outputs[MLM_LOGITS_OUTPUT]
     const [M, V] = logits.dims as number[]
@@ -165,7 +165,7 @@ export class ElectraTrainer implements TrainerEngine {
     const d = await this.disc.run(this.params, {
       ...batchFeeds(ort, rtd.batch, { [RTD_HEAD]: rtd.labels }),
       ...maskFeeds(this.disc, this.model.config, b.batchSize, b.seqLen, deriveSeed(seed, 0xd15c)),
-    })
+    }, this.discOpt.gradientBuffers)
     if (!Number.isFinite(d.loss)) return { loss: d.loss, lr: this.discOpt.currentLr(), gradNorm: NaN }
     this.genOpt.applyGradients(g.grads, g.gradNormSq)
     const info = this.discOpt.applyGradients(d.grads, d.gradNormSq)

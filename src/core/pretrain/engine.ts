@@ -95,7 +95,7 @@ export class MaskedLmTrainer implements TrainerEngine {
   async step(b: HostBatch, labels: Record<string, Int32Array>, seed: number): Promise<TrainStepInfo> {
     const ort = this.runner.ort
     const feeds = { ...batchFeeds(ort, b, labels), ...maskFeeds(this.runner, this.model.config, b.batchSize, b.seqLen, seed) }
-    const r = await this.runner.run(this.params, feeds)
+    const r = await this.runner.run(this.params, feeds, this.optimizer.gradientBuffers)
     if (!Number.isFinite(r.loss)) return { loss: r.loss, lr: this.optimizer.currentLr(), gradNorm: NaN }
     return { loss: r.loss, ...this.optimizer.applyGradients(r.grads, r.gradNormSq) }
   }

@@ -297,13 +297,30 @@ export function denseGradient(r: RowGradient, size: number): Float32Array {
 /** HostAdamW's SIMD kernel (./adamw.wat). */
 type AdamWKernel = (p: number, g: number, m: number, v: number, n: number, b1: number, b2: number, c1: number, c2: number, coef: number, decay: number, stepSize: number, invBc2: number, eps: number) => void
 
+/** What HostAdamW keeps in its kernel's memory besides the moments (see HostAdamW). */
+export interface HostAdamWLayout {
+  /** Parameters whose gradient comes as rows (RowGradient: embedding tables): no gradient buffer for them. */
+  rowGradients?: readonly string[]
+  /** false: the parameters stay in the arrays given, copied in and out at each update (default true). */
+  resident?: boolean
+}
+
+/** wasm32 addresses 4 GiB; HostAdamW keeps parameters and gradients in its memory only below this. */
+const MAX_RESIDENT_BYTES = 3.5 * 2 ** 30
+
 /**
  * The same AdamW (torch semantics, decay mask, global-norm clip, schedule) over parameters held in
  * Float32Arrays and updated in place: the onnxruntime trainer's optimizer. The arithmetic runs in
  * a WebAssembly SIMD kernel (./adamw.wat), four values at a time, in float32 as torch does; the
- * moments live in the kernel's memory, and each parameter and its gradient are copied into it and
- * the parameter back (memcpy, a fraction of the update's cost). A plain JavaScript loop, one
- * division and one square root per value, took most of a quiet cpu-small step's host time.
+ * moments live in the kernel's memory. A plain JavaScript loop, one division and one square root
+ * per value, took most of a quiet cpu-small step's host time.
+ *
+ * The parameters move into that memory too: each entry of the `params` map given is replaced by a
+ * view of the kernel's memory holding its values (read the map, not arrays taken from it before),
+ * and `gradientBuffers` are views the training graph writes its gradients into (onnxruntime's
+ * preallocated outputs, OrtGraphRunner.run). The kernel then reads and writes them where they are;
+ * arrays from elsewhere are copied in and out of a scratch area as before. Above MAX_RESIDENT_BYTES
+ * (BERT-large and up) only the moments and the scratch are there.
  *
  * A parameter given as a RowGradient (an embedding table) is updated lazily, as torch's
  * SparseAdam and TF's LazyAdam do: the rows the batch read get the full AdamW update (moments,
@@ -319,6 +336,8 @@ export class HostAdamW {
   readonly epsilon: number
   readonly weightDecay: number
   readonly maxGradNorm: number | null
+  /** Views of the kernel's memory the graph may write each dense gradient into; empty when not resident. */
+  readonly gradientBuffers = new Map<string, Float32Array>()
   private readonly schedule: LrSchedule
   private readonly decayMask = new Map<string, boolean>()
   /** Views of the kernel's memory (allocated once, never grown: the views stay valid). */
@@ -327,10 +346,11 @@ export class HostAdamW {
   /** Scratch for one parameter (or one batch's rows) and its gradient, in the kernel's memory. */
   private readonly pScratch: Float32Array
   private readonly gScratch: Float32Array
+  private readonly memory: WebAssembly.Memory
   private readonly kernel: AdamWKernel
   stepCount = 0
 
-  constructor(params: Map<string, Float32Array>, opts: AdamWOptions) {
+  constructor(params: Map<string, Float32Array>, opts: AdamWOptions, layout: HostAdamWLayout = {}) {
     this.params = params
     const r = resolveAdamW(opts)
     this.schedule = r.schedule
@@ -341,24 +361,44 @@ export class HostAdamW {
     this.maxGradNorm = r.maxGradNorm
     let total = 0
     let largest = 0
-    for (const p of params.values()) {
+    let dense = 0
+    const rowGradients = new Set(layout.rowGradients ?? [])
+    for (const [name, p] of params) {
       total += p.length
       largest = Math.max(largest, p.length)
+      if (!rowGradients.has(name)) dense += p.length
     }
-    // [m of every parameter][v of every parameter][parameter scratch][gradient scratch]
-    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((4 * (2 * total + 2 * largest)) / WASM_PAGE_BYTES)) })
-    this.kernel = instantiateKernel(ADAMW_WASM_BASE64, memory).adamw as AdamWKernel
+    // One array under two names (tied weights) must stay one array: then nothing moves in.
+    const shared = new Set(params.values()).size !== params.size
+    const resident = layout.resident !== false && !shared && 4 * (3 * total + dense + 2 * largest) <= MAX_RESIDENT_BYTES
+    // [m of every parameter][v of every parameter]([parameters][dense gradients])[parameter scratch][gradient scratch]
+    const floats = 2 * total + (resident ? total + dense : 0) + 2 * largest
+    this.memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((4 * floats) / WASM_PAGE_BYTES)) })
+    this.kernel = instantiateKernel(ADAMW_WASM_BASE64, this.memory).adamw as AdamWKernel
     let at = 0
     const take = (n: number) => {
-      const view = new Float32Array(memory.buffer, 4 * at, n)
+      const view = new Float32Array(this.memory.buffer, 4 * at, n)
       at += n
       return view
     }
     for (const [name, p] of params) this.m.set(name, take(p.length))
     for (const [name, p] of params) this.v.set(name, take(p.length))
+    if (resident) {
+      for (const [name, p] of [...params]) {
+        const home = take(p.length)
+        home.set(p)
+        params.set(name, home)
+      }
+      for (const [name, p] of params) if (!rowGradients.has(name)) this.gradientBuffers.set(name, take(p.length))
+    }
     this.pScratch = take(largest)
     this.gScratch = take(largest)
     for (const name of params.keys()) this.decayMask.set(name, r.decay(name))
+  }
+
+  /** Whether `a` is a view of the kernel's memory (the kernel reads it where it is). */
+  private resident(a: Float32Array): boolean {
+    return a.buffer === this.memory.buffer
   }
 
   currentLr(): number {
@@ -401,17 +441,24 @@ export class HostAdamW {
       const m = this.m.get(name)!
       const v = this.v.get(name)!
       const decay = this.decayMask.get(name) && this.weightDecay !== 0 ? 1 - lr * this.weightDecay : 1
-      const update = (pAt: number, gAt: number, mvAt: number, n: number) =>
-        this.kernel(P.byteOffset + 4 * pAt, G.byteOffset + 4 * gAt, m.byteOffset + 4 * mvAt, v.byteOffset + 4 * mvAt, n, b1, b2, 1 - b1, 1 - b2, coef, decay, stepSize, invBc2, this.epsilon)
+      // Byte addresses in the kernel's memory; mvAt indexes the parameter's moments.
+      const update = (pAddr: number, gAddr: number, mvAt: number, n: number) =>
+        this.kernel(pAddr, gAddr, m.byteOffset + 4 * mvAt, v.byteOffset + 4 * mvAt, n, b1, b2, 1 - b1, 1 - b2, coef, decay, stepSize, invBc2, this.epsilon)
+      const pHome = this.resident(p)
       const r = rowGrads.get(name)
       if (r) {
-        // The rows side by side in the scratch, each updated against its own moments, then put back.
+        // The rows' gradients side by side in the scratch, each row updated against its own moments
+        // (where it lives, or through the parameter scratch and back).
         const w = r.width
         G.set(r.values)
         for (let k = 0; k < r.rows.length; k++) {
           const base = r.rows[k] * w
+          if (pHome) {
+            update(p.byteOffset + 4 * base, G.byteOffset + 4 * k * w, base, w)
+            continue
+          }
           P.set(p.subarray(base, base + w), k * w)
-          update(k * w, k * w, base, w)
+          update(P.byteOffset + 4 * k * w, G.byteOffset + 4 * k * w, base, w)
           p.set(P.subarray(k * w, (k + 1) * w), base)
         }
         continue
@@ -419,10 +466,10 @@ export class HostAdamW {
       // partial: a parameter outside this step's graph is left as it is (torch skips grad None).
       const g = grads.get(name)
       if (!g) continue
-      P.set(p)
-      G.set(g)
-      update(0, 0, 0, p.length)
-      p.set(P.subarray(0, p.length))
+      if (!pHome) P.set(p)
+      if (!this.resident(g)) G.set(g)
+      update(pHome ? p.byteOffset : P.byteOffset, this.resident(g) ? g.byteOffset : G.byteOffset, 0, p.length)
+      if (!pHome) p.set(P.subarray(0, p.length))
     }
     this.stepCount = t
     return { lr, gradNorm }

@@ -173,20 +173,32 @@ export class OrtGraphRunner {
     return new OrtGraphRunner(ort, opened.session, graph, opened.provider, threads, opened.failures, release)
   }
 
-  /** Runs the graph on `inputs` (batch, masks, targets as ORT tensors) and the parameters; every output. */
-  async outputs(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>): Promise<Ort.InferenceSession.ReturnType> {
+  /**
+   * Runs the graph on `inputs` (batch, masks, targets as ORT tensors) and the parameters; every
+   * output. `gradientsInto`: arrays (of a parameter's size) that onnxruntime writes the gradient
+   * outputs `grad.<name>` into instead of allocating them (HostAdamW.gradientBuffers).
+   */
+  async outputs(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>, gradientsInto?: ReadonlyMap<string, Float32Array>): Promise<Ort.InferenceSession.ReturnType> {
     const feeds: Record<string, Ort.Tensor> = { ...inputs }
     for (const p of this.graph.params) {
       const data = params.get(p.name)
       if (!data) throw new Error(`training graph: parameter ${p.name} has no value`)
       feeds[p.name] = new this.ort.Tensor('float32', data, p.shape)
     }
-    return this.session.run(feeds)
+    if (!gradientsInto?.size) return this.session.run(feeds)
+    // Every output is fetched: null ones onnxruntime allocates as usual.
+    const fetches: Record<string, Ort.Tensor | null> = {}
+    for (const name of this.session.outputNames) fetches[name] = null
+    for (const p of this.graph.params) {
+      const into = gradientsInto.get(p.name)
+      if (into && gradName(p.name) in fetches) fetches[gradName(p.name)] = new this.ort.Tensor('float32', into, p.shape)
+    }
+    return this.session.run(feeds, fetches)
   }
 
   /** Runs forward + backward; `inputs` holds the batch, masks and targets (already ORT tensors). */
-  async run(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>): Promise<GraphRunResult> {
-    const out = await this.outputs(params, inputs)
+  async run(params: Map<string, Float32Array>, inputs: Record<string, Ort.Tensor>, gradientsInto?: ReadonlyMap<string, Float32Array>): Promise<GraphRunResult> {
+    const out = await this.outputs(params, inputs, gradientsInto)
     const grads = new Map<string, Float32Array>()
     const rowGrads = new Map<string, RowGradient>()
     for (const { param, ids } of this.graph.rowGrads ?? []) {
@@ -254,7 +266,11 @@ export interface TokenClassifierTrainerOptions extends OrtSessionOptions {
   config: BertConfig
   /** Heads with lossOnHost have a CRF (core/model/crf); `params` must hold its scores. */
   heads: CeHead[]
-  /** Parameters in the tfjs layout; updated in place. Must hold every parameter of the graph. */
+  /**
+   * Parameters in the tfjs layout. Must hold every parameter of the graph; its entries are then
+   * replaced by the arrays the trainer updates in place (views of its optimizer's memory, see
+   * HostAdamW): read them through the map.
+   */
   params: Map<string, Float32Array>
   optimizer: AdamWOptions
   /** Dropout on (training) or off (tests comparing engines). Default on. */
@@ -266,6 +282,8 @@ export interface TokenClassifierTrainerOptions extends OrtSessionOptions {
   wordRowGrads?: boolean
   /** Graph operators: onnxruntime's com.microsoft ones too (default) or standard ONNX only (GraphBuildOptions). */
   contribOps?: boolean
+  /** false: the parameters stay in the arrays given, copied through the optimizer's memory each step (HostAdamWLayout.resident; A/B). */
+  residentParams?: boolean
 }
 
 export interface TrainStepResult {
@@ -311,7 +329,10 @@ export class OrtTokenClassifierTrainer {
       await runner.dispose()
       throw e
     }
-    return new OrtTokenClassifierTrainer(runner, logitsRunner, opts.config, opts.heads, params, new HostAdamW(params, opts.optimizer))
+    const optimizer = new HostAdamW(params, opts.optimizer, { rowGradients: (graph.rowGrads ?? []).map((r) => r.param), resident: opts.residentParams })
+    // The optimizer moved them into its memory: the caller's map names where they are now.
+    for (const [name, data] of params) opts.params.set(name, data)
+    return new OrtTokenClassifierTrainer(runner, logitsRunner, opts.config, opts.heads, params, optimizer)
   }
 
   /** Loss and gradients of one batch without an update (gradient checks). */
@@ -340,7 +361,7 @@ export class OrtTokenClassifierTrainer {
         hostLoss.push({ head: h.name, loss: r.loss, grads })
       }
     }
-    const r = await this.runner.run(this.params, feeds)
+    const r = await this.runner.run(this.params, feeds, this.optimizer.gradientBuffers)
     for (const h of hostLoss) {
       r.loss += h.loss
       r.terms[`loss.${h.head}`] = h.loss

@@ -6,7 +6,7 @@
 import type * as Ort from 'onnxruntime-node'
 import type { WordBatch, WordTaggerConfig } from '../model/word-tagger'
 import { Rng } from '../rng'
-import { wordTaggerTrainGraph } from '../onnx/recurrent'
+import { WORD_TAGGER_PARAMS, wordTaggerTrainGraph } from '../onnx/recurrent'
 import { wordTaggerInputDim } from '../model/word-tagger'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
 import { OrtGraphRunner, type GraphRunResult, type OrtSessionOptions } from './ort'
@@ -14,7 +14,7 @@ import { OrtGraphRunner, type GraphRunResult, type OrtSessionOptions } from './o
 export interface WordTrainerOptions extends OrtSessionOptions {
   config: WordTaggerConfig
   heads: Array<{ name: string; numLabels: number }>
-  /** Every parameter of wordTaggerParamShapes; updated in place. */
+  /** Every parameter of wordTaggerParamShapes; its entries become the arrays the trainer updates in place (HostAdamW moves them into its memory): read them through the map. */
   params: Map<string, Float32Array>
   optimizer: AdamWOptions
   /** Dropout on (training) or off (gradient checks). Default on. */
@@ -26,7 +26,7 @@ export class OrtWordTaggerTrainer {
   readonly optimizer: HostAdamW
 
   constructor(readonly opts: WordTrainerOptions) {
-    this.optimizer = new HostAdamW(opts.params, opts.optimizer)
+    this.optimizer = new HostAdamW(opts.params, opts.optimizer, { rowGradients: [WORD_TAGGER_PARAMS.wordEmbeddings] })
   }
 
   get params(): Map<string, Float32Array> {
@@ -78,7 +78,7 @@ export class OrtWordTaggerTrainer {
       if (!y) throw new Error(`word tagger trainer: no labels for head '${h.name}'`)
       feeds[`labels.${h.name}`] = new train.ort.Tensor('int64', BigInt64Array.from(y, (v) => BigInt(v)), [b.batchSize, b.steps])
     }
-    return train.run(this.params, feeds)
+    return train.run(this.params, feeds, this.optimizer.gradientBuffers)
   }
 
   async step(b: WordBatch, labels: Record<string, Int32Array>, seed: number): Promise<{ loss: number; lr: number; gradNorm: number }> {

@@ -168,6 +168,41 @@ describe('HostAdamW (the onnxruntime trainer\'s AdamW, a WebAssembly SIMD kernel
     expect(lazy.get('encoder.dense.bias')).toEqual(dense.get('encoder.dense.bias'))
   })
 
+  it('moves the parameters into its memory and reads gradients written there: the same update as arrays copied in and out', () => {
+    const table = 'embeddings.word_embeddings.weight'
+    const read = Int32Array.of(1, 3)
+    const copied = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
+    const given = copied.get('encoder.dense.weight')!
+    const copiedOpt = new HostAdamW(copied, { lr: sched, weightDecay: 0.1 }, { rowGradients: [table], resident: false })
+    expect(copied.get('encoder.dense.weight')).toBe(given)
+    expect(copiedOpt.gradientBuffers.size).toBe(0)
+    const home = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
+    const before = home.get('encoder.dense.weight')!
+    const homeOpt = new HostAdamW(home, { lr: sched, weightDecay: 0.1 }, { rowGradients: [table] })
+    // The map now holds other arrays (views of the kernel's memory) with the same values.
+    expect(home.get('encoder.dense.weight')).not.toBe(before)
+    expect(home.get('encoder.dense.weight')).toEqual(before)
+    expect([...homeOpt.gradientBuffers.keys()].sort()).toEqual(['encoder.dense.bias', 'encoder.dense.weight'])
+    for (const g of steps) {
+      const rows = new Map([[table, { width: 5, rows: read, values: Float32Array.from([...read].flatMap((r) => g[table].slice(5 * r, 5 * r + 5))) }]])
+      const dense = Object.entries(g).filter(([k]) => k !== table)
+      copiedOpt.applyGradients(new Map(dense.map(([k, v]) => [k, Float32Array.from(v)])), undefined, { rows })
+      // As onnxruntime's preallocated outputs do: the gradient written into the optimizer's buffer.
+      for (const [k, v] of dense) homeOpt.gradientBuffers.get(k)!.set(v)
+      homeOpt.applyGradients(homeOpt.gradientBuffers, undefined, { rows })
+    }
+    for (const [k, v] of copied) expect(home.get(k), k).toEqual(v)
+    expect(copied.get(table)).not.toEqual(Float32Array.from(init[table]))
+  })
+
+  it('leaves one array under two names (tied weights) where it is', () => {
+    const shared = Float32Array.from(init['encoder.dense.bias'])
+    const params = new Map([['a.weight', shared], ['b.weight', shared]])
+    const opt = new HostAdamW(params, { lr: 0.01 })
+    expect(params.get('a.weight')).toBe(shared)
+    expect(opt.gradientBuffers.size).toBe(0)
+  })
+
   it('saves and restores its moments: a restored optimizer continues as the one that kept going', () => {
     const run = (restoreAfter: number | null) => {
       const params = new Map(Object.entries(init).map(([k, v]) => [k, Float32Array.from(v)]))
