@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     trainer.optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads })
     const t2 = performance.now()
     const m0 = performance.now()
-    dropoutMasks(cfg, batch, seq, i, true, trainer.runner.maskPool)
+    dropoutMasks(cfg, batch, seq, i, true, trainer.runner.masks)
     const masks = performance.now() - m0
     if (i === 0) continue // warm-up
     phases['step (all)'].push(t2 - t0)

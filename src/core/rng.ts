@@ -58,14 +58,16 @@ export class Rng {
    * host's time in a step besides AdamW (a quiet cpu-small step: 17 ms of ~300).
    */
   fillDropoutMask(out: Float32Array, p: number): Float32Array {
-    const k = dropoutKernel()
-    const scratch = k.scratch(out.length) // may grow the memory: the state view is taken after
-    const lanes = k.state
+    // A view of an arena's memory is filled where it is; any other array through the scratch arena's.
+    const home = DropoutArena.of(out)
+    const arena = home ?? scratchArena()
+    const target = home ? out : arena.views([out.length])[0] // may grow the memory: the state view is taken after
+    const lanes = arena.state()
     for (let word = 0; word < 4; word++) for (let lane = 0; lane < 4; lane++) lanes[4 * word + lane] = this.nextU32()
     // xoshiro's state must not be all zero: such a lane would stay zero.
     for (let lane = 0; lane < 4; lane++) if ((lanes[lane] | lanes[4 + lane] | lanes[8 + lane] | lanes[12 + lane]) === 0) lanes[lane] = 1
-    k.fill(scratch.byteOffset, out.length, lanes.byteOffset, Math.min(Math.floor(p * 65536), 65536), 1 / (1 - p))
-    out.set(scratch.subarray(0, out.length))
+    arena.fill(target.byteOffset, out.length, lanes.byteOffset, Math.min(Math.floor(p * 65536), 65536), 1 / (1 - p))
+    if (!home) out.set(target)
     return out
   }
 
@@ -141,41 +143,56 @@ function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0
 }
 
-interface DropoutKernel {
-  fill: (out: number, n: number, state: number, threshold: number, scale: number) => void
-  /** The four lanes' state words (s0 of lanes 0-3, then s1, s2, s3), in the kernel's memory. */
-  state: Int32Array
-  /** A float view of the kernel's memory with room for n values rounded up to 8. */
-  scratch: (n: number) => Float32Array
+/** [lanes' state, 64 bytes][masks, each rounded up to 8 values: the kernel writes 8 at a time]. */
+const MASKS_AT = 64
+
+/**
+ * The dropout kernel (./dropout.wat) with a memory of its own that holds masks: an onnxruntime
+ * trainer feeds views of it as its mask inputs, so Rng.fillDropoutMask writes each mask where the
+ * graph reads it instead of into a scratch area and then a copy.
+ */
+export class DropoutArena {
+  private static readonly byBuffer = new WeakMap<ArrayBufferLike, DropoutArena>()
+  private readonly memory = new WebAssembly.Memory({ initial: 1 })
+  readonly fill = instantiateKernel(DROPOUT_WASM_BASE64, this.memory).fill as (out: number, n: number, state: number, threshold: number, scale: number) => void
+
+  constructor() {
+    DropoutArena.byBuffer.set(this.memory.buffer, this)
+  }
+
+  /** The arena whose memory `a` is a view of, if any. */
+  static of(a: Float32Array): DropoutArena | undefined {
+    return DropoutArena.byBuffer.get(a.buffer)
+  }
+
+  /**
+   * Arrays of these sizes in the arena, side by side. Views handed out before are no longer valid
+   * after this call (the memory may have grown); those of one call stay valid until the next.
+   */
+  views(sizes: readonly number[]): Float32Array[] {
+    const room = sizes.map((n) => Math.ceil(n / 8) * 8)
+    const need = MASKS_AT + 4 * room.reduce((a, n) => a + n, 0)
+    if (need > this.memory.buffer.byteLength) {
+      this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / WASM_PAGE_BYTES))
+      DropoutArena.byBuffer.set(this.memory.buffer, this)
+    }
+    let at = MASKS_AT
+    return sizes.map((n, i) => {
+      const view = new Float32Array(this.memory.buffer, at, n)
+      at += 4 * room[i]
+      return view
+    })
+  }
+
+  /** The four lanes' state words (s0 of lanes 0-3, then s1, s2, s3). */
+  state(): Int32Array {
+    return new Int32Array(this.memory.buffer, 0, 16)
+  }
 }
 
-let dropoutKernelInstance: DropoutKernel | null = null
+let scratch: DropoutArena | null = null
 
-/** The dropout kernel (./dropout.wat), instantiated on first use; its memory grows as masks do. */
-function dropoutKernel(): DropoutKernel {
-  if (dropoutKernelInstance) return dropoutKernelInstance
-  const memory = new WebAssembly.Memory({ initial: 1 })
-  const fill = instantiateKernel(DROPOUT_WASM_BASE64, memory).fill as DropoutKernel['fill']
-  // [lanes' state, 64 bytes][mask scratch]
-  const SCRATCH_AT = 64
-  let state = new Int32Array(memory.buffer, 0, 16)
-  let scratch = new Float32Array(memory.buffer, SCRATCH_AT)
-  const kernel: DropoutKernel = {
-    fill,
-    get state() {
-      return state
-    },
-    scratch(n) {
-      const need = SCRATCH_AT + 4 * (Math.ceil(n / 8) * 8)
-      if (need > memory.buffer.byteLength) {
-        memory.grow(Math.ceil((need - memory.buffer.byteLength) / WASM_PAGE_BYTES))
-        // Growing detaches the old views.
-        state = new Int32Array(memory.buffer, 0, 16)
-        scratch = new Float32Array(memory.buffer, SCRATCH_AT)
-      }
-      return scratch
-    },
-  }
-  dropoutKernelInstance = kernel
-  return kernel
+/** The arena that masks outside any arena are drawn in before they are copied out. */
+function scratchArena(): DropoutArena {
+  return (scratch ??= new DropoutArena())
 }

@@ -7,7 +7,7 @@ import { availableParallelism, cpus } from 'node:os'
 import type * as Ort from 'onnxruntime-node'
 import type { BertConfig } from '../model/bert'
 import { dropoutMask } from '../model/dropout'
-import { Rng } from '../rng'
+import { DropoutArena, Rng } from '../rng'
 import { createOrtSession, defaultExecutionProviders, loadOnnxRuntime, parseProviders, type ExecutionProvider } from '../onnx/session'
 import { crfBatchLoss, crfParamNames, crfParamShapes } from '../model/crf'
 import { dlogitsInput, GRAD_NORM_SQ, gradName, logitsOutput, rowGradName, tokenClassificationLogitsGraph, tokenClassificationTrainGraph, type CeHead, type DropoutSites, type TrainGraph } from '../onnx/training'
@@ -101,31 +101,24 @@ export function dropoutSitesOf(p: { hidden: number; attention: number; classifie
  * With a pool, the arrays of the previous step are refilled instead of allocated (several MB a
  * step: allocating them cost more than drawing them).
  */
-export function dropoutMasks(c: BertConfig, batch: number, seq: number, seed: number, withClassifier = true, pool?: MaskPool): Float32Array[] {
+export function dropoutMasks(c: BertConfig, batch: number, seq: number, seed: number, withClassifier = true, arena?: DropoutArena): Float32Array[] {
   const p = dropoutProbabilities(c)
   const rng = new Rng(seed)
   const N = batch * seq * c.hiddenSize
   const A = batch * c.numAttentionHeads * seq * seq
-  const out: Float32Array[] = []
-  const draw = (size: number, prob: number) => out.push(pool ? rng.fillDropoutMask(pool.take(out.length, size), prob) : dropoutMask(size, prob, rng))
-  if (p.hidden > 0) draw(N, p.hidden)
+  // The masks in the forward's order: (size, p) each.
+  const plan: Array<[number, number]> = []
+  if (p.hidden > 0) plan.push([N, p.hidden])
   for (let l = 0; l < c.numHiddenLayers; l++) {
-    if (p.attention > 0) draw(A, p.attention)
-    if (p.hidden > 0) draw(N, p.hidden)
-    if (p.hidden > 0) draw(N, p.hidden)
+    if (p.attention > 0) plan.push([A, p.attention])
+    if (p.hidden > 0) plan.push([N, p.hidden])
+    if (p.hidden > 0) plan.push([N, p.hidden])
   }
-  if (withClassifier && p.classifier > 0) draw(N, p.classifier)
-  return out
-}
-
-/** Mask arrays reused from step to step (a graph run has finished with them before the next is drawn). */
-export class MaskPool {
-  private readonly buffers: Float32Array[] = []
-  take(index: number, size: number): Float32Array {
-    const have = this.buffers[index]
-    if (have && have.length === size) return have
-    return (this.buffers[index] = new Float32Array(size))
-  }
+  if (withClassifier && p.classifier > 0) plan.push([N, p.classifier])
+  if (!arena) return plan.map(([size, prob]) => dropoutMask(size, prob, rng))
+  // Views of the arena's memory, filled where they are (valid until its next views call).
+  const views = arena.views(plan.map(([size]) => size))
+  return views.map((v, i) => rng.fillDropoutMask(v, plan[i][1]))
 }
 
 export interface GraphRunResult {
@@ -153,8 +146,8 @@ export class OrtGraphRunner {
     private readonly release: () => Promise<void> = () => session.release(),
   ) {}
 
-  /** The dropout mask arrays of this graph's runs. */
-  readonly maskPool = new MaskPool()
+  /** Where this graph's dropout masks are drawn, step after step (a run has finished with them before the next are drawn). */
+  readonly masks = new DropoutArena()
 
   static async open(graph: TrainGraph, opts: OrtSessionOptions = {}): Promise<OrtGraphRunner> {
     const ort = opts.ort ?? (await loadOnnxRuntime())
@@ -253,7 +246,7 @@ export function maskFeeds(runner: OrtGraphRunner, c: BertConfig, batch: number, 
   const { ort, graph } = runner
   const feeds: Record<string, Ort.Tensor> = {}
   if (graph.dropoutInputs.length === 0) return feeds
-  const masks = dropoutMasks(c, batch, seq, seed, graph.dropoutInputs.includes('dropout.classifier'), runner.maskPool)
+  const masks = dropoutMasks(c, batch, seq, seed, graph.dropoutInputs.includes('dropout.classifier'), runner.masks)
   if (masks.length !== graph.dropoutInputs.length) throw new Error(`training graph has ${graph.dropoutInputs.length} dropout inputs, the config gives ${masks.length} masks`)
   graph.dropoutInputs.forEach((name, i) => {
     const dims = name.endsWith('.attention') ? [batch, c.numAttentionHeads, seq, seq] : [batch * seq, c.hiddenSize]

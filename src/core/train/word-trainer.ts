@@ -5,7 +5,7 @@
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordBatch, WordTaggerConfig } from '../model/word-tagger'
-import { Rng } from '../rng'
+import { DropoutArena, Rng } from '../rng'
 import { WORD_TAGGER_PARAMS, wordTaggerTrainGraph } from '../onnx/recurrent'
 import { wordTaggerInputDim } from '../model/word-tagger'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
@@ -23,6 +23,7 @@ export interface WordTrainerOptions extends OrtSessionOptions {
 
 export class OrtWordTaggerTrainer {
   private readonly buckets = new Map<number, Promise<OrtGraphRunner>>()
+  private readonly masks = new DropoutArena()
   readonly optimizer: HostAdamW
 
   constructor(readonly opts: WordTrainerOptions) {
@@ -63,8 +64,10 @@ export class OrtWordTaggerTrainer {
     if (this.dropout) {
       const rng = new Rng(seed)
       const din = wordTaggerInputDim(c)
-      feeds['dropout.input'] = new ort.Tensor('float32', rng.fillDropoutMask(new Float32Array(B * T * din), c.dropout), [B * T, din])
-      feeds['dropout.output'] = new ort.Tensor('float32', rng.fillDropoutMask(new Float32Array(B * T * 2 * c.lstmHidden), c.dropout), [B * T, 2 * c.lstmHidden])
+      // Drawn where the graph reads them (valid until the next step's).
+      const [input, output] = this.masks.views([B * T * din, B * T * 2 * c.lstmHidden])
+      feeds['dropout.input'] = new ort.Tensor('float32', rng.fillDropoutMask(input, c.dropout), [B * T, din])
+      feeds['dropout.output'] = new ort.Tensor('float32', rng.fillDropoutMask(output, c.dropout), [B * T, 2 * c.lstmHidden])
     }
     return feeds
   }
