@@ -279,9 +279,17 @@ export function sumRowGradients(ids: ArrayLike<number | bigint>, perId: Float32A
   const slot = new Map<number, number>()
   rows.forEach((r, i) => slot.set(r, i))
   const values = new Float32Array(rows.length * width)
+  const filled = new Uint8Array(rows.length)
   for (let k = 0; k < n; k++) {
-    const dst = slot.get(keys[k])! * width
+    const at = slot.get(keys[k])!
+    const dst = at * width
     const src = k * width
+    // Most ids occur once in a batch: their row is a copy; a repeated id's rows add up.
+    if (!filled[at]) {
+      values.set(perId.subarray(src, src + width), dst)
+      filled[at] = 1
+      continue
+    }
     for (let j = 0; j < width; j++) values[dst + j] += perId[src + j]
   }
   return { width, rows, values }

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { AdamW, decaysWeight, denseGradient, HostAdamW, linearScheduleWithWarmup, warmupStepsFromRatio } from '@core/train/optimizer'
+import { AdamW, decaysWeight, denseGradient, HostAdamW, linearScheduleWithWarmup, sumRowGradients, warmupStepsFromRatio } from '@core/train/optimizer'
 import { useCpuBackend } from './tfSetup'
 
 /** torch.optim.AdamW + clip_grad_norm_ in float64, written out scalar by scalar. */
@@ -193,6 +193,16 @@ describe('HostAdamW (the onnxruntime trainer\'s AdamW, a WebAssembly SIMD kernel
     }
     for (const [k, v] of copied) expect(home.get(k), k).toEqual(v)
     expect(copied.get(table)).not.toEqual(Float32Array.from(init[table]))
+  })
+
+  it('sums the gradient rows of one id (a repeated id adds up, a single one is its row), rows ascending', () => {
+    const ids = BigInt64Array.from([7n, 2n, 7n, 0n, 2n, 7n])
+    const perId = Float32Array.from({ length: 6 * 3 }, (_, i) => i + 1)
+    const r = sumRowGradients(ids, perId, 3)
+    expect([...r.rows]).toEqual([0, 2, 7])
+    const row = (k: number) => [...perId.subarray(3 * k, 3 * k + 3)]
+    const sum = (...ks: number[]) => [0, 1, 2].map((j) => ks.reduce((a, k) => a + row(k)[j], 0))
+    expect([...r.values]).toEqual([...row(3), ...sum(1, 4), ...sum(0, 2, 5)])
   })
 
   it('leaves one array under two names (tied weights) where it is', () => {
