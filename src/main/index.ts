@@ -212,14 +212,14 @@ function start(): void {
           properties: ['openFile'],
           filters: [{ name: 'FastBioNER workspace', extensions: ['sqlite'] }],
         })
-        return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+        return firstPath(result)
       },
       async openModelFolder() {
         const result = await dialog.showOpenDialog(mainWindow!, {
           title: 'Import a model (HuggingFace folder with config.json, vocab.txt, model.safetensors)',
           properties: ['openDirectory'],
         })
-        return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+        return firstPath(result)
       },
       async openWordVectors() {
         const result = await dialog.showOpenDialog(mainWindow!, {
@@ -230,7 +230,7 @@ function start(): void {
             { name: 'All files', extensions: ['*'] },
           ],
         })
-        return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+        return firstPath(result)
       },
     },
   }
@@ -250,3 +250,8 @@ function start(): void {
 app.on('window-all-closed', () => {
   if (process.platform !== 'darwin') app.quit()
 })
+
+/** The one path an open dialog answered; null when cancelled. */
+function firstPath(result: Electron.OpenDialogReturnValue): string | null {
+  return result.canceled || result.filePaths.length === 0 ? null : result.filePaths[0]!
+}

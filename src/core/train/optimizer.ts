@@ -378,9 +378,12 @@ export class HostAdamW {
     }
     // One array under two names (tied weights) must stay one array: then nothing moves in.
     const shared = new Set(params.values()).size !== params.size
-    const resident = layout.resident !== false && !shared && 4 * (3 * total + dense + 2 * largest) <= MAX_RESIDENT_BYTES
-    // [m of every parameter][v of every parameter]([parameters][dense gradients])[parameter scratch][gradient scratch]
-    const floats = 2 * total + (resident ? total + dense : 0) + 2 * largest
+    // [m of every parameter][v of every parameter][parameters][dense gradients][gradient scratch] when
+    // resident, else [m][v][parameter scratch][gradient scratch]: the parameter scratch serves only
+    // parameters that live elsewhere.
+    const residentFloats = 3 * total + dense + largest
+    const resident = layout.resident !== false && !shared && 4 * residentFloats <= MAX_RESIDENT_BYTES
+    const floats = resident ? residentFloats : 2 * total + 2 * largest
     this.memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((4 * floats) / WASM_PAGE_BYTES)) })
     this.kernel = instantiateKernel(ADAMW_WASM_BASE64, this.memory).adamw as AdamWKernel
     let at = 0
@@ -399,7 +402,7 @@ export class HostAdamW {
       }
       for (const [name, p] of params) if (!rowGradients.has(name)) this.gradientBuffers.set(name, take(p.length))
     }
-    this.pScratch = take(largest)
+    this.pScratch = take(resident ? 0 : largest)
     this.gScratch = take(largest)
     for (const name of params.keys()) this.decayMask.set(name, r.decay(name))
   }
@@ -474,9 +477,10 @@ export class HostAdamW {
       // partial: a parameter outside this step's graph is left as it is (torch skips grad None).
       const g = grads.get(name)
       if (!g) continue
+      const gHome = this.resident(g)
       if (!pHome) P.set(p)
-      if (!this.resident(g)) G.set(g)
-      update(pHome ? p.byteOffset : P.byteOffset, this.resident(g) ? g.byteOffset : G.byteOffset, 0, p.length)
+      if (!gHome) G.set(g)
+      update(pHome ? p.byteOffset : P.byteOffset, gHome ? g.byteOffset : G.byteOffset, 0, p.length)
       if (!pHome) p.set(P.subarray(0, p.length))
     }
     this.stepCount = t
