@@ -4,6 +4,7 @@
 
 import { CORPUS_FORMATS, type CorpusFormat } from '../../shared/domain'
 import { OFFSET_UNITS, parseTypeMap, type OffsetUnit, type TypeMap } from '../../core/corpus'
+import { DEFAULT_DOCUMENT_RULES, NO_DOCUMENT_RULES, type DocumentRules } from '../../core/tag/document-rules'
 import { CliError, type OptionValues } from './_ml'
 
 /** Options that take a value (`--name VALUE`): strings, which the command checks and converts. */
@@ -31,7 +32,23 @@ export const FINETUNE_OPTIONS = { ...RUN_OPTIONS, ...valueOptions('warmup-ratio'
 export const CORPUS_OPTIONS = { ...valueOptions('train', 'dev', 'out'), ...repeatableOptions('task', 'map-types'), ...flagOptions('overwrite') }
 
 /** Tagging with a model: tag and eval. */
-export const TAGGING_OPTIONS = valueOptions('model', 'batch-size', 'max-length', 'head')
+export const TAGGING_OPTIONS = { ...valueOptions('model', 'batch-size', 'max-length', 'head'), ...flagOptions('no-document-rules') }
+
+/** --no-document-rules: each sentence's mentions as the model decoded them (core/tag/document-rules). */
+export function documentRulesOpt(noRules: boolean | undefined): DocumentRules {
+  return noRules ? NO_DOCUMENT_RULES : DEFAULT_DOCUMENT_RULES
+}
+
+/** The help line of --no-document-rules, indented to a command's option column. */
+export function documentRulesHelp(column: number): string {
+  const pad = (s: string) => s.padEnd(column)
+  return (
+    `${pad('  --no-document-rules')}each sentence's mentions as the model decoded them. By default an\n` +
+    `${pad('')}abbreviation the document defines ("nitroglycerin (NTG)") takes its long\n` +
+    `${pad('')}form's type everywhere, and a chemical tagged once is tagged wherever the\n` +
+    `${pad('')}same words recur in the document`
+  )
+}
 
 /**
  * RUN_OPTIONS' values, each undefined when not given (the command's recipe has the default).

@@ -6,7 +6,7 @@ import { scoreCorpora, type ScoredCorpus } from '../../core/eval/pairing'
 import { headLabelsOf } from '../../core/model/checkpoint-files'
 import { typesOfLabels } from '../../core/nlp/bio'
 import { checkTaggingModel, checkWindowOptions, CliError, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, writeJsonLine } from './_ml'
-import { formatOpt, intOpt, mapTypesHelp, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, typeMapOpt, valueOptions } from './_options'
+import { documentRulesOpt, formatOpt, intOpt, mapTypesHelp, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner eval --gold FILE [--pred FILE | --model DIR] [options]
 
@@ -29,8 +29,9 @@ so and "shared_types": {"types", "overall"} scores the types both have (the mean
 ${mapTypesHelp(23)}
                        (applied to --gold and --pred)
 ${offsetsHelp(23, 'of --gold and --pred (forced when given)')}
-  --batch-size N, --max-length N, --head NAME, --threads N
-                       as for 'fastbioner tag' (with --model; default: every head merged)
+  --batch-size N, --max-length N, --head NAME, --threads N, --no-document-rules
+                       as for 'fastbioner tag' (with --model; default: every head merged,
+                       the document rules applied: the scores users get from tag)
   -q, --quiet          no warnings or backend line on standard error
   -h, --help           this text
 
@@ -43,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     const goldPath = requireOpt(v.gold, '--gold')
     if (v.pred !== undefined && v.model !== undefined) throw new CliError('give either --pred FILE or --model DIR, not both', 2)
     // A prediction file holds merged mentions: there is no head to choose in it.
-    for (const flag of ['head', 'batch-size', 'max-length', 'threads'] as const) {
+    for (const flag of ['head', 'batch-size', 'max-length', 'threads', 'no-document-rules'] as const) {
       if (v.pred !== undefined && v[flag] !== undefined) throw new CliError(`--${flag} is for tagging with --model; --pred FILE is scored as it is`, 2)
     }
     const quiet = v.quiet ?? false
@@ -84,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
       predTypes = new Set(typesOfLabels(labels))
       warnDisjoint("the model's", predTypes)
       try {
-        result = await evaluateTagger(tagger, gold, { batchSize, head: v.head })
+        result = await evaluateTagger(tagger, gold, { batchSize, head: v.head, documentRules: documentRulesOpt(v['no-document-rules']) })
       } finally {
         await tagger.dispose()
       }

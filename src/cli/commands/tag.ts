@@ -7,7 +7,7 @@ import { BATCH_FORMATS, checkOutDirNotInput, planOutputs } from '../../core/batc
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
 import { checkpointFingerprint } from '../../core/onnx/export'
 import { checkTaggingModel, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, modelOrDefault, openModelTagger, readCorpus, runCommand, startBackend, stderrLog, stopOnCtrlC, type OptionValues } from './_ml'
-import { flagOptions, formatOpt, intOpt, numOpt, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
+import { documentRulesHelp, documentRulesOpt, flagOptions, formatOpt, intOpt, numOpt, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
 const USAGE = `usage: fastbioner tag [--model DIR] --in FILE --out FILE [--format pubtator|conll|bioc] [options]
@@ -46,6 +46,7 @@ either way the other files are tagged and the exit code is 1.
   --head NAME        tag with this head of a multi-task model only (default: every head,
                      their mentions merged; overlaps go to the more confident head)
   --min-confidence X drop mentions whose confidence is below X (0..1)
+${documentRulesHelp(21)}
 ${offsetsHelp(21, 'written')}
   -q, --quiet        no progress or summary on standard error
   -h, --help         this text
@@ -103,6 +104,7 @@ export async function run(argv: string[]): Promise<number> {
     const tagged = await tagger.tag(corpus.documents, {
       batchSize,
       head: v.head,
+      documentRules: documentRulesOpt(v['no-document-rules']),
       onProgress: (done, total) => {
         const now = performance.now()
         if (!quiet && (now - lastReport > 2000 || done === total)) {
@@ -151,6 +153,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   const stride = intOpt(v.stride, '--stride', 0)
   const threads = intOpt(v.threads, '--threads', 1)
   const minConfidence = numOpt(v['min-confidence'], '--min-confidence', (n) => n >= 0 && n <= 1, 'a number in [0, 1]') ?? 0
+  const documentRules = documentRulesOpt(v['no-document-rules'])
   const offsets = offsetsOpt(v.offsets)
   let shard
   try {
@@ -180,7 +183,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
   const model = createHash('sha256')
     .update(await checkpointFingerprint(modelDir))
     // --offsets only when given: outputs made before it existed stay complete.
-    .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence, ...(offsets ? { offsets } : {}) }))
+    .update(JSON.stringify({ head: v.head ?? null, windows: tagger.windows, minConfidence, ...(offsets ? { offsets } : {}), documentRules }))
     .digest('hex')
   for (const i of ignored.slice(0, MAX_WARNINGS_SHOWN)) log(`not tagged: ${i.path}: ${i.reason}`)
   if (ignored.length > MAX_WARNINGS_SHOWN) log(`not tagged: … and ${ignored.length - MAX_WARNINGS_SHOWN} more (listed under "ignored" in the JSON summary)`)
@@ -197,6 +200,7 @@ async function runBatch(v: Values, ins: string[], outDir: string): Promise<numbe
       model,
       head: v.head,
       batchSize,
+      documentRules,
       minConfidence,
       offsets,
       signal: stop.signal,

@@ -15,6 +15,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import type { CorpusDocument, CorpusFormat } from '@shared/domain'
 import { corpusChunks, CorpusError, encodeForPath, formatIssue, isCorpusFileName, openCorpusStream, type OffsetUnit } from '../corpus'
 import { TEMP_PREFIX, writeFileAtomicStream } from '../fs/atomic'
+import type { DocumentRules } from '../tag/document-rules'
 import type { Tagger } from '../tag/tagger'
 import { checkComplete, fileDigest, inputFilesOf, recordPathOf, RECORD_SUFFIX, RECORD_VERSION, writeRecord } from './manifest'
 import { planOutputs } from './outputs'
@@ -91,6 +92,8 @@ export interface BatchTagOptions {
   model: string
   head?: string
   batchSize?: number
+  /** Document-level rules (core/tag/document-rules); default the tagger's. */
+  documentRules?: DocumentRules
   /** Documents read and tagged together (default 64). */
   docsPerChunk?: number
   /** Keep mentions at or above this confidence (default 0). */
@@ -233,7 +236,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
       for (;;) {
         const chunk = await next
         if (chunk.length === 0) return
-        const running = tagger.tag(chunk, { head: o.head, batchSize: o.batchSize, docsPerChunk: perChunk, signal: o.signal })
+        const running = tagger.tag(chunk, { head: o.head, batchSize: o.batchSize, documentRules: o.documentRules, docsPerChunk: perChunk, signal: o.signal })
         // Read the next chunk while the engine works; its error surfaces when awaited above.
         next = readChunk()
         next.catch(() => {})

@@ -21,6 +21,7 @@ import { attachCharInputs, type CharCnnConfig } from '../model/char-cnn'
 import { mergeWindowPredictions } from '../nlp/windows'
 import type { InferenceEngine } from '../onnx/engine'
 import { collate, planBatches } from '../train/batching'
+import { applyDocumentRules, DEFAULT_DOCUMENT_RULES, type DocumentRules } from './document-rules'
 import { mergeHeadMentions, type HeadMention } from './merge'
 import { UncertaintyAccumulator, type DocumentUncertainty } from './uncertainty'
 
@@ -71,6 +72,12 @@ export interface TagOptions {
    * floats a document.
    */
   wordScores?: boolean
+  /**
+   * Document-level rules over each head's mentions (./document-rules: abbreviations defined in the
+   * document, the same chemical tagged everywhere it occurs). Default DEFAULT_DOCUMENT_RULES: what
+   * `tag` gives; NO_DOCUMENT_RULES scores the model's sentence-level decisions alone.
+   */
+  documentRules?: DocumentRules
 }
 
 /** One head's label probabilities on a document's words (TagOptions.wordScores). */
@@ -187,7 +194,8 @@ export class Tagger {
           })
         })
       }
-      part.forEach((doc, i) => out.push(decode(doc, plans[i], heads, probs.map((p) => p[i]), pieces[i], opts.wordScores ?? false)))
+      const rules = opts.documentRules ?? DEFAULT_DOCUMENT_RULES
+      part.forEach((doc, i) => out.push(decode(doc, plans[i], heads, probs.map((p) => p[i]), pieces[i], opts.wordScores ?? false, rules)))
       opts.onProgress?.(Math.min(docs.length, d0 + chunk), docs.length)
     }
     return out
@@ -199,8 +207,12 @@ export class Tagger {
 }
 
 /** Mentions (merged over heads) and uncertainty of one document from its windows' probabilities. */
-function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number, wordScores: boolean): TagResult {
-  const perHead: ScoredMention[][] = heads.map((head, k) => predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k], { crf: head.crf }))
+function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number, wordScores: boolean, rules: DocumentRules): TagResult {
+  // Rules per head before the merge: each head is its own layer (./merge), its abbreviations and
+  // repeated chemicals decided by its own mentions.
+  const perHead: ScoredMention[][] = heads.map((head, k) =>
+    applyDocumentRules(doc.text, plan.encoding.wordOffsets, predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k], { crf: head.crf }), rules),
+  )
   const mentions: TaggedMention[] | HeadMention[] = heads.length === 1 ? perHead[0] : mergeHeadMentions(heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
   const acc = new UncertaintyAccumulator()
   const numWords = plan.encoding.wordOffsets.length
