@@ -225,9 +225,13 @@ export interface EvalRun {
   args: string[]
 }
 
-/** Where the scores of a corpus's type are kept: its own head (devel, test) or every head merged (test). */
-export function scoreKey(s: TypeCorpus, split: 'devel' | 'test', merged = false): string {
-  return `${s.corpus}/${s.type}/${split}${merged ? '/merged' : ''}`
+/**
+ * Where the scores of a corpus's type are kept: its own head (devel, test) or every head merged
+ * (test), with the document rules as `tag` applies them or, `rules` false, without
+ * (--no-document-rules: the model's sentence-level decisions alone).
+ */
+export function scoreKey(s: TypeCorpus, split: 'devel' | 'test', merged = false, rules = true): string {
+  return `${s.corpus}/${s.type}/${split}${merged ? '/merged' : ''}${rules ? '' : '/no-rules'}`
 }
 
 export interface WordPlan {
@@ -288,11 +292,13 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[])
   }
   // What ships is the int8 folder: it is what is scored and timed. Each corpus's type with its
   // head, devel and test, and test as `tag` gives it (no --head: every head merged; the card and
-  // the floor read the corpus's type only, the other heads' mentions are not in its gold).
-  const evalArgs = (gold: string, head?: string) => ['eval', '--model', int8Dir, '--gold', gold, ...(head ? ['--head', head] : []), '--map-types', TYPE_MAP, '-q']
+  // the floor read the corpus's type only, the other heads' mentions are not in its gold); and
+  // merged without the document rules, to show what they add.
+  const evalArgs = (gold: string, head?: string, extra: string[] = []) => ['eval', '--model', int8Dir, '--gold', gold, ...(head ? ['--head', head] : []), '--map-types', TYPE_MAP, ...extra, '-q']
   const runs = sets.flatMap((s): EvalRun[] => [
     ...(['devel', 'test'] as const).map((split) => ({ key: scoreKey(s, split), what: `${s.corpus} ${s.type} ${split} (head ${s.head})`, args: evalArgs(join(s.dir, `${split}.tsv`), s.head) })),
     { key: scoreKey(s, 'test', true), what: `${s.corpus} ${s.type} test (every head merged, as tag gives it)`, args: evalArgs(join(s.dir, 'test.tsv')) },
+    { key: scoreKey(s, 'test', true, false), what: `${s.corpus} ${s.type} test (every head merged, no document rules)`, args: evalArgs(join(s.dir, 'test.tsv'), undefined, ['--no-document-rules']) },
   ])
   const evalStage = { name: 'eval', dir: join(out, '5-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
   return { vectors, teachers, student, gold, int8, eval: evalStage, shipDir: int8Dir }
@@ -393,8 +399,12 @@ export function wordModelCard(c: WordCardInput): string {
     const q = p ?? { precision: 0, recall: 0, f1: 0 }
     return `| ${[...cells, pct(q.precision), pct(q.recall), pct(q.f1)].join(' | ')} |`
   }
-  // What a user of `tag` with no options gets: every head merged, scored on the corpus's own type.
-  const merged = c.sets.map((s) => row([s.corpus, s.type], c.scores[scoreKey(s, 'test', true)]?.types[s.type]))
+  // What a user of `tag` with no options gets: every head merged, scored on the corpus's own type;
+  // and the F1 of the same without the document rules.
+  const merged = c.sets.map((s) => {
+    const raw = c.scores[scoreKey(s, 'test', true, false)]?.types[s.type]
+    return `${row([s.corpus, s.type], c.scores[scoreKey(s, 'test', true)]?.types[s.type])} ${raw ? pct(raw.f1) : '-'} |`
+  })
   const own = c.sets.flatMap((s) => (['devel', 'test'] as const).map((split) => row([s.corpus, split, s.type, `\`${s.head}\``], c.scores[scoreKey(s, split)]?.types[s.type])))
   const short = (r: StageRecord) => r.command.join(' ').replaceAll(c.data, '$DATA').replaceAll(c.out, '$OUT')
   const best = run.epochs.find((e) => e.epoch === run.best_epoch)
@@ -467,15 +477,24 @@ Adam ${WORD_GOLD.lr} on the gold corpora then; epochs and minutes bound the runs
 ## Scores
 Sentence-level IOB2, exact entity spans and types (conlleval rules); test measured once for this model.
 
-What \`fastbioner tag\` with no options gives (every head merged, types allowed to overlap), on
-each corpus's test set and its own type (the other heads' mentions are not in that corpus's gold
-and are not counted):
+What \`fastbioner tag\` with no options gives (every head merged, types allowed to overlap, the
+document rules applied), on each corpus's test set and its own type (the other heads' mentions
+are not in that corpus's gold and are not counted); the last column is the F1 of the model's
+sentence-level decisions alone (\`--no-document-rules\`):
 
-| corpus | type | precision | recall | F1 |
-|---|---|---|---|---|
+| corpus | type | precision | recall | F1 | F1 without document rules |
+|---|---|---|---|---|---|
 ${merged.join('\n')}
 
-Each corpus scored with the head of its type (\`--head\`):
+Document rules (\`core/tag/document-rules.ts\`): after each sentence is tagged, an abbreviation
+the document defines ("nitroglycerin (NTG)", Schwartz & Hearst 2003) takes the type of its long
+form wherever it occurs, or loses its mentions when the head did not tag the long form; and a
+Chemical tagged once is tagged wherever the same words recur in the document. The benchmark
+files have no document boundaries: \`tag\` reads every 10 sentences of a CoNLL file without
+\`-DOCSTART-\` lines as one document, so here the rules see parts of abstracts; on whole abstracts
+(PubTator, PubMed XML, BioC) they see each abstract.
+
+Each corpus scored with the head of its type (\`--head\`, document rules applied):
 
 | corpus | split | type | head | precision | recall | F1 |
 |---|---|---|---|---|---|---|

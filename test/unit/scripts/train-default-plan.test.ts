@@ -45,7 +45,7 @@ function evalOf(f1ByType: Record<string, number>): EvalSummary {
   return { overall: { precision: 0, recall: 0, f1: 0, tp: 0, fp: 0, fn: 0 }, types }
 }
 
-/** Scores for every key of the plan's evaluation: own head `own`, merged `merged[corpus/type]`, every other head's types merged in at 0. */
+/** Scores for every key of the plan's evaluation: own head `own`, merged `merged[corpus/type]` (without document rules 1 point less), every other head's types merged in at 0. */
 function scoresOf(own: number, merged: Record<string, number>): Record<string, EvalSummary> {
   const out: Record<string, EvalSummary> = {}
   for (const s of sets) {
@@ -53,6 +53,7 @@ function scoresOf(own: number, merged: Record<string, number>): Record<string, E
     out[scoreKey(s, 'test')] = evalOf({ [s.type]: own })
     // Merged on a one-type gold: the other heads' types appear with only false positives.
     out[scoreKey(s, 'test', true)] = evalOf({ Chemical: 0, Disease: 0, Gene: 0, [s.type]: merged[`${s.corpus}/${s.type}`] })
+    out[scoreKey(s, 'test', true, false)] = evalOf({ Chemical: 0, Disease: 0, Gene: 0, [s.type]: merged[`${s.corpus}/${s.type}`] - 0.01 })
   }
   return out
 }
@@ -127,10 +128,10 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(plan.shipDir).toBe(`${OUT}/4-int8`)
   })
 
-  it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head)", () => {
+  it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head), with and without the document rules", () => {
     expect(sets.map((s) => `${s.corpus}/${s.type}`)).toEqual(Object.keys(SHIP_FLOOR))
     const runs = plan.eval.runs
-    expect(runs).toHaveLength(12)
+    expect(runs).toHaveLength(16)
     const bc5Disease = sets[2]
     const own = runs.find((r) => r.key === scoreKey(bc5Disease, 'test'))!
     expect(values(own.args, '--head')).toEqual(['disease'])
@@ -139,10 +140,17 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(merged.map((r) => r.key)).toEqual(['NCBI-disease/Disease/test/merged', 'BC5CDR/Chemical/test/merged', 'BC5CDR/Disease/test/merged', 'BC2GM/Gene/test/merged'])
     for (const r of merged) {
       expect(r.args).not.toContain('--head')
+      expect(r.args).not.toContain('--no-document-rules')
       expect(values(r.args, '--model')).toEqual([plan.shipDir])
     }
+    const raw = runs.filter((r) => r.key.endsWith('/no-rules'))
+    expect(raw.map((r) => r.key)).toEqual(merged.map((r) => `${r.key}/no-rules`))
+    for (const r of raw) {
+      expect(r.args).not.toContain('--head')
+      expect(r.args).toContain('--no-document-rules')
+    }
     // The stage's record says every eval it ran.
-    expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(12)
+    expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(16)
   })
 })
 
@@ -273,7 +281,8 @@ describe('the model card', () => {
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
     const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
-    expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 |')
+    expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
+    expect(card).toContain('the rules see parts of abstracts')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
     expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
     expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')

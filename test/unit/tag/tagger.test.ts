@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useBackend } from '@core/model/backend'
 import { saveCheckpoint } from '@core/model/checkpoint'
 import { buildLabelMap } from '@core/nlp/bio'
+import { applyDocumentRules, DEFAULT_DOCUMENT_RULES, NO_DOCUMENT_RULES } from '@core/tag/document-rules'
 import { mergeHeadMentions } from '@core/tag/merge'
+import { encodeDocument } from '@core/nlp/examples'
 import { openTagger, taggerForModel } from '@core/tag/open'
 import { TaggingError } from '@core/tag/tagger'
 import { syntheticDocs, tinyModel, tokenizer, vocab } from '../distill/helpers'
@@ -52,6 +54,23 @@ describe('tagger', () => {
     await tagger.dispose()
     // The model in memory outlives its tagger.
     expect((await taggerForModel(model, tokenizer, { maxLength: 32 }).tag(docs.slice(0, 1)))[0].mentions).toEqual(merged[0].mentions)
+    model.dispose()
+  })
+
+  it('applies the document rules to each head before merging, by default; NO_DOCUMENT_RULES leaves them out', async () => {
+    // Untrained heads tag words at random: repeated words make the Chemical head's mentions recur.
+    const model = tinyModel(1, 3, 32, heads)
+    const tagger = taggerForModel(model, tokenizer, { maxLength: 32 })
+    const text = docs.map((d) => d.text).join(' ')
+    const repeated = [{ ...docs[0], id: 'r', text: `${text} ${text}`, passages: [{ type: 'abstract', offset: 0, length: 2 * text.length + 1 }], mentions: [] }]
+    const raw = await Promise.all(['disease', 'chem'].map((head) => tagger.tag(repeated, { head, documentRules: NO_DOCUMENT_RULES })))
+    const words = encodeDocument(repeated[0], tokenizer).wordOffsets
+    const ruled = ['disease', 'chem'].map((head, k) => ({ head, mentions: applyDocumentRules(repeated[0].text, words, raw[k][0].mentions, DEFAULT_DOCUMENT_RULES) }))
+    // The rules changed something here, so the comparison below can tell them apart.
+    expect(ruled[1].mentions.length).toBeGreaterThan(raw[1][0].mentions.length)
+    expect((await tagger.tag(repeated))[0].mentions).toEqual(mergeHeadMentions(ruled))
+    expect((await tagger.tag(repeated, { documentRules: NO_DOCUMENT_RULES }))[0].mentions).toEqual(mergeHeadMentions(['disease', 'chem'].map((head, k) => ({ head, mentions: raw[k][0].mentions }))))
+    await tagger.dispose()
     model.dispose()
   })
 
