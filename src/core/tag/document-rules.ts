@@ -71,8 +71,9 @@ export function findAbbreviations(words: readonly string[]): AbbreviationDefinit
   const found: AbbreviationDefinition[] = []
   for (let open = 1; open < words.length; open++) {
     if (words[open] !== '(') continue
-    const close = words.indexOf(')', open + 1)
-    if (close < 0 || close - open - 1 < 1 || close - open - 1 > MAX_SHORT_WORDS) continue
+    // Only as far as a short form can reach: an unclosed '(' costs a few words, not the rest of the document.
+    const close = words.slice(open + 1, open + 2 + MAX_SHORT_WORDS).indexOf(')') + open + 1
+    if (close <= open + 1) continue
     const short = words.slice(open + 1, close).join('')
     if (short.length < 2 || short.length > MAX_SHORT_CHARS || !isAlnum(short[0]) || !/\p{L}/u.test(short)) continue
     // Schwartz & Hearst: the long form has at most min(|SF| + 5, 2|SF|) words.
