@@ -464,7 +464,7 @@ ${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
 | 3 gold: the student trained further on the gold corpora only | \`${short(c.gold)}\` | ${minutes(c.gold.wallSeconds)} |
 | 4 int8 (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
-| 5 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged | ${minutes(c.evalWall)} |
+| 5 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
 ${[c.vectors, ...c.teachers.map((t) => t.record), c.trained, c.gold, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
 
 Student: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); on the gold
