@@ -79,8 +79,12 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(t.args[0]).toBe('train')
       expect(values(t.args, '--arch')).toEqual(['word-lstm'])
       expect(values(t.args, '--out')).toEqual([t.dir])
+      expect(values(t.args, '--lstm-hidden')).toEqual(['300'])
       expect(t.args).not.toContain('--teacher')
     }
+    // The student keeps train's 2 × 200 (the latency budget), and the gold stage its architecture.
+    expect(plan.student.args).not.toContain('--lstm-hidden')
+    expect(plan.gold.args).not.toContain('--lstm-hidden')
   })
 
   it('makes the word vectors first, and every teacher and the student start from them (the gold stage continues the student)', () => {
@@ -286,7 +290,7 @@ describe('the model card', () => {
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
     expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
     expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
-    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed)')
+    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 300)')
     expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
     expect(card).toContain('| 0 word vectors: fastText skip-gram, 100 dimensions, of the unlabelled sentences\' words (21794 words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` |')
     expect(card).toContain('Cross-corpus: not measured')
