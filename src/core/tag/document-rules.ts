@@ -97,8 +97,8 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
   const words = wordOffsets.map(([s, e]) => text.slice(s, e))
   const wordAt = new Map(wordOffsets.map(([s], i) => [s, i]))
   const wordEndingAt = new Map(wordOffsets.map(([, e], i) => [e, i]))
-  // Where each word occurs, so that finding a phrase's occurrences costs its first word's count,
-  // not a scan of the document per phrase (a long document with many mentions stays linear).
+  // Where each word occurs, so that finding a phrase's occurrences costs the occurrences of its
+  // first word, not a scan of the whole document per phrase.
   const positions = new Map<string, number[]>()
   words.forEach((w, i) => (positions.get(w) ?? positions.set(w, []).get(w)!).push(i))
   // How many of the head's mentions cover each word: a copy goes only where none does.
