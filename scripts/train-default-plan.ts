@@ -221,8 +221,25 @@ export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, minut
  * 79.6: NCBI-disease 80.9, BC5CDR Chemical 87.0 / Disease 75.7, BC2GM 74.8): 8 epochs at a quarter
  * of train's learning rate reached 80.5 after one epoch and 81.0 at epoch 6 (82.8 / 88.5 / 76.3 /
  * 76.6), no higher at 7–8; docs/ACCURACY.md. On gold alone, train's dropout (0.5) again.
+ *
+ * It is kept only when it raises the mean devel F1 (quantizeSource): in the 2026-12-03/04 run it
+ * did not (the student's best 82.31 against 82.20 after it; with the document rules, the student
+ * 83.23, NCBI-disease 84.96 / BC5CDR Chemical 89.38 / Disease 79.05 / BC2GM 79.51, against the
+ * shipped gold stage's 82.96: 83.95 / 90.09 / 78.86 / 78.92).
  */
 export const WORD_GOLD = { lr: 5e-4, epochs: 6, minutes: 30, seed: 42, threads: 2, dropout: 0.5 }
+
+/**
+ * What int8 quantizes, and so what ships: the gold stage's model, unless the student's best mean
+ * devel F1 (train's model selection, the same corpora and rules) is higher; 'gold' while either
+ * record is missing (the plan before the two have run).
+ */
+export function quantizeSource(student: StageRecord | null, gold: StageRecord | null): 'student' | 'gold' {
+  const best = (r: StageRecord | null) => (r?.summary as TrainRun | undefined)?.best_dev_f1 ?? null
+  const s = best(student)
+  const g = best(gold)
+  return s !== null && g !== null && s > g ? 'student' : 'gold'
+}
 
 /** One `fastbioner eval` of the evaluation stage, its scores kept under key. */
 export interface EvalRun {
@@ -248,14 +265,15 @@ export interface WordPlan {
   student: Stage
   /** The student trained further on the gold corpora only (WORD_GOLD). */
   gold: Stage
-  int8: Stage
+  /** Quantizes the gold stage's model or, when `from` is 'student', the student's (quantizeSource). */
+  int8: Stage & { from: 'student' | 'gold' }
   /** The evaluation of what ships (the int8 folder); recorded as one stage, its command every eval in turn. */
   eval: Stage & { runs: EvalRun[] }
   shipDir: string
 }
 
-/** Every stage of the word-lstm recipe in a run folder. */
-export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[]): WordPlan {
+/** Every stage of the word-lstm recipe in a run folder; `from`: what int8 quantizes (quantizeSource). */
+export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], from: 'student' | 'gold' = 'gold'): WordPlan {
   const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
   const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
   // An interrupted word-tagger stage continues from its last kept epoch, its minutes counting the time before.
@@ -292,10 +310,11 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[])
   // costs more than MAX_INT8_DROP points on NCBI-disease devel.
   const int8Dir = join(out, '4-int8')
   const ncbi = sets[0]
-  const int8: Stage = {
+  const int8: Stage & { from: 'student' | 'gold' } = {
     name: 'int8',
     dir: int8Dir,
-    args: ['quantize', '--model', goldDir, '--out', int8Dir, '--calibrate', join(ncbi.dir, 'devel.tsv'), '--head', ncbi.head, '--max-f1-drop', String(MAX_INT8_DROP)],
+    from,
+    args: ['quantize', '--model', from === 'student' ? studentDir : goldDir, '--out', int8Dir, '--calibrate', join(ncbi.dir, 'devel.tsv'), '--head', ncbi.head, '--max-f1-drop', String(MAX_INT8_DROP)],
   }
   // What ships is the int8 folder: it is what is scored and timed. Each corpus's type with its
   // head, devel and test, and test as `tag` gives it (no --head: every head merged; the card and
@@ -429,6 +448,7 @@ export function wordModelCard(c: WordCardInput): string {
   const goldRun = c.gold.summary as TrainRun
   const goldBest = goldRun.epochs.find((e) => e.epoch === goldRun.best_epoch)
   const goldEach = devByCorpus(goldRun, c.sets)
+  const fromStudent = quantizeSource(c.trained, c.gold) === 'student'
   const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
   const heads = typeHeads(c.sets)
   const teacherRows = c.teachers.map((t, i) => {
@@ -480,13 +500,13 @@ ${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', '
 | 0 word vectors: fastText skip-gram, ${vec.dim} dimensions, of the unlabelled sentences' words (${vec.vectors} words) | \`${short(c.vectors)}\` | ${minutes(c.vectors.wallSeconds)} |
 ${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
-| 3 gold: the student trained further on the gold corpora only | \`${short(c.gold)}\` | ${minutes(c.gold.wallSeconds)} |
-| 4 int8 (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
+| 3 gold: the student trained further on the gold corpora only${fromStudent ? ' (not kept: it did not raise the mean devel F1)' : ''} | \`${short(c.gold)}\` | ${minutes(c.gold.wallSeconds)} |
+| 4 int8 of the ${fromStudent ? 'student' : 'gold stage'}'s model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
 | 5 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
 ${[c.vectors, ...c.teachers.map((t) => t.record), c.trained, c.gold, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
 
-Student: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); on the gold
-corpora then (what ships): best epoch ${goldRun.best_epoch} of ${goldRun.epochs.length} (${goldBest?.dev ? pct(goldBest.dev.f1) : '-'}${goldEach ? `: ${goldEach}` : ''}). ${Math.round(run.tokens_per_second)} tokens/s of training
+Student${fromStudent ? ' (what ships)' : ''}: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); on the gold
+corpora then (${fromStudent ? 'not kept, below the student' : 'what ships'}): best epoch ${goldRun.best_epoch} of ${goldRun.epochs.length} (${goldBest?.dev ? pct(goldBest.dev.f1) : '-'}${goldEach ? `: ${goldEach}` : ''}). ${Math.round(run.tokens_per_second)} tokens/s of training
 on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
 Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),
 chosen on NCBI-disease devel (docs/ACCURACY.md), but dropout ${WORD_STUDENT.dropout} for the student on the teachers' text and

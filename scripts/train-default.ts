@@ -33,6 +33,7 @@ import {
   TYPE_MAP,
   typeCorpora,
   wordModelCard,
+  quantizeSource,
   wordPlan,
   type EvalSummary,
   type Latency,
@@ -254,7 +255,10 @@ async function wordRecipe(opts: Options): Promise<void> {
   for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
-  const plan = wordPlan(opts.out, opts.data, sets)
+  // What int8 quantizes depends on the student's and the gold stage's devel scores: known once both
+  // have run (then a rerun checks the int8 record against that choice), the gold stage before.
+  const base = wordPlan(opts.out, opts.data, sets)
+  let plan = wordPlan(opts.out, opts.data, sets, quantizeSource(readStage(base.student.dir), readStage(base.gold.dir)))
   const foreign = foreignStages(opts.out, [plan.vectors, ...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
   if (foreign.length) {
     throw new Error(
@@ -267,6 +271,9 @@ async function wordRecipe(opts: Options): Promise<void> {
   if (!teachers) return
   const trained = await runStage(plan.student, opts)
   const gold = await runStage(plan.gold, opts)
+  const from = quantizeSource(trained, gold)
+  if (from !== plan.int8.from) plan = wordPlan(opts.out, opts.data, sets, from)
+  process.stderr.write(`[int8] quantizes the ${from === 'student' ? "student's model (the gold stage did not raise the mean devel F1)" : "gold stage's model"}\n`)
   const int8 = await runStage(plan.int8, opts)
   let evalRecord = readStage(plan.eval.dir)
   if (!evalRecord) {

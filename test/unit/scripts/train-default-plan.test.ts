@@ -10,6 +10,7 @@ import {
   belowFloor,
   foreignStages,
   inParallel,
+  quantizeSource,
   scoreKey,
   SHIP_FLOOR,
   staleRecord,
@@ -130,6 +131,11 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(g, '--out')).toEqual([`${OUT}/3-gold`])
     expect(values(plan.int8.args, '--model')).toEqual([plan.gold.dir])
     expect(plan.shipDir).toBe(`${OUT}/4-int8`)
+    // When the gold stage did not raise the mean devel F1, int8 takes the student's model instead.
+    const fromStudent = wordPlan(OUT, DATA, sets, 'student')
+    expect(values(fromStudent.int8.args, '--model')).toEqual([plan.student.dir])
+    expect(fromStudent.int8.args.filter((a, i) => fromStudent.int8.args[i - 1] !== '--model')).toEqual(plan.int8.args.filter((a, i) => plan.int8.args[i - 1] !== '--model'))
+    expect(fromStudent.shipDir).toBe(plan.shipDir)
   })
 
   it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head), with and without the document rules", () => {
@@ -155,6 +161,18 @@ describe('the word-lstm plan: a head per entity type', () => {
     }
     // The stage's record says every eval it ran.
     expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(16)
+  })
+})
+
+describe('what int8 quantizes', () => {
+  const run = (f1: number | null) => record('x', [], { best_dev_f1: f1, epochs: [] })
+  it('the gold stage unless the student scored higher on devel; the gold stage while either has not run', () => {
+    expect(quantizeSource(run(0.8323), run(0.8296))).toBe('student')
+    expect(quantizeSource(run(0.82), run(0.83))).toBe('gold')
+    expect(quantizeSource(run(0.83), run(0.83))).toBe('gold')
+    expect(quantizeSource(run(0.83), null)).toBe('gold')
+    expect(quantizeSource(null, run(0.8))).toBe('gold')
+    expect(quantizeSource(run(null), run(0.8))).toBe('gold')
   })
 })
 
@@ -300,5 +318,14 @@ describe('the model card', () => {
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
     expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
     expect(card).not.toMatch(/`(ncbi|bc5cdr|bc2gm)`/)
+    expect(card).toContain('| 4 int8 of the gold stage\'s model (')
+    expect(card).not.toContain('not kept')
+    // A student above the gold stage on devel is what ships, and the card says so.
+    const better = { ...trained, summary: { ...(trained.summary as object), best_dev_f1: 0.83 } }
+    const card2 = wordModelCard({ data: DATA, out: OUT, sets, vectors, teachers, trained: better, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    expect(card2).toContain('| 3 gold: the student trained further on the gold corpora only (not kept: it did not raise the mean devel F1) |')
+    expect(card2).toContain('| 4 int8 of the student\'s model (')
+    expect(card2).toContain('Student (what ships): best epoch 2 of 2')
+    expect(card2).toContain('corpora then (not kept, below the student): best epoch')
   })
 })
