@@ -185,6 +185,15 @@ function taskArgs(sets: readonly TypeCorpus[]): string[] {
  */
 export const WORD_TEACHER = { minutes: 26, seeds: [42, 43, 44], threads: 1, lstmHidden: 300 }
 
+/** The teachers' width and time cap for one run (train-default's --teacher-hidden, --teacher-minutes). */
+export interface TeacherSettings {
+  lstmHidden: number
+  minutes: number
+}
+
+/** train's BiLSTM width when --lstm-hidden is not given: a teacher of this width is trained without the flag. */
+export const TRAIN_LSTM_HIDDEN = 200
+
 /**
  * Word vectors: fastText skip-gram vectors (100 dimensions, the word size; `wordvec --vec`) of the
  * unlabelled sentences' words, which start the word table of every teacher and of the student
@@ -272,8 +281,12 @@ export interface WordPlan {
   shipDir: string
 }
 
-/** Every stage of the word-lstm recipe in a run folder; `from`: what int8 quantizes (quantizeSource). */
-export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], from: 'student' | 'gold' = 'gold'): WordPlan {
+/**
+ * Every stage of the word-lstm recipe in a run folder; `from`: what int8 quantizes (quantizeSource);
+ * `teacher`: the teachers' width and cap (default WORD_TEACHER's; the width of train's default is
+ * given as no flag, so a run made with it, e.g. the session-16 one, is this recipe's with 200 / 22).
+ */
+export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], from: 'student' | 'gold' = 'gold', teacher: TeacherSettings = WORD_TEACHER): WordPlan {
   const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
   const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
   // An interrupted word-tagger stage continues from its last kept epoch, its minutes counting the time before.
@@ -284,7 +297,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
   const teachers = typeHeads(sets).flatMap(({ head, corpora }) =>
     WORD_TEACHER.seeds.map((seed) => {
       const dir = join(out, `1-teacher-${head}-s${seed}`)
-      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, '--lstm-hidden', String(WORD_TEACHER.lstmHidden), ...trainOpts({ ...WORD_TEACHER, seed }, dir)], ...resumable(dir, WORD_TEACHER.threads) }
+      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(teacher.lstmHidden === TRAIN_LSTM_HIDDEN ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)], ...resumable(dir, WORD_TEACHER.threads) }
     }),
   )
   const studentDir = join(out, '2-student')

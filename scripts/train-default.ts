@@ -39,7 +39,9 @@ import {
   type Latency,
   type Stage,
   type StageRecord,
+  type TeacherSettings,
   type WordPlan,
+  WORD_TEACHER,
 } from './train-default-plan'
 
 const ROOT = resolve(__dirname, '..')
@@ -54,6 +56,8 @@ interface Options {
   recipe: 'word-lstm' | 'bert'
   /** Teachers trained side by side (one thread each). */
   parallel: number
+  /** word-lstm: the teachers' BiLSTM width and time cap. */
+  teacher: TeacherSettings
 }
 
 function parseArgs(argv: string[]): Options {
@@ -63,12 +67,23 @@ function parseArgs(argv: string[]): Options {
   let install = false
   let recipe: Options['recipe'] = 'word-lstm'
   let parallel = 2
+  const teacher: TeacherSettings = { lstmHidden: WORD_TEACHER.lstmHidden, minutes: WORD_TEACHER.minutes }
+  const positive = (flag: string, value: string): number => {
+    const n = Number(value)
+    if (!Number.isInteger(n) || n < 1) {
+      process.stderr.write(`train-default: ${flag} is a whole number ≥ 1, got '${value}'\n`)
+      process.exit(2)
+    }
+    return n
+  }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--out') out = argv[++i]
     else if (a === '--data') data = argv[++i]
     else if (a === '--stages') stages = new Set(argv[++i].split(','))
     else if (a === '--install') install = true
+    else if (a === '--teacher-hidden') teacher.lstmHidden = positive(a, argv[++i])
+    else if (a === '--teacher-minutes') teacher.minutes = positive(a, argv[++i])
     else if (a === '--parallel') {
       parallel = Number(argv[++i])
       if (!Number.isInteger(parallel) || parallel < 1) {
@@ -96,7 +111,7 @@ function parseArgs(argv: string[]): Options {
     process.stderr.write(`train-default: --out DIR is required\n${USAGE}`)
     process.exit(2)
   }
-  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel }
+  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel, teacher }
 }
 
 const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages teacher-disease,...]
@@ -107,6 +122,9 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
                  teacher-HEAD-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, gold, int8
   --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
                  the recipe was timed on)
+  --teacher-hidden N, --teacher-minutes M
+                 word-lstm: the teachers' BiLSTM width (default ${WORD_TEACHER.lstmHidden}) and time cap (default
+                 ${WORD_TEACHER.minutes}); 200 and 22 are the session-16 run's (train's default width, no flag)
   --install      after the run, copy the candidate's model files into resources/models/default
   --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
                  per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
@@ -257,8 +275,8 @@ async function wordRecipe(opts: Options): Promise<void> {
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
   // What int8 quantizes depends on the student's and the gold stage's devel scores: known once both
   // have run (then a rerun checks the int8 record against that choice), the gold stage before.
-  const base = wordPlan(opts.out, opts.data, sets)
-  let plan = wordPlan(opts.out, opts.data, sets, quantizeSource(readStage(base.student.dir), readStage(base.gold.dir)))
+  const base = wordPlan(opts.out, opts.data, sets, 'gold', opts.teacher)
+  let plan = wordPlan(opts.out, opts.data, sets, quantizeSource(readStage(base.student.dir), readStage(base.gold.dir)), opts.teacher)
   const foreign = foreignStages(opts.out, [plan.vectors, ...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
   if (foreign.length) {
     throw new Error(
@@ -272,7 +290,7 @@ async function wordRecipe(opts: Options): Promise<void> {
   const trained = await runStage(plan.student, opts)
   const gold = await runStage(plan.gold, opts)
   const from = quantizeSource(trained, gold)
-  if (from !== plan.int8.from) plan = wordPlan(opts.out, opts.data, sets, from)
+  if (from !== plan.int8.from) plan = wordPlan(opts.out, opts.data, sets, from, opts.teacher)
   process.stderr.write(`[int8] quantizes the ${from === 'student' ? "student's model (the gold stage did not raise the mean devel F1)" : "gold stage's model"}\n`)
   const int8 = await runStage(plan.int8, opts)
   let evalRecord = readStage(plan.eval.dir)

@@ -86,6 +86,14 @@ describe('the word-lstm plan: a head per entity type', () => {
     // The student keeps train's 2 × 200 (the latency budget), and the gold stage its architecture.
     expect(plan.student.args).not.toContain('--lstm-hidden')
     expect(plan.gold.args).not.toContain('--lstm-hidden')
+    for (const t of plan.teachers) expect(values(t.args, '--minutes')).toEqual(['26'])
+    // The session-16 run's teachers (train's default width, 22 minutes) are this recipe's with those settings.
+    const older = wordPlan(OUT, DATA, sets, 'gold', { lstmHidden: 200, minutes: 22 })
+    for (const t of older.teachers) {
+      expect(t.args).not.toContain('--lstm-hidden')
+      expect(values(t.args, '--minutes')).toEqual(['22'])
+    }
+    expect(older.student.args).toEqual(plan.student.args)
   })
 
   it('makes the word vectors first, and every teacher and the student start from them (the gold stage continues the student)', () => {
