@@ -490,8 +490,7 @@ It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} wor
 corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each head's teachers tagged,
 the head learning the mentions more than half of them agree on (sequence-level knowledge distillation,
 Kim & Rush 2016, from an ensemble; MT-BioNER's multi-teacher, multi-task setting with the teachers'
-best label sequences as targets), then trained further on the gold corpora alone, whose annotation
-guidelines the teachers' labels follow only in part.
+best label sequences as targets)${fromStudent ? '. (A further stage on the gold corpora alone did not raise its mean devel F1 and was not kept.)' : ", then trained further on the gold corpora alone, whose annotation\nguidelines the teachers' labels follow only in part."}
 
 | head | trained on | types |
 |---|---|---|
@@ -520,7 +519,7 @@ ${[c.vectors, ...c.teachers.map((t) => t.record), c.trained, c.gold, c.int8].fil
 
 Student${fromStudent ? ' (what ships)' : ''}: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); on the gold
 corpora then (${fromStudent ? 'not kept, below the student' : 'what ships'}): best epoch ${goldRun.best_epoch} of ${goldRun.epochs.length} (${goldBest?.dev ? pct(goldBest.dev.f1) : '-'}${goldEach ? `: ${goldEach}` : ''}). ${Math.round(run.tokens_per_second)} tokens/s of training
-on one thread of a 2-core machine that was running other jobs (wall times are not a speed claim).
+on ${WORD_STUDENT.threads} threads of a 2-core machine (wall times are not a speed claim).
 Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),
 chosen on NCBI-disease devel (docs/ACCURACY.md), but dropout ${WORD_STUDENT.dropout} for the student on the teachers' text and
 Adam ${WORD_GOLD.lr} on the gold corpora then; epochs and minutes bound the runs.

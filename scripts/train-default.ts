@@ -316,7 +316,8 @@ async function wordRecipe(opts: Options): Promise<void> {
     if (opts.install) process.exitCode = 1
     return
   }
-  process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out} --install\n`)
+  const teacherFlags = opts.teacher.lstmHidden === WORD_TEACHER.lstmHidden && opts.teacher.minutes === WORD_TEACHER.minutes ? '' : ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}`
+  process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out}${teacherFlags} --install\n`)
   if (opts.install) install(plan.shipDir)
 }
 

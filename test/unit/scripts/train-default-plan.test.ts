@@ -335,5 +335,8 @@ describe('the model card', () => {
     expect(card2).toContain('| 4 int8 of the student\'s model (')
     expect(card2).toContain('Student (what ships): best epoch 2 of 2')
     expect(card2).toContain('corpora then (not kept, below the student): best epoch')
+    expect(card2).toContain('best label sequences as targets). (A further stage on the gold corpora alone did not raise its mean devel F1 and was not kept.)')
+    expect(card2).not.toContain('then trained further on the gold corpora alone')
+    expect(card).toContain('then trained further on the gold corpora alone')
   })
 })
