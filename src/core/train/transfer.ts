@@ -9,6 +9,7 @@ import type { CorpusDocument } from '../../shared/domain'
 import { readTextDocuments } from '../pretrain/text'
 import { Rng } from '../rng'
 import type { CrfScores } from '../model/crf'
+import { NO_DOCUMENT_RULES } from '../tag/document-rules'
 import type { HeadWordScores, Tagger } from '../tag/tagger'
 import type { WordPosteriors, WordTransferSet } from './word-loop'
 
@@ -113,7 +114,10 @@ export async function labelTransferSet(
     let labels: readonly string[] = []
     let crf: CrfScores | undefined
     for (let i = 0; i < documents.length; i += chunk) {
-      const results = await t.tagger.tag(documents.slice(i, i + chunk), { head, wordScores: posterior })
+      // The teachers' own decisions, without the document rules: a transfer document is one
+      // sentence (the rules have little to see), and a mention they copy may straddle the split
+      // the examples are cut at, so the heads' example lists would no longer line up.
+      const results = await t.tagger.tag(documents.slice(i, i + chunk), { head, wordScores: posterior, documentRules: NO_DOCUMENT_RULES })
       for (const r of results) {
         out.push(r.mentions.map(({ start, end, type, text }) => ({ start, end, type, text })))
         if (!posterior) continue
