@@ -4,6 +4,7 @@
 // (test/unit/scripts/train-default-plan.test.ts).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import { WORD_TAGGER_DEFAULTS } from '../src/core/model/word-tagger'
 
 export const TYPE_MAP = 'GENE=Gene'
 /** Largest F1 loss (points, on NCBI-disease devel, with the head that tags it) accepted for int8. */
@@ -193,9 +194,6 @@ export interface TeacherSettings {
   minutes: number
 }
 
-/** train's BiLSTM width when --lstm-hidden is not given: a teacher of this width is trained without the flag. */
-export const TRAIN_LSTM_HIDDEN = 200
-
 /**
  * Word vectors: fastText skip-gram vectors (100 dimensions, the word size; `wordvec --vec`) of the
  * unlabelled sentences' words, which start the word table of every teacher and of the student
@@ -299,7 +297,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
   const teachers = typeHeads(sets).flatMap(({ head, corpora }) =>
     WORD_TEACHER.seeds.map((seed) => {
       const dir = join(out, `1-teacher-${head}-s${seed}`)
-      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(teacher.lstmHidden === TRAIN_LSTM_HIDDEN ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)], ...resumable(dir, WORD_TEACHER.threads) }
+      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)], ...resumable(dir, WORD_TEACHER.threads) }
     }),
   )
   const studentDir = join(out, '2-student')
@@ -427,7 +425,7 @@ function seedOf(r: StageRecord): string {
 function teacherWidths(teachers: ReadonlyArray<{ record: StageRecord }>): string {
   const widths = teachers.map(({ record: r }) => {
     const i = r.command.indexOf('--lstm-hidden')
-    return Number(i >= 0 ? r.command[i + 1] : 200)
+    return Number(i >= 0 ? r.command[i + 1] : WORD_TAGGER_DEFAULTS.lstmHidden)
   })
   const lo = Math.min(...widths)
   const hi = Math.max(...widths)

@@ -127,13 +127,12 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
     for (let j = 0; j < n; j++) if (words[k + j] !== words[a + j]) return false
     return true
   }
-  // Untagged occurrences of words[a, a + n), not across a line break (a sentence break in CoNLL input).
-  const freeOccurrences = (a: number, n: number) =>
-    (positions.get(words[a]) ?? []).filter(
-      (k) => k + n <= words.length && same(k, a, n) && !cover.subarray(k, k + n).some((c) => c > 0) && !text.slice(wordOffsets[k][0], wordOffsets[k + n - 1][1]).includes('\n'),
-    )
+  // Occurrences of words[a, a + n), not across a line break (a sentence break in CoNLL input).
+  const occurrences = (a: number, n: number) =>
+    (positions.get(words[a]) ?? []).filter((k) => k + n <= words.length && same(k, a, n) && !text.slice(wordOffsets[k][0], wordOffsets[k + n - 1][1]).includes('\n'))
+  // A copy goes only where no mention (the model's, or a copy made just before) covers a word.
   const copy = (k: number, n: number, like: ScoredMention) => {
-    if (cover.subarray(k, k + n).some((c) => c > 0)) return // an overlapping occurrence copied just before
+    if (cover.subarray(k, k + n).some((c) => c > 0)) return
     const start = wordOffsets[k][0]
     const end = wordOffsets[k + n - 1][1]
     const m = { start, end, text: text.slice(start, end), type: like.type, confidence: like.confidence }
@@ -152,7 +151,7 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
       const atLong = kept.find((m) => m.end === longEnd && m.start >= near)
       const defined = atShort ?? atLong
       if (defined) {
-        for (const k of freeOccurrences(d.shortStart, n)) copy(k, n, defined)
+        for (const k of occurrences(d.shortStart, n)) copy(k, n, defined)
       } else {
         kept = kept.filter((m) => {
           const s = wordSpan(m)
@@ -171,7 +170,7 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
       const key = `${m.type}\0${words.slice(s.a, s.b).join('\0')}`
       if (seen.has(key)) continue
       seen.add(key)
-      for (const k of freeOccurrences(s.a, s.b - s.a)) copy(k, s.b - s.a, m)
+      for (const k of occurrences(s.a, s.b - s.a)) copy(k, s.b - s.a, m)
     }
   }
   return kept.sort((x, y) => x.start - y.start || x.end - y.end)
