@@ -42,8 +42,10 @@ export function documentRulesOpt(noRules: boolean | undefined): DocumentRules {
 /** The help line of --no-document-rules, indented to a command's option column. */
 export function documentRulesHelp(column: number): string {
   const pad = (s: string) => s.padEnd(column)
+  // The flag is as wide as tag's option column: its text then starts on the next line.
+  const flag = '  --no-document-rules'
   return (
-    `${pad('  --no-document-rules')}each sentence's mentions as the model decoded them. By default an\n` +
+    `${flag.length < column ? pad(flag) : `${flag}\n${pad('')}`}each sentence's mentions as the model decoded them. By default an\n` +
     `${pad('')}abbreviation the document defines ("nitroglycerin (NTG)") takes its long\n` +
     `${pad('')}form's type everywhere, and a chemical tagged once is tagged wherever the\n` +
     `${pad('')}same words recur in the document`
