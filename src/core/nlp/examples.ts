@@ -45,7 +45,11 @@ export interface ExampleOptions {
   useDocumentTokens?: boolean
 }
 
-type DocLike = Pick<CorpusDocument, 'id' | 'text' | 'mentions'> & { tokens?: Array<[number, number]> }
+type DocLike = Pick<CorpusDocument, 'id' | 'text' | 'mentions'> & {
+  tokens?: Array<[number, number]>
+  /** Spans a sentence boundary must not cut (sentence level); default the mentions. */
+  protect?: ReadonlyArray<{ start: number; end: number }>
+}
 
 export function encodeDocument(doc: Pick<CorpusDocument, 'text'> & { tokens?: Array<[number, number]> }, tokenizer: WordPieceTokenizer, useDocumentTokens = true): Tokenization {
   return tokenizer.tokenize(doc.text, useDocumentTokens && doc.tokens ? doc.tokens : undefined)
@@ -55,7 +59,7 @@ export function encodeDocument(doc: Pick<CorpusDocument, 'text'> & { tokens?: Ar
 function segmentsOf(doc: DocLike, enc: Tokenization, sentenceLevel: boolean, useDocumentTokens: boolean): PieceWindow[] {
   const n = enc.ids.length
   if (!sentenceLevel) return n > 0 ? [{ start: 0, end: n }] : []
-  const sentences = splitSentences(doc.text, useDocumentTokens ? doc.tokens : undefined, { protect: doc.mentions })
+  const sentences = splitSentences(doc.text, useDocumentTokens ? doc.tokens : undefined, { protect: doc.protect ?? doc.mentions })
   // A piece belongs to the last sentence starting at or before it; pieces are in text order.
   const out: PieceWindow[] = []
   let p = 0

@@ -115,8 +115,9 @@ export async function labelTransferSet(
     let crf: CrfScores | undefined
     for (let i = 0; i < documents.length; i += chunk) {
       // The teachers' own decisions, without the document rules: a transfer document is one
-      // sentence (the rules have little to see), and a mention they copy may straddle the split
-      // the examples are cut at, so the heads' example lists would no longer line up.
+      // sentence, so the rules have little to see, and the recipe's records were made without
+      // them. (A copied mention may straddle a sentence split; transferExamples cuts every head
+      // around every head's mentions, so the heads' examples still line up.)
       const results = await t.tagger.tag(documents.slice(i, i + chunk), { head, wordScores: posterior, documentRules: NO_DOCUMENT_RULES })
       for (const r of results) {
         out.push(r.mentions.map(({ start, end, type, text }) => ({ start, end, type, text })))

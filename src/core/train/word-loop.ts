@@ -211,7 +211,7 @@ export function wordTaggerTokenizer(): WordPieceTokenizer {
   return new WordPieceTokenizer(WORD_TAGGER_PIECE_VOCAB, { lowercase: false })
 }
 
-function wordExamples(docs: readonly CorpusDocument[], head: string, labelMap: LabelMap, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
+function wordExamples(docs: ReadonlyArray<CorpusDocument & { protect?: ReadonlyArray<{ start: number; end: number }> }>, head: string, labelMap: LabelMap, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
   const byId = new Map(docs.map((d) => [d.id, d]))
   return documentsToExamples(docs, tokenizer, labelMap, { maxLength, sentenceLevel }).map((ex) => {
     const { positions, texts } = exampleWords(ex, byId.get(ex.docId)!.text)
@@ -220,20 +220,31 @@ function wordExamples(docs: readonly CorpusDocument[], head: string, labelMap: L
 }
 
 /**
- * One example per window of the transfer text with a target for each teacher's head. Windows do
- * not depend on the mentions, so the heads' example lists line up one to one.
+ * One example per window of the transfer text with a target for each teacher's head. Sentence
+ * splitting never cuts a mention, so every head's examples are cut around the mentions of all
+ * heads (a sentence boundary inside one teacher's mention is none for any head): the heads'
+ * example lists then line up one to one.
  */
 export function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap>, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
   let out: WordExample[] | null = null
   for (const [head, mentions] of Object.entries(t.mentions)) {
-    const map = labelMaps[head]
-    if (!map) throw new Error(`transfer set: no task trains head '${head}' (heads: ${Object.keys(labelMaps).join(', ')})`)
+    if (!labelMaps[head]) throw new Error(`transfer set: no task trains head '${head}' (heads: ${Object.keys(labelMaps).join(', ')})`)
     if (mentions.length !== t.documents.length) throw new Error(`transfer set: head '${head}' has mentions for ${mentions.length} of ${t.documents.length} documents`)
+  }
+  const heads = Object.entries(t.mentions)
+  const protect = t.documents.map((_, i) => heads.flatMap(([, mentions]) => mentions[i]))
+  for (const [head, mentions] of heads) {
     // A teacher's type the task does not train is dropped by the label alignment (nlp/bio).
-    const docs = t.documents.map((d, i) => ({ ...d, mentions: mentions[i] }))
-    const ex = wordExamples(docs, head, map, tokenizer, maxLength, sentenceLevel)
-    if (out === null) out = ex
-    else out.forEach((e, i) => e.targets.push(ex[i].targets[0]))
+    const docs = t.documents.map((d, i) => ({ ...d, mentions: mentions[i], protect: protect[i] }))
+    const ex = wordExamples(docs, head, labelMaps[head], tokenizer, maxLength, sentenceLevel)
+    if (out === null) {
+      out = ex
+      continue
+    }
+    const first = out
+    const misfit = ex.length !== first.length ? -1 : ex.findIndex((e, i) => e.docId !== first[i].docId || e.window.start !== first[i].window.start || e.window.end !== first[i].window.end)
+    if (ex.length !== first.length || misfit >= 0) throw new Error(`transfer set: head '${head}' cuts the text into other examples than head '${heads[0][0]}' (${misfit < 0 ? `${ex.length} against ${first.length}` : `document ${ex[misfit].docId}`})`)
+    first.forEach((e, i) => e.targets.push(ex[i].targets[0]))
   }
   if (!t.posteriors || !out) return out ?? []
   for (const [head, teachers] of Object.entries(t.posteriors)) {

@@ -95,6 +95,39 @@ describe('word tagger with a transfer set', () => {
     expect(r.trainExamples).toBe(130_001)
   }, 120_000)
 
+  it("cuts every head's examples at the same places when one teacher's mention spans a sentence boundary", () => {
+    // The splitter ends a sentence after "fever." (the next word is capitalised); sentence
+    // splitting never cuts a mention, so the chemical teacher's mention across that boundary
+    // would make its head one example where the disease head has two (the r17 recipe's student
+    // stage failed on such a set: "Cannot read properties of undefined (reading 'targets')").
+    const text = 'Signs of fever. Aspirin was given daily .'
+    const documents = transferDocuments([text, 'Fever in the cells .'])
+    const span = (from: string, to: string, type: string) => {
+      const start = text.indexOf(from)
+      const end = text.indexOf(to) + to.length
+      return { start, end, type, text: text.slice(start, end) }
+    }
+    const labelMaps = { dis: buildLabelMap(['Disease']), chem: buildLabelMap(['Chemical']) }
+    const tokenizer = wordTaggerTokenizer()
+    const check = (mentions: WordTransferSet['mentions']) => {
+      const examples = transferExamples({ documents, mentions }, labelMaps, tokenizer, 128, true)
+      for (const e of examples) {
+        expect(e.targets.map((t) => t.head).sort()).toEqual(['chem', 'dis'])
+        for (const t of e.targets) expect(t.labels.length).toBe(e.words.length)
+      }
+      return examples.map((e) => ({ words: e.words.join(' '), ...Object.fromEntries(e.targets.map((t) => [t.head, Array.from(t.labels, (id) => labelMaps[t.head as 'dis'].labels[id])])) }))
+    }
+    const dis = [[span('fever', 'fever', 'Disease')], []]
+    const chem = [[span('fever', 'Aspirin', 'Chemical')], []]
+    // Either order of the heads: the boundary the chemical mention protects is kept out for both.
+    const expected = [
+      { words: 'Signs of fever . Aspirin was given daily .', dis: ['O', 'O', 'B-Disease', 'O', 'O', 'O', 'O', 'O', 'O'], chem: ['O', 'O', 'B-Chemical', 'I-Chemical', 'I-Chemical', 'O', 'O', 'O', 'O'] },
+      { words: 'Fever in the cells .', dis: ['O', 'O', 'O', 'O', 'O'], chem: ['O', 'O', 'O', 'O', 'O'] },
+    ]
+    expect(check({ dis, chem })).toEqual(expected)
+    expect(check({ chem, dis })).toEqual(expected)
+  })
+
   it('refuses a transfer head no task trains and a teacher without labels for every sentence', async () => {
     const docs = transferDocuments(['Signs of fever in the cells.'])
     const tasks = [{ head: 'dis', train: corpus([['fever', 'Disease']], 1) }]
