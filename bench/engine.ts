@@ -11,7 +11,8 @@
 // row gives the medians over rounds, ratios the median of each round's own ratio. This machine's
 // speed drifts by 10-25 % from minute to minute (the same command read PyTorch's step at 4 330 and
 // 4 862 tok/s within ten minutes), so one pair of measurements minutes apart can say 1.25× or 1.49×;
-// alternating pairs compare like with like. The spread of the rounds' ratios is printed below the row.
+// alternating pairs compare like with like. The spread of the rounds' ratios is printed below the row;
+// rounds that disagree by more than MAX_ROUND_SPREAD give no ratio (bench/torch-ref).
 //
 // --kinds bert-char adds, per preset and length, the onnxruntime row of the same encoder with the
 // character channel (core/model/char-cnn: a character CNN + shape flags per word, added to every
@@ -35,7 +36,7 @@
 // cores" column is the CPU other processes used while timing: above ~0.15 the numbers are
 // disturbed and should be rerun (PyTorch's column is affected the same way).
 
-import { NOISY_CORES, ratioToTorch, runTorchRef, torchMissing } from './torch-ref'
+import { NOISY_CORES, ratioToTorch, roundsRatioToTorch, runTorchRef, torchMissing } from './torch-ref'
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -429,7 +430,7 @@ async function main() {
           const roundRatios = (ours: (r: (typeof rounds)[number]) => number | null | undefined, theirs: (r: (typeof rounds)[number]) => number | null) => rounds.map((r) => { const o = ours(r); const t = theirs(r); return o != null && t != null && t > 0 ? o / t : null })
           const fwdRatios = roundRatios((r) => r.fwd.tokPerS, (r) => tv(r.tFwd))
           const trRatios = roundRatios((r) => r.tr?.tokPerS, (r) => tv(r.tTrain))
-          const ratioCell = (ratios: Array<number | null>) => { const m = med(ratios); return m == null ? '–' : ratio(m, 1, others) }
+          const ratioCell = (ratios: Array<number | null>) => roundsRatioToTorch(ratios, others, a.allowNoisy)
           const row = `| ${preset}${kind === 'bert-char' ? ' + characters' : ''} | onnxruntime (${a.threads} thr) | ${seq} | ${fmt(fwdTok)} | ${trTok != null ? fmt(trTok) : 'skipped'} | ${stepOverFwd != null ? `${fmt(stepOverFwd, 2)}×` : '–'} | ${fmt(fwdCpu)} | ${trCpu != null ? fmt(trCpu) : '–'} | ${trCpu != null ? `${fmt(fwdCpu / trCpu, 2)}×` : '–'} | ${fmt(torchFwd)} | ${fmt(torchTrain)} | ${ratioCell(fwdRatios)} | ${ratioCell(trRatios)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
           rows.push(row)
           console.log(row + ` peak RSS ${Math.round(peakRssMb)} MB`)

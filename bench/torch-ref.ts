@@ -45,6 +45,28 @@ export function runTorchRef<T>(script: string, args: Array<string | number>, opt
  */
 export const NOISY_CORES = 0.15
 
+/**
+ * Largest relative spread (max ÷ min − 1) of the rounds' ratios to PyTorch for which their median
+ * is printed. On a quiet machine the rounds agree (session 17: 1.416× and 1.418×); in session 18,
+ * quiet too, PyTorch's training throughput moved so much between rounds that they read 1.31× and
+ * 1.73× in one command (and PyTorch itself 4 217 against 6 488 tok/s the day before): a median of
+ * such rounds is no measurement.
+ */
+export const MAX_ROUND_SPREAD = 0.05
+
+/**
+ * The median of several rounds' ratios (each round's ours ÷ PyTorch), as ratioToTorch prints one,
+ * or why it is withheld: the machine was busy, or the rounds disagree by more than MAX_ROUND_SPREAD.
+ */
+export function roundsRatioToTorch(ratios: ReadonlyArray<number | null>, otherCores: readonly number[], allowNoisy: boolean): string {
+  const xs = ratios.filter((x): x is number => x != null && Number.isFinite(x) && x > 0).sort((a, b) => a - b)
+  if (!xs.length) return '–'
+  const median = xs.length % 2 ? xs[xs.length >> 1] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2
+  const spread = xs[xs.length - 1] / xs[0] - 1
+  if (spread > MAX_ROUND_SPREAD && !allowNoisy) return `unsteady (rounds ${xs[0].toFixed(2)}–${xs[xs.length - 1].toFixed(2)}×; --allow-noisy prints the median)`
+  return ratioToTorch(median, 1, otherCores, allowNoisy)
+}
+
 /** "ours ÷ theirs×" to 3 decimals, '–' without a reference, or why it is withheld: the machine was busy while timing. */
 export function ratioToTorch(ours: number | null | undefined, theirs: number | null | undefined, otherCores: readonly number[], allowNoisy: boolean): string {
   if (ours == null || theirs == null || !(theirs > 0) || !Number.isFinite(ours)) return '–'

@@ -1,7 +1,7 @@
 // The one launcher of the PyTorch references: the BLAS settings that made two benches disagree
 // (a pinned OPENBLAS_CORETYPE) never reach PyTorch, and the rest of the environment does.
 import { describe, expect, it } from 'vitest'
-import { NOISY_CORES, ratioToTorch, torchEnv } from '../../../bench/torch-ref'
+import { MAX_ROUND_SPREAD, NOISY_CORES, ratioToTorch, roundsRatioToTorch, torchEnv } from '../../../bench/torch-ref'
 
 describe('torchEnv', () => {
   it('removes the OpenBLAS core type and L2 size, keeps the rest, and points at the OpenMP OpenBLAS', () => {
@@ -20,5 +20,17 @@ describe('ratioToTorch', () => {
     expect(ratioToTorch(3000, 2000, [0.9], true)).toBe('1.500×')
     expect(ratioToTorch(3000, null, [], false)).toBe('–')
     expect(ratioToTorch(3000, 0, [], false)).toBe('–')
+  })
+})
+
+describe('roundsRatioToTorch', () => {
+  it("prints the rounds' median when they agree, withholds it when they disagree or the machine was busy", () => {
+    expect(roundsRatioToTorch([1.416, 1.418], [0.03], false)).toBe('1.417×')
+    expect(roundsRatioToTorch([1.5, null, 1.52, 1.49], [0.01], false)).toBe('1.500×')
+    // session 18's 8 000-piece row: PyTorch moved between the rounds
+    expect(roundsRatioToTorch([1.312, 1.729], [0.01], false)).toBe('unsteady (rounds 1.31–1.73×; --allow-noisy prints the median)')
+    expect(roundsRatioToTorch([1.312, 1.729], [0.01], true)).toBe('1.521×')
+    expect(roundsRatioToTorch([1, 1 + MAX_ROUND_SPREAD / 2], [0.9], false)).toMatch(/^noisy/)
+    expect(roundsRatioToTorch([null], [], false)).toBe('–')
   })
 })
