@@ -226,26 +226,16 @@ function wordExamples(docs: ReadonlyArray<CorpusDocument & { protect?: ReadonlyA
  * example lists then line up one to one.
  */
 export function transferExamples(t: WordTransferSet, labelMaps: Record<string, LabelMap>, tokenizer: WordPieceTokenizer, maxLength: number, sentenceLevel: boolean): WordExample[] {
-  let out: WordExample[] | null = null
-  for (const [head, mentions] of Object.entries(t.mentions)) {
+  const heads = Object.entries(t.mentions)
+  for (const [head, mentions] of heads) {
     if (!labelMaps[head]) throw new Error(`transfer set: no task trains head '${head}' (heads: ${Object.keys(labelMaps).join(', ')})`)
     if (mentions.length !== t.documents.length) throw new Error(`transfer set: head '${head}' has mentions for ${mentions.length} of ${t.documents.length} documents`)
   }
-  const heads = Object.entries(t.mentions)
   const protect = t.documents.map((_, i) => heads.flatMap(([, mentions]) => mentions[i]))
-  for (const [head, mentions] of heads) {
-    // A teacher's type the task does not train is dropped by the label alignment (nlp/bio).
-    const docs = t.documents.map((d, i) => ({ ...d, mentions: mentions[i], protect: protect[i] }))
-    const ex = wordExamples(docs, head, labelMaps[head], tokenizer, maxLength, sentenceLevel)
-    if (out === null) {
-      out = ex
-      continue
-    }
-    const first = out
-    const misfit = ex.length !== first.length ? -1 : ex.findIndex((e, i) => e.docId !== first[i].docId || e.window.start !== first[i].window.start || e.window.end !== first[i].window.end)
-    if (ex.length !== first.length || misfit >= 0) throw new Error(`transfer set: head '${head}' cuts the text into other examples than head '${heads[0][0]}' (${misfit < 0 ? `${ex.length} against ${first.length}` : `document ${ex[misfit].docId}`})`)
-    first.forEach((e, i) => e.targets.push(ex[i].targets[0]))
-  }
+  // A teacher's type the task does not train is dropped by the label alignment (nlp/bio).
+  const perHead = heads.map(([head, mentions]) => wordExamples(t.documents.map((d, i) => ({ ...d, mentions: mentions[i], protect: protect[i] })), head, labelMaps[head], tokenizer, maxLength, sentenceLevel))
+  for (const ex of perHead.slice(1)) perHead[0].forEach((e, i) => e.targets.push(ex[i].targets[0]))
+  const out = perHead[0] ?? null
   if (!t.posteriors || !out) return out ?? []
   for (const [head, teachers] of Object.entries(t.posteriors)) {
     if (!t.mentions[head]) throw new Error(`transfer set: head '${head}' has posteriors but no mentions (its vote, the labels of words no teacher scored)`)
