@@ -8,7 +8,7 @@
 // steps); ModelHost kills the process when a cancelled job does not answer in time.
 // Imports types only, so both sides can use it without pulling in the other's code.
 import type { DistillMethod, DistillMode, EngineInfo, ModelShape, Scores, StudentKind } from '@shared/ipc'
-import type { CorpusDocument, CorpusIssue } from '@shared/domain'
+import type { CorpusDocument, CorpusIssue, SuggestionRule } from '@shared/domain'
 import type { CompareReport } from '../core/eval/compare'
 
 export type MainToHost =
@@ -85,7 +85,8 @@ export interface TextLines {
 export interface TaggedDocument {
   /** The CorpusDocument id sent (the workspace document id as a string). */
   id: string
-  mentions: Array<{ start: number; end: number; type: string; confidence: number }>
+  /** `rule`: the document rule that added the mention (core/tag/document-rules), else null. */
+  mentions: Array<{ start: number; end: number; type: string; confidence: number; rule: SuggestionRule | null }>
   /** 1 − mean over the document's words of the top label probability; null without words. */
   uncertainty: number | null
   /** The same words' margin and entropy scores (core/tag/uncertainty), for the review queue's other strategies. */

@@ -47,6 +47,18 @@ export const REVIEW_STATUSES: readonly ReviewStatus[] = ['unreviewed', 'in_progr
 
 export type AnnotationOrigin = 'gold' | 'model' | 'person'
 
+/**
+ * Why a model suggestion exists when a document rule (core/tag/document-rules) added it rather than
+ * the model's decision on the sentence: the rule, and the model's mention whose words and type it
+ * copies (character offsets into the document, and its text as it was).
+ */
+export interface SuggestionRule {
+  /** 'abbreviation': an abbreviation the document defines, tagged where it is defined; 'repeat': the same words tagged elsewhere in the document. */
+  rule: 'abbreviation' | 'repeat'
+  from: { start: number; end: number; text: string }
+}
+export const SUGGESTION_RULES = ['abbreviation', 'repeat'] as const satisfies ReadonlyArray<SuggestionRule['rule']>
+
 /** An annotation as stored in the workspace. */
 export interface Annotation {
   id: number
@@ -56,8 +68,10 @@ export interface Annotation {
   type: string
   conceptId: string | null
   origin: AnnotationOrigin
-  /** Model confidence in [0, 1] when origin is "model". */
+  /** Model confidence in [0, 1] when origin is "model"; a rule's copy has its source's. */
   confidence: number | null
+  /** Set when a document rule made the model's suggestion (kept when a person accepts it). */
+  rule: SuggestionRule | null
   /** "suggested" model output not yet accepted, or "accepted" (everything else). */
   state: 'accepted' | 'suggested'
   updatedAt: string
@@ -92,13 +106,16 @@ export interface DocumentDetail extends DocumentSummary {
   suggestionModelId: number | null
 }
 
+export type AnnotationSnapshot = Omit<Annotation, 'id' | 'documentId' | 'updatedAt' | 'updatedBy' | 'rule'>
+
 export interface Revision {
   id: number
   annotationId: number
   documentId: number
   action: 'create' | 'update' | 'delete'
-  before: Omit<Annotation, 'id' | 'documentId' | 'updatedAt' | 'updatedBy'> | null
-  after: Omit<Annotation, 'id' | 'documentId' | 'updatedAt' | 'updatedBy'> | null
+  /** What a person can change, and origin, confidence and state (a suggestion's rule never changes). */
+  before: AnnotationSnapshot | null
+  after: AnnotationSnapshot | null
   at: string
   by: string
 }

@@ -11,7 +11,7 @@ import type {
   ReviewStatus,
   Revision,
 } from './domain'
-import { CORPUS_FORMATS, REVIEW_STATUSES } from './domain'
+import { CORPUS_FORMATS, REVIEW_STATUSES, SUGGESTION_RULES } from './domain'
 import { ACTIVE_STRATEGIES, LEARNING_LOOP, WORD_LSTM, type ActiveStrategy } from './recipes'
 
 const corpusFormat = z.enum(CORPUS_FORMATS as [CorpusFormat, ...CorpusFormat[]])
@@ -480,6 +480,15 @@ export const contract = {
         // Set only when undo restores a rejected model suggestion; new entities are the person's.
         origin: z.enum(['gold', 'model', 'person']).optional(),
         confidence: z.number().min(0).max(1).nullable().optional(),
+        // The document rule behind that suggestion; its source span is checked against the document by the store.
+        rule: z
+          .object({
+            rule: z.enum(SUGGESTION_RULES),
+            from: z.object({ start: z.number().int().min(0), end: z.number().int().min(1), text: z.string().max(10_000) }).strict(),
+          })
+          .strict()
+          .nullable()
+          .optional(),
         state: z.enum(['accepted', 'suggested']).optional(),
       })
       .strict()

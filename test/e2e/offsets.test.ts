@@ -17,6 +17,7 @@ function ann(id: number, start: number, end: number, type = 'Disease'): Annotati
     conceptId: null,
     origin: 'gold',
     confidence: null,
+    rule: null,
     state: 'accepted',
     updatedAt: '2024-01-01T00:00:00.000Z',
     updatedBy: 'test',
@@ -126,7 +127,7 @@ describe('renderer offset mapping', () => {
   })
 
   it('orders saves so no intermediate state overlaps: deletes, shrinks, moves, creates', () => {
-    const acc = { state: 'accepted' as const, confidence: null }
+    const acc = { state: 'accepted' as const, confidence: null, rule: null }
     const persisted = new Map([
       ['a1', { id: 1, start: 0, end: 10, type: 'Disease', ...acc }],
       ['a2', { id: 2, start: 20, end: 30, type: 'Disease', ...acc }],
@@ -147,7 +148,7 @@ describe('renderer offset mapping', () => {
 
   it('turns suggestion changes into batched accept / reject calls, state before extent', () => {
     const sug = (id: number, start: number, end: number, confidence: number): PersistedEntity =>
-      ({ id, start, end, type: 'Disease', state: 'suggested', confidence })
+      ({ id, start, end, type: 'Disease', state: 'suggested', confidence, rule: null })
     const persisted = new Map<string, PersistedEntity>([
       ['a1', sug(1, 0, 5, 0.9)],
       ['a2', sug(2, 10, 15, 0.8)],
@@ -174,9 +175,10 @@ describe('renderer offset mapping', () => {
     persisted.delete('a4')
     persisted.set('a5', { ...persisted.get('a5')!, state: 'suggested' })
     expect(diffEntities(desired, persisted).map((o) => `${o.kind}:${'key' in o ? o.key : ''}`)).toEqual(['update:a2'])
-    // An undone reject brings a suggestion back: created as a suggestion, with its confidence.
-    desired.set('a3', { start: 20, end: 25, type: 'Disease', state: 'suggested', confidence: 0.7 })
+    // An undone reject brings a suggestion back: created as a suggestion, with its confidence and rule.
+    const rule = { rule: 'repeat' as const, from: { start: 0, end: 5, text: 'lead.' } }
+    desired.set('a3', { start: 20, end: 25, type: 'Disease', state: 'suggested', confidence: 0.7, rule })
     const back = diffEntities(desired, persisted).find((o) => o.kind === 'create')
-    expect(back).toMatchObject({ kind: 'create', key: 'a3', next: { state: 'suggested', confidence: 0.7 } })
+    expect(back).toMatchObject({ kind: 'create', key: 'a3', next: { state: 'suggested', confidence: 0.7, rule } })
   })
 })

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
 import { startHarness, type Harness } from './harness'
-import { expectToast, openFromList } from './ui'
+import { expectToast, openFromList, waitSaved } from './ui'
 import { expectAccessible } from './axe'
 
 let h: Harness
@@ -139,5 +139,53 @@ describe('document list, history and workspaces', () => {
     await expectToast(page, /Imported 1 document from renamed/)
     const id = h.workspace().listDocuments({ query: '7100001' }).documents[0]!.id
     expect(h.workspace().getDocument(id).annotations.map((a) => a.type).sort()).toEqual(['Disease', 'Gene'])
+  })
+
+  it('says why a suggestion a document rule added is there, and an undone reject keeps the reason', async () => {
+    const { page } = h
+    const text = 'Quinavor (QV) lowered the pressure. QV was well tolerated.'
+    await h.workspace().importDocuments([doc('7200001', text, [])], 'rules')
+    const id = h.workspace().listDocuments({ query: '7200001' }).documents[0]!.id
+    // What tagging stores after the abbreviation rule: the model's "Quinavor", and the two "QV" it copied.
+    const second = text.lastIndexOf('QV')
+    const rule = { rule: 'abbreviation' as const, from: { start: 0, end: 8, text: 'Quinavor' } }
+    h.workspace().replaceSuggestions(
+      [
+        {
+          documentId: id,
+          suggestions: [
+            { start: 0, end: 8, type: 'Chemical', confidence: 0.91 },
+            { start: 10, end: 12, type: 'Chemical', confidence: 0.91, rule },
+            { start: second, end: second + 2, type: 'Chemical', confidence: 0.91, rule },
+          ],
+          uncertainty: 0.2,
+        },
+      ],
+      { modelId: null, by: 'model:tiny-test' },
+    )
+    await page.reload()
+    await openFromList(page, '7200001')
+    const copies = page.locator('.doc-text .entity.is-suggested[data-rule="abbreviation"]')
+    expect(await copies.count()).toBe(2)
+    expect(await page.locator('.doc-text .entity.is-suggested:not([data-rule])').count()).toBe(1)
+    expect(await copies.nth(1).getAttribute('title')).toMatch(/suggestion, model 0\.91, abbreviation rule/)
+    await copies.nth(1).click()
+    const popover = page.getByTestId('entity-popover')
+    await popover.waitFor()
+    expect(await popover.getByTestId('suggestion-rule').textContent()).toBe(
+      'Added by the abbreviation rule: the model tagged “Quinavor” (characters 0–8) where this document defines the abbreviation, so every use of it gets the same type',
+    )
+    expect(await popover.getByTestId('entity-meta').textContent()).toMatch(/Model suggestion \(abbreviation rule\), not yet accepted/)
+    await expectAccessible(page, 'popover of a rule suggestion')
+    await h.screenshot('suggestion-rule-popover')
+
+    await popover.locator('[data-action="reject"]').click()
+    await waitSaved(page)
+    const atSecond = () => h.workspace().getDocument(id).annotations.find((a) => a.start === second)
+    expect(atSecond()).toBeUndefined()
+    await page.locator('.doc-text').focus()
+    await page.keyboard.press('Control+z')
+    await waitSaved(page)
+    expect(atSecond()).toMatchObject({ state: 'suggested', origin: 'model', confidence: 0.91, rule })
   })
 })

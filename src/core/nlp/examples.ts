@@ -6,7 +6,7 @@
 //
 // Confidence of a predicted mention = mean over its words of the word's top label probability
 // (the probability of the label that was chosen for that word), in [0, 1].
-import type { CorpusDocument, Mention } from '../../shared/domain'
+import type { CorpusDocument, Mention, SuggestionRule } from '../../shared/domain'
 import { alignLabels, IGNORE_INDEX, tagsToChunks, type LabelMap } from './bio'
 import { viterbi, type CrfScores } from '../model/crf'
 import type { Tokenization, WordPieceTokenizer } from './tokenizer'
@@ -151,8 +151,10 @@ export function planTagging(
 }
 
 export interface ScoredMention extends Mention {
-  /** Mean over the mention's words of the chosen label's probability. */
+  /** Mean over the mention's words of the chosen label's probability (a rule's copy: its source's). */
   confidence: number
+  /** Set when a document rule (core/tag/document-rules) added the mention. */
+  rule?: SuggestionRule
 }
 
 export interface DecodeOptions {

@@ -3,7 +3,7 @@
 import type { Annotation, AnnotationOrigin, Revision } from '@shared/domain'
 import type { Connection } from './connection'
 import { StoreError } from './errors'
-import { normConcept, normType, now, snapshot, toAnnotation, type AnnRow, type DocRow, type RevRow, type Snapshot } from './rows'
+import { normConcept, normType, now, ruleOf, snapshot, toAnnotation, type AnnRow, type DocRow, type RevRow, type Snapshot } from './rows'
 import type { CreateAnnotationInput, UpdateAnnotationInput } from './types'
 
 export function createAnnotation(c: Connection, input: CreateAnnotationInput): Annotation {
@@ -19,12 +19,13 @@ export function createAnnotation(c: Connection, input: CreateAnnotationInput): A
     if (confidence !== null && !(confidence >= 0 && confidence <= 1)) {
       throw new StoreError('invalid_request', `Confidence must lie in [0, 1], got ${confidence}`)
     }
+    const rule = ruleOf(input.rule, doc)
     const at = now()
     if (state === 'accepted') dropOverlappingSuggestions(c, doc.id, input.start, input.end, null, at)
     const row = c
       .stmt(
-        `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, state, updated_at, updated_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, rule, state, updated_at, updated_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         doc.id,
@@ -34,6 +35,7 @@ export function createAnnotation(c: Connection, input: CreateAnnotationInput): A
         normConcept(input.conceptId),
         input.origin ?? 'person',
         confidence,
+        rule,
         state,
         at,
         c.user,

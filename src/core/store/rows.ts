@@ -1,6 +1,6 @@
 // Row shapes of the workspace tables and their conversions to the domain types, shared by the
 // store modules (documents, annotations, import, models, suggestions).
-import type { Annotation, AnnotationOrigin, DocumentSummary, Passage, ReviewStatus, Revision } from '@shared/domain'
+import { SUGGESTION_RULES, type Annotation, type AnnotationOrigin, type DocumentSummary, type Passage, type ReviewStatus, type Revision, type SuggestionRule } from '@shared/domain'
 import type { ModelKind } from '@shared/ipc'
 import { StoreError } from './errors'
 import type { ModelStatus } from './types'
@@ -40,6 +40,8 @@ export interface AnnRow {
   concept_id: string | null
   origin: AnnotationOrigin
   confidence: number | null
+  /** JSON of a SuggestionRule (ruleOf), or null. */
+  rule: string | null
   state: 'accepted' | 'suggested'
   deleted: number
   updated_at: string
@@ -106,7 +108,20 @@ export function snapshot(r: AnnRow): Snapshot {
 
 /** An annotation: what a revision records of it (its snapshot), with its identity and last change. */
 export function toAnnotation(r: AnnRow): Annotation {
-  return { id: r.id, documentId: r.document_id, ...snapshot(r), updatedAt: r.updated_at, updatedBy: r.updated_by }
+  return { id: r.id, documentId: r.document_id, ...snapshot(r), rule: r.rule === null ? null : (JSON.parse(r.rule) as SuggestionRule), updatedAt: r.updated_at, updatedBy: r.updated_by }
+}
+
+/**
+ * A suggestion's rule as stored (JSON): the rule's name checked, its source span inside the
+ * document, and the source's text read from the document rather than taken from the caller.
+ */
+export function ruleOf(value: SuggestionRule | null | undefined, doc: Pick<DocRow, 'text'>): string | null {
+  if (value === null || value === undefined) return null
+  const { rule, from } = value
+  if (!(SUGGESTION_RULES as readonly string[]).includes(rule)) throw new StoreError('invalid_request', `Unknown suggestion rule '${String(rule)}'`)
+  const inside = from && Number.isInteger(from.start) && Number.isInteger(from.end) && from.start >= 0 && from.end > from.start && from.end <= doc.text.length
+  if (!inside) throw new StoreError('invalid_request', `The rule's source ${JSON.stringify(from)} is not a span of the document`)
+  return JSON.stringify({ rule, from: { start: from.start, end: from.end, text: doc.text.slice(from.start, from.end) } } satisfies SuggestionRule)
 }
 
 export function toSummary(r: SummaryRow): DocumentSummary {

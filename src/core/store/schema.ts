@@ -185,6 +185,15 @@ UPDATE models SET distillation = json_object('method', 'soft-labels', 'mode', js
   WHERE distillation IS NOT NULL;
 `,
   },
+  {
+    // Why a suggestion exists (issue 26): the document rule that copied it from one of the model's
+    // mentions, as JSON {rule, from: {start, end, text}}; NULL for the model's own decisions and
+    // for everything tagged before this step.
+    version: 7,
+    sql: `
+ALTER TABLE annotations ADD COLUMN rule TEXT NULL CHECK (rule IS NULL OR json_valid(rule));
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -3,7 +3,7 @@ import type { ReviewStatus } from '@shared/domain'
 import { checkOverlap, liveAnnotation, revise, touch } from './annotations'
 import type { Connection } from './connection'
 import { StoreError } from './errors'
-import { normType, now, snapshot, type AnnRow } from './rows'
+import { normType, now, ruleOf, snapshot, type AnnRow } from './rows'
 import type { DocumentSuggestions } from './types'
 
 /**
@@ -57,10 +57,10 @@ export function replaceSuggestions(
         const confidence = Math.min(1, Math.max(0, Number.isFinite(sug.confidence) ? sug.confidence : 0))
         const row = c
           .stmt(
-            `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, state, updated_at, updated_by)
-             VALUES (?, ?, ?, ?, NULL, 'model', ?, 'suggested', ?, ?) RETURNING *`,
+            `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, rule, state, updated_at, updated_by)
+             VALUES (?, ?, ?, ?, NULL, 'model', ?, ?, 'suggested', ?, ?) RETURNING *`,
           )
-          .get(doc.id, sug.start, sug.end, type, confidence, at, opts.by) as AnnRow
+          .get(doc.id, sug.start, sug.end, type, confidence, ruleOf(sug.rule, doc), at, opts.by) as AnnRow
         revise(c, row, 'create', null, snapshot(row), at, opts.by)
         stored++
       }

@@ -1,6 +1,6 @@
 // The workspace's public input and result types (re-exported by index.ts).
 import type { ModelAdaptation, ModelDistillation, ModelInfo, ModelKind, ModelShape } from '@shared/ipc'
-import type { AnnotationOrigin, ReviewStatus } from '@shared/domain'
+import type { AnnotationOrigin, ReviewStatus, SuggestionRule } from '@shared/domain'
 
 export interface OpenOptions {
   /** Recorded as `updated_by` / revision `by` for every change made through this workspace. */
@@ -45,6 +45,8 @@ export interface CreateAnnotationInput {
   /** Default 'person'. */
   origin?: AnnotationOrigin
   confidence?: number | null
+  /** The document rule behind a model suggestion (undo restores a rejected one with it). */
+  rule?: SuggestionRule | null
   /** Default 'accepted'. */
   state?: 'accepted' | 'suggested'
 }
@@ -111,6 +113,8 @@ export interface SuggestionInput {
   type: string
   /** In [0, 1]; clamped. */
   confidence: number
+  /** The document rule that added it; null or absent for the model's own decision. */
+  rule?: SuggestionRule | null
 }
 
 export interface DocumentSuggestions {

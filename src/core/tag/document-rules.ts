@@ -10,6 +10,7 @@
 // Written here rather than taken from a library: the Schwartz & Hearst algorithm is forty lines,
 // and the implementations that exist (Ab3P, scispaCy's AbbreviationDetector) are C++ or Python.
 
+import type { SuggestionRule } from '../../shared/domain'
 import type { ScoredMention } from '../nlp/examples'
 
 export interface DocumentRules {
@@ -130,12 +131,13 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
   // Occurrences of words[a, a + n), not across a line break (a sentence break in CoNLL input).
   const occurrences = (a: number, n: number) =>
     (positions.get(words[a]) ?? []).filter((k) => k + n <= words.length && same(k, a, n) && !text.slice(wordOffsets[k][0], wordOffsets[k + n - 1][1]).includes('\n'))
-  // A copy goes only where no mention (the model's, or a copy made just before) covers a word.
-  const copy = (k: number, n: number, like: ScoredMention) => {
+  // A copy goes only where no mention (the model's, or a copy made just before) covers a word. It
+  // names the mention it copies, so that the app can say why it is there.
+  const copy = (k: number, n: number, like: ScoredMention, rule: SuggestionRule['rule']) => {
     if (cover.subarray(k, k + n).some((c) => c > 0)) return
     const start = wordOffsets[k][0]
     const end = wordOffsets[k + n - 1][1]
-    const m = { start, end, text: text.slice(start, end), type: like.type, confidence: like.confidence }
+    const m: ScoredMention = { start, end, text: text.slice(start, end), type: like.type, confidence: like.confidence, rule: { rule, from: { start: like.start, end: like.end, text: like.text } } }
     kept.push(m)
     mark(m, 1)
   }
@@ -151,7 +153,7 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
       const atLong = kept.find((m) => m.end === longEnd && m.start >= near)
       const defined = atShort ?? atLong
       if (defined) {
-        for (const k of occurrences(d.shortStart, n)) copy(k, n, defined)
+        for (const k of occurrences(d.shortStart, n)) copy(k, n, defined, 'abbreviation')
       } else {
         kept = kept.filter((m) => {
           const s = wordSpan(m)
@@ -170,7 +172,7 @@ export function applyDocumentRules(text: string, wordOffsets: ReadonlyArray<read
       const key = `${m.type}\0${words.slice(s.a, s.b).join('\0')}`
       if (seen.has(key)) continue
       seen.add(key)
-      for (const k of occurrences(s.a, s.b - s.a)) copy(k, s.b - s.a, m)
+      for (const k of occurrences(s.a, s.b - s.a)) copy(k, s.b - s.a, m, 'repeat')
     }
   }
   return kept.sort((x, y) => x.start - y.start || x.end - y.end)

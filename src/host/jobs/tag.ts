@@ -20,7 +20,7 @@ export const tag: Job<'tag'> = async (p, ctx) => {
     }
     return {
       id: d.id,
-      mentions: mentions.map((x) => ({ start: x.start, end: x.end, type: x.type, confidence: x.confidence })),
+      mentions: mentions.map((x) => ({ start: x.start, end: x.end, type: x.type, confidence: x.confidence, rule: x.rule ?? null })),
       uncertainty,
       margin: uncertainties?.margin ?? null,
       entropy: uncertainties?.entropy ?? null,

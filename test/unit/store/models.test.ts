@@ -163,6 +163,32 @@ describe('model suggestions', () => {
     expect(thrown(() => t.ws.replaceSuggestions([{ documentId: 999, suggestions: [], uncertainty: null }], { modelId: null, by })).code).toBe('not_found')
   })
 
+  it("keeps the document rule behind a suggestion, with its source's text read from the document, through accept and an undone reject", () => {
+    const c = t.ws.getDocument(idC)
+    const span = (w: string) => ({ start: c.text.indexOf(w), end: c.text.indexOf(w) + w.length })
+    // The source's text as the caller gave it is not what is stored: the document's is.
+    const rule = { rule: 'repeat' as const, from: { ...span('plain'), text: 'something else' } }
+    t.ws.replaceSuggestions(
+      [{ documentId: idC, suggestions: [{ ...span('abstract'), type: 'T', confidence: 0.5, rule }, { ...span('annotated'), type: 'T', confidence: 0.6, rule: null }], uncertainty: 0.3 }],
+      { modelId: null, by },
+    )
+    const stored = { rule: 'repeat', from: { ...span('plain'), text: 'plain' } }
+    const [copy, own] = t.ws.getDocument(idC).annotations
+    expect([copy!.rule, own!.rule]).toEqual([stored, null])
+    // Accepted, it keeps its reason; rejected and restored (undo), the editor sends it back.
+    t.ws.acceptSuggestions([copy!.id])
+    expect(t.ws.getDocument(idC).annotations.find((x) => x.id === copy!.id)).toMatchObject({ state: 'accepted', origin: 'person', rule: stored })
+    t.ws.rejectSuggestions([own!.id])
+    const back = t.ws.createAnnotation({ documentId: idC, ...span('annotated'), type: 'T', origin: 'model', confidence: 0.6, state: 'suggested', rule: { rule: 'abbreviation', from: { ...span('plain'), text: '' } } })
+    expect(back.rule).toEqual({ rule: 'abbreviation', from: { ...span('plain'), text: 'plain' } })
+    // A rule that is not one, or whose source is not a span of the document, is refused.
+    const bad = (r: unknown) => thrown(() => t.ws.createAnnotation({ documentId: idC, ...span('without'), type: 'T', origin: 'model', state: 'suggested', rule: r as typeof rule })).code
+    expect(bad({ rule: 'guess', from: span('plain') })).toBe('invalid_request')
+    expect(bad({ rule: 'repeat', from: { start: 3, end: c.text.length + 1, text: '' } })).toBe('invalid_request')
+    expect(bad({ rule: 'repeat', from: { start: 3, end: 3, text: '' } })).toBe('invalid_request')
+    expect(t.ws.getDocument(idC).annotations.some((x) => x.start === span('without').start)).toBe(false)
+  })
+
   it('accepts (person-confirmed), rejects and accepts above a threshold, all or nothing, with revisions', () => {
     const c = t.ws.getDocument(idC)
     const words = ['plain', 'abstract', 'without', 'annotated']
@@ -250,12 +276,32 @@ describe('migration to the model registry (schema 2)', () => {
       DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
       ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
       ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
-      DROP TABLE model_teachers;
+      DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule;
       ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
       INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');`
     await upgradedFrom(1, v1, (ws) => {
       expect(ws.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false, adaptation: null }])
     })
+  })
+})
+
+describe("suggestions' rules (schema 7)", () => {
+  it('upgrades a version-6 workspace: its annotations and suggestions stay, with no rule', async () => {
+    await upgradedFrom(
+      6,
+      'ALTER TABLE annotations DROP COLUMN rule;',
+      (ws) => {
+        const [doc] = ws.listDocuments().documents
+        const anns = ws.getDocument(doc!.id).annotations
+        expect(anns.length).toBeGreaterThan(1)
+        expect(anns.map((x) => x.rule)).toEqual(anns.map(() => null))
+        expect(anns.find((x) => x.state === 'suggested')).toMatchObject({ origin: 'model', confidence: 0.5 })
+      },
+      (ws) => {
+        const [doc] = ws.listDocuments().documents
+        ws.replaceSuggestions([{ documentId: doc!.id, suggestions: [{ start: 16, end: 22, type: 'T', confidence: 0.5 }], uncertainty: 0.2 }], { modelId: null, by: 'model:m' })
+      },
+    )
   })
 })
 
@@ -288,7 +334,7 @@ describe("a student's teachers (schema 6)", () => {
   it('upgrades a version-5 workspace: each student keeps its one teacher (deleted or not), its mode and soft labels', async () => {
     // The rows as version 5 wrote them: distillation held {teacherId, mode}.
     const v5 = `
-      DROP TABLE model_teachers;
+      DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule;
       INSERT INTO models (id, name, path, config, created_at, kind, status, entity_types) VALUES (1, 'teacher', '/m/t', '{}', '2025-01-01T00:00:00Z', 'teacher', 'ready', '["Disease"]');
       INSERT INTO models (id, name, path, config, created_at, kind, status, parent_id, distillation)
         VALUES (2, 'teacher → 1 layers', '/m/s', '{}', '2025-01-02T00:00:00Z', 'student', 'ready', 1, '{"teacherId":1,"mode":"fixed"}'),

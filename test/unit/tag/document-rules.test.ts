@@ -74,6 +74,19 @@ describe('document rules over one head’s mentions', () => {
     const crossing = doc('lead acetate and lead \n acetate')
     expect(applyDocumentRules(crossing.text, crossing.offsets, [crossing.at(0, 1, 'Chemical')], DEFAULT_DOCUMENT_RULES)).toHaveLength(1)
   })
+  it('each copy names the rule and the model mention it stems from; the model’s own mentions name none', () => {
+    const d = doc('Nitroglycerin ( NTG ) and lead . \n NTG with lead')
+    const out = applyDocumentRules(d.text, d.offsets, [d.at(0, 0, 'Chemical', 0.8), d.at(5, 5, 'Chemical', 0.7)], DEFAULT_DOCUMENT_RULES)
+    const source = { start: 0, end: 'Nitroglycerin'.length, text: 'Nitroglycerin' }
+    const lead = d.at(5, 5, 'Chemical')
+    expect(out.map((m) => [m.text, m.rule ?? null])).toEqual([
+      ['Nitroglycerin', null],
+      ['NTG', { rule: 'abbreviation', from: source }],
+      ['lead', null],
+      ['NTG', { rule: 'abbreviation', from: source }],
+      ['lead', { rule: 'repeat', from: { start: lead.start, end: lead.end, text: 'lead' } }],
+    ])
+  })
   it('off, or on a document without words, the mentions are as decoded', () => {
     const d = doc('Nitroglycerin ( NTG ) and NTG')
     const mentions = [d.at(0, 0, 'Chemical')]

@@ -30,7 +30,7 @@ export function CursorEntity({ controller, snap, legend }: Props) {
           <q className="quote">{at.text}</q>
           <span className="muted">
             {' '}
-            · {originText(at.attrs.origin, at.attrs.confidence, at.attrs.state)}
+            · {originText(at.attrs.origin, at.attrs.confidence, at.attrs.state, at.attrs.rule)}
           </span>
           <span className="visually-hidden">
             {suggested ? '. Press a to accept, r to reject, Enter for details.' : '. Press Enter for details, Delete to remove.'}

@@ -1,8 +1,9 @@
 // Details and corrections for one entity: retype, move either edge by a token, delete; who changed
 // it last and when. Opened by clicking an entity or pressing Enter with the cursor in it.
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import type { SuggestionRule } from '@shared/domain'
 import { colourClass } from '../palette'
-import { confidenceLabel } from '../editor/schema'
+import { confidenceLabel, ruleText } from '../editor/schema'
 import { Floating, type FloatingPanelProps } from './Floating'
 import { TypePicker } from './TypePicker'
 
@@ -18,10 +19,11 @@ const EDGE_MOVES = [
 type EdgeMove = (typeof EDGE_MOVES)[number]
 
 /** Who or what made the entity, in words (the popover and the cursor line say it the same way). */
-export function originText(origin: string, confidence: number | null, state: string): string {
-  if (state === 'suggested') return `Model suggestion, not yet accepted · ${confidenceLabel(confidence)}`
+export function originText(origin: string, confidence: number | null, state: string, rule: SuggestionRule | null = null): string {
+  const byRule = rule ? ` (${rule.rule} rule)` : ''
+  if (state === 'suggested') return `Model suggestion${byRule}, not yet accepted · ${confidenceLabel(confidence)}`
   const base = origin === 'gold' ? 'Imported annotation (gold)' : origin === 'model' ? 'Model prediction' : 'Added by a person'
-  const conf = confidence !== null ? ` · ${origin === 'person' ? 'accepted from ' : ''}${confidenceLabel(confidence)}` : ''
+  const conf = confidence !== null ? ` · ${origin === 'person' ? 'accepted from ' : ''}${confidenceLabel(confidence)}${byRule}` : ''
   return `${base}${conf}`
 }
 
@@ -141,6 +143,11 @@ export function EntityPopover({ controller, snap, legend, pageRef }: FloatingPan
             <span className="suggestion-tag">Suggestion</span> <strong data-testid="suggestion-confidence">{confidenceLabel(info.attrs.confidence)}</strong>
             <span className="muted"> · not in the annotations until you accept it</span>
           </p>
+          {info.attrs.rule && (
+            <p className="suggestion-rule" data-testid="suggestion-rule">
+              {ruleText(info.attrs.rule)}
+            </p>
+          )}
           <div className="row">
             <button type="button" className="btn small primary" onClick={() => decide(true)} data-action="accept">
               ✓ Accept <kbd>a</kbd>
@@ -182,7 +189,7 @@ export function EntityPopover({ controller, snap, legend, pageRef }: FloatingPan
 
       <div className="popover-meta" data-testid="entity-meta">
         <p>
-          {originText(saved?.origin ?? info.attrs.origin, saved ? saved.confidence : info.attrs.confidence, saved?.state ?? info.attrs.state)}
+          {originText(saved?.origin ?? info.attrs.origin, saved ? saved.confidence : info.attrs.confidence, saved?.state ?? info.attrs.state, saved ? saved.rule : info.attrs.rule)}
           {saved?.conceptId ? ` · concept ${saved.conceptId}` : ''}
         </p>
         {saved ? (

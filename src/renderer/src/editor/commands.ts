@@ -39,7 +39,7 @@ export function confirmedMark(e: EntitySpan, patch: Partial<EntityAttrs> = {}): 
 
 /** A person's new entity `key` of `type` on `range`, replacing the suggestions `replaced`; the cursor goes to its end. */
 export function addEntity(range: Range, key: string, type: string, replaced: readonly EntitySpan[]): Command {
-  const mark = entityMark.create({ id: key, type, origin: 'person', state: 'accepted', confidence: null } satisfies EntityAttrs)
+  const mark = entityMark.create({ id: key, type, origin: 'person', state: 'accepted', confidence: null, rule: null } satisfies EntityAttrs)
   return step((tr) => {
     for (const s of replaced) tr.removeMark(s.from, s.to, s.mark)
     tr.addMark(range.from, range.to, mark)

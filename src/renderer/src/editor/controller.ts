@@ -142,7 +142,7 @@ export class EditorController {
     const initial = new Map<string, PersistedEntity>()
     for (const a of shown) {
       const key = keyOfAnnotation(a.id)
-      initial.set(key, { id: a.id, start: a.start, end: a.end, type: a.type, state: a.state, confidence: a.confidence })
+      initial.set(key, { id: a.id, start: a.start, end: a.end, type: a.type, state: a.state, confidence: a.confidence, rule: a.rule })
       this.saved.set(key, a)
       this.cb.typeUsed(a.type)
     }
@@ -280,6 +280,7 @@ export class EditorController {
         type: e.type,
         state: attrs.state,
         confidence: attrs.confidence,
+        rule: attrs.rule,
       })
     }
     return out

@@ -44,7 +44,7 @@ export function splitOverlapping(annotations: Annotation[]): { shown: Annotation
 }
 
 export function attrsOf(a: Annotation): EntityAttrs {
-  return { id: keyOfAnnotation(a.id), type: a.type, origin: a.origin, state: a.state, confidence: a.confidence }
+  return { id: keyOfAnnotation(a.id), type: a.type, origin: a.origin, state: a.state, confidence: a.confidence, rule: a.rule }
 }
 
 /** The document: one block per layout segment, annotation spans as entity marks. */

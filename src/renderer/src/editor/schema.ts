@@ -1,7 +1,7 @@
 // The document schema: a title block and passage blocks of plain text; entities are marks.
 // The text itself is read-only (see plugins.ts); only entity marks change.
 import { Schema, type Mark } from 'prosemirror-model'
-import type { AnnotationOrigin } from '@shared/domain'
+import type { AnnotationOrigin, SuggestionRule } from '@shared/domain'
 import { colourClass } from '../palette'
 
 export interface EntityAttrs {
@@ -15,6 +15,8 @@ export interface EntityAttrs {
   origin: AnnotationOrigin
   state: 'accepted' | 'suggested'
   confidence: number | null
+  /** The document rule that made a model suggestion (ruleText says it in words). */
+  rule: SuggestionRule | null
 }
 
 /** "model 0.87": how confidence is written everywhere (hover, popover, suggestion bar). */
@@ -22,9 +24,20 @@ export function confidenceLabel(confidence: number | null): string {
   return confidence === null ? 'model' : `model ${confidence.toFixed(2)}`
 }
 
+/**
+ * Why a document rule added a suggestion, in words; the confidence shown with it is that of the
+ * model's mention it copied.
+ */
+export function ruleText(r: SuggestionRule): string {
+  const from = `“${r.from.text}” (characters ${r.from.start}–${r.from.end})`
+  return r.rule === 'abbreviation'
+    ? `Added by the abbreviation rule: the model tagged ${from} where this document defines the abbreviation, so every use of it gets the same type`
+    : `Added by the repeat rule: the model tagged the same words at ${from}, so other occurrences in this document get the same type`
+}
+
 function entityTitle(a: EntityAttrs): string {
   if (a.state === 'suggested') {
-    return `${a.type} · suggestion, ${confidenceLabel(a.confidence)} — A accepts, R rejects; click for details`
+    return `${a.type} · suggestion, ${confidenceLabel(a.confidence)}${a.rule ? `, ${a.rule.rule} rule` : ''} — A accepts, R rejects; click for details`
   }
   const parts = [a.type, a.origin === 'person' ? 'added by a person' : a.origin === 'gold' ? 'imported (gold)' : 'model']
   if (a.confidence !== null) parts.push(`confidence ${a.confidence.toFixed(2)}`)
@@ -59,6 +72,7 @@ export const schema = new Schema({
         origin: { default: 'person' },
         state: { default: 'accepted' },
         confidence: { default: null },
+        rule: { default: null },
       },
       // Entities never nest or overlap: a new entity mark replaces, never stacks.
       excludes: 'entity',
@@ -74,6 +88,7 @@ export const schema = new Schema({
             'data-origin': a.origin,
             'data-state': a.state,
             'data-confidence': a.confidence === null ? null : a.confidence.toFixed(2),
+            'data-rule': a.rule ? a.rule.rule : null,
             title: entityTitle(a),
           },
           0,

@@ -3,7 +3,7 @@
 // as annotations:create / update / delete. Undo and redo are just more transactions, so they
 // persist the same way. A failed call stops the queue and hands the error to `onFailure`, which
 // reloads the document from the workspace: the view never shows an edit that was not saved.
-import type { Annotation } from '@shared/domain'
+import type { Annotation, SuggestionRule } from '@shared/domain'
 import type { RequestOf } from '@shared/ipc'
 import { api } from '../api'
 
@@ -15,8 +15,9 @@ export interface DesiredEntity {
   type: string
   /** "suggested" while a model suggestion waits for a person; accepting/rejecting is an edit too. */
   state: EntityState
-  /** Model confidence, kept so an undone reject can restore the suggestion as it was. */
+  /** Model confidence and the document rule behind a suggestion, kept so an undone reject can restore it as it was. */
   confidence: number | null
+  rule: SuggestionRule | null
 }
 
 export interface PersistedEntity extends DesiredEntity {
@@ -196,13 +197,13 @@ export class SyncEngine {
       if (op.next.type !== cur.type) req.type = op.next.type
       const saved = await api.updateAnnotation(req)
       // What we asked for, not the echo: a normalised echo must not look like a new difference.
-      this.persisted.set(op.key, { id: op.id, ...op.next, state: cur.state, confidence: cur.confidence })
+      this.persisted.set(op.key, { id: op.id, ...op.next, state: cur.state, confidence: cur.confidence, rule: cur.rule })
       this.opts.onSaved(op.key, saved)
     } else {
-      const { start, end, type, state, confidence } = op.next
+      const { start, end, type, state, confidence, rule } = op.next
       // A suggestion reappearing is an undone reject: it comes back as the model's suggestion.
       const req =
-        state === 'suggested' ? withState({ documentId, start, end, type, confidence, origin: 'model' }, 'suggested') : { documentId, start, end, type }
+        state === 'suggested' ? withState({ documentId, start, end, type, confidence, rule, origin: 'model' }, 'suggested') : { documentId, start, end, type }
       const saved = await api.createAnnotation(req as RequestOf<'annotations:create'>)
       this.persisted.set(op.key, { id: saved.id, ...op.next })
       this.opts.onSaved(op.key, saved)
