@@ -176,6 +176,13 @@ describe('document list, history and workspaces', () => {
       'Added by the abbreviation rule: the model tagged “Quinavor” (characters 0–8) where this document defines the abbreviation, so every use of it gets the same type',
     )
     expect(await popover.getByTestId('entity-meta').textContent()).toMatch(/Model suggestion \(abbreviation rule\), not yet accepted/)
+    // The popover is taller than the room under the line: the pane scrolls to it but keeps the entity in view.
+    const shown = await copies.nth(1).evaluate((el) => {
+      const pane = el.closest('.doc-scroll')!.getBoundingClientRect()
+      const r = el.getBoundingClientRect()
+      return r.top >= pane.top && r.bottom <= pane.bottom
+    })
+    expect(shown).toBe(true)
     await expectAccessible(page, 'popover of a rule suggestion')
     await h.screenshot('suggestion-rule-popover')
 

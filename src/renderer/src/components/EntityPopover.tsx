@@ -4,7 +4,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { SuggestionRule } from '@shared/domain'
 import { colourClass } from '../palette'
 import { confidenceLabel, ruleText } from '../editor/schema'
-import { Floating, type FloatingPanelProps } from './Floating'
+import { Floating, revealBelowText, type FloatingPanelProps } from './Floating'
 import { TypePicker } from './TypePicker'
 
 const WIDTH = 380
@@ -45,9 +45,9 @@ export function EntityPopover({ controller, snap, legend, pageRef }: FloatingPan
     ref.current?.querySelector<HTMLButtonElement>('button[data-action="accept"], button[data-type]')?.focus()
   }, [snap.focusPopover])
 
-  // A popover near the bottom of the window is scrolled into view, never left cut off.
+  // A popover near the bottom of the window is scrolled to, its entity kept in view (Floating).
   useEffect(() => {
-    if (key) ref.current?.scrollIntoView({ block: 'nearest' })
+    if (key && ref.current) revealBelowText(ref.current)
   }, [key])
 
   if (!key || !info || !pageRef.current) return null

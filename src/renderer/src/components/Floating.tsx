@@ -22,6 +22,26 @@ function placeBelow(view: EditorView, pos: number, page: HTMLElement, width: num
   return { left, top: c.bottom - box.top + 8 }
 }
 
+/** Room kept above a panel when scrolling to it: the line of text it sits under (and its hover label). */
+const TEXT_ABOVE_PANEL = 56
+
+/**
+ * Scrolls the panel's scroll container so that as much of the panel shows as fits without taking
+ * the text it is about out of view: a panel taller than the room below its line (an entity
+ * popover near the bottom, or one with a rule's explanation) keeps its line on screen and lets
+ * the rest be scrolled to, where scrollIntoView pushed the entity under the toolbars.
+ */
+export function revealBelowText(panel: HTMLElement): void {
+  let scroller = panel.parentElement
+  while (scroller && !/(auto|scroll)/.test(getComputedStyle(scroller).overflowY)) scroller = scroller.parentElement
+  if (!scroller) return
+  const view = scroller.getBoundingClientRect()
+  const box = panel.getBoundingClientRect()
+  const lineTop = box.top - TEXT_ABOVE_PANEL
+  if (lineTop < view.top) scroller.scrollTop -= view.top - lineTop
+  else if (box.bottom > view.bottom) scroller.scrollTop += Math.min(box.bottom - view.bottom + 8, lineTop - view.top)
+}
+
 const keepTextSelection = (e: MouseEvent<HTMLDivElement>) => {
   if ((e.target as HTMLElement).tagName !== 'INPUT') e.preventDefault()
 }

@@ -1,7 +1,7 @@
 // The type menu for a selection: appears when words are selected (after the mouse is released);
 // Enter moves the keyboard into it. Number keys work here as in the text.
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
-import { Floating, type FloatingPanelProps } from './Floating'
+import { Floating, revealBelowText, type FloatingPanelProps } from './Floating'
 import { TypePicker } from './TypePicker'
 
 const WIDTH = 420
@@ -15,7 +15,7 @@ export function SelectionMenu({ controller, snap, legend, pageRef }: FloatingPan
   const visible = !!sel && !snap.pointerDown && !snap.popover && dismissed !== selKey
 
   useEffect(() => {
-    if (visible) ref.current?.scrollIntoView({ block: 'nearest' })
+    if (visible && ref.current) revealBelowText(ref.current)
   }, [visible, selKey])
 
   useEffect(() => {
