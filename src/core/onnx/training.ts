@@ -394,8 +394,11 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       let dProbsDrop = t.matmul(dctx, v, { transB: true }) // [B, h, S, S]
       if (dAttn) dProbsDrop = t.add(dProbsDrop, dAttn)
       const dv = t.matmul(probsDrop.y, dctx, { transA: true }) // [B, h, S, d]
-      const dProbs = probsDrop.backward(dProbsDrop)
-      const dScores = t.mul(probs, t.sub(dProbs, g.node('ReduceSum', [t.mul(dProbs, probs), g.int64s([-1])], { keepdims: attr.int(1) })))
+      // ds = p·(dp − Σ dp·p) with dp = dPD·m (m the dropout mask, 1 without): p·dp = (p·m)·dPD, the
+      // dropped probabilities times dPD, so ds = e − p·Σe with e = probsDrop·dPD: one pass over the
+      // [B, h, S, S] scores fewer than masking dPD first.
+      const e = t.mul(dProbsDrop, probsDrop.y)
+      const dScores = t.sub(e, t.mul(probs, g.node('ReduceSum', [e, g.int64s([-1])], { keepdims: attr.int(1) })))
       // The 1/√d of the scores rides on the two products (FusedMatMul alpha).
       const dq = t.matmul(dScores, k, { alpha: invSqrtD }) // [B, h, S, d]
       const dk = t.matmul(dScores, q, { transA: true, alpha: invSqrtD }) // [B, h, S, d]
