@@ -221,6 +221,9 @@ async function makeRun(r: PlannedRun, keepModel: boolean, withTest: boolean): Pr
 }
 
 function render(all: StoredRun[]): void {
+  // docs/ACCURACY.md from nothing would drop every table it has: the committed results live in
+  // docs/accuracy-results, not in the default --out where new runs are stored.
+  if (all.length === 0) fail(`no stored results in ${relative(ROOT, outDir) || outDir}: nothing to render (the committed ones: --out docs/accuracy-results)`)
   const mainRows = summarise(all, MAIN_TARGET, VARIANT_ORDER)
   if (mainRows.length) process.stdout.write(`${renderTable(mainRows)}\n`)
   const benchCommand = `npm run bench:accuracy -- ${process.argv.slice(2).map(shown).join(' ')}`.trim()
