@@ -168,6 +168,8 @@ describe('document list, history and workspaces', () => {
     const copies = page.locator('.doc-text .entity.is-suggested[data-rule="abbreviation"]')
     expect(await copies.count()).toBe(2)
     expect(await page.locator('.doc-text .entity.is-suggested:not([data-rule])').count()).toBe(1)
+    // The suggestion bar says how many of them the rules added.
+    expect(await page.getByTestId('rule-suggestion-count').textContent()).toBe(' · 2 by document rules')
     expect(await copies.nth(1).getAttribute('title')).toMatch(/suggestion, model 0\.91, abbreviation rule/)
     await copies.nth(1).click()
     const popover = page.getByTestId('entity-popover')
@@ -190,6 +192,7 @@ describe('document list, history and workspaces', () => {
     await waitSaved(page)
     const atSecond = () => h.workspace().getDocument(id).annotations.find((a) => a.start === second)
     expect(atSecond()).toBeUndefined()
+    expect(await page.getByTestId('rule-suggestion-count').textContent()).toBe(' · 1 by document rules')
     await page.locator('.doc-text').focus()
     await page.keyboard.press('Control+z')
     await waitSaved(page)

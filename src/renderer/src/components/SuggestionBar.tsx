@@ -52,6 +52,16 @@ export function SuggestionBar({ controller, snap, version, onRefresh, refreshHin
               · model {lowest === highest ? lowest.toFixed(2) : `${lowest.toFixed(2)}–${highest.toFixed(2)}`}
             </span>
           )}
+          {snap.ruleSuggestions > 0 && (
+            <span
+              className="muted"
+              data-testid="rule-suggestion-count"
+              title="Copied by a document rule from a mention the model tagged, with that mention's confidence: open one to see which"
+            >
+              {' '}
+              · {snap.ruleSuggestions} by document rules
+            </span>
+          )}
         </span>
         <span className="threshold-row compact">
           <ThresholdSlider label="Accept all ≥" value={threshold} onChange={setThreshold} testId="threshold" />

@@ -248,6 +248,7 @@ export class EditorController {
       counts,
       total: this.entities.size - suggested.length,
       suggestions: suggested.length,
+      ruleSuggestions: suggested.filter((e) => e.mark.attrs['rule'] !== null).length,
       confidences: sameNumbers(confidences, this.snapshot.confidences) ? this.snapshot.confidences : confidences,
       hidden: this.hidden,
       popover,

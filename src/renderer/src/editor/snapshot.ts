@@ -31,6 +31,8 @@ export interface UiSnapshot {
   /** Model suggestions waiting for a decision, and their confidences (highest first). */
   suggestions: number
   confidences: number[]
+  /** How many of the suggestions a document rule added (EntityAttrs.rule). */
+  ruleSuggestions: number
   save: SaveState
   pending: number
   canUndo: boolean
@@ -68,6 +70,7 @@ export function initialSnapshot(showTags: boolean): UiSnapshot {
     total: 0,
     suggestions: 0,
     confidences: [],
+    ruleSuggestions: 0,
     save: 'saved',
     pending: 0,
     canUndo: false,
