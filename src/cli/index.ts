@@ -12,6 +12,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   encode: { summary: 'run the encoder on token ids (logits, hidden states, attentions)', load: async () => require('./commands/encode') as CommandModule },
   pretrain: { summary: 'masked-LM pretraining on unlabelled in-domain text', load: async () => require('./commands/pretrain') as CommandModule },
   wordvec: { summary: 'a from-scratch encoder with word embeddings from in-domain fastText vectors', load: async () => require('./commands/wordvec') as CommandModule },
+  charlm: { summary: 'a forward and backward character language model of unlabelled text, for word taggers', load: async () => require('./commands/charlm') as CommandModule },
   train: { summary: 'fine-tune or train a token classifier', load: async () => require('./commands/train') as CommandModule },
   tag: { summary: 'tag a corpus file with a model', load: async () => require('./commands/tag') as CommandModule },
   eval: { summary: 'entity-level precision/recall/F1 against gold', load: async () => require('./commands/eval') as CommandModule },

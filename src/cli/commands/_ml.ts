@@ -3,6 +3,7 @@
 // The options several commands share and the parsing of option values are in _options.ts.
 // Not a command itself (src/cli/index.ts dispatches only the names it lists).
 
+import { CharLmTrainError } from '../../core/pretrain/char-lm'
 import { FastTextError } from '../../core/pretrain/fasttext'
 import { WordVectorError } from '../../core/nlp/word-vectors'
 import { PretrainError } from '../../core/pretrain/run'
@@ -278,6 +279,7 @@ export async function runCommand<O extends Options>(cmd: string, usage: string, 
       e instanceof TaggingError ||
       e instanceof InferenceEngineError ||
       e instanceof PretrainError ||
+      e instanceof CharLmTrainError ||
       e instanceof FastTextError ||
       e instanceof WordVectorError
     ) {

@@ -89,6 +89,99 @@ function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dro
   return { x: xDrop.y, wordIds, backward }
 }
 
+/** An unrolled LSTM over T steps, D stacked directions: its hidden states and the backward through them. */
+export interface UnrolledLstm {
+  /** h of every step, T × [1, D, B, H]. */
+  hs: string[]
+  /** The state after the last step [1, D, B, H]. */
+  h: string
+  c: string
+  /** h_{t−1} of every step, T × [1, D, B, H]: the initial state (zeros without one), then h_0 … h_{T−2}. */
+  hPrev: string[]
+  /**
+   * From the loss's gradient at every h (T × [1, D, B, H]) the gradient at every step's gate
+   * pre-activations, T × [1, D, B, 4H] (i, f, g, o). None flows into the initial state: truncated
+   * back-propagation through time, as PyTorch's detached state.
+   */
+  backward(dHOut: string[]): string[]
+}
+
+/**
+ * The recurrence of D stacked LSTM directions, unrolled: `xw` holds each step's input projection
+ * x·W_ih + b (T × [1, D, B, 4H]; a step's tensors keep Split's leading axis of one, so MatMul with
+ * the [D, H, 4H] weights broadcasts over it and no step needs a Squeeze or Unsqueeze node), `init`
+ * the state before the first step ([1, D, B, H] each; zeros when absent).
+ */
+export function unrolledLstm(t: GradGraph, xw: string[], wHh: string, H: number, init?: { h: string; c: string }): UnrolledLstm {
+  const g = t.g
+  const T = xw.length
+  const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
+  // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
+  // value multiplies: dz = [dc, dc, dc, dh] ⊙ [g, c_prev, i, tanh c] ⊙ act'. The last two factors
+  // are known after the forward step, so they are formed there as one [1, D, B, 4H] tensor (dzScale)
+  // and the backward step is a handful of nodes: the graph has T of them, and onnxruntime's
+  // session set-up grows with the square of the node count (a 128-word bucket: 8 908 nodes, 12 s).
+  // act' per block from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
+  // a' = isTanh + a·(isSigmoid − a) with the 0/1 column vectors below.
+  const blockOf = (values: number[]) => g.constant(Float32Array.from({ length: 4 * H }, (_, k) => values[Math.floor(k / H)]), [4 * H])
+  const isSigmoid = blockOf([1, 1, 0, 1])
+  const isTanh = blockOf([0, 0, 1, 0])
+  interface Step {
+    f: string
+    /** o·(1 − tanh² c) [1, D, B, H]: d c from d h. */
+    dcFromDh: string
+    /** [g, c_prev, i, tanh c] ⊙ act' [1, D, B, 4H]. */
+    dzScale: string
+  }
+  const steps: Step[] = []
+  const hs: string[] = []
+  let h: string | null = init?.h ?? null
+  let c: string | null = init?.c ?? null
+  /** The state before the first step [1, D, B, H] (c_prev of step 0, h_{−1} in the backward): zeros without `init`. */
+  let zeroState = ''
+  for (let s = 0; s < T; s++) {
+    let z = xw[s] // [1, D, B, 4H]
+    if (h) z = t.add(z, g.node('MatMul', [h, wHh]))
+    const [zi, zf, zg, zo] = g.nodeOutputs('Split', [z], { axis: attr.int(3) }, { outputs: 4 })
+    const i = g.node('Sigmoid', [zi])
+    const f = g.node('Sigmoid', [zf])
+    const gg = g.node('Tanh', [zg])
+    const oo = g.node('Sigmoid', [zo])
+    const ig = t.mul(i, gg)
+    const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
+    const tc = g.node('Tanh', [cNew])
+    const hNew = t.mul(oo, tc) // [1, D, B, H]
+    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }) // [1, D, B, 4H]
+    const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
+    if (s === 0 && !init) zeroState = g.node('Mul', [i, g.float(0)])
+    const cPrev = c ?? zeroState
+    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(3) }), actD)
+    steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
+    hs.push(hNew)
+    h = hNew
+    c = cNew
+  }
+  const backward = (dHOut: string[]) => {
+    const wHhT = t.transpose(wHh, [0, 2, 1]) // [D, 4H, H]
+    const dz: string[] = new Array<string>(T)
+    let dhNext: string | null = null
+    let dcNext: string | null = null
+    for (let s = T - 1; s >= 0; s--) {
+      const st = steps[s]
+      const dh: string = dhNext ? t.add(dHOut[s], dhNext) : dHOut[s]
+      const dcFromH = t.mul(dh, st.dcFromDh)
+      const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
+      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(3) }), st.dzScale) // [1, D, B, 4H]: i, f, g, o
+      if (s > 0) {
+        dhNext = g.node('MatMul', [dz[s], wHhT])
+        dcNext = t.mul(dc, st.f)
+      }
+    }
+    return dz
+  }
+  return { hs, h: h!, c: c!, hPrev: [init?.h ?? zeroState, ...hs.slice(0, T - 1)], backward }
+}
+
 function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const t = new GradGraph(name)
   const g = t.g
@@ -115,53 +208,9 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
   const squeeze0 = (v: string) => g.node('Squeeze', [v, g.int64s([0])])
   /** T × [1, 2, B, W] → [2, B·T, W] (the rows in batch-major order, as xw's). */
   const stepsToRows = (vs: string[], W: number) => t.reshape(t.transpose(vs.length === 1 ? vs[0] : g.node('Concat', vs, { axis: attr.int(0) }), [1, 2, 0, 3]), g.int64s([2, -1, W]))
-  const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
 
-  // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
-  // value multiplies: dz = [dc, dc, dc, dh] ⊙ [g, c_prev, i, tanh c] ⊙ act'. The last two factors
-  // are known after the forward step, so they are formed there as one [1, 2, B, 4H] tensor (dzScale)
-  // and the backward step is a handful of nodes: the graph has T of them, and onnxruntime's
-  // session set-up grows with the square of the node count (a 128-word bucket: 8 908 nodes, 12 s).
-  // act' per block from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
-  // a' = isTanh + a·(isSigmoid − a) with the 0/1 column vectors below.
-  const blockOf = (values: number[]) => g.constant(Float32Array.from({ length: 4 * H }, (_, k) => values[Math.floor(k / H)]), [4 * H])
-  const isSigmoid = blockOf([1, 1, 0, 1])
-  const isTanh = blockOf([0, 0, 1, 0])
-  interface Step {
-    f: string
-    /** o·(1 − tanh² c) [1, 2, B, H]: d c from d h. */
-    dcFromDh: string
-    /** [g, c_prev, i, tanh c] ⊙ act' [1, 2, B, 4H]. */
-    dzScale: string
-  }
-  const steps: Step[] = []
-  const hs: string[] = []
-  let h: string | null = null
-  let c: string | null = null
-  /** Zeros [1, 2, B, H]: the state before the first step (c_prev of step 0, h_{−1} in the backward). */
-  let zeroState = ''
-  for (let s = 0; s < T; s++) {
-    let z = xwT[s] // [1, 2, B, 4H]
-    if (h) z = t.add(z, g.node('MatMul', [h, wHh]))
-    const [zi, zf, zg, zo] = g.nodeOutputs('Split', [z], { axis: attr.int(3) }, { outputs: 4 })
-    const i = g.node('Sigmoid', [zi])
-    const f = g.node('Sigmoid', [zf])
-    const gg = g.node('Tanh', [zg])
-    const oo = g.node('Sigmoid', [zo])
-    const ig = t.mul(i, gg)
-    const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
-    const tc = g.node('Tanh', [cNew])
-    const hNew = t.mul(oo, tc) // [1, 2, B, H]
-    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }) // [1, 2, B, 4H]
-    const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
-    if (s === 0) zeroState = g.node('Mul', [i, g.float(0)])
-    const cPrev = c ?? zeroState
-    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(3) }), actD)
-    steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
-    hs.push(hNew)
-    h = hNew
-    c = cNew
-  }
+  const lstm = unrolledLstm(t, xwT, wHh, H)
+  const hs = lstm.hs
   const hFlat = stepsToRows(hs, H) // [2, B·T, H]
   const [hFwd, hBwdRev] = g.nodeOutputs('Split', [hFlat], { axis: attr.int(0) }, { outputs: 2 })
   const hBwd = g.node('Gather', [squeeze0(hBwdRev), reverseIndex]) // [B·T, H] back in word order
@@ -180,27 +229,10 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     const dH2 = g.node('Concat', [g.node('Unsqueeze', [dFwd, g.int64s([0])]), g.node('Unsqueeze', [dBwdRev, g.int64s([0])])], { axis: attr.int(0) }) // [2, B·T, H]
     const dHSteps = t.transpose(g.node('Reshape', [dH2, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, H])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, H]
     const dHOut = T === 1 ? [dHSteps] : g.nodeOutputs('Split', [dHSteps], { axis: attr.int(0) }, { outputs: T }) // T × [1, 2, B, H]
-    const wHhT = t.transpose(wHh, [0, 2, 1]) // [2, 4H, H]
-    const dz: string[] = new Array<string>(T)
-    let dhNext: string | null = null
-    let dcNext: string | null = null
-    for (let s = T - 1; s >= 0; s--) {
-      const st = steps[s]
-      const dh: string = dhNext ? t.add(dHOut[s], dhNext) : dHOut[s]
-      const dcFromH = t.mul(dh, st.dcFromDh)
-      const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
-      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(3) }), st.dzScale) // [1, 2, B, 4H]: i, f, g, o
-      if (s > 0) {
-        dhNext = g.node('MatMul', [dz[s], wHhT])
-        dcNext = t.mul(dc, st.f)
-      }
-    }
+    const dz = lstm.backward(dHOut)
     const dZ = stepsToRows(dz, 4 * H) // [2, B·T, 4H]
-    // h_{t−1} for every step: zeros, then h_0 … h_{T−2}  [2, B, T, H]
-    if (T > 1) {
-      const hPrevFlat = stepsToRows([zeroState, ...hs.slice(0, T - 1)], H) // [2, B·T, H]
-      t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, g.node('MatMul', [t.transpose(hPrevFlat, [0, 2, 1]), dZ])) // [2, H, 4H]
-    }
+    // h_{t−1} for every step: zeros, then h_0 … h_{T−2}  [2, B·T, H]
+    if (T > 1) t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, g.node('MatMul', [t.transpose(stepsToRows(lstm.hPrev, H), [0, 2, 1]), dZ])) // [2, H, 4H]
     t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, g.node('MatMul', [t.transpose(x2, [0, 2, 1]), dZ])) // [2, Din, 4H]
     t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.bias`, t.reduceSum(dZ, [1], false)) // [2, 4H]
     const dX2 = g.node('MatMul', [dZ, t.transpose(wIh, [0, 2, 1])]) // [2, B·T, Din]

@@ -472,7 +472,7 @@ function charChannel(t: GradGraph, c: OnnxBertConfig, prefix: string): { y: stri
  * Masked mean cross-entropy of logits [N, C] against labels (int64 [B, S], −100 = ignored), as
  * core/train/loss.ts maskedCrossEntropy. Returns the loss value and dlogits.
  */
-function crossEntropy(t: GradGraph, logits: string, labels: string, C: number): { loss: string; dLogits: string } {
+export function crossEntropy(t: GradGraph, logits: string, labels: string, C: number): { loss: string; dLogits: string } {
   const g = t.g
   const flat = t.reshape(labels, g.int64s([-1])) // [N]
   const ignored = g.node('Equal', [flat, g.int64s([-100], [])])

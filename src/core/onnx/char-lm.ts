@@ -1,0 +1,93 @@
+// Graphs of the character language model (core/model/char-lm.ts).
+//
+// Training: one chunk of truncated back-propagation through time per run. Each direction reads
+// its own B streams of text (the backward model's are the text reversed) for T characters from the
+// state the previous chunk ended in, and predicts each next character: mean cross-entropy over
+// both directions' 2·B·T predictions, every gradient, and the state to start the next chunk from.
+// The recurrence is ./recurrent's unrolledLstm, as the word tagger's.
+//
+// States: the tagging-time graph, ONNX's LSTM operator over each direction's characters (any
+// length; `sequence_lens` bounds each row), and the states a word tagger reads gathered from it.
+
+import { attr } from './graph'
+import { crossEntropy, GradGraph, type TrainGraph } from './training'
+import { unrolledLstm } from './recurrent'
+import { CHAR_LM_PARAMS, type CharLmDims } from '../model/char-lm'
+
+export const CHAR_LM_STATE_INPUTS = { h: 'state.h', c: 'state.c' } as const
+export const CHAR_LM_STATE_OUTPUTS = { h: 'state.h.next', c: 'state.c.next' } as const
+
+export interface CharLmGraphOptions {
+  dims: CharLmDims
+  /** Characters per chunk (T). */
+  steps: number
+  /** Dropout mask input `dropout.output` [2, B·T, H] on the LSTM's output. */
+  dropout: boolean
+}
+
+/**
+ * One training chunk. Inputs: `char_ids` int64 [2, B, T] (rows of the stacked table: direction d's
+ * character k is d·V + k), `next_ids` int64 [2, B, T] (the character that follows each, 0 … V−1;
+ * −100 for none), `state.h` / `state.c` [2, B, H] (zeros at the start of a stream). Outputs `loss`
+ * (nats per character), the gradients (the table's as rows) and `state.h.next` / `state.c.next`.
+ */
+export function charLmTrainGraph(o: CharLmGraphOptions): TrainGraph {
+  const t = new GradGraph(`fastbioner_char_lm_train_T${o.steps}`)
+  const g = t.g
+  const { charVocabSize: V, charDim: E, hidden: H } = o.dims
+  const T = o.steps
+  const ids = g.input('char_ids', 'int64', [2, 'batch', T])
+  const next = g.input('next_ids', 'int64', [2, 'batch', T])
+  const h0 = g.input(CHAR_LM_STATE_INPUTS.h, 'float32', [2, 'batch', H])
+  const c0 = g.input(CHAR_LM_STATE_INPUTS.c, 'float32', [2, 'batch', H])
+  const table = t.param(CHAR_LM_PARAMS.embeddings, [2 * V, E])
+  const wIh = t.param(CHAR_LM_PARAMS.weightIh, [2, E, 4 * H])
+  const wHh = t.param(CHAR_LM_PARAMS.weightHh, [2, H, 4 * H])
+  const bias = t.param(CHAR_LM_PARAMS.bias, [2, 4 * H])
+  const decW = t.param(CHAR_LM_PARAMS.decoderWeight, [2, H, V])
+  const decB = t.param(CHAR_LM_PARAMS.decoderBias, [2, V])
+
+  const bShape = g.node('Slice', [g.node('Shape', [ids]), g.int64s([1]), g.int64s([2])]) // [1]: B
+  const x = t.reshape(g.node('Gather', [table, ids]), g.int64s([2, -1, E])) // [2, B·T, E]
+  const xw = t.add(g.node('MatMul', [x, wIh]), g.node('Unsqueeze', [bias, g.int64s([1])])) // [2, B·T, 4H]
+  /** [2, B·T, W] → T × [1, 2, B, W] */
+  const rowsToSteps = (v: string, W: number) => {
+    const steps = t.transpose(g.node('Reshape', [v, g.node('Concat', [g.int64s([2]), bShape, g.int64s([T, W])], { axis: attr.int(0) })]), [2, 0, 1, 3]) // [T, 2, B, W]
+    return T === 1 ? [steps] : g.nodeOutputs('Split', [steps], { axis: attr.int(0) }, { outputs: T })
+  }
+  /** T × [1, 2, B, W] → [2, B·T, W] */
+  const stepsToRows = (vs: string[], W: number) => t.reshape(t.transpose(vs.length === 1 ? vs[0] : g.node('Concat', vs, { axis: attr.int(0) }), [1, 2, 0, 3]), g.int64s([2, -1, W]))
+  const unsqueeze0 = (v: string) => g.node('Unsqueeze', [v, g.int64s([0])])
+  const lstm = unrolledLstm(t, rowsToSteps(xw, 4 * H), wHh, H, { h: unsqueeze0(h0), c: unsqueeze0(c0) })
+  const hidden = stepsToRows(lstm.hs, H) // [2, B·T, H]
+  const hDrop = t.dropout(o.dropout, 'dropout.output', hidden, [2, 'batch*steps', H])
+  const logits = t.add(g.node('MatMul', [hDrop.y, decW]), g.node('Unsqueeze', [decB, g.int64s([1])])) // [2, B·T, V]
+  const ce = crossEntropy(t, t.reshape(logits, g.int64s([-1, V])), next, V)
+
+  // ---- backward --------------------------------------------------------------------------------
+  const dLogits = t.reshape(ce.dLogits, g.int64s([2, -1, V])) // [2, B·T, V]
+  t.addGrad(CHAR_LM_PARAMS.decoderWeight, g.node('MatMul', [t.transpose(hDrop.y, [0, 2, 1]), dLogits])) // [2, H, V]
+  t.addGrad(CHAR_LM_PARAMS.decoderBias, t.reduceSum(dLogits, [1], false)) // [2, V]
+  const dHidden = hDrop.backward(g.node('MatMul', [dLogits, t.transpose(decW, [0, 2, 1])])) // [2, B·T, H]
+  const dZ = stepsToRows(lstm.backward(rowsToSteps(dHidden, H)), 4 * H) // [2, B·T, 4H]
+  t.addGrad(CHAR_LM_PARAMS.weightHh, g.node('MatMul', [t.transpose(stepsToRows(lstm.hPrev, H), [0, 2, 1]), dZ])) // [2, H, 4H]
+  t.addGrad(CHAR_LM_PARAMS.weightIh, g.node('MatMul', [t.transpose(x, [0, 2, 1]), dZ])) // [2, E, 4H]
+  t.addGrad(CHAR_LM_PARAMS.bias, t.reduceSum(dZ, [1], false)) // [2, 4H]
+  const dX = t.reshape(g.node('MatMul', [dZ, t.transpose(wIh, [0, 2, 1])]), g.int64s([-1, E])) // [2·B·T, E], rows in char_ids' order
+  t.addRowGrad(CHAR_LM_PARAMS.embeddings, ids, dX)
+
+  g.output('loss', ce.loss, 'float32', [])
+  g.output('loss.lm', ce.loss, 'float32', [])
+  const squeeze0 = (v: string) => g.node('Squeeze', [v, g.int64s([0])])
+  g.output(CHAR_LM_STATE_OUTPUTS.h, squeeze0(lstm.h), 'float32', [2, 'batch', H])
+  g.output(CHAR_LM_STATE_OUTPUTS.c, squeeze0(lstm.c), 'float32', [2, 'batch', H])
+  t.finishGradients()
+  return {
+    model: t.encode(`character LM training graph, ${T} characters per chunk`),
+    params: t.params,
+    lossTerms: ['loss.lm'],
+    dropoutInputs: t.dropoutInputs,
+    extraInputs: [{ name: next, dims: [2, 'batch', T], type: 'int64' }],
+    rowGrads: t.rowGrads,
+  }
+}
