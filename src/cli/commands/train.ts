@@ -1,4 +1,5 @@
 // `fastbioner train --train FILE --dev FILE --out DIR [--init HF_DIR | --preset NAME] [options]`
+import { isCharLmFolder, loadCharLm } from '../../core/model/char-lm'
 import { existsSync } from 'node:fs'
 import type { CorpusDocument } from '../../shared/domain'
 import { BertTokenClassifier, DEFAULT_HEAD } from '../../core/model/bert'
@@ -81,6 +82,8 @@ ${mapTypesHelp(22)}
   --dropout X         word-lstm: dropout on the features and on the BiLSTM's output while
                       training (default ${WORD_TAGGER_DEFAULTS.dropout}); with --init it replaces the model's
   --lstm-hidden N     word-lstm from scratch: units per direction of the BiLSTM (default ${WORD_TAGGER_DEFAULTS.lstmHidden})
+  --char-lm DIR       word-lstm from scratch: a character language model ('fastbioner charlm')
+                      whose states per word join the inputs; it becomes part of the model, frozen
   --char-cnn          bert: a character channel (a character CNN and case/shape flags per word,
                       added to its pieces' embeddings; core/model/char-cnn.ts), its characters
                       learnt from the training text; a model that has one keeps it
@@ -131,7 +134,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
-  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors'),
+  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm'),
   ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn', 'word-level'),
@@ -155,7 +158,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden', 'transfer-targets', 'word-vectors'] as const) {
+    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden', 'transfer-targets', 'word-vectors', 'char-lm'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const charPieces = v['char-pieces'] ?? 'all'
@@ -496,6 +499,10 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const wordVectors = resume ? undefined : v['word-vectors']
   if (wordVectors !== undefined && v.init !== undefined) throw new CliError(`--word-vectors start a model from scratch: a run from --init keeps the word table of ${v.init}`, 2)
   if (wordVectors !== undefined && !existsSync(wordVectors)) throw new CliError(`--word-vectors ${wordVectors}: no such file`, 1)
+  const charLmDir = resume ? undefined : v['char-lm']
+  if (charLmDir !== undefined && v.init !== undefined) throw new CliError(`--char-lm starts a model from scratch: a run from --init keeps what ${v.init} reads`, 2)
+  if (charLmDir !== undefined && !isCharLmFolder(charLmDir)) throw new CliError(`--char-lm ${charLmDir}: not a character language model folder ('fastbioner charlm' writes one)`, 1)
+  const charLm = charLmDir !== undefined ? loadCharLm(charLmDir) : undefined
   const settings = finetuneSettings(v)
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
@@ -532,6 +539,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       transfer,
       vocab: maxWords !== undefined ? { maxSize: maxWords } : undefined,
       wordVectors,
+      charLm,
       config: { ...(dropout !== undefined ? { dropout } : {}), ...(lstmHidden !== undefined ? { lstmHidden } : {}) },
       signal: stop.signal,
       onTaskScores: tasks.length > 1 ? taskScoresLogger(log) : undefined,
@@ -548,7 +556,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
             arch: 'word-lstm',
-            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors']),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
           },
@@ -668,7 +676,7 @@ function givenOptions(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typ
 const RESUME_FIXED = [
   'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
   'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
-  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-level', 'word-vectors',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-level', 'word-vectors', 'char-lm',
 ] as const
 
 /**

@@ -41,6 +41,9 @@ export const CHAR_LM_DEFAULTS = {
   minCount: 20,
 } as const
 
+/** Every parameter of a character LM starts with it (in a word tagger's folder too). */
+export const CHAR_LM_PREFIX = 'char_lm.'
+
 export const CHAR_LM_PARAMS = {
   embeddings: 'char_lm.embeddings.weight',
   weightIh: 'char_lm.lstm.weight_ih',
@@ -122,6 +125,26 @@ export interface CharLmFolder {
   metadata?: Record<string, unknown>
 }
 
+/** The sizes and characters of a config.json object (a character LM's, or a word tagger's `char_lm`), checked. */
+export function charLmConfigFrom(j: Record<string, unknown>, where: string): CharLmDims & { chars: string[] } {
+  const size = (key: string, max: number): number => {
+    const v = j[key]
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw new CheckpointError(`${where}: ${key} must be an integer in [1, ${max}], got ${JSON.stringify(v)}`)
+    return v
+  }
+  const dims: CharLmDims = { charVocabSize: size('char_vocab_size', 65536), charDim: size('char_dim', 4096), hidden: size('hidden_size', 8192) }
+  const chars = j.chars
+  if (!Array.isArray(chars) || chars.length !== dims.charVocabSize || chars.some((c, i) => typeof c !== 'string' || (i > 0 && Array.from(c).length !== 1)) || chars[0] !== CHAR_LM_UNK || new Set(chars).size !== chars.length) {
+    throw new CheckpointError(`${where}: chars must list ${dims.charVocabSize} distinct single characters, ${CHAR_LM_UNK} first`)
+  }
+  return { ...dims, chars: chars as string[] }
+}
+
+/** config.json's form of a character LM's sizes and characters. */
+export function charLmConfigJson(d: CharLmDims, chars: readonly string[]): Record<string, unknown> {
+  return { char_vocab_size: d.charVocabSize, char_dim: d.charDim, hidden_size: d.hidden, chars }
+}
+
 export function saveCharLm(dir: string, m: CharLmFolder): void {
   mkdirSync(dir, { recursive: true })
   removeStaleTempFiles(dir)
@@ -134,7 +157,7 @@ export function saveCharLm(dir: string, m: CharLmFolder): void {
   }
   writeFileAtomic(join(dir, WEIGHTS_FILE), serializeSafetensors(tensors, { format: 'pt' }))
   if (m.metadata) writeFileAtomic(join(dir, METADATA_FILE), [JSON.stringify(m.metadata, null, 2) + '\n'])
-  const config = { model_type: CHAR_LM_MODEL_TYPE, char_vocab_size: m.dims.charVocabSize, char_dim: m.dims.charDim, hidden_size: m.dims.hidden, dropout: m.dropout, chars: m.chars }
+  const config = { model_type: CHAR_LM_MODEL_TYPE, ...charLmConfigJson(m.dims, m.chars), dropout: m.dropout }
   writeFileAtomic(join(dir, CONFIG_FILE), [JSON.stringify(config) + '\n'])
 }
 
@@ -151,18 +174,9 @@ export function loadCharLm(dir: string): CharLmFolder {
   const cfgPath = join(dir, CONFIG_FILE)
   const j = readJsonObject(cfgPath)
   if (j.model_type !== CHAR_LM_MODEL_TYPE) throw new CheckpointError(`${cfgPath}: model_type is not ${CHAR_LM_MODEL_TYPE}`)
-  const size = (key: string, max: number): number => {
-    const v = j[key]
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) throw new CheckpointError(`${cfgPath}: ${key} must be an integer in [1, ${max}], got ${JSON.stringify(v)}`)
-    return v
-  }
-  const dims: CharLmDims = { charVocabSize: size('char_vocab_size', 65536), charDim: size('char_dim', 4096), hidden: size('hidden_size', 8192) }
+  const { chars, ...dims } = charLmConfigFrom(j, cfgPath)
   const dropout = j.dropout
   if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) throw new CheckpointError(`${cfgPath}: dropout must be a number in [0, 1)`)
-  const chars = j.chars
-  if (!Array.isArray(chars) || chars.length !== dims.charVocabSize || chars.some((c, i) => typeof c !== 'string' || (i > 0 && Array.from(c).length !== 1)) || chars[0] !== CHAR_LM_UNK || new Set(chars).size !== chars.length) {
-    throw new CheckpointError(`${cfgPath}: chars must list ${dims.charVocabSize} distinct single characters, ${CHAR_LM_UNK} first`)
-  }
   const stored = readSafetensors(join(dir, WEIGHTS_FILE))
   const params = new Map<string, Float32Array>()
   for (const [name, shape] of charLmParamShapes(dims)) {
@@ -175,5 +189,5 @@ export function loadCharLm(dir: string): CharLmFolder {
     params.set(name, t.data)
   }
   const metaPath = join(dir, METADATA_FILE)
-  return { dims, dropout, chars: chars as string[], params, metadata: existsSync(metaPath) ? readJsonObject(metaPath) : undefined }
+  return { dims, dropout, chars, params, metadata: existsSync(metaPath) ? readJsonObject(metaPath) : undefined }
 }

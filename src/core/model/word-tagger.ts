@@ -11,6 +11,8 @@
 //   lstm.weight_ih [2, Din, 4H]  lstm.weight_hh [2, H, 4H]  lstm.bias [2, 4H]
 //   classifier.weight [2H, C]  classifier.bias [C]  (classifiers.<head>.* for named heads)
 //   crf.transitions [C, C]  crf.start_transitions [C]  crf.end_transitions [C]  (crfs.<head>.*)
+//   char_lm.* (./char-lm.ts), with `charLm`: a character language model, frozen, whose states
+//   per word (forward after the word's last character, backward after its first) join the inputs.
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -22,6 +24,7 @@ import { dequantizeRows, INT8_SCALE_SUFFIX, quantizeRows } from './int8'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { Rng } from '../rng'
 import { SHAPE_FLAGS, WordFeaturizer } from '../nlp/word-features'
+import { CHAR_LM_PREFIX, CharLmEncoder, charLmConfigFrom, charLmConfigJson, charLmParamShapes, SENTENCE_BREAK, type CharLmDims } from './char-lm'
 
 export const WORD_TAGGER_MODEL_TYPE = 'fastbioner-word-tagger'
 
@@ -31,10 +34,17 @@ export interface WordTaggerDims extends CharCnnDims {
   wordDim: number
   /** Hidden size of each LSTM direction. */
   lstmHidden: number
+  /** A character language model whose per-word states are inputs too (absent: none); its characters, <unk> first. */
+  charLm?: CharLmDims & { chars: readonly string[] }
+}
+
+/** Width of the features of the character LM's states: both directions. */
+export function charLmStateDim(d: Pick<WordTaggerDims, 'charLm'>): number {
+  return d.charLm ? 2 * d.charLm.hidden : 0
 }
 
 export function wordTaggerInputDim(d: WordTaggerDims): number {
-  return d.wordDim + d.charFilters + d.shapeFlags
+  return d.wordDim + d.charFilters + d.shapeFlags + charLmStateDim(d)
 }
 
 /** config.json of a word tagger. */
@@ -85,6 +95,7 @@ export function wordTaggerParamShapes(c: WordTaggerConfig, heads: ReadonlyArray<
     ['lstm.weight_hh', [2, H, 4 * H]],
     ['lstm.bias', [2, 4 * H]],
   ])
+  if (c.charLm) for (const [name, shape] of charLmParamShapes(c.charLm)) shapes.set(name, shape)
   for (const h of heads) {
     shapes.set(`${headPrefix(h.name)}.weight`, [2 * H, h.numLabels])
     shapes.set(`${headPrefix(h.name)}.bias`, [h.numLabels])
@@ -116,6 +127,7 @@ export function initWordTaggerParams(c: WordTaggerConfig, heads: ReadonlyArray<{
       value = a.map((v, i) => v + b[i])
     } else if (name.startsWith('lstm.')) value = uniform(size, 1 / Math.sqrt(c.lstmHidden))
     else if (name.startsWith('classifier')) value = uniform(size, 1 / Math.sqrt(2 * c.lstmHidden))
+    else if (name.startsWith(CHAR_LM_PREFIX)) value = new Float32Array(size) // the language model's own weights are set from it
     else value = new Float32Array(size) // CRF scores
     params.set(name, value)
   }
@@ -138,6 +150,60 @@ export interface WordBatch {
   reverseIndex: BigInt64Array
   /** Real words in the batch. */
   numWords: number
+  /** With a character LM: what its tagging-time graph reads (charLmInputs). */
+  charLm?: CharLmInputs
+  /** With a character LM, in training: its states of each word [B, T, 2H_lm], computed once per sentence (the trainer fills them). */
+  charLmStates?: Float32Array
+}
+
+/**
+ * The character LM's view of a batch: each sentence's words joined by spaces, after a line break,
+ * forward and reversed. `ids` [2, B, L] (direction d's character k as row d·V + k of the stacked
+ * table), `lengths` [B] (characters per row, the line break included), `positions` [2, B·T]: per
+ * word, the row of [B·L] whose state it reads: forward, after the word's last character; backward,
+ * after its first (padding words read row 0).
+ */
+export interface CharLmInputs {
+  ids: BigInt64Array
+  lengths: Int32Array
+  positions: BigInt64Array
+  /** L */
+  steps: number
+}
+
+const charLmEncoders = new WeakMap<readonly string[], CharLmEncoder>()
+
+export function charLmInputs(lm: NonNullable<WordTaggerDims['charLm']>, sentences: readonly (readonly string[])[], steps: number): CharLmInputs {
+  let encoder = charLmEncoders.get(lm.chars)
+  if (!encoder) charLmEncoders.set(lm.chars, (encoder = new CharLmEncoder(lm.chars)))
+  const B = sentences.length
+  const T = steps
+  const V = lm.charVocabSize
+  const texts = sentences.map((words) => Array.from(words.join(' ')))
+  const L = 1 + Math.max(1, ...texts.map((t) => t.length))
+  const ids = new BigInt64Array(2 * B * L)
+  const lengths = new Int32Array(B)
+  const positions = new BigInt64Array(2 * B * T)
+  const breakId = encoder.id(SENTENCE_BREAK)
+  texts.forEach((chars, b) => {
+    const n = chars.length
+    lengths[b] = n + 1
+    ids[b * L] = BigInt(breakId)
+    ids[(B + b) * L] = BigInt(breakId + V)
+    for (let i = 0; i < n; i++) {
+      const k = encoder.id(chars[i])
+      ids[b * L + 1 + i] = BigInt(k)
+      ids[(B + b) * L + n - i] = BigInt(k + V) // reversed: character i at n − i
+    }
+    let start = 0
+    sentences[b].forEach((w, t) => {
+      const len = Array.from(w).length
+      positions[b * T + t] = BigInt(b * L + start + len) // forward: after the last character (index s + len, the line break first)
+      positions[(B + b) * T + t] = BigInt(b * L + n - start) // backward: after the first (index n − s)
+      start += len + 1
+    })
+  })
+  return { ids, lengths, positions, steps: L }
 }
 
 /** The bucket a sentence of n words runs in: the next multiple of 8 (fewer graphs, little padding). */
@@ -169,7 +235,7 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
     numWords += n
     return n
   })
-  return { batchSize: B, steps: T, lengths, wordIds, charIds, shapes, reverseIndex, numWords }
+  return { batchSize: B, steps: T, lengths, wordIds, charIds, shapes, reverseIndex, numWords, ...(c.charLm ? { charLm: charLmInputs(c.charLm, sentences, T) } : {}) }
 }
 
 // ---- model folder --------------------------------------------------------------------------
@@ -197,6 +263,9 @@ const CONFIG_KEYS: Array<[keyof WordTaggerDims | 'dropout' | 'singletonUnk', str
   ['dropout', 'dropout', 1],
   ['singletonUnk', 'singleton_unk', 1],
 ]
+
+/** config.json key of the character LM's sizes and characters. */
+const CHAR_LM_KEY = 'char_lm'
 
 export interface WordTaggerFolder {
   config: WordTaggerConfig
@@ -279,6 +348,7 @@ export function saveWordTagger(dir: string, m: WordTaggerFolder, opts: { int8?: 
   if (m.metadata) writeFileAtomic(join(dir, METADATA_FILE), [JSON.stringify(m.metadata, null, 2) + '\n'])
   const json: Record<string, unknown> = { model_type: WORD_TAGGER_MODEL_TYPE, architectures: ['FastBioNERWordTagger'] }
   for (const [key, name] of CONFIG_KEYS) json[name] = m.config[key]
+  if (m.config.charLm) json[CHAR_LM_KEY] = charLmConfigJson(m.config.charLm, m.config.charLm.chars)
   // The key BERT folders use, so what reads only head labels (readCheckpointInfo) reads these too.
   json[HEADS_KEY] = m.heads
   writeFileAtomic(join(dir, CONFIG_FILE), [JSON.stringify(json, null, 2) + '\n'])
@@ -325,6 +395,11 @@ export function loadWordTagger(dir: string): WordTaggerFolder {
     ;(config as unknown as Record<string, number>)[key] = v
   }
   if (config.charWidth % 2 !== 1) throw new CheckpointError(`${cfgPath}: char_width must be odd, got ${config.charWidth}`)
+  const lm = j[CHAR_LM_KEY]
+  if (lm !== undefined) {
+    if (!lm || typeof lm !== 'object' || Array.isArray(lm)) throw new CheckpointError(`${cfgPath}: ${CHAR_LM_KEY} must be an object`)
+    config.charLm = charLmConfigFrom(lm as Record<string, unknown>, `${cfgPath} ${CHAR_LM_KEY}`)
+  }
   const headLabels = headLabelsFrom(j[HEADS_KEY], cfgPath)
   const words = readLines(join(dir, WORDS_FILE))
   const chars = readLines(join(dir, CHARS_FILE))

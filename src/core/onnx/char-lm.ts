@@ -11,7 +11,8 @@
 
 import { attr } from './graph'
 import { crossEntropy, GradGraph, type TrainGraph } from './training'
-import { unrolledLstm } from './recurrent'
+import { onnxLstmWeights, unrolledLstm } from './recurrent'
+import { ONNX_OPSET } from './export'
 import { CHAR_LM_PARAMS, type CharLmDims } from '../model/char-lm'
 
 export const CHAR_LM_STATE_INPUTS = { h: 'state.h', c: 'state.c' } as const
@@ -89,5 +90,51 @@ export function charLmTrainGraph(o: CharLmGraphOptions): TrainGraph {
     dropoutInputs: t.dropoutInputs,
     extraInputs: [{ name: next, dims: [2, 'batch', T], type: 'int64' }],
     rowGrads: t.rowGrads,
+  }
+}
+
+/** Inputs of the states graph (core/model/word-tagger.ts charLmInputs fills them). */
+export const CHAR_LM_INPUTS = { ids: 'char_lm.char_ids', lengths: 'char_lm.lengths', positions: 'char_lm.word_positions' } as const
+/** Output of charLmStatesGraph: [B·T, 2H]. */
+export const CHAR_LM_STATES_OUTPUT = 'char_lm.states'
+
+/**
+ * The states a word tagger reads, [B·T, 2H] (forward, then backward), from the inputs of
+ * CHAR_LM_INPUTS: each direction's characters through ONNX's LSTM operator (gates reordered as the
+ * word tagger's tagging graph does), then each word's row gathered. The model's parameters are
+ * graph inputs, as every tagging graph's.
+ */
+export function charLmWordStates(t: GradGraph, lm: CharLmDims): string {
+  const g = t.g
+  const { charVocabSize: V, charDim: E, hidden: H } = lm
+  const ids = g.input(CHAR_LM_INPUTS.ids, 'int64', [2, 'batch', 'characters'])
+  const lengths = g.input(CHAR_LM_INPUTS.lengths, 'int32', ['batch'])
+  const positions = g.input(CHAR_LM_INPUTS.positions, 'int64', [2, 'batch*steps'])
+  const table = t.param(CHAR_LM_PARAMS.embeddings, [2 * V, E])
+  const wIh = t.param(CHAR_LM_PARAMS.weightIh, [2, E, 4 * H])
+  const wHh = t.param(CHAR_LM_PARAMS.weightHh, [2, H, 4 * H])
+  const bias = t.param(CHAR_LM_PARAMS.bias, [2, 4 * H])
+  const w = onnxLstmWeights(t, wIh, wHh, bias) // W [2, 4H, E], R [2, 4H, H], B [2, 8H]
+  const x = g.node('Gather', [table, ids]) // [2, B, L, E]
+  const states = [0, 1].map((d) => {
+    const pick = (v: string) => g.node('Slice', [v, g.int64s([d]), g.int64s([d + 1]), g.int64s([0])]) // [1, ·]
+    const xd = t.transpose(g.node('Squeeze', [pick(x), g.int64s([0])]), [1, 0, 2]) // [L, B, E]
+    const y = g.node('LSTM', [xd, pick(w.W), pick(w.R), pick(w.B), lengths], { hidden_size: attr.int(H) }) // [L, 1, B, H]
+    const rows = t.reshape(t.transpose(y, [2, 1, 0, 3]), g.int64s([-1, H])) // [B·L, H]
+    return g.node('Gather', [rows, g.node('Gather', [positions, g.int64s([d], [])], { axis: attr.int(0) })]) // [B·T, H]
+  })
+  return g.node('Concat', states, { axis: attr.int(1) }) // [B·T, 2H]
+}
+
+/** The character LM's states of every word alone (a word tagger's training reads them once per sentence). */
+export function charLmStatesGraph(lm: CharLmDims): TrainGraph {
+  const t = new GradGraph('fastbioner_char_lm_states')
+  t.g.output(CHAR_LM_STATES_OUTPUT, charLmWordStates(t, lm), 'float32', ['batch*steps', 2 * lm.hidden])
+  return {
+    model: t.g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'character LM word states' }),
+    params: t.params,
+    lossTerms: [],
+    dropoutInputs: [],
+    extraInputs: [],
   }
 }

@@ -28,7 +28,11 @@ import { ONNX_OPSET } from './export'
 import { GradGraph, logitsOutput, type TrainGraph } from './training'
 import { crfLossGraph } from './crf-graph'
 import { charCnnLayer } from './char-cnn'
-import { wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
+import { charLmStateDim, wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
+import { charLmWordStates } from './char-lm'
+
+/** Training graphs' input of the character LM's states of each word [B, T, 2H_lm] (computed once per sentence: the LM is frozen). */
+export const CHAR_LM_STATES_INPUT = 'char_lm_states'
 
 export interface WordTaggerGraphOptions {
   dims: WordTaggerDims
@@ -74,14 +78,23 @@ function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dro
   // ---- character CNN and shape flags [B, T, F + F_s] (./char-cnn) ---------------------------
   const chars = charCnnLayer(g, (name, shape) => t.param(name, shape, name === WORD_TAGGER_PARAMS.charEmbeddings ? ['char_vocab', shape[1]] : shape), d, { embeddings: WORD_TAGGER_PARAMS.charEmbeddings, conv: WORD_TAGGER_PARAMS.charConv }, T)
 
+  // ---- the character LM's states [B, T, 2H_lm] (frozen: no gradient) --------------------------
+  // Training reads them computed once per sentence (CHAR_LM_STATES_INPUT); tagging runs the LM.
+  const lmWidth = charLmStateDim(d)
+  const lm = !d.charLm
+    ? []
+    : T === 'steps'
+      ? [g.node('Reshape', [charLmWordStates(t, d.charLm), g.node('Concat', [g.node('Shape', [wordIds]), g.int64s([lmWidth])], { axis: attr.int(0) })])]
+      : [g.input(CHAR_LM_STATES_INPUT, 'float32', ['batch', T, lmWidth])]
+
   // ---- input features [B·T, Din] with dropout -----------------------------------------------
-  const x = t.reshape(g.node('Concat', [words, chars.features], { axis: attr.int(2) }), g.int64s([-1, Din]))
+  const x = t.reshape(g.node('Concat', [words, chars.features, ...lm], { axis: attr.int(2) }), g.int64s([-1, Din]))
   const xDrop = t.dropout(dropout, 'dropout.input', x, ['batch*steps', Din])
 
   /** dX: gradient at x after dropout [B·T, Din]. */
   const backward = (dXDrop: string) => {
     const dX = xDrop.backward(dXDrop)
-    const [dWords, dChars] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters + d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 })
+    const [dWords, dChars] = g.nodeOutputs('Split', [dX, g.int64s([d.wordDim, d.charFilters + d.shapeFlags, ...(lmWidth ? [lmWidth] : [])])], { axis: attr.int(1) }, { outputs: lmWidth ? 3 : 2 })
     // The rows the batch read, not the whole table: the trainer updates those rows (HostAdamW's lazy rows).
     t.addRowGrad(WORD_TAGGER_PARAMS.wordEmbeddings, wordIds, dWords)
     chars.backward(t, dChars)
@@ -280,6 +293,25 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
 }
 
 /**
+ * Stacked LSTM weights in our layout (W_ih [D, In, 4H], W_hh [D, H, 4H], bias [D, 4H]; gates i, f,
+ * g, o as PyTorch) as ONNX's LSTM operator takes them: W [D, 4H, In], R [D, 4H, H], B [D, 8H],
+ * gates i, o, f, c; the bias in Wb, Rb zero.
+ */
+export function onnxLstmWeights(t: GradGraph, wIh: string, wHh: string, bias: string): { W: string; R: string; B: string } {
+  const g = t.g
+  /** [.., 4H] blocks i, f, g, o → i, o, f, g along `axis`. */
+  const iofc = (v: string, axis: number) => {
+    const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
+    return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
+  }
+  return {
+    W: t.transpose(iofc(wIh, 2), [0, 2, 1]),
+    R: t.transpose(iofc(wHh, 2), [0, 2, 1]),
+    B: g.node('Concat', [iofc(bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) }),
+  }
+}
+
+/**
  * The tagging graph: the same emissions for any number of words, the recurrence as ONNX's own LSTM
  * operator (bidirectional, `sequence_lens` [B] int32 bounding each sentence), so one session serves
  * every length. Parameters stay inputs (a model in training is tagged with its weights as they
@@ -298,14 +330,7 @@ export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArra
   const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
   const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
   const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
-  /** [.., 4H] blocks i, f, g, o → i, o, f, g along `axis`. */
-  const iofc = (v: string, axis: number) => {
-    const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
-    return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
-  }
-  const W = t.transpose(iofc(wIh, 2), [0, 2, 1]) // [2, 4H, Din]
-  const R = t.transpose(iofc(wHh, 2), [0, 2, 1]) // [2, 4H, H]
-  const B = g.node('Concat', [iofc(bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) }) // [2, 8H]
+  const { W, R, B } = onnxLstmWeights(t, wIh, wHh, bias)
   const Y = g.node('LSTM', [x, W, R, B, lengths], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }) // [T, 2, B, H]
   const hidden = t.reshape(t.transpose(Y, [2, 0, 1, 3]), g.int64s([-1, 2 * H])) // [B·T, 2H]: forward, then backward
   for (const head of heads) {

@@ -6,11 +6,21 @@
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordFeaturizer } from '../nlp/word-features'
-import { wordBatch, type WordTaggerConfig } from '../model/word-tagger'
+import { wordBatch, type CharLmInputs, type WordTaggerConfig } from '../model/word-tagger'
 import { OrtGraphRunner } from '../train/ort'
 import type { InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 import { wordTaggerTaggingGraph } from './recurrent'
 import { logitsOutput } from './training'
+import { CHAR_LM_INPUTS } from './char-lm'
+
+/** The character LM's inputs of a batch (core/model/word-tagger.ts charLmInputs) as tensors. */
+export function charLmFeeds(ort: typeof Ort, lm: CharLmInputs, batch: number): Record<string, Ort.Tensor> {
+  return {
+    [CHAR_LM_INPUTS.ids]: new ort.Tensor('int64', lm.ids, [2, batch, lm.steps]),
+    [CHAR_LM_INPUTS.lengths]: new ort.Tensor('int32', lm.lengths, [batch]),
+    [CHAR_LM_INPUTS.positions]: new ort.Tensor('int64', lm.positions, [2, lm.positions.length / 2]),
+  }
+}
 
 export interface WordEngineOptions {
   threads?: number
@@ -56,6 +66,7 @@ export class WordTaggerEngine implements InferenceEngine {
     const b = wordBatch(this.featurizer, this.config, words.map((w) => w.texts), T)
     const ort = runner.ort
     const out = await runner.outputs(this.params as Map<string, Float32Array>, {
+      ...(b.charLm ? charLmFeeds(ort, b.charLm, b.batchSize) : {}),
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
       char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, this.config.maxChars]),
       shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, this.config.shapeFlags]),

@@ -12,7 +12,7 @@ import { documentsToExamples, type Example } from '../nlp/examples'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import { exampleWords, UNK_ID, WordFeaturizer, type WordVocabOptions } from '../nlp/word-features'
 import { embeddingFromVectors, readWordVectors } from '../nlp/word-vectors'
-import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_EMBEDDINGS, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
+import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_EMBEDDINGS, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, charLmStateDim, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
 import type { TrainingMetadata } from '../model/checkpoint-files'
 import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
@@ -20,7 +20,8 @@ import { sampleCrfPath, type CrfScores } from '../model/crf'
 import type { TrainerEngine } from './engine'
 import type { RunSettings } from './loop'
 import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult } from './runner'
-import { OrtWordTaggerTrainer } from './word-trainer'
+import { batchCharLmStates, charLmStatesOf, OrtWordTaggerTrainer } from './word-trainer'
+import { CHAR_LM_PREFIX, type CharLmFolder } from '../model/char-lm'
 
 export const WORD_TAGGER_RECIPE = {
   epochs: 25,
@@ -133,6 +134,8 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
    * vocab.maxSize words in all) with theirs, so words the training text lacks are not all <unk>.
    */
   wordVectors?: string
+  /** From scratch: a character language model whose per-word states join the inputs (frozen; part of the model). */
+  charLm?: CharLmFolder
 }
 
 /** What a model's word table started from (fastbioner.json `word_vectors`, the training summary). */
@@ -357,7 +360,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   // A model trained further keeps its sizes; its dropout, a training setting only, may be replaced.
   const config = o.init
     ? { ...o.init.config, wordVocabSize: featurizer.words.length, charVocabSize: featurizer.chars.length, ...(o.config?.dropout !== undefined ? { dropout: o.config.dropout } : {}) }
-    : wordTaggerConfig(featurizer, { ...o.config, ...(vectors ? { wordDim: vectors.dim } : {}) })
+    : wordTaggerConfig(featurizer, { ...o.config, ...(vectors ? { wordDim: vectors.dim } : {}), ...(o.charLm ? { charLm: { ...o.charLm.dims, chars: o.charLm.chars } } : {}) })
   const heads = Object.entries(labels).map(([name, l]) => ({ name, numLabels: l.length }))
   const params = initWordTaggerParams(config, heads, seed)
   if (vectors) {
@@ -379,9 +382,15 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       if (from.length === value.length || grownTable) value.set(from)
     }
   }
+  if (o.charLm && !o.init) for (const [name, value] of o.charLm.params) params.get(name)!.set(value)
   const model: WordTaggerFolder = { config, featurizer, heads: labels, params }
+  // The LM is frozen: its states of each sentence are computed once, and it is not among the trained parameters.
+  const lmStates = config.charLm ? await charLmStatesOf(config.charLm, params, examples.map((e) => e.words), { threads: o.threads }) : null
+  const trained = new Map([...params].filter(([name]) => !name.startsWith(CHAR_LM_PREFIX)))
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, o.maxSteps)
-  const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })
+  const trainer = new OrtWordTaggerTrainer({ config, heads, params: trained, optimizer: { lr, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })
+  // The trainer moved the trained parameters into its memory: the model reads them there.
+  for (const [name, value] of trained) params.set(name, value)
   const devTasks = o.tasks.filter((t) => t.dev?.length)
   const tagger = devTasks.length ? wordTaggerFor(model, { maxLength, sentenceLevel }, { threads: o.threads }) : null
   const deadline = o.maxMinutes !== undefined ? started + o.maxMinutes * 60_000 : Infinity
@@ -396,6 +405,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       const T = wordBucket(Math.max(...rows.map((e) => e.words.length)))
       // Singleton words → <unk> drawn from the step's seed (as dropout is), so a resumed run replays them.
       const batch = wordBatch(featurizer, config, rows.map((e) => e.words), T, new Rng(deriveSeed(stepSeed, 0x756e6b)))
+      if (lmStates) batch.charLmStates = batchCharLmStates(b.indices.map((i) => lmStates[i]), T, charLmStateDim(config))
       const y: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(rows.length * T).fill(IGNORE_INDEX)]))
       rows.forEach((e, r) => (sampleTargets ? sampleTargets(e, stepSeed, b.indices[r]) : e.targets).forEach((t) => y[t.head].set(t.labels, r * T)))
       return trainer.step(batch, y, stepSeed)

@@ -13,6 +13,13 @@ import { CHAR_LM_STATE_OUTPUTS, charLmTrainGraph } from '@core/onnx/char-lm'
 import { OrtGraphRunner } from '@core/train/ort'
 import { denseGradient } from '@core/train/optimizer'
 import { Rng } from '@core/rng'
+import { WordFeaturizer } from '@core/nlp/word-features'
+import { initWordTaggerParams, loadWordTagger, saveWordTagger, wordBatch, wordTaggerConfig, type WordTaggerConfig } from '@core/model/word-tagger'
+import { CHAR_LM_STATES_INPUT, wordTaggerTaggingGraph, wordTaggerTrainGraph } from '@core/onnx/recurrent'
+import { charLmFeeds } from '@core/onnx/word-engine'
+import { batchCharLmStates, charLmStatesOf } from '@core/train/word-trainer'
+import { logitsOutput } from '@core/onnx/training'
+import { crfBatchLoss } from '@core/model/crf'
 
 beforeAll(async () => {
   await useCpuBackend()
@@ -125,5 +132,110 @@ describe('character LM vocabulary and folder', () => {
     expect(back.dims).toEqual(dims)
     expect([...back.params.get(CHAR_LM_PARAMS.weightHh)!]).toEqual([...params.get(CHAR_LM_PARAMS.weightHh)!])
     expect(() => saveCharLm(join(tmp, 'bad'), { dims, dropout: 0.1, chars: ['<unk>', 'x'], params })).toThrow(/2 characters for a vocabulary of 4/)
+  })
+})
+
+/** One direction of the LM in plain arithmetic: h after each of `ids` (a row of the stacked table each). */
+function lstmStates(p: Map<string, Float32Array>, d: CharLmDims, dir: number, ids: number[]): Float32Array[] {
+  const { charDim: E, hidden: H } = d
+  const table = p.get(CHAR_LM_PARAMS.embeddings)!
+  const wIh = p.get(CHAR_LM_PARAMS.weightIh)!.subarray(dir * E * 4 * H, (dir + 1) * E * 4 * H)
+  const wHh = p.get(CHAR_LM_PARAMS.weightHh)!.subarray(dir * H * 4 * H, (dir + 1) * H * 4 * H)
+  const bias = p.get(CHAR_LM_PARAMS.bias)!.subarray(dir * 4 * H, (dir + 1) * 4 * H)
+  const sig = (v: number) => 1 / (1 + Math.exp(-v))
+  let h = new Float32Array(H)
+  let c = new Float32Array(H)
+  return ids.map((row) => {
+    const z = Float64Array.from(bias)
+    for (let e = 0; e < E; e++) for (let k = 0; k < 4 * H; k++) z[k] += table[row * E + e] * wIh[e * 4 * H + k]
+    for (let j = 0; j < H; j++) for (let k = 0; k < 4 * H; k++) z[k] += h[j] * wHh[j * 4 * H + k]
+    const c2 = new Float32Array(H)
+    const h2 = new Float32Array(H)
+    for (let j = 0; j < H; j++) {
+      c2[j] = sig(z[H + j]) * c[j] + sig(z[j]) * Math.tanh(z[2 * H + j])
+      h2[j] = sig(z[3 * H + j]) * Math.tanh(c2[j])
+    }
+    h = h2
+    c = c2
+    return h
+  })
+}
+
+describe('a word tagger that reads a character LM', () => {
+  const chars = ['<unk>', '\n', ' ', 'x', 'y', 'z', 'w']
+  const lmDims: CharLmDims = { charVocabSize: chars.length, charDim: 3, hidden: 4 }
+  const lmParams = initCharLmParams(lmDims, 5)
+  const lm = { ...lmDims, chars }
+  const sentences = [['xy', 'zzw', 'x'], ['wq'], ['y', 'x', 'yy', 'z', 'w']] // 'q' is not in the LM's characters
+
+  it("reads, per word, the forward state after the word's last character and the backward state after its first", async () => {
+    const states = await charLmStatesOf(lm, lmParams, sentences, { threads: 1 })
+    const enc = new CharLmEncoder(chars)
+    const H = lmDims.hidden
+    sentences.forEach((words, s) => {
+      const text = words.join(' ')
+      const fwd = lstmStates(lmParams, lmDims, 0, Array.from(enc.encode('\n' + text)))
+      const bwd = lstmStates(lmParams, lmDims, 1, Array.from(enc.encode('\n' + [...text].reverse().join(''))).map((k) => k + lmDims.charVocabSize))
+      expect(states[s].length).toBe(words.length * 2 * H)
+      let start = 0
+      words.forEach((w, t) => {
+        const got = states[s].subarray(t * 2 * H, (t + 1) * 2 * H)
+        const want = [...fwd[start + w.length], ...bwd[text.length - start]]
+        want.forEach((v, k) => expect(got[k], `sentence ${s} word ${t} unit ${k}`).toBeCloseTo(v, 5))
+        start += w.length + 1
+      })
+    })
+  })
+
+  it('trains on the states computed once and tags with the LM inside the graph: the same CRF loss', async () => {
+    const f = new WordFeaturizer(['<pad>', '<unk>', 'xy', 'x', 'y'], ['<pad>', '<unk>', 'x', 'y', 'z', 'w'])
+    const config: WordTaggerConfig = wordTaggerConfig(f, { wordDim: 4, charDim: 3, charFilters: 5, maxChars: 4, lstmHidden: 3, dropout: 0, charLm: lm })
+    const heads = [{ name: 'default', numLabels: 3 }]
+    const params = initWordTaggerParams(config, heads, 9)
+    for (const [n, v] of lmParams) params.get(n)!.set(v)
+    const crf = params.get('crf.transitions')!
+    crf.set(new Rng(2).normalArray(crf.length, 0.5))
+    const T = 5
+    const b = wordBatch(f, config, sentences, T)
+    const B = b.batchSize
+    const labels = new Int32Array(B * T).fill(-100)
+    const rng = new Rng(3)
+    b.lengths.forEach((n, r) => {
+      for (let t = 0; t < n; t++) labels[r * T + t] = rng.int(3)
+    })
+    b.charLmStates = batchCharLmStates(await charLmStatesOf(lm, params, sentences, { threads: 1 }), T, 2 * lmDims.hidden)
+
+    const train = await OrtGraphRunner.open(wordTaggerTrainGraph({ dims: config, steps: T, heads, dropout: false }), { threads: 1 })
+    const ort = train.ort
+    const common = {
+      word_ids: new ort.Tensor('int64', b.wordIds, [B, T]),
+      char_ids: new ort.Tensor('int64', b.charIds, [B, T, config.maxChars]),
+      shape_flags: new ort.Tensor('float32', b.shapes, [B, T, config.shapeFlags]),
+    }
+    const trained = new Map([...params].filter(([n]) => !n.startsWith('char_lm.')))
+    expect(train.graph.params.map((p) => p.name).filter((n) => n.startsWith('char_lm.'))).toEqual([])
+    const r = await train.run(trained, {
+      ...common,
+      reverse_index: new ort.Tensor('int64', b.reverseIndex, [B * T]),
+      [CHAR_LM_STATES_INPUT]: new ort.Tensor('float32', b.charLmStates, [B, T, 2 * lmDims.hidden]),
+      'labels.default': new ort.Tensor('int64', BigInt64Array.from(labels, (v) => BigInt(v)), [B, T]),
+    })
+    await train.dispose()
+    // The BiLSTM reads words (4), characters (5), shape flags (4) and both LM directions (2 × 4).
+    expect(r.grads.get('lstm.weight_ih')!.length).toBe(2 * (4 + 5 + 4 + 8) * 4 * 3)
+
+    const tagging = await OrtGraphRunner.open(wordTaggerTaggingGraph(config, heads), { threads: 1 })
+    const out = await tagging.outputs(params, { ...common, ...charLmFeeds(ort, b.charLm!, B), sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths), [B]) })
+    await tagging.dispose()
+    const logits = out[logitsOutput('default')].data as Float32Array
+    const want = crfBatchLoss(logits, labels, B, T, 3, { transitions: params.get('crf.transitions')!, start: params.get('crf.start_transitions')!, end: params.get('crf.end_transitions')! })
+    expect(r.loss).toBeCloseTo(want.loss, 4)
+
+    // The folder keeps the LM: its sizes, characters and weights.
+    const dir = join(tmp, 'tagger')
+    saveWordTagger(dir, { config, featurizer: f, heads: { default: ['O', 'B-X', 'I-X'] }, params })
+    const back = loadWordTagger(dir)
+    expect(back.config.charLm).toEqual(lm)
+    expect([...back.params.get(CHAR_LM_PARAMS.weightHh)!]).toEqual([...lmParams.get(CHAR_LM_PARAMS.weightHh)!])
   })
 })
