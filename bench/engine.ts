@@ -5,7 +5,7 @@
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
 //       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
 //       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS] [--allow-noisy]
-//       [--kinds bert,bert-char,word-lstm] [--words 32] [--rounds N]
+//       [--kinds bert,bert-char,word-lstm,char-lm] [--words 32] [--lm-hidden 256] [--lm-bptt 100] [--rounds N]
 //
 // --rounds N (BERT rows): N rounds, each timing ours and then PyTorch (forward and step), and the
 // row gives the medians over rounds, ratios the median of each round's own ratio. This machine's
@@ -25,6 +25,12 @@
 // (ONNX's LSTM) and its training step (unrolled graph with the CRF + HostAdamW), next to the
 // PyTorch model it was built after (bench/torch_word_tagger_ref.py, the Tagger of
 // ../shared/bench/torch_bilstm_ref.py) on the same shapes.
+//
+// --kinds char-lm adds a row for the character language model (core/model/char-lm: forward and
+// backward LSTM LMs, --lm-hidden each) at batch streams × --lm-bptt characters, counting both
+// directions' characters: the tagging-time graph (ONNX's LSTM over both directions) and a training
+// chunk (unrolled graph, cross-entropy, carried state + HostAdamW), next to bench/torch_charlm_ref.py
+// --speed (two nn.LSTM models, one per direction) on the same shapes.
 //
 // A training step is forward (dropout on) + token cross-entropy + backward + AdamW, like the
 // PyTorch reference's. onnxruntime: forward = the exported model.onnx graph, step = the training
@@ -48,7 +54,7 @@ import { exportOnnx } from '../src/core/onnx/export'
 import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
 import { zipfSampler } from './zipf'
 import { collate } from '../src/core/train/batching'
-import { OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
+import { OrtGraphRunner, OrtTokenClassifierTrainer, toInt64 } from '../src/core/train/ort'
 import { forwardFlops, presetConfig } from '../src/core/model/presets'
 import { PRESET_NAMES, type PresetName } from '../src/shared/recipes'
 import { WordFeaturizer } from '../src/core/nlp/word-features'
@@ -56,6 +62,10 @@ import { charCnnConfig, learnCharVocabulary } from '../src/core/model/char-cnn'
 import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
 import { WordTaggerEngine } from '../src/core/onnx/word-engine'
 import { OrtWordTaggerTrainer } from '../src/core/train/word-trainer'
+import type * as Ort from 'onnxruntime-node'
+import { CHAR_LM_DEFAULTS, CHAR_LM_PARAMS, initCharLmParams, type CharLmDims } from '../src/core/model/char-lm'
+import { CHAR_LM_INPUTS, CHAR_LM_STATE_INPUTS, CHAR_LM_STATE_OUTPUTS, charLmStatesGraph, charLmTrainGraph } from '../src/core/onnx/char-lm'
+import { HostAdamW } from '../src/core/train/optimizer'
 
 interface Args {
   presets: PresetName[]
@@ -74,9 +84,12 @@ interface Args {
   vocab: number
   profile: boolean
   quietS: number
-  kinds: Array<'bert' | 'bert-char' | 'word-lstm'>
+  kinds: Array<'bert' | 'bert-char' | 'word-lstm' | 'char-lm'>
   words: number
   wordTorchScript: string
+  lmHidden: number
+  lmBptt: number
+  charLmTorchScript: string
   rounds: number
 }
 
@@ -101,6 +114,9 @@ function parseArgs(argv: string[]): Args {
     kinds: ['bert', 'word-lstm'],
     words: 32,
     wordTorchScript: join(repo, 'bench', 'torch_word_tagger_ref.py'),
+    lmHidden: 256,
+    lmBptt: 100,
+    charLmTorchScript: join(repo, 'bench', 'torch_charlm_ref.py'),
     rounds: 1,
   }
   for (let i = 0; i < argv.length; i++) {
@@ -126,6 +142,8 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--wait-quiet') a.quietS = Number(v())
     else if (k === '--kinds') a.kinds = v().split(',') as Args['kinds']
     else if (k === '--words') a.words = Number(v())
+    else if (k === '--lm-hidden') a.lmHidden = Number(v())
+    else if (k === '--lm-bptt') a.lmBptt = Number(v())
     else if (k === '--allow-noisy') a.allowNoisy = true
     else if (k === '--rounds') a.rounds = Math.max(1, Number(v()))
     else throw new Error(`unknown argument ${k}`)
@@ -340,6 +358,53 @@ async function benchWordTagger(a: Args): Promise<{ fwd: Timing; tr: Timing }> {
   return { fwd, tr }
 }
 
+/** The character LM: its tagging-time graph and a training chunk on random characters (94 of them, as the unlabelled text's vocabulary). */
+async function benchCharLm(a: Args): Promise<{ fwd: Timing; tr: Timing }> {
+  const dims: CharLmDims = { charVocabSize: 94, charDim: CHAR_LM_DEFAULTS.charDim, hidden: a.lmHidden }
+  const B = a.batch
+  const T = a.lmBptt
+  const H = dims.hidden
+  const tokens = 2 * B * T
+  const rng = new Rng(3)
+  const params = initCharLmParams(dims, 1)
+  const ids = BigInt64Array.from({ length: 2 * B * T }, (_, i) => BigInt(1 + rng.int(dims.charVocabSize - 1) + (i >= B * T ? dims.charVocabSize : 0)))
+  const next = BigInt64Array.from({ length: 2 * B * T }, () => BigInt(rng.int(dims.charVocabSize)))
+  const states = await OrtGraphRunner.open(charLmStatesGraph(dims), { threads: a.threads, executionProviders: ['cpu'], spin: false })
+  const ort = states.ort
+  const fwdFeeds = {
+    [CHAR_LM_INPUTS.ids]: new ort.Tensor('int64', ids, [2, B, T]),
+    [CHAR_LM_INPUTS.lengths]: new ort.Tensor('int32', new Int32Array(B).fill(T), [B]),
+    [CHAR_LM_INPUTS.positions]: new ort.Tensor('int64', new BigInt64Array(2 * B), [2, B]),
+  }
+  const fwd = await measureWithinAsync(async () => void (await states.outputs(params, fwdFeeds)), a.iters, a.budgetS, tokens, a.quietS)
+  await states.dispose()
+  const train = await OrtGraphRunner.open(charLmTrainGraph({ dims, steps: T, dropout: true }), { threads: a.threads, executionProviders: ['cpu'] })
+  const optimizer = new HostAdamW(params, { lr: 2e-3, weightDecay: 0, maxGradNorm: 1 }, { rowGradients: [CHAR_LM_PARAMS.embeddings] })
+  const mask = new Float32Array(2 * B * T * H)
+  let h: Ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * B * H), [2, B, H])
+  let c: Ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * B * H), [2, B, H])
+  const tr = await measureWithinAsync(
+    async () => {
+      const r = await train.run(optimizer.params, {
+        char_ids: new ort.Tensor('int64', ids, [2, B, T]),
+        next_ids: new ort.Tensor('int64', next, [2, B, T]),
+        [CHAR_LM_STATE_INPUTS.h]: h,
+        [CHAR_LM_STATE_INPUTS.c]: c,
+        'dropout.output': new ort.Tensor('float32', rng.fillDropoutMask(mask, CHAR_LM_DEFAULTS.dropout), [2, B * T, H]),
+      }, optimizer.gradientBuffers)
+      optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads })
+      h = r.outputs[CHAR_LM_STATE_OUTPUTS.h]
+      c = r.outputs[CHAR_LM_STATE_OUTPUTS.c]
+    },
+    a.iters,
+    a.budgetS,
+    tokens,
+    a.quietS,
+  )
+  await train.dispose()
+  return { fwd, tr }
+}
+
 interface TorchResult {
   tokPerS: number
   other: number | null
@@ -533,6 +598,24 @@ async function main() {
     const [tFwd, tTrain] = [torch('infer'), torch('train')]
     const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
     const row = `| word-lstm | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+    rows.push(row)
+    console.log(row)
+    if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)
+  }
+  if (a.kinds.includes('char-lm')) {
+    const { fwd, tr } = await benchCharLm(a)
+    const torch = (mode: 'infer' | 'train') => {
+      if (torchSkipped) return null
+      try {
+        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.charLmTorchScript, ['--speed', mode, '--batch', a.batch, '--bptt', a.lmBptt, '--hidden', a.lmHidden, '--threads', a.torchThreads, '--iters', a.iters])
+      } catch (e) {
+        console.log(`  ${(e as Error).message}`)
+        return null
+      }
+    }
+    const [tFwd, tTrain] = [torch('infer'), torch('train')]
+    const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
+    const row = `| char-lm 2 × ${a.lmHidden} | onnxruntime (${a.threads} thr) | ${a.lmBptt} chars | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
     rows.push(row)
     console.log(row)
     if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)

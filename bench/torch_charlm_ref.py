@@ -8,6 +8,10 @@ its own symbol. Resumes from OUT/ckpt.pt (saved every 5 minutes); logs train bit
   P="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 /usr/bin/python3"
   $P bench/torch_charlm_ref.py --dir fwd --out LM/fwd --minutes 60 &   # the two directions side
   $P bench/torch_charlm_ref.py --dir bwd --out LM/bwd --minutes 60     # by side, one thread each
+
+--speed infer|train (bench:engine's char-lm row): characters/s of both directions' models on random
+characters of one shape, B streams x --bptt characters: the forward (eval mode) or a training
+chunk (forward, cross-entropy, backward, clip, Adam), one JSON line as torch_word_tagger_ref.py.
 """
 import argparse, collections, json, math, os, time
 import torch, torch.nn as nn
@@ -32,13 +36,50 @@ def encode(text, chars):
     idx = {ch: i for i, ch in enumerate(chars)}
     return torch.tensor([idx.get(ch, 0) for ch in text], dtype=torch.long)
 
+def speed(a):
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_word_tagger_ref import busy, openblas_core
+    torch.set_num_threads(a.threads); torch.manual_seed(1)
+    models = [CharLM(a.chars, a.hidden) for _ in range(2)]
+    opts = [torch.optim.Adam(m.parameters(), lr=a.lr) for m in models]
+    x = torch.randint(1, a.chars, (a.batch, a.bptt)); y = torch.randint(1, a.chars, (a.batch, a.bptt))
+    state = [(torch.zeros(1, a.batch, a.hidden), torch.zeros(1, a.batch, a.hidden)) for _ in range(2)]
+    lossf = nn.CrossEntropyLoss()
+    def step():
+        for m, o, st in zip(models, opts, state):
+            if a.speed == "infer":
+                m.eval()
+                with torch.no_grad():
+                    m(x, st)
+            else:
+                m.train(); lo, _, _ = m(x, st)
+                loss = lossf(lo.reshape(-1, lo.shape[-1]), y.reshape(-1))
+                o.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(m.parameters(), 1.0); o.step()
+    for _ in range(2):
+        step()
+    times = []
+    b0 = busy(); c0 = time.process_time(); t0 = time.perf_counter()
+    for _ in range(a.iters):
+        s = time.perf_counter(); step(); times.append(time.perf_counter() - s)
+    total = time.perf_counter() - t0
+    other = max(0.0, (busy() - b0 - (time.process_time() - c0)) / total)
+    med = sorted(times)[len(times) // 2]
+    print(json.dumps({"mode": a.speed, "batch": a.batch, "bptt": a.bptt, "hidden": a.hidden, "ms_per_batch_median": med * 1000, "tokens_per_s": 2 * a.batch * a.bptt / med,
+                      "threads": a.threads, "openblas_core": openblas_core(), "other_procs_cpu_cores_avg": other}))
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", choices=["fwd", "bwd"], required=True); ap.add_argument("--out", required=True)
+    ap.add_argument("--speed", choices=["infer", "train"]); ap.add_argument("--chars", type=int, default=94); ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--dir", choices=["fwd", "bwd"]); ap.add_argument("--out")
     ap.add_argument("--hidden", type=int, default=512); ap.add_argument("--minutes", type=float, default=40)
     ap.add_argument("--threads", type=int, default=1); ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--bptt", type=int, default=200); ap.add_argument("--lr", type=float, default=2e-3)
     a = ap.parse_args()
+    if a.speed:
+        return speed(a)
+    if not a.dir or not a.out:
+        ap.error("--dir and --out are required (or --speed)")
     torch.set_num_threads(a.threads); torch.manual_seed(42)
     os.makedirs(a.out, exist_ok=True)
     text = "\n" + open(TEXT, encoding="utf-8").read().replace("\r", "")

@@ -567,7 +567,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
     stop.release()
   }
   const c = result.model.config
-  log(`model: word-lstm — ${c.wordVocabSize} words × ${c.wordDim}, ${c.charVocabSize} characters, BiLSTM 2 × ${c.lstmHidden}, CRF`)
+  log(`model: word-lstm — ${c.wordVocabSize} words × ${c.wordDim}, ${c.charVocabSize} characters${c.charLm ? `, character LM 2 × ${c.charLm.hidden} (frozen)` : ''}, BiLSTM 2 × ${c.lstmHidden}, CRF`)
   const wv = result.wordVectors
   if (wv) log(`word vectors: ${wv.file}, ${wv.dim} dimensions: ${wv.initialised} of ${wv.vocabulary} words started from a vector (${wv.added} of them added from the file)`)
   if (result.cancelled) logStopped(log, result, outDir)
