@@ -110,6 +110,21 @@ export async function inParallel<T, R>(items: readonly T[], parallel: number, ru
   return results
 }
 
+/**
+ * Runs the teachers `parallel` at a time and, when one of them reads it, the character LM: first,
+ * then the teachers that do not read it (they fill the other slots while it trains), then those
+ * that do, each of which waits for it. Each stage run with its result, the LM's included.
+ */
+export async function teachersAndCharLm<S extends Stage & { charLm: boolean }, R>(charLm: Stage, teachers: readonly S[], parallel: number, run: (stage: Stage) => Promise<R>): Promise<Array<readonly [Stage, R]>> {
+  let lmDone: Promise<R> | null = null
+  const order: Stage[] = [...(teachers.some((t) => t.charLm) ? [charLm] : []), ...teachers.filter((t) => !t.charLm), ...teachers.filter((t) => t.charLm)]
+  return inParallel(order, parallel, async (stage) => {
+    if (stage === charLm) return [stage, await (lmDone = run(stage))] as const
+    if ((stage as S).charLm) await lmDone
+    return [stage, await run(stage)] as const
+  })
+}
+
 export function pct(x: number): string {
   return (100 * x).toFixed(1)
 }
@@ -207,6 +222,19 @@ export interface TeacherSettings {
 export const WORD_VECTORS = { seed: 42, file: 'words.vec' }
 
 /**
+ * A character language model of the unlabelled sentences (`charlm`: a forward and a backward LSTM
+ * LM, Akbik et al. 2018's contextual string embeddings, small), whose states per word the teachers
+ * of `heads` read (train --char-lm): the prototype in PyTorch (bench/torch_charlm_tagger_ref.py,
+ * bench/accuracy-notes.md) raised the BC5CDR chemical devel F1 of the reference tagger from 85.1 to
+ * 88.0 and moved NCBI-disease and BC5CDR diseases within noise. LSTM 256 per direction: on one
+ * thread 512 trains at about 7 000 characters a second (both directions), 256 at 23 000, so 256
+ * reads the 18 M characters about three times in an hour and 512 less than once. It trains beside
+ * the teachers that do not read it; those that do wait for it. The student does not read it (the
+ * latency budget): what it adds reaches the student through its teachers' labels.
+ */
+export const WORD_CHAR_LM = { hidden: 256, minutes: 60, seed: 42, threads: 1, heads: ['chemical'] as readonly string[] }
+
+/**
  * The student: one multi-task word tagger (a head per entity type) trained on the gold corpora and
  * on unlabelled sentences each head's teacher tagged (train --teacher/--transfer). train's
  * word-lstm defaults otherwise; minutes bound the run on 2 cores, and the word vocabulary is capped
@@ -270,7 +298,10 @@ export function scoreKey(s: TypeCorpus, split: 'devel' | 'test', merged = false,
 export interface WordPlan {
   /** The word vectors every teacher and the student start from (WORD_VECTORS). */
   vectors: Stage
-  teachers: Array<Stage & { head: string }>
+  /** The character LM the teachers of WORD_CHAR_LM.heads read. */
+  charLm: Stage
+  /** `charLm`: the teacher reads the character LM (it starts once that stage is done). */
+  teachers: Array<Stage & { head: string; charLm: boolean }>
   student: Stage
   /** The student trained further on the gold corpora only (WORD_GOLD). */
   gold: Stage
@@ -294,10 +325,27 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
   const vectorsDir = join(out, '0-vectors')
   const vectorFile = join(vectorsDir, WORD_VECTORS.file)
   const vectors: Stage = { name: 'vectors', dir: vectorsDir, args: ['wordvec', '--text', unlabeled, '--vec', vectorFile, '--seed', String(WORD_VECTORS.seed)] }
+  const charLmDir = join(out, '0-char-lm')
+  const lmTime = ['--minutes', String(WORD_CHAR_LM.minutes), '--threads', String(WORD_CHAR_LM.threads)]
+  const charLm: Stage = {
+    name: 'char-lm',
+    dir: charLmDir,
+    args: ['charlm', '--text', unlabeled, '--hidden', String(WORD_CHAR_LM.hidden), '--seed', String(WORD_CHAR_LM.seed), ...lmTime, '--out', charLmDir],
+    resumeArgs: ['charlm', '--resume', ...lmTime, '--out', charLmDir],
+    resumeMarker: 'optimizer.safetensors',
+  }
   const teachers = typeHeads(sets).flatMap(({ head, corpora }) =>
     WORD_TEACHER.seeds.map((seed) => {
       const dir = join(out, `1-teacher-${head}-s${seed}`)
-      return { name: `teacher-${head}-s${seed}`, head, dir, args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)], ...resumable(dir, WORD_TEACHER.threads) }
+      const readsLm = WORD_CHAR_LM.heads.includes(head)
+      return {
+        name: `teacher-${head}-s${seed}`,
+        head,
+        dir,
+        charLm: readsLm,
+        args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(readsLm ? ['--char-lm', charLmDir] : []), ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)],
+        ...resumable(dir, WORD_TEACHER.threads),
+      }
     }),
   )
   const studentDir = join(out, '2-student')
@@ -340,7 +388,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     { key: scoreKey(s, 'test', true, false), what: `${s.corpus} ${s.type} test (every head merged, no document rules)`, args: evalArgs(join(s.dir, 'test.tsv'), undefined, ['--no-document-rules']) },
   ])
   const evalStage = { name: 'eval', dir: join(out, '5-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
-  return { vectors, teachers, student, gold, int8, eval: evalStage, shipDir: int8Dir }
+  return { vectors, charLm, teachers, student, gold, int8, eval: evalStage, shipDir: int8Dir }
 }
 
 /**
@@ -403,6 +451,8 @@ export interface WordCardInput {
   sets: readonly TypeCorpus[]
   /** wordvec --vec: the word vectors the teachers and the student started from. */
   vectors: StageRecord
+  /** charlm: the character LM some teachers read (null: none did). */
+  charLm?: StageRecord | null
   teachers: Array<{ head: string; record: StageRecord }>
   trained: StageRecord
   /** The student trained further on the gold corpora: what int8 quantizes. */
@@ -469,6 +519,12 @@ export function wordModelCard(c: WordCardInput): string {
     const each = devByCorpus(r, c.sets)
     return `| 1.${i + 1} teacher \`${t.head}\` seed ${seedOf(t.record)} (devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1 ?? 0)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
   })
+  // The character LM: which teachers read it, and how well it predicts held-out text.
+  const lm = c.charLm ? (c.charLm.summary as { hidden: number; heldOut: Array<{ bitsPerChar: number }>; epochs: number; minutes: number }) : null
+  const lmHeads = [...new Set(c.teachers.filter((t) => t.record.command.includes('--char-lm')).map((t) => `\`${t.head}\``))]
+  const lmBits = lm?.heldOut.at(-1)?.bitsPerChar
+  const lmText = lm && lmHeads.length ? `; the ${lmHeads.join(', ')} teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of ${lm.hidden}, Akbik et al. 2018; ${lmBits?.toFixed(2)} bits per held-out character), which the student does not run` : ''
+  const lmRow = lm && c.charLm ? `| 0 character LM: forward and backward LSTM ${lm.hidden} of the unlabelled sentences (held out ${lmBits?.toFixed(3)} bits per character) | \`${short(c.charLm)}\` | ${minutes(c.charLm.wallSeconds)} |\n` : ''
   const studentEach = devByCorpus(run, c.sets)
   const ncbi = c.sets[0]
   const shared = heads.filter((h) => h.corpora.length > 1).map((h) => `the \`${h.head}\` head on ${h.corpora.map((x) => x.corpus).join(' and ')}`).join('; ')
@@ -486,7 +542,7 @@ inside "BRCA1 deficiency" a Disease), as in PubTator's output (a workspace, whos
 overlap, keeps the more confident suggestion). ${(run.parameters / 1e6).toFixed(2)} M parameters; the word table is stored as int8 (one scale per
 word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(1)} MB on disk.
 
-It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed, BiLSTM 2 × ${teacherWidths(c.teachers)}) trained on that head's corpora, and from ${(run.train_examples / 1000).toFixed(0)} k training sentences: the gold
+It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed, BiLSTM 2 × ${teacherWidths(c.teachers)}) trained on that head's corpora${lmText}, and from ${(run.train_examples / 1000).toFixed(0)} k training sentences: the gold
 corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each head's teachers tagged,
 the head learning the mentions more than half of them agree on (sequence-level knowledge distillation,
 Kim & Rush 2016, from an ensemble; MT-BioNER's multi-teacher, multi-task setting with the teachers'
@@ -510,12 +566,12 @@ ${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', '
 | stage | command | wall time |
 |---|---|---|
 | 0 word vectors: fastText skip-gram, ${vec.dim} dimensions, of the unlabelled sentences' words (${vec.vectors} words) | \`${short(c.vectors)}\` | ${minutes(c.vectors.wallSeconds)} |
-${teacherRows.join('\n')}
+${lmRow}${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
 | 3 gold: the student trained further on the gold corpora only${fromStudent ? ' (not kept: it did not raise the mean devel F1)' : ''} | \`${short(c.gold)}\` | ${minutes(c.gold.wallSeconds)} |
 | 4 int8 of the ${fromStudent ? 'student' : 'gold stage'}'s model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
 | 5 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
-${[c.vectors, ...c.teachers.map((t) => t.record), c.trained, c.gold, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
+${[c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), c.trained, c.gold, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
 
 Student${fromStudent ? ' (what ships)' : ''}: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); on the gold
 corpora then (${fromStudent ? 'not kept, below the student' : 'what ships'}): best epoch ${goldRun.best_epoch} of ${goldRun.epochs.length} (${goldBest?.dev ? pct(goldBest.dev.f1) : '-'}${goldEach ? `: ${goldEach}` : ''}). ${Math.round(run.tokens_per_second)} tokens/s of training

@@ -21,6 +21,7 @@ import {
   cardIntro,
   foreignStages,
   inParallel,
+  teachersAndCharLm,
   LATENCY_THREADS,
   MAX_INT8_DROP,
   minutes,
@@ -118,7 +119,7 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
-  --stages LIST  run only these stages (they still need their inputs); word-lstm: vectors,
+  --stages LIST  run only these stages (they still need their inputs); word-lstm: vectors, char-lm,
                  teacher-HEAD-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, gold, int8
   --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
                  the recipe was timed on)
@@ -252,15 +253,21 @@ function iobText(path: string): string {
  * --stages only, when given); null when some teacher is still missing. A teacher that fails stops
  * the run once the others under way have finished (their records kept).
  */
-async function wordTeachers(opts: Options, teachers: WordPlan['teachers']): Promise<Array<{ head: string; record: StageRecord }> | null> {
+/**
+ * The teachers, side by side, and the character LM some of them read: it runs first, beside the
+ * teachers that do not read it; one that does waits for it. Null when --stages left some out.
+ */
+async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'charLm' | 'teachers'>): Promise<{ teachers: Array<{ head: string; record: StageRecord }>; charLm: StageRecord | null } | null> {
+  const { teachers } = plan
   const records = new Map<string, StageRecord>()
   const todo = teachers.filter((t) => {
     if (!opts.stages || opts.stages.has(t.name) || readStage(t.dir)) return true
     process.stderr.write(`[${t.name}] not run (not in --stages)\n`)
     return false
   })
-  for (const [t, record] of await inParallel(todo, opts.parallel, async (t) => [t, await runStage(t, opts)] as const)) records.set(t.name, record)
-  return records.size === teachers.length ? teachers.map((t) => ({ head: t.head, record: records.get(t.name)! })) : null
+  for (const [t, record] of await teachersAndCharLm(plan.charLm, todo, opts.parallel, (t) => runStage(t, opts))) records.set(t.name, record)
+  if (todo.length < teachers.length) return null
+  return { teachers: teachers.map((t) => ({ head: t.head, record: records.get(t.name)! })), charLm: records.get(plan.charLm.name) ?? null }
 }
 
 /**
@@ -277,7 +284,7 @@ async function wordRecipe(opts: Options): Promise<void> {
   // have run (then a rerun checks the int8 record against that choice), the gold stage before.
   const base = wordPlan(opts.out, opts.data, sets, 'gold', opts.teacher)
   let plan = wordPlan(opts.out, opts.data, sets, quantizeSource(readStage(base.student.dir), readStage(base.gold.dir)), opts.teacher)
-  const foreign = foreignStages(opts.out, [plan.vectors, ...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
+  const foreign = foreignStages(opts.out, [plan.vectors, plan.charLm, ...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
   if (foreign.length) {
     throw new Error(
       `${opts.out} holds stages this recipe (a head per entity type) did not make, so nothing is resumed from it:\n  ${foreign.join('\n  ')}\n` +
@@ -285,8 +292,9 @@ async function wordRecipe(opts: Options): Promise<void> {
     )
   }
   const vectors = await runStage(plan.vectors, opts)
-  const teachers = await wordTeachers(opts, plan.teachers)
-  if (!teachers) return
+  const taught = await wordTeachers(opts, plan)
+  if (!taught) return
+  const { teachers, charLm } = taught
   const trained = await runStage(plan.student, opts)
   const gold = await runStage(plan.gold, opts)
   const from = quantizeSource(trained, gold)
@@ -307,7 +315,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     writeFileAtomic(stageFile(plan.eval.dir), [JSON.stringify(evalRecord, null, 2) + '\n'])
   }
   const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Latency }
-  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, teachers, trained, gold, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
+  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, charLm, teachers, trained, gold, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
   writeFileAtomic(join(plan.shipDir, 'MODEL_CARD.md'), [card])
   process.stderr.write(`model card: ${join(plan.shipDir, 'MODEL_CARD.md')}\n`)
   const short = belowFloor(sets, scores)

@@ -11,10 +11,11 @@ import { run as quantize } from '../../../src/cli/commands/quantize'
 import { run as tag } from '../../../src/cli/commands/tag'
 import { run as train } from '../../../src/cli/commands/train'
 import { run as wordvec } from '../../../src/cli/commands/wordvec'
+import { run as charlm } from '../../../src/cli/commands/charlm'
 import { capture } from './capture'
 
 // (src/cli/index.ts loads commands with require(), which vitest does not transform)
-const RUN: Record<string, (argv: string[]) => Promise<number>> = { compare, convert, distill, encode, eval: evaluate, pretrain, quantize, tag, train, wordvec }
+const RUN: Record<string, (argv: string[]) => Promise<number>> = { charlm, compare, convert, distill, encode, eval: evaluate, pretrain, quantize, tag, train, wordvec }
 const COMMANDS = Object.keys(RUN)
 const main = ([cmd, ...argv]: string[]) => RUN[cmd](argv)
 

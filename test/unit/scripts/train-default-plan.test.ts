@@ -18,6 +18,7 @@ import {
   typeCorpora,
   wordModelCard,
   wordPlan,
+  teachersAndCharLm,
   type EvalSummary,
   type StageRecord,
 } from '../../../scripts/train-default-plan'
@@ -103,6 +104,41 @@ describe('the word-lstm plan: a head per entity type', () => {
     for (const s of [...plan.teachers, plan.student]) expect(values(s.args, '--word-vectors')).toEqual([vec])
     // A run from --init keeps its table: --word-vectors would be refused.
     expect(plan.gold.args).not.toContain('--word-vectors')
+  })
+
+  it('trains the character LM, and only the chemical teachers read it (resumable like the teachers)', () => {
+    const lm = `${OUT}/0-char-lm`
+    expect(plan.charLm.args).toEqual(['charlm', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--hidden', '256', '--seed', '42', '--minutes', '60', '--threads', '1', '--out', lm])
+    expect(plan.charLm.resumeArgs).toEqual(['charlm', '--resume', '--minutes', '60', '--threads', '1', '--out', lm])
+    for (const t of plan.teachers) {
+      expect(values(t.args, '--char-lm'), t.name).toEqual(t.head === 'chemical' ? [lm] : [])
+      expect(t.charLm, t.name).toBe(t.head === 'chemical')
+    }
+    for (const s of [plan.student, plan.gold]) expect(s.args).not.toContain('--char-lm')
+  })
+
+  it('runs the character LM first, the teachers that do not read it beside it, and those that do after it', async () => {
+    const events: string[] = []
+    let release: () => void = () => {}
+    const lmFinished = new Promise<void>((r) => (release = r))
+    const runs = teachersAndCharLm(plan.charLm, plan.teachers, 2, async (stage) => {
+      events.push(`start ${stage.name}`)
+      if (stage === plan.charLm) await lmFinished
+      else await new Promise((r) => setTimeout(r, 1))
+      events.push(`end ${stage.name}`)
+      return stage.name
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    // While the LM trains, the six teachers without it ran in the other slot; none of the chemical ones started.
+    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(6)
+    expect(events.some((e) => e.includes('chemical'))).toBe(false)
+    release()
+    const done = await runs
+    expect(done.map(([s]) => s.name)).toEqual(['char-lm', ...plan.teachers.filter((t) => !t.charLm).map((t) => t.name), ...plan.teachers.filter((t) => t.charLm).map((t) => t.name)])
+    expect(events.indexOf('end char-lm')).toBeLessThan(events.indexOf('start teacher-chemical-s42'))
+    // No teacher reads it: it does not run.
+    const without = plan.teachers.map((t) => ({ ...t, charLm: false }))
+    expect((await teachersAndCharLm(plan.charLm, without, 2, async (s) => s.name)).map(([s]) => s.name)).not.toContain('char-lm')
   })
 
   it("the student has the four corpora on three type heads and each head's teachers", () => {
@@ -309,7 +345,10 @@ describe('the model card', () => {
     const vectors = record('vectors', stageCommand(plan.vectors), { vectors: 21794, dim: 100, words: 3_364_940 })
     trained.summary = { ...(trained.summary as object), word_vectors: { initialised: 21000, vocabulary: 24998 } }
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
-    const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
+    const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    expect(card).toContain('trained on that head\'s corpora; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
+    expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 60 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
     expect(card).toContain('the rules see parts of abstracts')
