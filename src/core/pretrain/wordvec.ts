@@ -9,7 +9,8 @@
 //        → one vector per piece (pieceVectors) → centred and scaled to the initialiser's std
 //        → bert.embeddings.word_embeddings.weight of a randomly initialised encoder.
 
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import { populateFolderAtomic, writeFileAtomic } from '../fs/atomic'
 import { BertTokenClassifier } from '../model/bert'
@@ -274,6 +275,8 @@ export async function buildWordVectorFile(o: WordVectorFileOptions): Promise<Wor
   const minCount = o.minCount ?? WORDVEC_DEFAULTS.minCount
   const epochs = o.epochs ?? WORDVEC_DEFAULTS.epochs
   const seed = o.seed ?? WORDVEC_DEFAULTS.seed
+  // The file's folder is made now, not after the minutes fastText takes (a missing one failed only then).
+  mkdirSync(dirname(resolve(o.out)), { recursive: true })
   log(`reading ${o.text.join(', ')}`)
   const docs = await collectDocuments(o.text)
   const basic = wordTaggerTokenizer().basic
