@@ -11,7 +11,7 @@
 
 import { attr } from './graph'
 import { crossEntropy, GradGraph, type TrainGraph } from './training'
-import { onnxLstmWeights, unrolledLstm } from './recurrent'
+import { onnxLstmWeights, unrolledLstm } from './lstm'
 import { ONNX_OPSET } from './export'
 import { CHAR_LM_PARAMS, type CharLmDims } from '../model/char-lm'
 

@@ -12,15 +12,8 @@
 // needed inside the recurrence. A permutation that reverses is its own inverse: the same Gather
 // maps outputs back and gradients through.
 //
-// Gate order and semantics are PyTorch's nn.LSTM (i, f, g, o; c = f·c + i·g; h = o·tanh(c)), with
-// the input bias (PyTorch's b_ih + b_hh as one vector). Parameters are in the tfjs layout
-// ([in, out]) as the rest of the training graphs.
-//
-// Backward of one step, with s = σ(z), (tanh)' = 1 − tanh²:
-//   dh = dh_out + dh_next;  dc = dc_next + dh·o·(1 − tanh²c)
-//   dz_o = dh·tanh(c)·o(1−o);  dz_i = dc·g·i(1−i);  dz_g = dc·i·(1 − g²);  dz_f = dc·c_prev·f(1−f)
-//   dh_prev = dz·W_hhᵀ;  dc_prev = dc·f;  dW_hh = Σ_t h_{t−1}ᵀ·dz_t;  dW_ih = Σ_t x_tᵀ·dz_t
-// with everything but dh and dc formed in the forward step (Step.dcFromDh, Step.dzScale).
+// The recurrence and its backward: ./lstm (shared with the character LM). Parameters are in the
+// tfjs layout ([in, out]) as the rest of the training graphs.
 // Character CNN and shape flags: ./char-cnn (shared with the BERT encoder's character channel).
 
 import { attr } from './graph'
@@ -30,6 +23,7 @@ import { crfLossGraph } from './crf-graph'
 import { charCnnLayer } from './char-cnn'
 import { charLmStateDim, wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 import { charLmWordStates } from './char-lm'
+import { onnxLstmWeights, unrolledLstm } from './lstm'
 
 /** Training graphs' input of the character LM's states of each word [B, T, 2H_lm] (computed once per sentence: the LM is frozen). */
 export const CHAR_LM_STATES_INPUT = 'char_lm_states'
@@ -100,99 +94,6 @@ function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dro
     chars.backward(t, dChars)
   }
   return { x: xDrop.y, wordIds, backward }
-}
-
-/** An unrolled LSTM over T steps, D stacked directions: its hidden states and the backward through them. */
-export interface UnrolledLstm {
-  /** h of every step, T × [1, D, B, H]. */
-  hs: string[]
-  /** The state after the last step [1, D, B, H]. */
-  h: string
-  c: string
-  /** h_{t−1} of every step, T × [1, D, B, H]: the initial state (zeros without one), then h_0 … h_{T−2}. */
-  hPrev: string[]
-  /**
-   * From the loss's gradient at every h (T × [1, D, B, H]) the gradient at every step's gate
-   * pre-activations, T × [1, D, B, 4H] (i, f, g, o). None flows into the initial state: truncated
-   * back-propagation through time, as PyTorch's detached state.
-   */
-  backward(dHOut: string[]): string[]
-}
-
-/**
- * The recurrence of D stacked LSTM directions, unrolled: `xw` holds each step's input projection
- * x·W_ih + b (T × [1, D, B, 4H]; a step's tensors keep Split's leading axis of one, so MatMul with
- * the [D, H, 4H] weights broadcasts over it and no step needs a Squeeze or Unsqueeze node), `init`
- * the state before the first step ([1, D, B, H] each; zeros when absent).
- */
-export function unrolledLstm(t: GradGraph, xw: string[], wHh: string, H: number, init?: { h: string; c: string }): UnrolledLstm {
-  const g = t.g
-  const T = xw.length
-  const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
-  // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
-  // value multiplies: dz = [dc, dc, dc, dh] ⊙ [g, c_prev, i, tanh c] ⊙ act'. The last two factors
-  // are known after the forward step, so they are formed there as one [1, D, B, 4H] tensor (dzScale)
-  // and the backward step is a handful of nodes: the graph has T of them, and onnxruntime's
-  // session set-up grows with the square of the node count (a 128-word bucket: 8 908 nodes, 12 s).
-  // act' per block from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
-  // a' = isTanh + a·(isSigmoid − a) with the 0/1 column vectors below.
-  const blockOf = (values: number[]) => g.constant(Float32Array.from({ length: 4 * H }, (_, k) => values[Math.floor(k / H)]), [4 * H])
-  const isSigmoid = blockOf([1, 1, 0, 1])
-  const isTanh = blockOf([0, 0, 1, 0])
-  interface Step {
-    f: string
-    /** o·(1 − tanh² c) [1, D, B, H]: d c from d h. */
-    dcFromDh: string
-    /** [g, c_prev, i, tanh c] ⊙ act' [1, D, B, 4H]. */
-    dzScale: string
-  }
-  const steps: Step[] = []
-  const hs: string[] = []
-  let h: string | null = init?.h ?? null
-  let c: string | null = init?.c ?? null
-  /** The state before the first step [1, D, B, H] (c_prev of step 0, h_{−1} in the backward): zeros without `init`. */
-  let zeroState = ''
-  for (let s = 0; s < T; s++) {
-    let z = xw[s] // [1, D, B, 4H]
-    if (h) z = t.add(z, g.node('MatMul', [h, wHh]))
-    const [zi, zf, zg, zo] = g.nodeOutputs('Split', [z], { axis: attr.int(3) }, { outputs: 4 })
-    const i = g.node('Sigmoid', [zi])
-    const f = g.node('Sigmoid', [zf])
-    const gg = g.node('Tanh', [zg])
-    const oo = g.node('Sigmoid', [zo])
-    const ig = t.mul(i, gg)
-    const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
-    const tc = g.node('Tanh', [cNew])
-    const hNew = t.mul(oo, tc) // [1, D, B, H]
-    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }) // [1, D, B, 4H]
-    const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
-    if (s === 0 && !init) zeroState = g.node('Mul', [i, g.float(0)])
-    const cPrev = c ?? zeroState
-    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(3) }), actD)
-    steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
-    hs.push(hNew)
-    h = hNew
-    c = cNew
-  }
-  const backward = (dHOut: string[]) => {
-    const wHhT = t.transpose(wHh, [0, 2, 1]) // [D, 4H, H]
-    const dz: string[] = new Array<string>(T)
-    let dhNext: string | null = null
-    let dcNext: string | null = null
-    for (let s = T - 1; s >= 0; s--) {
-      const st = steps[s]
-      const dh: string = dhNext ? t.add(dHOut[s], dhNext) : dHOut[s]
-      const dcFromH = t.mul(dh, st.dcFromDh)
-      const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
-      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(3) }), st.dzScale) // [1, D, B, 4H]: i, f, g, o
-      if (s > 0) {
-        dhNext = g.node('MatMul', [dz[s], wHhT])
-        dcNext = t.mul(dc, st.f)
-      }
-    }
-    return dz
-  }
-  return { hs, h: h!, c: c!, hPrev: [init?.h ?? zeroState, ...hs.slice(0, T - 1)], backward }
 }
 
 function forward(name: string, o: WordTaggerGraphOptions): Forward {
@@ -289,25 +190,6 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
     dropoutInputs: t.dropoutInputs,
     extraInputs,
     rowGrads: t.rowGrads,
-  }
-}
-
-/**
- * Stacked LSTM weights in our layout (W_ih [D, In, 4H], W_hh [D, H, 4H], bias [D, 4H]; gates i, f,
- * g, o as PyTorch) as ONNX's LSTM operator takes them: W [D, 4H, In], R [D, 4H, H], B [D, 8H],
- * gates i, o, f, c; the bias in Wb, Rb zero.
- */
-export function onnxLstmWeights(t: GradGraph, wIh: string, wHh: string, bias: string): { W: string; R: string; B: string } {
-  const g = t.g
-  /** [.., 4H] blocks i, f, g, o → i, o, f, g along `axis`. */
-  const iofc = (v: string, axis: number) => {
-    const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
-    return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
-  }
-  return {
-    W: t.transpose(iofc(wIh, 2), [0, 2, 1]),
-    R: t.transpose(iofc(wHh, 2), [0, 2, 1]),
-    B: g.node('Concat', [iofc(bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) }),
   }
 }
 
