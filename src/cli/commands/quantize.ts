@@ -36,8 +36,9 @@ when the model loads (a smaller folder, the same speed). --bits 7 does not apply
   --format F           format of --calibrate when detection is not wanted
 ${mapTypesHelp(23)}
                        (applied to --calibrate; its types must share some with the model's)
-  --bits 8|7           weight range: 8 = −127…127 (default); 7 = −63…63, for CPUs with AVX2
-                       but no VNNI, whose u8×s8 multiply-adds can saturate at 8 bits
+  --bits 8|7           weight range: 8 = −127…127 (default); 7 = −63…63. Not needed for CPUs
+                       without VNNI (whose u8×s8 multiply-adds saturate): there the graph takes
+                       the weights as uint8, whose u8×u8 products do not
   --float-embeddings   keep the word-embedding table float32 (bigger folder, same speed)
   -q, --quiet          no summary on standard error
   -h, --help           this text

@@ -17,7 +17,7 @@
 // or faster (bench/infer.ts), so it stays the default.
 
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { createReadStream, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { bertConfigFromHf, transpose2d } from '../model/checkpoint-files'
@@ -65,7 +65,35 @@ export interface ExportOptions {
    * DEFAULT_INT8_MATMUL. Ignored by float models.
    */
   int8MatMul?: Int8MatMul
+  /** How the int8 weights enter the graph; default DEFAULT_INT8_WEIGHTS (this CPU's). */
+  int8Weights?: Int8Weights
 }
+
+/**
+ * How an int8 model's weights enter the graph. 'int8': as stored, u8 × s8 products. 'uint8': each
+ * weight + 128 with zero point 128, u8 × u8 products, the same values. On x86 CPUs without VNNI,
+ * onnxruntime multiplies u8 × s8 with VPMADDUBSW, which adds pairs of products into 16 bits with
+ * saturation: on an AMD EPYC (AVX2) the int8 test model's logits moved 8–10 % of their range
+ * against 1 % with VNNI (test/unit/onnx/quantize.test.ts). Its u8 × u8 kernel widens to 16 bits
+ * first and does not saturate.
+ */
+export type Int8Weights = 'int8' | 'uint8'
+
+/** Whether this CPU has VNNI (x86 avx512_vnni / avx_vnni), from /proc/cpuinfo; null where that cannot be read (not Linux). */
+export function cpuHasVnni(cpuinfo: () => string = () => readFileSync('/proc/cpuinfo', 'utf8')): boolean | null {
+  let text: string
+  try {
+    text = cpuinfo()
+  } catch {
+    return null
+  }
+  const flags = /^flags\s*:(.*)$/m.exec(text)?.[1]
+  if (flags === undefined) return null
+  return /\b(?:avx512_vnni|avx_vnni)\b/.test(flags)
+}
+
+/** u8 × s8 only where VNNI is known to be there (its fastest kernel); u8 × u8 elsewhere, which is exact everywhere. */
+export const DEFAULT_INT8_WEIGHTS: Int8Weights = cpuHasVnni() === true ? 'int8' : 'uint8'
 
 /**
  * How an int8 Linear runs, activations quantized per call (dynamic, asymmetric uint8) against
@@ -225,6 +253,7 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
   const anyFused = fuse.attention || fuse.skipLayerNorm || fuse.biasGelu
   const int8 = [...weights.values()].some((w) => w.int8)
   const int8Op = opts.int8MatMul ?? DEFAULT_INT8_MATMUL
+  const unsignedWeights = (opts.int8Weights ?? DEFAULT_INT8_WEIGHTS) === 'uint8'
   if (int8 && anyFused) throw new OnnxExportError(`the fused operators (${fusionKey(fuse)}) are not written for an int8 model; export it unfused`)
   if (int8 && layout !== 'out_in') throw new OnnxExportError("int8 weights are read in the checkpoint's [out, in] layout only")
   if (!INT8_MATMULS.includes(int8Op)) throw new OnnxExportError(`int8 matmul '${int8Op}' is not one of ${INT8_MATMULS.join(', ')}`)
@@ -245,17 +274,20 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
   // x·W + b with int8 W [in, out] (per-output-channel scales [out]) and x quantized per call.
   const int8Linear = (name: string, x: string, inDim: number, outDim: number, encoder: boolean): string => {
     const rows = W.get(`${name}.weight`, [outDim, inDim], encoder).int8!
-    const wq = g.initializer(`${name}.weight_int8`, { dims: [inDim, outDim], data: transposeInt8(rows.values, outDim, inDim) })
+    const signed = transposeInt8(rows.values, outDim, inDim)
+    const wq = g.initializer(`${name}.weight_int8`, { dims: [inDim, outDim], data: unsignedWeights ? Uint8Array.from(signed, (v) => v + 128) : signed })
+    // With uint8 weights: their zero point, 128 (Int8Weights).
+    const wzp = unsignedWeights ? g.initializer(`${name}.weight_zero_point`, { dims: [], data: Uint8Array.of(128) }) : ''
     const ws = g.initializer(`${name}.weight_scale`, { dims: [outDim], data: rows.scale })
     const b = g.initializer(`${name}.bias`, { dims: [outDim], data: W.get(`${name}.bias`, [outDim], encoder).data })
     if (int8Op === 'DynamicQuantizeMatMul') {
-      return g.node('DynamicQuantizeMatMul', [x, wq, ws, '', b], {}, { name: `${name}/DynamicQuantizeMatMul`, domain: MS })
+      return g.node('DynamicQuantizeMatMul', [x, wq, ws, wzp, b], {}, { name: `${name}/DynamicQuantizeMatMul`, domain: MS })
     }
     const [xq, xs, xzp] = g.nodeOutputs('DynamicQuantizeLinear', [x], {}, { name: `${name}/DynamicQuantizeLinear`, outputs: 3 }) // uint8 [B, S, in], scalar, scalar
     if (int8Op === 'MatMulIntegerToFloat') {
-      return g.node('MatMulIntegerToFloat', [xq, wq, xs, ws, xzp, '', b], {}, { name: `${name}/MatMulIntegerToFloat`, domain: MS })
+      return g.node('MatMulIntegerToFloat', [xq, wq, xs, ws, xzp, wzp, b], {}, { name: `${name}/MatMulIntegerToFloat`, domain: MS })
     }
-    const acc = g.node('MatMulInteger', [xq, wq, xzp], {}, { name: `${name}/MatMulInteger` }) // int32 [B, S, out]
+    const acc = g.node('MatMulInteger', [xq, wq, xzp, ...(wzp ? [wzp] : [])], {}, { name: `${name}/MatMulInteger` }) // int32 [B, S, out]
     const scale = g.node('Mul', [xs, ws], {}, { name: `${name}/scale` }) // [out]
     const y = g.node('Mul', [g.node('Cast', [acc], { to: attr.int(1) }, { name: `${name}/Cast` }), scale], {}, { name: `${name}/dequantize` })
     return g.node('Add', [y, b], {}, { name: `${name}/Add` })
@@ -381,7 +413,7 @@ export function exportOnnx(weights: WeightsMap, config: OnnxBertConfig | Record<
     [META_HEADS]: JSON.stringify(heads),
     [META_HIDDEN_STATES]: String(!!opts.hiddenStates),
     [META_FUSED]: fusionKey(fuse),
-    [META_INT8]: int8 ? int8Op : 'none',
+    [META_INT8]: int8 ? `${int8Op}${unsignedWeights ? ' (uint8 weights)' : ''}` : 'none',
     ...opts.metadata,
   }
   return g.encode({

@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path'
 import { removeStaleTempFiles, writeFileAtomic } from '../fs/atomic'
 import { readWeightFileBytes } from '../model/safetensors'
 import { OnnxFileError, readCheckpointFiles, readCheckpointWeights } from './checkpoint'
-import { checkpointGraph, DEFAULT_INT8_MATMUL, fingerprintOfBytes, optionsKey, type CheckpointExportOptions } from './export'
+import { checkpointGraph, DEFAULT_INT8_MATMUL, DEFAULT_INT8_WEIGHTS, fingerprintOfBytes, optionsKey, type CheckpointExportOptions } from './export'
 
 /** Where the cache lives, when set (tests, a machine whose home is read-only). */
 export const ONNX_CACHE_ENV = 'FASTBIONER_ONNX_CACHE'
@@ -110,7 +110,8 @@ function prune(cacheDir: string): void {
  */
 export async function ownOnnxGraph(dir: string, opts: OwnGraphOptions): Promise<OwnGraph> {
   const files = readCheckpointFiles(dir)
-  const int8Op = opts.int8MatMul ?? DEFAULT_INT8_MATMUL
+  // The int8 weights' form (this CPU's) is part of the graph, so of its cache name.
+  const int8Op = `${opts.int8MatMul ?? DEFAULT_INT8_MATMUL}${DEFAULT_INT8_WEIGHTS === 'uint8' ? '-u8' : ''}`
   const cache = opts.cacheDir
   const graphPath = (fingerprint: string) => join(cache!, `${fingerprint}-${int8Op}.onnx`)
   const stat = sourceStat([files.configPath, ...files.weightPaths])

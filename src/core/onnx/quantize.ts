@@ -26,7 +26,7 @@ import { DEFAULT_INT8_MATMUL, exportCheckpointToOnnx, type Int8MatMul, type Weig
 export const QUANTIZATION_KEY = 'quantization'
 
 export interface QuantizeOptions {
-  /** 8 (default): int8 −127…127; 7: −63…63 for AVX2 CPUs without VNNI (no 16-bit saturation). */
+  /** 8 (default): int8 −127…127; 7: −63…63 (before the graph took uint8 weights on CPUs without VNNI, export.ts Int8Weights, it avoided their 16-bit saturation). */
   bits?: 7 | 8
   /** Also quantize the word-embedding table (default true; it is most of a small model's bytes). */
   embeddings?: boolean
