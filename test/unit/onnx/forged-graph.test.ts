@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readCheckpointFiles, readOnnxMetadata } from '../../../src/core/onnx/checkpoint'
-import { checkpointFingerprint, exportOnnx, META_FINGERPRINT } from '../../../src/core/onnx/export'
+import { checkpointFingerprint, DEFAULT_INT8_WEIGHTS, exportOnnx, META_FINGERPRINT } from '../../../src/core/onnx/export'
+
+/** The cache's name for a graph of the default int8 operators, with this CPU's int8 weight form (export.ts Int8Weights). */
+const CACHED_AS = `DynamicQuantizeMatMul${DEFAULT_INT8_WEIGHTS === 'uint8' ? '-u8' : ''}`
 import { onnxCacheDir, ownOnnxGraph } from '../../../src/core/onnx/graph-cache'
 import { openInferenceEngine } from '../../../src/core/onnx/session'
 import { maxAbsDiff, randomBatch, randomWeights, referenceForward, SMALL_CONFIG, writeTestCheckpoint } from './helpers'
@@ -57,7 +60,7 @@ describe('a model.onnx that came with a folder', () => {
       // The folder is left as it was.
       expect(readFileSync(join(f.dir, 'model.onnx')).equals(Buffer.from(f.forged))).toBe(true)
       if (mode === 'auto') {
-        expect(engine.files).toEqual([expect.stringMatching(new RegExp(`^${cache}/[0-9a-f]{64}-\\w+\\.onnx$`))])
+        expect(engine.files).toEqual([expect.stringMatching(new RegExp(`^${cache}/[0-9a-f]{64}-[\\w-]+\\.onnx$`))])
       }
     })
   }
@@ -71,7 +74,7 @@ describe('ownOnnxGraph: the per-user cache of our exports', () => {
     const before = readdirSync(dir).sort()
     const first = await ownOnnxGraph(dir, { cacheDir: cache })
     expect(first.status).toBe('exported')
-    expect(first.path).toBe(join(cache, `${first.fingerprint}-DynamicQuantizeMatMul.onnx`))
+    expect(first.path).toBe(join(cache, `${first.fingerprint}-${CACHED_AS}.onnx`))
     expect(readOnnxMetadata(first.path!)[META_FINGERPRINT]).toBe(first.fingerprint)
     expect(first.fingerprint).toBe(await checkpointFingerprint(dir))
     const again = await ownOnnxGraph(dir, { cacheDir: cache })
@@ -85,7 +88,7 @@ describe('ownOnnxGraph: the per-user cache of our exports', () => {
     const changed = await ownOnnxGraph(dir, { cacheDir: cache })
     expect(changed.status).toBe('exported')
     expect(changed.fingerprint).not.toBe(first.fingerprint)
-    expect(readdirSync(cache).filter((f) => f.endsWith('.onnx')).sort()).toEqual([`${first.fingerprint}-DynamicQuantizeMatMul.onnx`, `${changed.fingerprint}-DynamicQuantizeMatMul.onnx`].sort())
+    expect(readdirSync(cache).filter((f) => f.endsWith('.onnx')).sort()).toEqual([`${first.fingerprint}-${CACHED_AS}.onnx`, `${changed.fingerprint}-${CACHED_AS}.onnx`].sort())
     // Other options are another graph.
     expect((await ownOnnxGraph(dir, { cacheDir: cache, hiddenStates: true })).fingerprint).not.toBe(changed.fingerprint)
     expect(readdirSync(dir).sort()).toEqual(before)
