@@ -13,7 +13,10 @@ import { attr } from './graph'
 import { crossEntropy, GradGraph, type TrainGraph } from './training'
 import { onnxLstmWeights, unrolledLstm } from './lstm'
 import { ONNX_OPSET } from './export'
+import type * as Ort from 'onnxruntime-node'
 import { CHAR_LM_PARAMS, type CharLmDims } from '../model/char-lm'
+import { charLmInputs, type CharLmInputs, type WordTaggerDims } from '../model/word-tagger'
+import { OrtGraphRunner, type OrtSessionOptions } from '../train/ort'
 
 export const CHAR_LM_STATE_INPUTS = { h: 'state.h', c: 'state.c' } as const
 export const CHAR_LM_STATE_OUTPUTS = { h: 'state.h.next', c: 'state.c.next' } as const
@@ -137,4 +140,44 @@ export function charLmStatesGraph(lm: CharLmDims): TrainGraph {
     dropoutInputs: [],
     extraInputs: [],
   }
+}
+
+/** The character LM's inputs of a batch (core/model/word-tagger.ts charLmInputs) as tensors. */
+export function charLmFeeds(ort: typeof Ort, lm: CharLmInputs, batch: number): Record<string, Ort.Tensor> {
+  return {
+    [CHAR_LM_INPUTS.ids]: new ort.Tensor('int64', lm.ids, [2, batch, lm.steps]),
+    [CHAR_LM_INPUTS.lengths]: new ort.Tensor('int32', lm.lengths, [batch]),
+    [CHAR_LM_INPUTS.positions]: new ort.Tensor('int64', lm.positions, [2, lm.positions.length / 2]),
+  }
+}
+
+/**
+ * The character LM's states of every word of `sentences` ([words, 2H_lm] each), for training a
+ * word tagger that reads them: the LM is frozen, so they are computed once, in batches of
+ * sentences of similar length, instead of at every step.
+ */
+export async function charLmStatesOf(lm: NonNullable<WordTaggerDims['charLm']>, params: ReadonlyMap<string, Float32Array>, sentences: readonly (readonly string[])[], opts: OrtSessionOptions = {}): Promise<Float32Array[]> {
+  const width = 2 * lm.hidden
+  const out = new Array<Float32Array>(sentences.length)
+  const order = sentences.map((_, i) => i).sort((a, b) => sentences[a].join(' ').length - sentences[b].join(' ').length)
+  const runner = await OrtGraphRunner.open(charLmStatesGraph(lm), opts)
+  try {
+    for (let at = 0; at < order.length; at += 64) {
+      const rows = order.slice(at, at + 64)
+      const T = Math.max(1, ...rows.map((i) => sentences[i].length))
+      const inputs = charLmInputs(lm, rows.map((i) => sentences[i]), T)
+      const states = (await runner.outputs(params as Map<string, Float32Array>, charLmFeeds(runner.ort, inputs, rows.length)))[CHAR_LM_STATES_OUTPUT].data as Float32Array // [B·T, 2H]
+      rows.forEach((i, r) => (out[i] = states.slice(r * T * width, (r * T + sentences[i].length) * width)))
+    }
+  } finally {
+    await runner.dispose()
+  }
+  return out
+}
+
+/** The states of a batch's rows [B, T, 2H_lm] from each row's (charLmStatesOf), padding zero. */
+export function batchCharLmStates(rows: readonly Float32Array[], steps: number, width: number): Float32Array {
+  const out = new Float32Array(rows.length * steps * width)
+  rows.forEach((r, b) => out.set(r, b * steps * width))
+  return out
 }

@@ -58,7 +58,7 @@ interface Forward {
  * the backward of everything before the recurrence. T is a number (a training bucket) or
  * 'steps' (the inference graph, any length).
  */
-function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dropout: boolean) {
+function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dropout: boolean, lmStatesInput = false) {
   const g = t.g
   const Din = wordTaggerInputDim(d)
   const wordIds = g.input('word_ids', 'int64', ['batch', T])
@@ -73,11 +73,12 @@ function inputFeatures(t: GradGraph, d: WordTaggerDims, T: number | 'steps', dro
   const chars = charCnnLayer(g, (name, shape) => t.param(name, shape, name === WORD_TAGGER_PARAMS.charEmbeddings ? ['char_vocab', shape[1]] : shape), d, { embeddings: WORD_TAGGER_PARAMS.charEmbeddings, conv: WORD_TAGGER_PARAMS.charConv }, T)
 
   // ---- the character LM's states [B, T, 2H_lm] (frozen: no gradient) --------------------------
-  // Training reads them computed once per sentence (CHAR_LM_STATES_INPUT); tagging runs the LM.
+  // Training reads them computed once per sentence (CHAR_LM_STATES_INPUT); tagging runs the LM,
+  // or reads them too (lmStatesInput: a training run's devel tagging, the same sentences each epoch).
   const lmWidth = charLmStateDim(d)
   const lm = !d.charLm
     ? []
-    : T === 'steps'
+    : T === 'steps' && !lmStatesInput
       ? [g.node('Reshape', [charLmWordStates(t, d.charLm), g.node('Concat', [g.node('Shape', [wordIds]), g.int64s([lmWidth])], { axis: attr.int(0) })])]
       : [g.input(CHAR_LM_STATES_INPUT, 'float32', ['batch', T, lmWidth])]
 
@@ -200,12 +201,12 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
  * are). ONNX orders the gates i, o, f, c where PyTorch (and our parameters) order i, f, g, o: the
  * graph reorders the weight blocks; the bias goes in Wb, Rb is zero.
  */
-export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArray<{ name: string; numLabels: number }>): TrainGraph {
+export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArray<{ name: string; numLabels: number }>, opts: { lmStatesInput?: boolean } = {}): TrainGraph {
   const t = new GradGraph('fastbioner_word_tagger')
   const g = t.g
   const H = dims.lstmHidden
   const Din = wordTaggerInputDim(dims)
-  const features = inputFeatures(t, dims, 'steps', false)
+  const features = inputFeatures(t, dims, 'steps', false, opts.lmStatesInput)
   const lengths = g.input('sequence_lens', 'int32', ['batch'])
   const wordsShape = g.node('Shape', [features.wordIds]) // [B, T]
   const x = t.transpose(g.node('Reshape', [features.x, g.node('Concat', [wordsShape, g.int64s([Din])], { axis: attr.int(0) })]), [1, 0, 2]) // [T, B, Din]

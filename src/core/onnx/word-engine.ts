@@ -6,27 +6,24 @@
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordFeaturizer } from '../nlp/word-features'
-import { wordBatch, type CharLmInputs, type WordTaggerConfig } from '../model/word-tagger'
+import { charLmStateDim, wordBatch, type CharLmInputs, type WordTaggerConfig } from '../model/word-tagger'
 import { OrtGraphRunner } from '../train/ort'
 import type { InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
-import { wordTaggerTaggingGraph } from './recurrent'
+import { CHAR_LM_STATES_INPUT, wordTaggerTaggingGraph } from './recurrent'
 import { logitsOutput } from './training'
-import { CHAR_LM_INPUTS } from './char-lm'
-
-/** The character LM's inputs of a batch (core/model/word-tagger.ts charLmInputs) as tensors. */
-export function charLmFeeds(ort: typeof Ort, lm: CharLmInputs, batch: number): Record<string, Ort.Tensor> {
-  return {
-    [CHAR_LM_INPUTS.ids]: new ort.Tensor('int64', lm.ids, [2, batch, lm.steps]),
-    [CHAR_LM_INPUTS.lengths]: new ort.Tensor('int32', lm.lengths, [batch]),
-    [CHAR_LM_INPUTS.positions]: new ort.Tensor('int64', lm.positions, [2, lm.positions.length / 2]),
-  }
-}
+import { batchCharLmStates, charLmFeeds, charLmStatesOf } from './char-lm'
 
 export interface WordEngineOptions {
   threads?: number
   ort?: typeof Ort
   /** onnxruntime's threads spin between operators (default off, as every tagging session: core/onnx/session). */
   spin?: boolean
+  /**
+   * With a character LM: keep each sentence's LM states and compute them once (the LM is frozen).
+   * For a training run's devel tagging, the same sentences every epoch, where running the LM was
+   * about half of an epoch's time; memory grows with the distinct sentences tagged.
+   */
+  cacheCharLmStates?: boolean
 }
 
 export class WordTaggerEngine implements InferenceEngine {
@@ -52,9 +49,26 @@ export class WordTaggerEngine implements InferenceEngine {
     return n
   }
 
+  private readonly lmStates = new Map<string, Float32Array>()
+
+  private get cachesLmStates(): boolean {
+    return !!this.config.charLm && !!this.opts.cacheCharLmStates
+  }
+
   private runner(): Promise<OrtGraphRunner> {
-    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads), { threads: this.opts.threads, ort: this.opts.ort, spin: this.opts.spin ?? false })
+    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads, { lmStatesInput: this.cachesLmStates }), { threads: this.opts.threads, ort: this.opts.ort, spin: this.opts.spin ?? false })
     return this.session
+  }
+
+  /** The LM states of these sentences [B, T, 2H_lm], those not seen before computed now (cacheCharLmStates). */
+  private async cachedLmStates(sentences: readonly (readonly string[])[], T: number): Promise<Float32Array> {
+    const keyOf = (words: readonly string[]) => words.join('\u0000')
+    const missing = [...new Map(sentences.filter((w) => !this.lmStates.has(keyOf(w))).map((w) => [keyOf(w), w])).values()]
+    if (missing.length) {
+      const states = await charLmStatesOf(this.config.charLm!, this.params, missing, { threads: this.opts.threads, ort: this.opts.ort })
+      missing.forEach((w, i) => this.lmStates.set(keyOf(w), states[i]))
+    }
+    return batchCharLmStates(sentences.map((w) => this.lmStates.get(keyOf(w))!), T, charLmStateDim(this.config))
   }
 
   async run(batch: InferenceBatch): Promise<InferenceResult> {
@@ -65,8 +79,13 @@ export class WordTaggerEngine implements InferenceEngine {
     const runner = await this.runner()
     const b = wordBatch(this.featurizer, this.config, words.map((w) => w.texts), T)
     const ort = runner.ort
+    const lm = !b.charLm
+      ? {}
+      : this.cachesLmStates
+        ? { [CHAR_LM_STATES_INPUT]: new ort.Tensor('float32', await this.cachedLmStates(words.map((w) => w.texts), T), [b.batchSize, T, charLmStateDim(this.config)]) }
+        : charLmFeeds(ort, b.charLm, b.batchSize)
     const out = await runner.outputs(this.params as Map<string, Float32Array>, {
-      ...(b.charLm ? charLmFeeds(ort, b.charLm, b.batchSize) : {}),
+      ...lm,
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
       char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, this.config.maxChars]),
       shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, this.config.shapeFlags]),

@@ -133,7 +133,7 @@ function openWordTagger(dir: string, opts: OpenTaggerOptions): CheckpointTagger 
 }
 
 /** A tagger for a word tagger in memory or loaded; its engine reads `m.params` on every call. */
-export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number } = {}, files: string[] = []): Tagger {
+export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number; cacheCharLmStates?: boolean } = {}, files: string[] = []): Tagger {
   const tokenizer = new WordPieceTokenizer(WORD_TAGGER_PIECE_VOCAB, { lowercase: false })
   const heads = Object.entries(m.heads).map(([name, labels]) => {
     const n = crfParamNames(name)

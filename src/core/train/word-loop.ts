@@ -20,7 +20,8 @@ import { sampleCrfPath, type CrfScores } from '../model/crf'
 import type { TrainerEngine } from './engine'
 import type { RunSettings } from './loop'
 import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult } from './runner'
-import { batchCharLmStates, charLmStatesOf, OrtWordTaggerTrainer } from './word-trainer'
+import { OrtWordTaggerTrainer } from './word-trainer'
+import { batchCharLmStates, charLmStatesOf } from '../onnx/char-lm'
 import { CHAR_LM_PREFIX, type CharLmFolder } from '../model/char-lm'
 
 export const WORD_TAGGER_RECIPE = {
@@ -392,7 +393,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   // The trainer moved the trained parameters into its memory: the model reads them there.
   for (const [name, value] of trained) params.set(name, value)
   const devTasks = o.tasks.filter((t) => t.dev?.length)
-  const tagger = devTasks.length ? wordTaggerFor(model, { maxLength, sentenceLevel }, { threads: o.threads }) : null
+  const tagger = devTasks.length ? wordTaggerFor(model, { maxLength, sentenceLevel }, { threads: o.threads, cacheCharLmStates: true }) : null
   const deadline = o.maxMinutes !== undefined ? started + o.maxMinutes * 60_000 : Infinity
   const timeUp = new AbortController()
   const signal = o.signal ? AbortSignal.any([o.signal, timeUp.signal]) : timeUp.signal

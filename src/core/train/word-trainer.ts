@@ -7,9 +7,7 @@ import type * as Ort from 'onnxruntime-node'
 import type { WordBatch, WordTaggerConfig } from '../model/word-tagger'
 import { DropoutArena, Rng } from '../rng'
 import { CHAR_LM_STATES_INPUT, WORD_TAGGER_PARAMS, wordTaggerTrainGraph } from '../onnx/recurrent'
-import { charLmInputs, charLmStateDim, wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
-import { CHAR_LM_STATES_OUTPUT, charLmStatesGraph } from '../onnx/char-lm'
-import { charLmFeeds } from '../onnx/word-engine'
+import { charLmStateDim, wordTaggerInputDim } from '../model/word-tagger'
 import { HostAdamW, type AdamWOptions, type OptimizerState } from './optimizer'
 import { OrtGraphRunner, type GraphRunResult, type OrtSessionOptions } from './ort'
 
@@ -104,35 +102,4 @@ export class OrtWordTaggerTrainer {
     for (const p of this.buckets.values()) await (await p).dispose()
     this.buckets.clear()
   }
-}
-
-/**
- * The character LM's states of every word of `sentences` ([words, 2H_lm] each), for training a
- * word tagger that reads them: the LM is frozen, so they are computed once, in batches of
- * sentences of similar length, instead of at every step.
- */
-export async function charLmStatesOf(lm: NonNullable<WordTaggerDims['charLm']>, params: ReadonlyMap<string, Float32Array>, sentences: readonly (readonly string[])[], opts: OrtSessionOptions = {}): Promise<Float32Array[]> {
-  const width = 2 * lm.hidden
-  const out = new Array<Float32Array>(sentences.length)
-  const order = sentences.map((_, i) => i).sort((a, b) => sentences[a].join(' ').length - sentences[b].join(' ').length)
-  const runner = await OrtGraphRunner.open(charLmStatesGraph(lm), opts)
-  try {
-    for (let at = 0; at < order.length; at += 64) {
-      const rows = order.slice(at, at + 64)
-      const T = Math.max(1, ...rows.map((i) => sentences[i].length))
-      const inputs = charLmInputs(lm, rows.map((i) => sentences[i]), T)
-      const states = (await runner.outputs(params as Map<string, Float32Array>, charLmFeeds(runner.ort, inputs, rows.length)))[CHAR_LM_STATES_OUTPUT].data as Float32Array // [B·T, 2H]
-      rows.forEach((i, r) => (out[i] = states.slice(r * T * width, (r * T + sentences[i].length) * width)))
-    }
-  } finally {
-    await runner.dispose()
-  }
-  return out
-}
-
-/** The states of a batch's rows [B, T, 2H_lm] from each row's (charLmStatesOf), padding zero. */
-export function batchCharLmStates(rows: readonly Float32Array[], steps: number, width: number): Float32Array {
-  const out = new Float32Array(rows.length * steps * width)
-  rows.forEach((r, b) => out.set(r, b * steps * width))
-  return out
 }

@@ -16,9 +16,9 @@ import { Rng } from '@core/rng'
 import { WordFeaturizer } from '@core/nlp/word-features'
 import { initWordTaggerParams, loadWordTagger, saveWordTagger, wordBatch, wordTaggerConfig, type WordTaggerConfig } from '@core/model/word-tagger'
 import { CHAR_LM_STATES_INPUT, wordTaggerTaggingGraph, wordTaggerTrainGraph } from '@core/onnx/recurrent'
-import { charLmFeeds } from '@core/onnx/word-engine'
-import { batchCharLmStates, charLmStatesOf } from '@core/train/word-trainer'
+import { batchCharLmStates, charLmFeeds, charLmStatesOf } from '@core/onnx/char-lm'
 import { logitsOutput } from '@core/onnx/training'
+import { WordTaggerEngine } from '@core/onnx/word-engine'
 import { crfBatchLoss } from '@core/model/crf'
 
 beforeAll(async () => {
@@ -230,6 +230,19 @@ describe('a word tagger that reads a character LM', () => {
     const logits = out[logitsOutput('default')].data as Float32Array
     const want = crfBatchLoss(logits, labels, B, T, 3, { transitions: params.get('crf.transitions')!, start: params.get('crf.start_transitions')!, end: params.get('crf.end_transitions')! })
     expect(r.loss).toBeCloseTo(want.loss, 4)
+
+    // Tagging that keeps each sentence's LM states (a training run's devel tagging) gives the same logits.
+    const batch = { inputIds: new Int32Array(B * (T + 2)), attentionMask: new Int32Array(B * (T + 2)).fill(1), batch: B, seq: T + 2, words: sentences.map((texts) => ({ positions: texts.map((_, i) => i + 1), texts })) }
+    const plain = new WordTaggerEngine(config, f, heads, params, { threads: 1 })
+    const cached = new WordTaggerEngine(config, f, heads, params, { threads: 1, cacheCharLmStates: true })
+    const want2 = (await plain.run(batch)).logits.default
+    for (let round = 0; round < 2; round++) {
+      const got2 = (await cached.run(batch)).logits.default
+      want2.forEach((v, k) => expect(got2[k]).toBeCloseTo(v, 5))
+    }
+    expect(want2.some((v) => v !== 0)).toBe(true)
+    await plain.dispose()
+    await cached.dispose()
 
     // The folder keeps the LM: its sizes, characters and weights.
     const dir = join(tmp, 'tagger')
