@@ -39,7 +39,7 @@ def encode(text, chars):
 def speed(a):
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from torch_word_tagger_ref import busy, openblas_core
+    from torch_word_tagger_ref import openblas_core, time_steps
     torch.set_num_threads(a.threads); torch.manual_seed(1)
     models = [CharLM(a.chars, a.hidden) for _ in range(2)]
     opts = [torch.optim.Adam(m.parameters(), lr=a.lr) for m in models]
@@ -56,15 +56,7 @@ def speed(a):
                 m.train(); lo, _, _ = m(x, st)
                 loss = lossf(lo.reshape(-1, lo.shape[-1]), y.reshape(-1))
                 o.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(m.parameters(), 1.0); o.step()
-    for _ in range(2):
-        step()
-    times = []
-    b0 = busy(); c0 = time.process_time(); t0 = time.perf_counter()
-    for _ in range(a.iters):
-        s = time.perf_counter(); step(); times.append(time.perf_counter() - s)
-    total = time.perf_counter() - t0
-    other = max(0.0, (busy() - b0 - (time.process_time() - c0)) / total)
-    med = sorted(times)[len(times) // 2]
+    med, other = time_steps(step, 2, a.iters)
     print(json.dumps({"mode": a.speed, "batch": a.batch, "bptt": a.bptt, "hidden": a.hidden, "ms_per_batch_median": med * 1000, "tokens_per_s": 2 * a.batch * a.bptt / med,
                       "threads": a.threads, "openblas_core": openblas_core(), "other_procs_cpu_cores_avg": other}))
 

@@ -35,6 +35,18 @@ def openblas_core():
     return None
 
 
+def time_steps(step, warmup, iters):
+    """Median seconds of `iters` calls of step() after `warmup`, and how busy the other cores were meanwhile."""
+    for _ in range(warmup):
+        step()
+    times = []
+    b0 = busy(); c0 = time.process_time(); t0 = time.perf_counter()
+    for _ in range(iters):
+        s = time.perf_counter(); step(); times.append(time.perf_counter() - s)
+    total = time.perf_counter() - t0
+    other = max(0.0, (busy() - b0 - (time.process_time() - c0)) / total)
+    return sorted(times)[len(times) // 2], other
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=16); ap.add_argument("--words", type=int, default=32)
@@ -59,16 +71,7 @@ def main():
             loss = model.crf.nll(model.emissions(W, C, F), Y, M) / B
             opt.zero_grad(); loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0); opt.step()
 
-    for _ in range(a.warmup):
-        step()
-    times = []
-    b0 = busy(); c0 = time.process_time(); t0 = time.perf_counter()
-    for _ in range(a.iters):
-        s = time.perf_counter(); step(); times.append(time.perf_counter() - s)
-    total = time.perf_counter() - t0
-    other = max(0.0, (busy() - b0 - (time.process_time() - c0)) / total)
-    times.sort()
-    med = times[len(times) // 2]
+    med, other = time_steps(step, a.warmup, a.iters)
     print(json.dumps({"mode": a.mode, "batch": B, "words": T, "ms_per_batch_median": med * 1000, "tokens_per_s": B * T / med,
                       "threads": a.threads, "openblas_core": openblas_core(), "other_procs_cpu_cores_avg": other}))
 
