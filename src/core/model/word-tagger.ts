@@ -150,8 +150,6 @@ export interface WordBatch {
   reverseIndex: BigInt64Array
   /** Real words in the batch. */
   numWords: number
-  /** With a character LM: what its tagging-time graph reads (charLmInputs). */
-  charLm?: CharLmInputs
   /** With a character LM, in training: its states of each word [B, T, 2H_lm], computed once per sentence (the trainer fills them). */
   charLmStates?: Float32Array
 }
@@ -235,7 +233,7 @@ export function wordBatch(f: WordFeaturizer, c: WordTaggerConfig, sentences: rea
     numWords += n
     return n
   })
-  return { batchSize: B, steps: T, lengths, wordIds, charIds, shapes, reverseIndex, numWords, ...(c.charLm ? { charLm: charLmInputs(c.charLm, sentences, T) } : {}) }
+  return { batchSize: B, steps: T, lengths, wordIds, charIds, shapes, reverseIndex, numWords }
 }
 
 // ---- model folder --------------------------------------------------------------------------

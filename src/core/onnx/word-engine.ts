@@ -6,7 +6,7 @@
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordFeaturizer } from '../nlp/word-features'
-import { charLmStateDim, wordBatch, type CharLmInputs, type WordTaggerConfig } from '../model/word-tagger'
+import { charLmInputs, charLmStateDim, wordBatch, type WordTaggerConfig } from '../model/word-tagger'
 import { OrtGraphRunner } from '../train/ort'
 import type { InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 import { CHAR_LM_STATES_INPUT, wordTaggerTaggingGraph } from './recurrent'
@@ -79,11 +79,13 @@ export class WordTaggerEngine implements InferenceEngine {
     const runner = await this.runner()
     const b = wordBatch(this.featurizer, this.config, words.map((w) => w.texts), T)
     const ort = runner.ort
-    const lm = !b.charLm
+    // The LM's inputs only where the graph runs it (not in training steps, nor with cached states).
+    const texts = words.map((w) => w.texts)
+    const lm = !this.config.charLm
       ? {}
       : this.cachesLmStates
-        ? { [CHAR_LM_STATES_INPUT]: new ort.Tensor('float32', await this.cachedLmStates(words.map((w) => w.texts), T), [b.batchSize, T, charLmStateDim(this.config)]) }
-        : charLmFeeds(ort, b.charLm, b.batchSize)
+        ? { [CHAR_LM_STATES_INPUT]: new ort.Tensor('float32', await this.cachedLmStates(texts, T), [b.batchSize, T, charLmStateDim(this.config)]) }
+        : charLmFeeds(ort, charLmInputs(this.config.charLm, texts, T), b.batchSize)
     const out = await runner.outputs(this.params as Map<string, Float32Array>, {
       ...lm,
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),

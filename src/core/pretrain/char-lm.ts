@@ -140,7 +140,8 @@ export async function trainCharLm(o: CharLmTrainOptions): Promise<CharLmTrainRes
   const held = data.subarray(data.length - heldOut)
   const reversed = (a: Uint16Array) => a.slice().reverse()
   const train = [streamsOf(forward, record.batch), streamsOf(reversed(forward), record.batch)]
-  const heldStreams = [streamsOf(held, Math.min(record.batch, Math.floor((held.length - 1) / record.steps))), streamsOf(reversed(held), Math.min(record.batch, Math.floor((held.length - 1) / record.steps)))]
+  const heldRows = Math.min(record.batch, Math.floor((held.length - 1) / record.steps))
+  const heldStreams = [streamsOf(held, heldRows), streamsOf(reversed(held), heldRows)]
   record.trainCharacters = forward.length
   record.heldOutCharacters = held.length
   const { charVocabSize: V, hidden: H } = dims

@@ -14,7 +14,7 @@ import { OrtGraphRunner } from '@core/train/ort'
 import { denseGradient } from '@core/train/optimizer'
 import { Rng } from '@core/rng'
 import { WordFeaturizer } from '@core/nlp/word-features'
-import { initWordTaggerParams, loadWordTagger, saveWordTagger, wordBatch, wordTaggerConfig, type WordTaggerConfig } from '@core/model/word-tagger'
+import { charLmInputs, initWordTaggerParams, loadWordTagger, saveWordTagger, wordBatch, wordTaggerConfig, type WordTaggerConfig } from '@core/model/word-tagger'
 import { CHAR_LM_STATES_INPUT, wordTaggerTaggingGraph, wordTaggerTrainGraph } from '@core/onnx/recurrent'
 import { batchCharLmStates, charLmFeeds, charLmStatesOf } from '@core/onnx/char-lm'
 import { logitsOutput } from '@core/onnx/training'
@@ -225,7 +225,7 @@ describe('a word tagger that reads a character LM', () => {
     expect(r.grads.get('lstm.weight_ih')!.length).toBe(2 * (4 + 5 + 4 + 8) * 4 * 3)
 
     const tagging = await OrtGraphRunner.open(wordTaggerTaggingGraph(config, heads), { threads: 1 })
-    const out = await tagging.outputs(params, { ...common, ...charLmFeeds(ort, b.charLm!, B), sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths), [B]) })
+    const out = await tagging.outputs(params, { ...common, ...charLmFeeds(ort, charLmInputs(lm, sentences, T), B), sequence_lens: new ort.Tensor('int32', Int32Array.from(b.lengths), [B]) })
     await tagging.dispose()
     const logits = out[logitsOutput('default')].data as Float32Array
     const want = crfBatchLoss(logits, labels, B, T, 3, { transitions: params.get('crf.transitions')!, start: params.get('crf.start_transitions')!, end: params.get('crf.end_transitions')! })
