@@ -108,8 +108,8 @@ describe('the word-lstm plan: a head per entity type', () => {
 
   it('trains the character LM, and only the chemical teachers read it (resumable like the teachers)', () => {
     const lm = `${OUT}/0-char-lm`
-    expect(plan.charLm.args).toEqual(['charlm', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--hidden', '256', '--seed', '42', '--minutes', '60', '--threads', '1', '--out', lm])
-    expect(plan.charLm.resumeArgs).toEqual(['charlm', '--resume', '--minutes', '60', '--threads', '1', '--out', lm])
+    expect(plan.charLm.args).toEqual(['charlm', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--hidden', '256', '--seed', '42', '--minutes', '75', '--threads', '1', '--out', lm])
+    expect(plan.charLm.resumeArgs).toEqual(['charlm', '--resume', '--minutes', '75', '--threads', '1', '--out', lm])
     for (const t of plan.teachers) {
       expect(values(t.args, '--char-lm'), t.name).toEqual(t.head === 'chemical' ? [lm] : [])
       expect(t.charLm, t.name).toBe(t.head === 'chemical')
@@ -348,7 +348,7 @@ describe('the model card', () => {
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
     const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
     expect(card).toContain('trained on that head\'s corpora; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
-    expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 60 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
+    expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 75 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
     expect(card).toContain('the rules see parts of abstracts')
