@@ -12,7 +12,9 @@
 // or a '+'-joined subset of attention, skipLayerNorm, biasGelu; int8 (the `fastbioner quantize`
 // graph: int8 Linear weights and word embeddings, DEFAULT_INT8_MATMUL) or int8@<op> with op one of
 // DynamicQuantizeMatMul, MatMulInteger, MatMulIntegerToFloat; a '/nospin' suffix stops ORT's
-// worker threads from spinning between operators (session.intra_op.allow_spinning = 0).
+// worker threads from spinning between operators (session.intra_op.allow_spinning = 0); with int8,
+// a '/s8' or '/u8' suffix gives the weights as int8 or uint8 (export.ts Int8Weights; default this
+// CPU's, DEFAULT_INT8_WEIGHTS), e.g. int8/s8 against int8/u8 on a CPU without VNNI.
 // Shapes are LAYERSxHIDDEN; heads = hidden / 64, intermediate = 4 × hidden, vocab 28996,
 // 3 labels, as torch_bert_ref.py. Timings are medians of `iters` runs after `warmup` runs;
 // "load" is the CPU (in cores) that other processes used while we timed: above ~0.15 the
@@ -23,7 +25,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import * as ort from 'onnxruntime-node'
-import { DEFAULT_INT8_MATMUL, exportOnnx, INT8_MATMULS, type FusedOps, type Int8MatMul, type OnnxBertConfig, type WeightsMap } from '../src/core/onnx/export'
+import { DEFAULT_INT8_MATMUL, exportOnnx, INT8_MATMULS, type FusedOps, type Int8MatMul, type Int8Weights, type OnnxBertConfig, type WeightsMap } from '../src/core/onnx/export'
 import { quantizeWeights } from '../src/core/onnx/quantize'
 
 interface Args {
@@ -239,7 +241,9 @@ async function ortSession(w: WeightsMap, c: OnnxBertConfig, variant: string, thr
     if (!INT8_MATMULS.includes(int8MatMul)) throw new Error(`ORT variant ${v}: int8 op must be one of ${INT8_MATMULS.join(', ')}`)
     w = quantizeWeights(w)
   }
-  const bytes = exportOnnx(w, c, { fused: variantFusion(variant), int8MatMul })
+  const flags = variant.split('/').slice(1)
+  const int8Weights: Int8Weights | undefined = flags.includes('s8') ? 'int8' : flags.includes('u8') ? 'uint8' : undefined
+  const bytes = exportOnnx(w, c, { fused: variantFusion(variant), int8MatMul, int8Weights })
   const exportMs = performance.now() - t
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['cpu'],
@@ -248,7 +252,7 @@ async function ortSession(w: WeightsMap, c: OnnxBertConfig, variant: string, thr
     interOpNumThreads: 1,
     executionMode: 'sequential',
     logSeverityLevel: 3,
-    ...(variant.endsWith('/nospin') ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {}),
+    ...(flags.includes('nospin') ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {}),
   })
   return { session, exportMs, mb: bytes.length / 2 ** 20 }
 }
