@@ -242,6 +242,10 @@ async function ortSession(w: WeightsMap, c: OnnxBertConfig, variant: string, thr
     w = quantizeWeights(w)
   }
   const flags = variant.split('/').slice(1)
+  for (const f of flags) {
+    if (f !== 'nospin' && f !== 's8' && f !== 'u8') throw new Error(`ORT variant ${variant}: unknown suffix /${f} (nospin, s8, u8)`)
+    if (f !== 'nospin' && !v.startsWith('int8')) throw new Error(`ORT variant ${variant}: /${f} applies to int8 variants only`)
+  }
   const int8Weights: Int8Weights | undefined = flags.includes('s8') ? 'int8' : flags.includes('u8') ? 'uint8' : undefined
   const bytes = exportOnnx(w, c, { fused: variantFusion(variant), int8MatMul, int8Weights })
   const exportMs = performance.now() - t

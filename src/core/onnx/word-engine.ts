@@ -75,12 +75,12 @@ export class WordTaggerEngine implements InferenceEngine {
     const words = batch.words
     if (!words || words.length !== batch.batch) throw new Error('word tagger: the batch carries no word texts')
     const logits: Record<string, Float32Array> = Object.fromEntries(this.heads.map((h) => [h.name, new Float32Array(batch.batch * batch.seq * h.numLabels)]))
-    const T = Math.max(1, ...words.map((w) => w.texts.length))
+    const texts = words.map((w) => w.texts)
+    const T = Math.max(1, ...texts.map((t) => t.length))
     const runner = await this.runner()
-    const b = wordBatch(this.featurizer, this.config, words.map((w) => w.texts), T)
+    const b = wordBatch(this.featurizer, this.config, texts, T)
     const ort = runner.ort
     // The LM's inputs only where the graph runs it (not in training steps, nor with cached states).
-    const texts = words.map((w) => w.texts)
     const lm = !this.config.charLm
       ? {}
       : this.cachesLmStates
