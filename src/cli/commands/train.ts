@@ -14,6 +14,8 @@ import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments, type TransferTargets } from '../../core/train/transfer'
+import { folderTransferTagStore } from '../../core/train/transfer-tags'
+import { checkpointFingerprint } from '../../core/onnx/export'
 import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
 import { charChannelOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_DEFAULTS } from '../../core/model/word-tagger'
@@ -61,7 +63,9 @@ ${mapTypesHelp(22)}
                       sequence-level knowledge distillation); repeat per head. HEAD= may be left
                       out for a single --train run. The teacher's head named HEAD runs, else its
                       only head. Several teachers for one head (e.g. one per seed): the head
-                      learns the mentions more than half of them tag
+                      learns the mentions more than half of them tag. Each teacher's tags are
+                      kept in the --out folder (transfer-tags.json): a resumed or repeated run
+                      with the same teachers and sentences reads them instead of tagging again
   --transfer PATH     unlabelled text for --teacher (.txt: a sentence a line; a folder or
                       any corpus format as for 'fastbioner pretrain'); repeatable
   --transfer-sentences N   a uniform sample (by --seed) of N transfer sentences (default: all)
@@ -200,7 +204,7 @@ export async function run(argv: string[]): Promise<number> {
     })
 
     const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log, false)
-    const transfer = await readTransferSet(v, tasks, seed, threads, log)
+    const transfer = await readTransferSet(v, tasks, seed, threads, log, outDir)
     // A BERT head trains on its own examples: each head's teacher-tagged copy of the transfer
     // text joins that head's corpus (the word tagger instead trains every head on one copy).
     for (const [head, mentions] of Object.entries(transfer?.mentions ?? {})) {
@@ -517,7 +521,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   // --resume continues the model that is there (the run checks its optimizer state).
   checkOutputPath(outDir, { flag: '--out', kind: 'checkpoint', inputs: runInputs(v, taskSpecs, trainPath), replace: v.overwrite || resume, replaceFlag: '--overwrite' })
   const tasks = await readTasks(v, taskSpecs, trainPath, typeMap, augmentCopies, seed, log, true)
-  const transfer = await readTransferSet(v, tasks, seed, settings.threads, log, transferTargets)
+  const transfer = await readTransferSet(v, tasks, seed, settings.threads, log, outDir, transferTargets)
   const stop = stopOnCtrlC(log, 'stopping after the current step (Ctrl-C again to exit at once); the best checkpoint is kept', { exitOnSecond: true })
   let result
   try {
@@ -620,6 +624,7 @@ async function readTransferSet(
   seed: number,
   threads: number | undefined,
   log: (line: string) => void,
+  outDir: string,
   targets: TransferTargets = 'vote',
 ): Promise<WordTransferSet | undefined> {
   const heads = [...new Set(tasks.map((t) => t.head))]
@@ -639,13 +644,20 @@ async function readTransferSet(
   log(`transfer set: ${sentences.length} sentences from ${paths.join(', ')}`)
   const teachers = []
   try {
-    for (const [head, dir] of teacherSpecs) teachers.push({ head, tagger: await openTagger(modelFolder(dir, v.quiet ?? false, '--teacher'), { engine: 'onnx', threads }) })
+    for (const [head, ref] of teacherSpecs) {
+      const dir = modelFolder(ref, v.quiet ?? false, '--teacher')
+      // A folder without config.json and safetensors weights (an ONNX export) has no fingerprint: it tags every time.
+      const fingerprint = await checkpointFingerprint(dir).catch(() => undefined)
+      teachers.push({ head, tagger: await openTagger(dir, { engine: 'onnx', threads }), fingerprint })
+    }
+    const store = folderTransferTagStore(outDir, log)
     let last = 0
-    const set = await labelTransferSet(documents, teachers, (head, done, total) => {
+    const set = await labelTransferSet(documents, teachers, (head, done, total, stored) => {
+      if (stored) return log(`teacher ${head}: its tags of the ${total} sentences read from ${store.where}`)
       if (performance.now() - last < 5000 && done < total) return
       last = performance.now()
       log(`teacher ${head}: tagged ${done}/${total} sentences`)
-    }, undefined, { targets })
+    }, undefined, { targets, store })
     const ensembles = heads.map((h) => [h, teacherSpecs.filter(([head]) => head === h).length] as const).filter(([, n]) => n > 1)
     for (const [h, n] of ensembles) {
       log(`head ${h}: ${n} teachers; ${targets === 'posterior' ? 'each step draws one of them and a label path from its posterior' : 'it learns the mentions more than half of them tag (same span and type)'}`)

@@ -12,6 +12,7 @@ import type { CrfScores } from '../model/crf'
 import { NO_DOCUMENT_RULES } from '../tag/document-rules'
 import type { HeadWordScores, Tagger } from '../tag/tagger'
 import type { WordPosteriors, WordTransferSet } from './word-loop'
+import { transferTagKey, type TransferTagStore } from './transfer-tags'
 
 /**
  * Up to `count` lines of the text files (one sentence a line, as pretraining reads them), a
@@ -46,6 +47,8 @@ export interface TransferTeacher {
   tagger: Tagger
   /** The teacher's own head to run (default: the one named `head`, else its only head). */
   teacherHead?: string
+  /** Content fingerprint of the teacher's model (config and weights): with a store, its tags are kept under it. */
+  fingerprint?: string
 }
 
 /** The teacher head that labels for `head`: the one of that name, else the model's only head. */
@@ -94,13 +97,15 @@ export type TransferTargets = 'vote' | 'posterior'
  * on (majorityMentions). targets 'posterior' also keeps each teacher's per-word label
  * log-probabilities, with its labels and CRF (WordTransferSet.posteriors), which the training
  * steps sample their targets from; the vote stays, for the words a teacher did not score.
+ * With `store`, a teacher that has a fingerprint is read from it when it tagged these documents
+ * before, and its tags are put there otherwise (./transfer-tags: a resumed run tags nothing again).
  */
 export async function labelTransferSet(
   documents: readonly CorpusDocument[],
   teachers: readonly TransferTeacher[],
-  onProgress?: (head: string, done: number, total: number) => void,
+  onProgress?: (head: string, done: number, total: number, stored?: boolean) => void,
   chunk = 256,
-  opts: { targets?: TransferTargets } = {},
+  opts: { targets?: TransferTargets; store?: TransferTagStore } = {},
 ): Promise<WordTransferSet> {
   const posterior = opts.targets === 'posterior'
   const byHead = new Map<string, Array<Array<CorpusDocument['mentions']>>>()
@@ -109,6 +114,14 @@ export async function labelTransferSet(
   const sharedOffsets: Int32Array[] = []
   for (const t of teachers) {
     const head = teacherHeadFor(t)
+    // Posterior targets need every word's scores, which are not stored: those teachers always tag.
+    const key = opts.store && t.fingerprint && !posterior ? transferTagKey(documents, { head: t.head, teacherHead: head, fingerprint: t.fingerprint }) : undefined
+    const stored = key ? opts.store!.get(key, documents) : undefined
+    if (stored) {
+      byHead.set(t.head, [...(byHead.get(t.head) ?? []), stored])
+      onProgress?.(t.head, documents.length, documents.length, true)
+      continue
+    }
     const out: Array<CorpusDocument['mentions']> = []
     const scored: WordPosteriors[] = []
     let labels: readonly string[] = []
@@ -130,6 +143,7 @@ export async function labelTransferSet(
       onProgress?.(t.head, out.length, documents.length)
     }
     byHead.set(t.head, [...(byHead.get(t.head) ?? []), out])
+    if (key) opts.store!.put(key, t.head, out)
     if (posterior) posteriors[t.head] = [...(posteriors[t.head] ?? []), { labels, crf, documents: scored }]
   }
   const mentions: WordTransferSet['mentions'] = {}

@@ -2,7 +2,7 @@
 // beside the gold corpora, one example teaching every head that has a teacher; `train --teacher
 // --transfer` samples the text and runs each teacher once. Posterior targets: each step draws a
 // teacher and a label path from its posterior, for every transfer sentence and head.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,6 +11,7 @@ import { writePubtator } from '@core/corpus'
 import { Rng } from '@core/rng'
 import type { Tagger } from '@core/tag/tagger'
 import { labelTransferSet, majorityMentions, sampleTransferSentences, teacherHeadFor, transferDocuments } from '@core/train/transfer'
+import { folderTransferTagStore, TRANSFER_TAGS_FILE } from '@core/train/transfer-tags'
 import { trainWordTagger, transferExamples, transferTargetSampler, wordTaggerTokenizer, type TeacherPosteriors, type WordTransferSet } from '@core/train/word-loop'
 import { buildLabelMap } from '@core/nlp/bio'
 import { viterbi, type CrfScores } from '@core/model/crf'
@@ -181,6 +182,63 @@ describe('word tagger with a transfer set', () => {
     expect(set.mentions.chem).toEqual([[m(20, 25)], [m(20, 25)]])
   })
 
+  it('keeps each teacher’s tags in the run folder and reads them back only for the same sentences and model', async () => {
+    const dir = join(tmp, 'tag-store')
+    let calls = 0
+    const fake = (spans: Array<[number, number]>) =>
+      ({
+        headNames: ['default'],
+        tag: async (d: CorpusDocument[]) => {
+          calls += d.length
+          return d.map((doc) => ({ mentions: spans.filter(([, e]) => e <= doc.text.length).map(([s, e]) => ({ start: s, end: e, type: 'Disease', text: doc.text.slice(s, e), confidence: 0.9, head: 'default' })) }))
+        },
+      }) as unknown as Tagger
+    const docs = transferDocuments(['fever and asthma in the cells.', 'asthma alone.'])
+    const notes: string[] = []
+    const teachers = (fp2: string) => [
+      { head: 'dis', tagger: fake([[0, 5], [10, 16]]), fingerprint: 'model-a' },
+      { head: 'dis', tagger: fake([[0, 5]]), fingerprint: fp2 },
+      { head: 'chem', tagger: fake([[20, 25]]) }, // no fingerprint: never stored
+    ]
+    const first = await labelTransferSet(docs, teachers('model-b'), undefined, 256, { store: folderTransferTagStore(dir, (l) => notes.push(l)) })
+    expect(calls).toBe(6)
+    // A new run (a fresh store over the same folder): the two fingerprinted teachers are read.
+    calls = 0
+    const stored: string[] = []
+    const second = await labelTransferSet(docs, teachers('model-b'), (head, _d, _t, fromStore) => fromStore && stored.push(head), 256, { store: folderTransferTagStore(dir, (l) => notes.push(l)) })
+    expect(calls).toBe(2)
+    expect(stored).toEqual(['dis', 'dis'])
+    expect(second).toEqual(first)
+    expect(second.mentions.dis[0].map((m) => m.text)).toEqual(['fever']) // the two teachers' vote
+    // Another model (a new fingerprint) or other sentences: tagged again.
+    calls = 0
+    await labelTransferSet(docs, teachers('model-c'), undefined, 256, { store: folderTransferTagStore(dir, (l) => notes.push(l)) })
+    expect(calls).toBe(4)
+    calls = 0
+    await labelTransferSet(transferDocuments(['fever and asthma in the cells!', 'asthma alone.']), teachers('model-b'), undefined, 256, { store: folderTransferTagStore(dir, (l) => notes.push(l)) })
+    expect(calls).toBe(6)
+    expect(notes).toEqual([])
+    // A stored span outside its sentence is not trusted: a note, and that teacher tags again.
+    const file = join(dir, TRANSFER_TAGS_FILE)
+    const json = JSON.parse(readFileSync(file, 'utf8'))
+    for (const e of Object.values(json.entries) as Array<{ mentions: number[][][] }>) e.mentions[1] = [[0, 500, 'Disease'] as unknown as number[]]
+    writeFileSync(file, JSON.stringify(json))
+    calls = 0
+    const repaired = await labelTransferSet(docs, teachers('model-b'), undefined, 256, { store: folderTransferTagStore(dir, (l) => notes.push(l)) })
+    expect(calls).toBe(6)
+    expect(repaired).toEqual(first)
+    expect(notes.join('\n')).toMatch(/transfer-tags\.json: the stored tags of head 'dis' do not fit its sentences/)
+    // A file that is not ours: one note, everything tagged, and the file rewritten.
+    writeFileSync(file, '{"format": "something else"}')
+    notes.length = 0
+    calls = 0
+    await labelTransferSet(docs, teachers('model-b'), undefined, 256, { store: folderTransferTagStore(dir, (l) => notes.push(l)) })
+    expect(calls).toBe(6)
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).toMatch(/transfer-tags\.json: not a fastbioner-transfer-tags\/1 file; the teachers tag the transfer set again/)
+    expect(JSON.parse(readFileSync(file, 'utf8')).format).toBe('fastbioner-transfer-tags/1')
+  })
+
   it('samples a uniform, seeded subset of the lines; all of them in order without a count', async () => {
     const f = join(tmp, 'lines.txt')
     writeFileSync(f, Array.from({ length: 1000 }, (_, i) => `sentence ${i}`).join('\n') + '\n')
@@ -207,6 +265,14 @@ describe('word tagger with a transfer set', () => {
     const source = JSON.parse(readFileSync(join(student, 'fastbioner.json'), 'utf8')).source
     expect(source.transferSentences).toBe(20)
     expect(source.teachers).toEqual({ default: teacherDir })
+    // The teacher's tags are kept in the run folder; the same run again reads them, tagging nothing.
+    expect(s.err).toMatch(/teacher default: tagged 20\/20 sentences/)
+    expect(existsSync(join(student, TRANSFER_TAGS_FILE))).toBe(true)
+    const again = await capture(() => trainCmd(['--train', train, '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--max-words', '5', '--out', student, '--overwrite', '--epochs', '1', '--seed', '1', '--threads', '1']))
+    expect(again.code, again.err).toBe(0)
+    expect(again.err).toMatch(/teacher default: its tags of the 20 sentences read from .*transfer-tags\.json/)
+    expect(again.err).not.toMatch(/tagged \d+\/20/)
+    expect(again.err).toMatch(/mentions by head: default 20\b/)
     // --max-words: <pad>, <unk> and the three most frequent words; the rest read by characters.
     expect(readFileSync(join(student, 'words.txt'), 'utf8').trim().split('\n')).toHaveLength(5)
     // Each gold document and each sampled sentence is one example.
