@@ -40,6 +40,9 @@ ${mapTypesHelp(23)}
                        without VNNI (whose u8×s8 multiply-adds saturate): there the graph takes
                        the weights as uint8, whose u8×u8 products do not
   --float-embeddings   keep the word-embedding table float32 (bigger folder, same speed)
+  --int8-lstm          a word tagger: its BiLSTM also runs with int8 weights (one scale per gate
+                       column, quantized when the model loads; onnxruntime's DynamicQuantizeLSTM):
+                       faster tagging, some accuracy — calibrate to see how much
   -q, --quiet          no summary on standard error
   -h, --help           this text
 
@@ -78,7 +81,7 @@ function checkCalibrationTypes(path: string, docs: readonly CorpusDocument[], mo
   if (shared.length < gold.size || shared.length < model.size) say(`warning: ${path}: calibrating on the types the model and the gold share (${list(shared)}); the others count against both models alike`)
 }
 
-const OPTIONS = { ...valueOptions('model', 'out', 'calibrate', 'max-f1-drop', 'max-docs', 'head', 'format', 'bits'), ...repeatableOptions('map-types'), ...flagOptions('float-embeddings') }
+const OPTIONS = { ...valueOptions('model', 'out', 'calibrate', 'max-f1-drop', 'max-docs', 'head', 'format', 'bits'), ...repeatableOptions('map-types'), ...flagOptions('float-embeddings', 'int8-lstm') }
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand('quantize', USAGE, argv, OPTIONS, async (v) => {
@@ -108,6 +111,7 @@ export async function run(argv: string[]): Promise<number> {
       result = await quantizeModelFolder(v.model, v.out, {
         bits: v.bits === '7' ? 7 : 8,
         embeddings: !v['float-embeddings'],
+        int8Lstm: v['int8-lstm'] ?? false,
         check: calibration
           ? async (tmp) => {
               say(`calibrating on ${calibration!.length} documents of ${v.calibrate} (float and int8, same run)…`)

@@ -112,11 +112,7 @@ export function unrolledLstm(t: GradGraph, xw: string[], wHh: string, H: number,
  */
 export function onnxLstmWeights(t: GradGraph, wIh: string, wHh: string, bias: string): { W: string; R: string; B: string } {
   const g = t.g
-  /** [.., 4H] blocks i, f, g, o → i, o, f, g along `axis`. */
-  const iofc = (v: string, axis: number) => {
-    const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
-    return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
-  }
+  const iofc = (v: string, axis: number) => gatesIofc(t, v, axis)
   return {
     W: t.transpose(iofc(wIh, 2), [0, 2, 1]),
     R: t.transpose(iofc(wHh, 2), [0, 2, 1]),
@@ -124,3 +120,10 @@ export function onnxLstmWeights(t: GradGraph, wIh: string, wHh: string, bias: st
   }
 }
 
+
+/** [.., 4H] gate blocks i, f, g, o (ours, PyTorch's) → i, o, f, c (ONNX's) along `axis`. */
+export function gatesIofc(t: GradGraph, v: string, axis: number): string {
+  const g = t.g
+  const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
+  return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
+}

@@ -32,6 +32,8 @@ export interface QuantizeOptions {
   embeddings?: boolean
   /** Operators of the int8 graph (default DEFAULT_INT8_MATMUL). */
   int8MatMul?: Int8MatMul
+  /** A word tagger: its BiLSTM runs with int8 weights too (QuantizationInfo.int8Lstm). */
+  int8Lstm?: boolean
 }
 
 /** Provenance written to the int8 folder's fastbioner.json under `quantization`. */
@@ -42,6 +44,11 @@ export interface QuantizationInfo {
   bits: 7 | 8
   /** Names of the tensors stored as int8. */
   int8Tensors: string[]
+  /**
+   * A word tagger whose BiLSTM runs with int8 weights (onnxruntime's DynamicQuantizeLSTM, a scale
+   * per gate column, quantized when the model loads: the file keeps them float32). Absent: float.
+   */
+  int8Lstm?: boolean
   parent: { dir: string; name: string; sha256: string; bytes: number }
   createdAt: string
   tool: string
@@ -136,6 +143,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
   const srcMeta = readMetadata(srcDir) ?? {}
   if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
   if (isWordTaggerFolder(srcDir)) return quantizeWordTagger(srcDir, outDir, opts, srcMeta)
+  if (opts.int8Lstm) throw new QuantizeError(`${srcDir}: not a word tagger; int8 LSTM weights apply to a word tagger's BiLSTM`)
   const files = readCheckpointFiles(srcDir)
 
   const parentSha = await sha256Files([files.configPath, ...files.weightPaths])
@@ -233,7 +241,8 @@ function moveIntoPlace(tmp: string, outDir: string): void {
 /**
  * A word tagger's int8 folder: its word-embedding table (most of its bytes: 100 floats a word)
  * as int8 rows, one scale per word; the BiLSTM, character CNN and heads stay float32 (a fifth of
- * the bytes). The tagging graph runs on the dequantized table, so only the size changes.
+ * the bytes). The tagging graph runs on the dequantized table, so only the size changes; with
+ * int8Lstm the BiLSTM, the bulk of the tagging time, also runs with int8 weights.
  */
 async function quantizeWordTagger(srcDir: string, outDir: string, opts: QuantizeFolderOptions, srcMeta: Record<string, unknown>): Promise<QuantizeFolderResult> {
   if (opts.bits === 7) throw new QuantizeError(`${srcDir}: a word tagger computes in float32 (its int8 table is dequantized when loaded); --bits 7 does not apply`)
@@ -247,6 +256,7 @@ async function quantizeWordTagger(srcDir: string, outDir: string, opts: Quantize
     activations: 'float32 (weights dequantized when loaded)',
     bits: 8,
     int8Tensors,
+    ...(opts.int8Lstm ? { int8Lstm: true } : {}),
     parent: { dir: srcDir, name: basename(srcDir), sha256: await sha256Files([join(srcDir, CONFIG_FILE), weights]), bytes: statSync(weights).size },
     createdAt: new Date().toISOString(),
     tool: 'fastbioner quantize',

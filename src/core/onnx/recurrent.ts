@@ -23,7 +23,7 @@ import { crfLossGraph } from './crf-graph'
 import { charCnnLayer } from './char-cnn'
 import { charLmStateDim, wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 import { charLmWordStates } from './char-lm'
-import { onnxLstmWeights, unrolledLstm } from './lstm'
+import { gatesIofc, onnxLstmWeights, unrolledLstm } from './lstm'
 
 /** Training graphs' input of the character LM's states of each word [B, T, 2H_lm] (computed once per sentence: the LM is frozen). */
 export const CHAR_LM_STATES_INPUT = 'char_lm_states'
@@ -201,7 +201,7 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
  * are). ONNX orders the gates i, o, f, c where PyTorch (and our parameters) order i, f, g, o: the
  * graph reorders the weight blocks; the bias goes in Wb, Rb is zero.
  */
-export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArray<{ name: string; numLabels: number }>, opts: { lmStatesInput?: boolean } = {}): TrainGraph {
+export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArray<{ name: string; numLabels: number }>, opts: { lmStatesInput?: boolean; int8Lstm?: boolean } = {}): TrainGraph {
   const t = new GradGraph('fastbioner_word_tagger')
   const g = t.g
   const H = dims.lstmHidden
@@ -210,21 +210,73 @@ export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArra
   const lengths = g.input('sequence_lens', 'int32', ['batch'])
   const wordsShape = g.node('Shape', [features.wordIds]) // [B, T]
   const x = t.transpose(g.node('Reshape', [features.x, g.node('Concat', [wordsShape, g.int64s([Din])], { axis: attr.int(0) })]), [1, 0, 2]) // [T, B, Din]
-  const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
-  const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
   const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
-  const { W, R, B } = onnxLstmWeights(t, wIh, wHh, bias)
-  const Y = g.node('LSTM', [x, W, R, B, lengths], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }) // [T, 2, B, H]
+  let Y: string // [T, 2, B, H]
+  if (opts.int8Lstm) {
+    // int8 weights with a scale per gate column (int8LstmInputs), the inputs quantized per step by
+    // the operator itself: onnxruntime's com.microsoft DynamicQuantizeLSTM, ONNX's LSTM otherwise.
+    const q = Object.fromEntries(INT8_LSTM_INPUTS.map(([name, type, rows]) => [name, g.input(name, type, rows === 'none' ? [2, 4 * H] : [2, rows === 'input' ? Din : H, 4 * H])]))
+    const zeros = g.constant(new Int8Array(2 * 4 * H), [2, 4 * H])
+    const B = g.node('Concat', [gatesIofc(t, bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) })
+    Y = g.node('DynamicQuantizeLSTM', [x, q[INT8_LSTM.W], q[INT8_LSTM.R], B, lengths, '', '', '', q[INT8_LSTM.wScale], zeros, q[INT8_LSTM.rScale], zeros], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }, { domain: 'com.microsoft' })
+  } else {
+    const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
+    const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
+    const { W, R, B } = onnxLstmWeights(t, wIh, wHh, bias)
+    Y = g.node('LSTM', [x, W, R, B, lengths], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) })
+  }
   const hidden = t.reshape(t.transpose(Y, [2, 0, 1, 3]), g.int64s([-1, 2 * H])) // [B·T, 2H]: forward, then backward
   for (const head of heads) {
     const lin = t.linear(headPrefix(head.name), hidden, 2 * H, head.numLabels)
     g.output(logitsOutput(head.name), lin.y, 'float32', ['batch*steps', head.numLabels])
   }
   return {
-    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'word tagger tagging graph' }),
+    model: g.encode({ opset: ONNX_OPSET, producerName: 'fastbioner', docString: 'word tagger tagging graph', ...(opts.int8Lstm ? { extraOpsets: { 'com.microsoft': 1 } } : {}) }),
     params: t.params,
     lossTerms: [],
     dropoutInputs: [],
     extraInputs: [],
   }
+}
+
+/** The tagging graph's inputs of the int8 BiLSTM (int8LstmInputs fills them). */
+export const INT8_LSTM = { W: 'lstm.weight_ih.int8', R: 'lstm.weight_hh.int8', wScale: 'lstm.weight_ih.scale', rScale: 'lstm.weight_hh.scale' } as const
+const INT8_LSTM_INPUTS: ReadonlyArray<readonly [string, 'int8' | 'float32', 'input' | 'hidden' | 'none']> = [
+  [INT8_LSTM.W, 'int8', 'input'], // [2, Din, 4H]
+  [INT8_LSTM.R, 'int8', 'hidden'], // [2, H, 4H]
+  [INT8_LSTM.wScale, 'float32', 'none'], // [2, 4H]
+  [INT8_LSTM.rScale, 'float32', 'none'],
+]
+
+/**
+ * The BiLSTM's weights as DynamicQuantizeLSTM takes them: W_ih [2, Din, 4H] and W_hh [2, H, 4H]
+ * (our layout, gates reordered i, f, g, o → i, o, f, c) as symmetric int8 with one scale per gate
+ * column and direction ([2, 4H]: max |w| of the column / 127). Every weight is within half a
+ * scale of its float value.
+ */
+export function int8LstmInputs(params: ReadonlyMap<string, Float32Array>, dims: WordTaggerDims): Array<{ name: string; data: Int8Array | Float32Array; dims: number[] }> {
+  const H = dims.lstmHidden
+  const out: Array<{ name: string; data: Int8Array | Float32Array; dims: number[] }> = []
+  for (const [which, rows, q, scale] of [['weight_ih', wordTaggerInputDim(dims), INT8_LSTM.W, INT8_LSTM.wScale], ['weight_hh', H, INT8_LSTM.R, INT8_LSTM.rScale]] as const) {
+    const w = params.get(`${WORD_TAGGER_PARAMS.lstm}.${which}`)
+    if (!w || w.length !== 2 * rows * 4 * H) throw new Error(`word tagger: ${WORD_TAGGER_PARAMS.lstm}.${which} is not [2, ${rows}, ${4 * H}]`)
+    const cols = 4 * H
+    // Column k of the operator's gate order i, o, f, c reads our column from[k] (order i, f, g, o).
+    const block = [0, 3, 1, 2]
+    const from = Int32Array.from({ length: cols }, (_, k) => block[Math.floor(k / H)] * H + (k % H))
+    const qs = new Int8Array(2 * rows * cols)
+    const scales = new Float32Array(2 * cols)
+    for (let d = 0; d < 2; d++) {
+      const base = d * rows * cols
+      for (let k = 0; k < cols; k++) {
+        let m = 0
+        for (let r = 0; r < rows; r++) m = Math.max(m, Math.abs(w[base + r * cols + from[k]]))
+        const s = m > 0 ? m / 127 : 1
+        scales[d * cols + k] = s
+        for (let r = 0; r < rows; r++) qs[base + r * cols + k] = Math.round(w[base + r * cols + from[k]] / s)
+      }
+    }
+    out.push({ name: q, data: qs, dims: [2, rows, cols] }, { name: scale, data: scales, dims: [2, cols] })
+  }
+  return out
 }

@@ -9,7 +9,7 @@ import type { WordFeaturizer } from '../nlp/word-features'
 import { charLmInputs, charLmStateDim, wordBatch, type WordTaggerConfig } from '../model/word-tagger'
 import { OrtGraphRunner } from '../train/ort'
 import type { InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
-import { CHAR_LM_STATES_INPUT, wordTaggerTaggingGraph } from './recurrent'
+import { CHAR_LM_STATES_INPUT, int8LstmInputs, wordTaggerTaggingGraph } from './recurrent'
 import { logitsOutput } from './training'
 import { batchCharLmStates, charLmFeeds, charLmStatesOf } from './char-lm'
 
@@ -24,6 +24,12 @@ export interface WordEngineOptions {
    * about half of an epoch's time; memory grows with the distinct sentences tagged.
    */
   cacheCharLmStates?: boolean
+  /**
+   * Run the BiLSTM with int8 weights (onnxruntime's DynamicQuantizeLSTM; a scale per gate column,
+   * ./recurrent int8LstmInputs), quantized once from `params` on the first run: for a model that
+   * no longer trains (an int8 folder whose quantization chose it).
+   */
+  int8Lstm?: boolean
 }
 
 export class WordTaggerEngine implements InferenceEngine {
@@ -56,8 +62,16 @@ export class WordTaggerEngine implements InferenceEngine {
   }
 
   private runner(): Promise<OrtGraphRunner> {
-    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads, { lmStatesInput: this.cachesLmStates }), { threads: this.opts.threads, ort: this.opts.ort, spin: this.opts.spin ?? false })
+    this.session ??= OrtGraphRunner.open(wordTaggerTaggingGraph(this.config, this.heads, { lmStatesInput: this.cachesLmStates, int8Lstm: this.opts.int8Lstm }), { threads: this.opts.threads, ort: this.opts.ort, spin: this.opts.spin ?? false })
     return this.session
+  }
+
+  private int8LstmFeeds: Record<string, Ort.Tensor> | null = null
+
+  private lstmFeeds(ort: typeof Ort): Record<string, Ort.Tensor> {
+    if (!this.opts.int8Lstm) return {}
+    this.int8LstmFeeds ??= Object.fromEntries(int8LstmInputs(this.params, this.config).map((q) => [q.name, new ort.Tensor(q.data instanceof Int8Array ? 'int8' : 'float32', q.data, q.dims)]))
+    return this.int8LstmFeeds
   }
 
   /** The LM states of these sentences [B, T, 2H_lm], those not seen before computed now (cacheCharLmStates). */
@@ -88,6 +102,7 @@ export class WordTaggerEngine implements InferenceEngine {
         : charLmFeeds(ort, charLmInputs(this.config.charLm, texts, T), b.batchSize)
     const out = await runner.outputs(this.params as Map<string, Float32Array>, {
       ...lm,
+      ...this.lstmFeeds(ort),
       word_ids: new ort.Tensor('int64', b.wordIds, [b.batchSize, T]),
       char_ids: new ort.Tensor('int64', b.charIds, [b.batchSize, T, this.config.maxChars]),
       shape_flags: new ort.Tensor('float32', b.shapes, [b.batchSize, T, this.config.shapeFlags]),

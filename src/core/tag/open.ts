@@ -14,6 +14,7 @@ import { makeBertConfig } from '../model/bert'
 import { crfParamNames } from '../model/crf'
 import { folderHeadLabels, headsOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_PIECE_VOCAB, type WordTaggerFolder } from '../model/word-tagger'
 import { WordTaggerEngine } from '../onnx/word-engine'
+import { QUANTIZATION_KEY, type QuantizationInfo } from '../onnx/quantize'
 import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
 import { openInferenceEngine, openOrtEngineFromBytes, type OpenEngineOptions } from '../onnx/session'
@@ -128,12 +129,13 @@ function openWordTagger(dir: string, opts: OpenTaggerOptions): CheckpointTagger 
   // What the rest of the product reads of a checkpoint (sizes for comparison, heads, settings).
   const config = makeBertConfig({ vocabSize: m.config.wordVocabSize, hiddenSize: 2 * m.config.lstmHidden, numHiddenLayers: 1, numAttentionHeads: 1, intermediateSize: 4 * m.config.lstmHidden, maxPositionEmbeddings: WORD_TAGGER_MAX_WORDS })
   const info: CheckpointInfo = { dir, configPath: join(dir, 'config.json'), hf: {}, config, vocab: WORD_TAGGER_PIECE_VOCAB, lowercase: false, configHeads: m.heads, id2label: null, metadata: m.metadata, training, notes: [], chars: null }
-  const tagger = wordTaggerFor(m, windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride }), { threads: opts.threads }, [join(dir, 'model.safetensors')])
+  const int8Lstm = (m.metadata?.[QUANTIZATION_KEY] as QuantizationInfo | undefined)?.int8Lstm === true
+  const tagger = wordTaggerFor(m, windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride }), { threads: opts.threads, int8Lstm }, [join(dir, 'model.safetensors')])
   return Object.assign(tagger, { checkpoint: info })
 }
 
 /** A tagger for a word tagger in memory or loaded; its engine reads `m.params` on every call. */
-export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number; cacheCharLmStates?: boolean } = {}, files: string[] = []): Tagger {
+export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number; cacheCharLmStates?: boolean; int8Lstm?: boolean } = {}, files: string[] = []): Tagger {
   const tokenizer = new WordPieceTokenizer(WORD_TAGGER_PIECE_VOCAB, { lowercase: false })
   const heads = Object.entries(m.heads).map(([name, labels]) => {
     const n = crfParamNames(name)
