@@ -5,11 +5,9 @@
 // the output difference is a bound, not the accuracy (that: `fastbioner compare` on devel).
 //   npm run bench:lstm-int8 -- [--hidden 200,256,300] [--din 154] [--batch 12] [--steps 45] [--threads 2] [--runs 200]
 import type * as Ort from 'onnxruntime-node'
-import { attr } from '../src/core/onnx/graph'
 import { ONNX_OPSET } from '../src/core/onnx/export'
 import { GradGraph } from '../src/core/onnx/training'
-import { gatesIofc, onnxLstmWeights } from '../src/core/onnx/lstm'
-import { INT8_LSTM, int8LstmInputs } from '../src/core/onnx/recurrent'
+import { bilstm, int8LstmInputs } from '../src/core/onnx/recurrent'
 import { WORD_TAGGER_DEFAULTS } from '../src/core/model/word-tagger'
 import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
 import { Rng } from '../src/core/rng'
@@ -26,23 +24,11 @@ const T = Number(arg('steps', '45'))
 const threads = Number(arg('threads', '2'))
 const runs = Number(arg('runs', '200'))
 
-/** The word tagger's BiLSTM alone on x [T, B, Din]: float as ./recurrent's tagging graph runs it, or int8 (INT8_LSTM inputs). */
+/** The word tagger's BiLSTM alone on x [T, B, Din], as its tagging graph runs it (float, or int8: the INT8_LSTM inputs). */
 function graph(H: number, int8: boolean): { model: Uint8Array; params: string[] } {
   const t = new GradGraph('lstm')
   const g = t.g
-  const x = g.input('x', 'float32', [T, B, Din])
-  const lens = g.input('lens', 'int32', [B])
-  const bias = t.param('lstm.bias', [2, 4 * H])
-  let y: string
-  if (int8) {
-    const q = (name: string, type: 'int8' | 'float32', dims: number[]) => g.input(name, type, dims)
-    const zeros = g.constant(new Int8Array(2 * 4 * H), [2, 4 * H])
-    const Bc = g.node('Concat', [gatesIofc(t, bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) })
-    y = g.node('DynamicQuantizeLSTM', [x, q(INT8_LSTM.W, 'int8', [2, Din, 4 * H]), q(INT8_LSTM.R, 'int8', [2, H, 4 * H]), Bc, lens, '', '', '', q(INT8_LSTM.wScale, 'float32', [2, 4 * H]), zeros, q(INT8_LSTM.rScale, 'float32', [2, 4 * H]), zeros], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }, { domain: 'com.microsoft' })
-  } else {
-    const { W, R, B: Bc } = onnxLstmWeights(t, t.param('lstm.weight_ih', [2, Din, 4 * H]), t.param('lstm.weight_hh', [2, H, 4 * H]), bias)
-    y = g.node('LSTM', [x, W, R, Bc, lens], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) })
-  }
+  const y = bilstm(t, g.input('x', 'float32', [T, B, Din]), g.input('lens', 'int32', [B]), Din, H, int8)
   g.output('y', y, 'float32', [T, 2, B, H])
   return { model: g.encode({ opset: ONNX_OPSET, extraOpsets: int8 ? { 'com.microsoft': 1 } : {} }), params: t.params.map((p) => p.name) }
 }

@@ -111,18 +111,22 @@ export function unrolledLstm(t: GradGraph, xw: string[], wHh: string, H: number,
  * gates i, o, f, c; the bias in Wb, Rb zero.
  */
 export function onnxLstmWeights(t: GradGraph, wIh: string, wHh: string, bias: string): { W: string; R: string; B: string } {
-  const g = t.g
-  const iofc = (v: string, axis: number) => gatesIofc(t, v, axis)
   return {
-    W: t.transpose(iofc(wIh, 2), [0, 2, 1]),
-    R: t.transpose(iofc(wHh, 2), [0, 2, 1]),
-    B: g.node('Concat', [iofc(bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) }),
+    W: t.transpose(gatesIofc(t, wIh, 2), [0, 2, 1]),
+    R: t.transpose(gatesIofc(t, wHh, 2), [0, 2, 1]),
+    B: onnxLstmBias(t, bias),
   }
+}
+
+/** Our bias [D, 4H] (i, f, g, o) as ONNX's LSTM takes it: [D, 8H], Wb in i, o, f, c then Rb zero. */
+export function onnxLstmBias(t: GradGraph, bias: string): string {
+  const g = t.g
+  return g.node('Concat', [gatesIofc(t, bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) })
 }
 
 
 /** [.., 4H] gate blocks i, f, g, o (ours, PyTorch's) → i, o, f, c (ONNX's) along `axis`. */
-export function gatesIofc(t: GradGraph, v: string, axis: number): string {
+function gatesIofc(t: GradGraph, v: string, axis: number): string {
   const g = t.g
   const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
   return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })

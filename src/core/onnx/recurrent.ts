@@ -23,7 +23,7 @@ import { crfLossGraph } from './crf-graph'
 import { charCnnLayer } from './char-cnn'
 import { charLmStateDim, wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 import { charLmWordStates } from './char-lm'
-import { gatesIofc, onnxLstmWeights, unrolledLstm } from './lstm'
+import { onnxLstmBias, onnxLstmWeights, unrolledLstm } from './lstm'
 
 /** Training graphs' input of the character LM's states of each word [B, T, 2H_lm] (computed once per sentence: the LM is frozen). */
 export const CHAR_LM_STATES_INPUT = 'char_lm_states'
@@ -210,21 +210,7 @@ export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArra
   const lengths = g.input('sequence_lens', 'int32', ['batch'])
   const wordsShape = g.node('Shape', [features.wordIds]) // [B, T]
   const x = t.transpose(g.node('Reshape', [features.x, g.node('Concat', [wordsShape, g.int64s([Din])], { axis: attr.int(0) })]), [1, 0, 2]) // [T, B, Din]
-  const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
-  let Y: string // [T, 2, B, H]
-  if (opts.int8Lstm) {
-    // int8 weights with a scale per gate column (int8LstmInputs), the inputs quantized per step by
-    // the operator itself: onnxruntime's com.microsoft DynamicQuantizeLSTM, ONNX's LSTM otherwise.
-    const q = Object.fromEntries(INT8_LSTM_INPUTS.map(([name, type, rows]) => [name, g.input(name, type, rows === 'none' ? [2, 4 * H] : [2, rows === 'input' ? Din : H, 4 * H])]))
-    const zeros = g.constant(new Int8Array(2 * 4 * H), [2, 4 * H])
-    const B = g.node('Concat', [gatesIofc(t, bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) })
-    Y = g.node('DynamicQuantizeLSTM', [x, q[INT8_LSTM.W], q[INT8_LSTM.R], B, lengths, '', '', '', q[INT8_LSTM.wScale], zeros, q[INT8_LSTM.rScale], zeros], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }, { domain: 'com.microsoft' })
-  } else {
-    const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
-    const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
-    const { W, R, B } = onnxLstmWeights(t, wIh, wHh, bias)
-    Y = g.node('LSTM', [x, W, R, B, lengths], { direction: attr.string('bidirectional'), hidden_size: attr.int(H) })
-  }
+  const Y = bilstm(t, x, lengths, Din, H, opts.int8Lstm ?? false) // [T, 2, B, H]
   const hidden = t.reshape(t.transpose(Y, [2, 0, 1, 3]), g.int64s([-1, 2 * H])) // [B·T, 2H]: forward, then backward
   for (const head of heads) {
     const lin = t.linear(headPrefix(head.name), hidden, 2 * H, head.numLabels)
@@ -241,12 +227,30 @@ export function wordTaggerTaggingGraph(dims: WordTaggerDims, heads: ReadonlyArra
 
 /** The tagging graph's inputs of the int8 BiLSTM (int8LstmInputs fills them). */
 export const INT8_LSTM = { W: 'lstm.weight_ih.int8', R: 'lstm.weight_hh.int8', wScale: 'lstm.weight_ih.scale', rScale: 'lstm.weight_hh.scale' } as const
-const INT8_LSTM_INPUTS: ReadonlyArray<readonly [string, 'int8' | 'float32', 'input' | 'hidden' | 'none']> = [
-  [INT8_LSTM.W, 'int8', 'input'], // [2, Din, 4H]
-  [INT8_LSTM.R, 'int8', 'hidden'], // [2, H, 4H]
-  [INT8_LSTM.wScale, 'float32', 'none'], // [2, 4H]
-  [INT8_LSTM.rScale, 'float32', 'none'],
-]
+
+/**
+ * The tagging graph's BiLSTM over x [T, B, Din] with `lengths` [B]: ONNX's LSTM on the float
+ * parameters, or with `int8` onnxruntime's com.microsoft DynamicQuantizeLSTM on int8 weights with
+ * a scale per gate column (INT8_LSTM inputs, int8LstmInputs), the inputs quantized per step by the
+ * operator itself. The bias stays a float parameter. Returns Y [T, 2, B, H].
+ */
+export function bilstm(t: GradGraph, x: string, lengths: string, Din: number, H: number, int8: boolean): string {
+  const g = t.g
+  const bias = t.param(`${WORD_TAGGER_PARAMS.lstm}.bias`, [2, 4 * H])
+  const attrs = { direction: attr.string('bidirectional'), hidden_size: attr.int(H) }
+  if (!int8) {
+    const wIh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, [2, Din, 4 * H])
+    const wHh = t.param(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, [2, H, 4 * H])
+    const { W, R, B } = onnxLstmWeights(t, wIh, wHh, bias)
+    return g.node('LSTM', [x, W, R, B, lengths], attrs)
+  }
+  const W = g.input(INT8_LSTM.W, 'int8', [2, Din, 4 * H])
+  const R = g.input(INT8_LSTM.R, 'int8', [2, H, 4 * H])
+  const wScale = g.input(INT8_LSTM.wScale, 'float32', [2, 4 * H])
+  const rScale = g.input(INT8_LSTM.rScale, 'float32', [2, 4 * H])
+  const zeroPoints = g.constant(new Int8Array(2 * 4 * H), [2, 4 * H])
+  return g.node('DynamicQuantizeLSTM', [x, W, R, onnxLstmBias(t, bias), lengths, '', '', '', wScale, zeroPoints, rScale, zeroPoints], attrs, { domain: 'com.microsoft' })
+}
 
 /**
  * The BiLSTM's weights as DynamicQuantizeLSTM takes them: W_ih [2, Din, 4H] and W_hh [2, H, 4H]
