@@ -32,12 +32,17 @@ export interface TransferTagStore {
   readonly where: string
 }
 
-/** What decides one teacher's tags of the documents. */
-export function transferTagKey(documents: readonly CorpusDocument[], teacher: { head: string; teacherHead: string; fingerprint: string }): string {
+/** Digest of the documents' texts (what transferTagKey keys on besides the teacher); once per set. */
+export function documentsDigest(documents: readonly CorpusDocument[]): string {
   const h = createHash('sha256')
-  h.update(`${FORMAT}\n${teacher.head}\n${teacher.teacherHead}\n${teacher.fingerprint}\n${documents.length}\n`)
+  h.update(`${documents.length}\n`)
   for (const d of documents) h.update(`${d.text.length}:${d.text}`)
   return h.digest('hex')
+}
+
+/** What decides one teacher's tags of the documents (their documentsDigest). */
+export function transferTagKey(digest: string, teacher: { head: string; teacherHead: string; fingerprint: string }): string {
+  return createHash('sha256').update(`${FORMAT}\n${teacher.head}\n${teacher.teacherHead}\n${teacher.fingerprint}\n${digest}`).digest('hex')
 }
 
 interface StoredEntry {

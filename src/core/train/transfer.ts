@@ -12,7 +12,7 @@ import type { CrfScores } from '../model/crf'
 import { NO_DOCUMENT_RULES } from '../tag/document-rules'
 import type { HeadWordScores, Tagger } from '../tag/tagger'
 import type { WordPosteriors, WordTransferSet } from './word-loop'
-import { transferTagKey, type TransferTagStore } from './transfer-tags'
+import { documentsDigest, transferTagKey, type TransferTagStore } from './transfer-tags'
 
 /**
  * Up to `count` lines of the text files (one sentence a line, as pretraining reads them), a
@@ -112,10 +112,12 @@ export async function labelTransferSet(
   const posteriors: NonNullable<WordTransferSet['posteriors']> = {}
   // A document's word offsets, shared by the teachers that split it into the same words.
   const sharedOffsets: Int32Array[] = []
+  // The sentences' share of every teacher's key, hashed once (30 000 sentences: about 4 MB).
+  const digest = opts.store && !posterior ? documentsDigest(documents) : ''
   for (const t of teachers) {
     const head = teacherHeadFor(t)
     // Posterior targets need every word's scores, which are not stored: those teachers always tag.
-    const key = opts.store && t.fingerprint && !posterior ? transferTagKey(documents, { head: t.head, teacherHead: head, fingerprint: t.fingerprint }) : undefined
+    const key = opts.store && t.fingerprint && !posterior ? transferTagKey(digest, { head: t.head, teacherHead: head, fingerprint: t.fingerprint }) : undefined
     const stored = key ? opts.store!.get(key, documents) : undefined
     if (stored) {
       byHead.set(t.head, [...(byHead.get(t.head) ?? []), stored])
