@@ -85,6 +85,9 @@ ${mapTypesHelp(22)}
                       vocabulary (within --max-words), so the model knows words its corpora lack
   --dropout X         word-lstm: dropout on the features and on the BiLSTM's output while
                       training (default ${WORD_TAGGER_DEFAULTS.dropout}); with --init it replaces the model's
+  --lr-schedule S     word-lstm: constant (default) or linear: the learning rate falls from --lr
+                      to 0 at the last planned step (--epochs × steps per epoch, or --max-steps);
+                      with --minutes, give --epochs the run can finish in that time
   --lstm-hidden N     word-lstm from scratch: units per direction of the BiLSTM (default ${WORD_TAGGER_DEFAULTS.lstmHidden})
   --char-lm DIR       word-lstm from scratch: a character language model ('fastbioner charlm')
                       whose states per word join the inputs; it becomes part of the model, frozen
@@ -138,7 +141,7 @@ const OPTIONS = {
   ...CORPUS_OPTIONS,
   ...FINETUNE_OPTIONS,
   ...repeatableOptions('teacher', 'transfer'),
-  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm'),
+  ...valueOptions('transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lr-schedule', 'lstm-hidden', 'word-vectors', 'char-lm'),
   ...valueOptions('char-pieces'),
   ...valueOptions('arch', 'minutes', 'init', 'preset', 'max-grad-norm', 'augment-mentions', 'average-last', 'vocab-size', 'train-format', 'dev-format'),
   ...flagOptions('resume', 'doc-level', 'cased', 'crf', 'no-crf', 'char-cnn', 'word-level'),
@@ -162,7 +165,7 @@ export async function run(argv: string[]): Promise<number> {
     if (arch !== 'word-lstm' && arch !== 'bert') throw new CliError(`unknown --arch '${arch}' (word-lstm or bert)`, 2)
     if (initIsWordTagger && arch !== 'word-lstm') throw new CliError(`--init ${v.init} is a word tagger: it trains further only as --arch word-lstm`, 2)
     if (arch === 'word-lstm') return trainWordLstm(v, taskSpecs, outDir, typeMap)
-    for (const flag of ['minutes', 'max-words', 'dropout', 'lstm-hidden', 'transfer-targets', 'word-vectors', 'char-lm'] as const) {
+    for (const flag of ['minutes', 'max-words', 'dropout', 'lr-schedule', 'lstm-hidden', 'transfer-targets', 'word-vectors', 'char-lm'] as const) {
       if (v[flag] !== undefined) throw new CliError(`--${flag} is an option of --arch word-lstm`, 2)
     }
     const charPieces = v['char-pieces'] ?? 'all'
@@ -515,6 +518,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const transferTargets = v['transfer-targets'] ?? 'vote'
   if (transferTargets !== 'vote' && transferTargets !== 'posterior') throw new CliError(`--transfer-targets must be vote or posterior, got '${transferTargets}'`, 2)
   if (v['transfer-targets'] !== undefined && !v.teacher?.length) throw new CliError('--transfer-targets is a setting of --teacher and --transfer', 2)
+  const lrSchedule = v['lr-schedule'] ?? 'constant'
+  if (lrSchedule !== 'constant' && lrSchedule !== 'linear') throw new CliError(`--lr-schedule must be constant or linear, got '${lrSchedule}'`, 2)
   const quiet = v.quiet ?? false
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
@@ -531,6 +536,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       epochs: settings.epochs,
       batchSize: settings.batchSize,
       lr: settings.lr,
+      lrSchedule,
       maxGradNorm: maxGradNorm === 0 ? null : maxGradNorm,
       seed,
       maxLength: settings.maxLength,
@@ -560,7 +566,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
             arch: 'word-lstm',
-            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'lr-schedule', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
           },
@@ -688,7 +694,7 @@ function givenOptions(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typ
 const RESUME_FIXED = [
   'train', 'dev', 'task', 'map-types', 'train-format', 'dev-format', 'init', 'preset', 'arch', 'epochs', 'batch-size', 'lr', 'warmup-ratio',
   'weight-decay', 'max-grad-norm', 'max-length', 'max-steps', 'seed', 'patience', 'doc-level', 'crf', 'no-crf', 'augment-mentions',
-  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lstm-hidden', 'word-level', 'word-vectors', 'char-lm',
+  'average-last', 'vocab-size', 'cased', 'minutes', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'max-words', 'dropout', 'lr-schedule', 'lstm-hidden', 'word-level', 'word-vectors', 'char-lm',
 ] as const
 
 /**

@@ -47,6 +47,8 @@ export interface TrainingMetadata {
   seed: number
   batchSize: number
   lr: number
+  /** The word tagger's schedule when not constant ('linear': from lr to 0 at the planned last step). */
+  lrSchedule?: 'linear'
   dev: { precision: number; recall: number; f1: number } | null
   /** Multi-task runs: the heads trained, one per corpus (`dev` is then their mean). */
   tasks?: string[]

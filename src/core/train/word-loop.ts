@@ -21,6 +21,7 @@ import type { TrainerEngine } from './engine'
 import type { RunSettings } from './loop'
 import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult } from './runner'
 import { OrtWordTaggerTrainer } from './word-trainer'
+import { linearScheduleWithWarmup } from './optimizer'
 import { batchCharLmStates, charLmStatesOf } from '../onnx/char-lm'
 import { CHAR_LM_PREFIX, type CharLmFolder } from '../model/char-lm'
 
@@ -98,6 +99,12 @@ export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' 
   tasks: readonly WordTrainTask[]
   /** Stop after the first epoch that ends past this many minutes (the best epoch is kept). */
   maxMinutes?: number
+  /**
+   * 'constant' (default): the learning rate stays `lr`. 'linear': it falls from `lr` to 0 at the
+   * planned last step (epochs × steps per epoch, or maxSteps), so the last epochs average out the
+   * noise of a constant rate instead of the best epoch being picked from it.
+   */
+  lrSchedule?: 'constant' | 'linear'
   /** Sizes and dropout other than the defaults (WORD_TAGGER_DEFAULTS); with init only its dropout applies. */
   config?: Partial<WordTaggerConfig>
   vocab?: WordVocabOptions
@@ -389,7 +396,8 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const lmStates = config.charLm ? await charLmStatesOf(config.charLm, params, examples.map((e) => e.words), { threads: o.threads }) : null
   const trained = new Map([...params].filter(([name]) => !name.startsWith(CHAR_LM_PREFIX)))
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, o.maxSteps)
-  const trainer = new OrtWordTaggerTrainer({ config, heads, params: trained, optimizer: { lr, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })
+  const lrOrSchedule = o.lrSchedule === 'linear' ? linearScheduleWithWarmup(lr, 0, plannedSteps) : lr
+  const trainer = new OrtWordTaggerTrainer({ config, heads, params: trained, optimizer: { lr: lrOrSchedule, weightDecay: 0, maxGradNorm: o.maxGradNorm === undefined ? WORD_TAGGER_RECIPE.maxGradNorm : o.maxGradNorm }, threads: o.threads })
   // The trainer moved the trained parameters into its memory: the model reads them there.
   for (const [name, value] of trained) params.set(name, value)
   const devTasks = o.tasks.filter((t) => t.dev?.length)
@@ -460,6 +468,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
         seed,
         batchSize,
         lr,
+        ...(o.lrSchedule === 'linear' ? { lrSchedule: 'linear' } : {}),
         dev: p.dev,
         tasks: o.tasks.length > 1 ? heads.map((h) => h.name) : undefined,
         trainer: engine.trainer,

@@ -67,6 +67,19 @@ describe('word tagger: resume', () => {
     await resumeMatchesWhole('posterior', { transfer: { documents, mentions: { default: documents.map(() => []) }, posteriors } })
   }, 120_000)
 
+  it('with a linear schedule: the rate falls from --lr to 0 over the planned steps, and a resumed run continues the fall', async () => {
+    const lrs: number[] = []
+    const r = await trainWordTagger({ ...settings, lr: 0.01, lrSchedule: 'linear', outDir: join(tmp, 'linear-rates'), onProgress: (p) => p.kind === 'step' && lrs.push(p.lr) })
+    expect(lrs).toHaveLength(r.steps)
+    expect(lrs[0]).toBeCloseTo(0.01, 9)
+    expect(lrs.at(-1)).toBeCloseTo(0.01 / r.steps, 9)
+    for (let i = 1; i < lrs.length; i++) expect(lrs[i]).toBeLessThan(lrs[i - 1])
+    const constant: number[] = []
+    await trainWordTagger({ ...settings, lr: 0.01, outDir: join(tmp, 'constant-rates'), onProgress: (p) => p.kind === 'step' && constant.push(p.lr) })
+    expect(new Set(constant)).toEqual(new Set([0.01]))
+    await resumeMatchesWhole('linear', { lrSchedule: 'linear' })
+  }, 120_000)
+
   it('counts the time spent before the stop against --minutes', async () => {
     const dir = join(tmp, 'timed')
     await trainWordTagger({ ...settings, outDir: dir, epochs: 1 })

@@ -100,6 +100,18 @@ describe('word tagger through the CLI', () => {
     expect(bert.err).toMatch(/--dropout is an option of --arch word-lstm/)
   }, 120_000)
 
+  it('--lr-schedule linear is recorded with the run (and a resume keeps it); another value is refused', async () => {
+    const linear = join(tmp, 'linear')
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', linear, '--lr-schedule', 'linear', '--max-steps', '2', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    const meta = JSON.parse(readFileSync(join(linear, 'fastbioner.json'), 'utf8'))
+    expect(meta.training.lrSchedule).toBe('linear')
+    expect(meta.source.options['lr-schedule']).toBe('linear')
+    const bad = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', join(tmp, 'bad-schedule'), '--lr-schedule', 'cosine']))
+    expect(bad.code).toBe(2)
+    expect(bad.err).toMatch(/--lr-schedule must be constant or linear, got 'cosine'/)
+  }, 120_000)
+
   it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {
     const m = loadWordTagger(model)
     const copy = join(tmp, 'copy')
