@@ -84,9 +84,14 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(values(t.args, '--lstm-hidden')).toEqual(['300'])
       expect(t.args).not.toContain('--teacher')
     }
-    // The student keeps train's 2 × 200 (the latency budget), and the gold stage its architecture.
-    expect(plan.student.args).not.toContain('--lstm-hidden')
+    // The student is 2 × 300 too (int8 runs its BiLSTM on int8 weights: the latency budget), its
+    // rate falling to 0 over a fixed number of epochs; the gold stage keeps its architecture.
+    expect(values(plan.student.args, '--lstm-hidden')).toEqual(['300'])
+    expect(values(plan.student.args, '--lr-schedule')).toEqual(['linear'])
+    expect(values(plan.student.args, '--epochs')).toEqual(['14'])
     expect(plan.gold.args).not.toContain('--lstm-hidden')
+    expect(plan.gold.args).not.toContain('--lr-schedule')
+    expect(plan.int8.args).toContain('--int8-lstm')
     for (const t of plan.teachers) expect(values(t.args, '--minutes')).toEqual(['26'])
     // The session-16 run's teachers (train's default width, 22 minutes) are this recipe's with those settings.
     const older = wordPlan(OUT, DATA, sets, 'gold', { lstmHidden: 200, minutes: 22 })
@@ -347,6 +352,13 @@ describe('the model card', () => {
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
     const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    // The BiLSTM's int8 weights are said only when the shipped folder's quantization record has them.
+    expect(card).not.toContain('The BiLSTM runs on int8 weights')
+    writeFileSync(join(modelDir, 'fastbioner.json'), JSON.stringify({ quantization: { int8Lstm: true } }))
+    expect(wordModelCard({ data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })).toContain(
+      'MB on disk. The BiLSTM runs on int8 weights\n(one scale per gate column and direction',
+    )
+    expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 14 epochs')
     expect(card).toContain('trained on that head\'s corpora; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
     expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 75 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
