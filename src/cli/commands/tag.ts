@@ -10,6 +10,9 @@ import { checkTaggingModel, checkWindowOptions, CliError, MAX_WARNINGS_SHOWN, mo
 import { documentRulesHelp, documentRulesOpt, flagOptions, formatOpt, intOpt, numOpt, offsetsHelp, offsetsOpt, repeatableOptions, requireOpt, TAGGING_OPTIONS, valueOptions } from './_options'
 import { checkOutputPath, writeCorpusOutput } from './_output'
 
+/** What tag writes: every writable format but plain text, which keeps no mentions (a tagged text would lose them all). */
+const TAGGED_FORMATS: readonly CorpusFormat[] = WRITABLE_FORMATS.filter((f) => f !== 'text')
+
 const USAGE = `usage: fastbioner tag [--model DIR] --in FILE --out FILE [--format pubtator|conll|bioc] [options]
        fastbioner tag [--model DIR] --in PATH [--in PATH …] --out-dir DIR [--shard I/N] [options]
 
@@ -35,10 +38,10 @@ either way the other files are tagged and the exit code is 1.
                      default: the model that ships with fastbioner (Disease, Chemical, Gene)
   --in FILE          input corpus, any supported format (detected unless --in-format)
   --out FILE         output file ('-' for standard output); a new or empty folder for brat
-                     and text
-  --force            brat and text: replace the contents of a non-empty --out folder
-  --format FORMAT    output format: pubtator, conll, bioc (= bioc-json), bioc-xml, brat, text;
-                     default: the input's format when writable, else pubtator
+  --force            brat: replace the contents of a non-empty --out folder
+  --format FORMAT    output format: pubtator, conll, bioc (= bioc-json), bioc-xml, brat;
+                     default: the input's format when it can hold mentions, else pubtator
+                     (plain text in, PubTator out)
   --in-format FORMAT input format when detection is not wanted
   --batch-size N     windows per forward pass (default 32)
   --max-length N     pieces per window incl. [CLS]/[SEP] (default: as trained, else 128)
@@ -74,6 +77,7 @@ export async function run(argv: string[]): Promise<number> {
     const inFormat = formatOpt(v['in-format'], '--in-format')
     let outFormat = formatOpt(v.format, '--format')
     if (outFormat && !WRITABLE_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} can be read but not written (one of ${WRITABLE_FORMATS.join(', ')})`, 2)
+    if (outFormat && !TAGGED_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} writes the documents' text without their mentions; tag writes one of ${TAGGED_FORMATS.join(', ')}`, 2)
     const batchSize = intOpt(v['batch-size'], '--batch-size')
     const maxLengthOpt = intOpt(v['max-length'], '--max-length', 3)
     const stride = intOpt(v.stride, '--stride', 0)
@@ -81,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
     const quiet = v.quiet ?? false
     const modelDir = modelOrDefault(v.model, quiet)
     const checkOutput = (format: CorpusFormat): void => {
-      const multiFile = format === 'brat' || format === 'text'
+      const multiFile = format === 'brat'
       if (multiFile && outPath === '-') throw new CliError(`${format} output is a directory of files; --out cannot be '-'`, 2)
       checkOutputPath(outPath, { flag: '--out', kind: multiFile ? 'folder' : 'file', inputs: [inPath], replace: v.force, replaceFlag: '--force' })
     }
@@ -93,7 +97,7 @@ export async function run(argv: string[]): Promise<number> {
     const offsets = offsetsOpt(v.offsets)
     const corpus = await readCorpus(inPath, inFormat, quiet, undefined, { textOnly: true })
     if (!outFormat) {
-      outFormat = WRITABLE_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
+      outFormat = TAGGED_FORMATS.includes(corpus.format) ? corpus.format : 'pubtator'
       checkOutput(outFormat)
     }
 
