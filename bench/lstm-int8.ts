@@ -1,13 +1,14 @@
 // The word tagger's BiLSTM alone at tagging shapes: ONNX's LSTM (float, as the tagging graph runs
 // it) against onnxruntime's com.microsoft DynamicQuantizeLSTM on the same weights quantized as
-// `quantize --int8-lstm` does (core/onnx/recurrent int8LstmInputs; the inputs quantized per step by
+// `quantize --int8-lstm` does (core/onnx/recurrent int8LstmInputs, as the engine feeds them; the inputs quantized per step by
 // the operator). What a wider student would cost in tagging time with either; random weights, so
 // the output difference is a bound, not the accuracy (that: `fastbioner compare` on devel).
 //   npm run bench:lstm-int8 -- [--hidden 200,256,300] [--din 154] [--batch 12] [--steps 45] [--threads 2] [--runs 200]
 import type * as Ort from 'onnxruntime-node'
 import { ONNX_OPSET } from '../src/core/onnx/export'
 import { GradGraph } from '../src/core/onnx/training'
-import { bilstm, int8LstmInputs } from '../src/core/onnx/recurrent'
+import { bilstm } from '../src/core/onnx/recurrent'
+import { int8LstmTensors } from '../src/core/onnx/word-engine'
 import { WORD_TAGGER_DEFAULTS } from '../src/core/model/word-tagger'
 import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
 import { Rng } from '../src/core/rng'
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     // Only the widths int8LstmInputs reads: an input of Din features, H a direction.
     const dims = { ...WORD_TAGGER_DEFAULTS, wordVocabSize: 2, charVocabSize: 2, lstmHidden: H, wordDim: Din, charFilters: 0, shapeFlags: 0, charLm: undefined }
     const feeds: Record<string, Ort.Tensor> = { x: new ort.Tensor('float32', u(T * B * Din, 1), [T, B, Din]), lens: new ort.Tensor('int32', Int32Array.from({ length: B }, (_, i) => T - (i % 7) * 3), [B]) }
-    const quantized = Object.fromEntries(int8LstmInputs(params, dims).map((q) => [q.name, new ort.Tensor(q.data instanceof Int8Array ? 'int8' : 'float32', q.data, q.dims)]))
+    const quantized = int8LstmTensors(ort, params, dims)
     const times: number[] = []
     const outs: Float32Array[] = []
     for (const int8 of [false, true]) {

@@ -124,10 +124,16 @@ export function onnxLstmBias(t: GradGraph, bias: string): string {
   return g.node('Concat', [gatesIofc(t, bias, 1), g.node('Mul', [bias, g.float(0)])], { axis: attr.int(1) })
 }
 
+/**
+ * ONNX's gate blocks (i, o, f, c) as indices of ours (i, f, g, o, PyTorch's): block k of an ONNX
+ * LSTM weight is our block ONNX_GATE_BLOCKS[k]. The graph (gatesIofc) and the int8 weights
+ * (recurrent.ts int8LstmInputs) reorder by it.
+ */
+export const ONNX_GATE_BLOCKS = [0, 3, 1, 2] as const
 
-/** [.., 4H] gate blocks i, f, g, o (ours, PyTorch's) → i, o, f, c (ONNX's) along `axis`. */
+/** [.., 4H] gate blocks i, f, g, o (ours) → i, o, f, c (ONNX's) along `axis`. */
 function gatesIofc(t: GradGraph, v: string, axis: number): string {
   const g = t.g
-  const [i, f, gg, o] = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
-  return g.node('Concat', [i, o, f, gg], { axis: attr.int(axis) })
+  const ours = g.nodeOutputs('Split', [v], { axis: attr.int(axis) }, { outputs: 4 })
+  return g.node('Concat', ONNX_GATE_BLOCKS.map((b) => ours[b]), { axis: attr.int(axis) })
 }

@@ -23,7 +23,7 @@ import { crfLossGraph } from './crf-graph'
 import { charCnnLayer } from './char-cnn'
 import { charLmStateDim, wordTaggerInputDim, type WordTaggerDims } from '../model/word-tagger'
 import { charLmWordStates } from './char-lm'
-import { onnxLstmBias, onnxLstmWeights, unrolledLstm } from './lstm'
+import { ONNX_GATE_BLOCKS, onnxLstmBias, onnxLstmWeights, unrolledLstm } from './lstm'
 
 /** Training graphs' input of the character LM's states of each word [B, T, 2H_lm] (computed once per sentence: the LM is frozen). */
 export const CHAR_LM_STATES_INPUT = 'char_lm_states'
@@ -266,8 +266,7 @@ export function int8LstmInputs(params: ReadonlyMap<string, Float32Array>, dims: 
     if (!w || w.length !== 2 * rows * 4 * H) throw new Error(`word tagger: ${WORD_TAGGER_PARAMS.lstm}.${which} is not [2, ${rows}, ${4 * H}]`)
     const cols = 4 * H
     // Column k of the operator's gate order i, o, f, c reads our column from[k] (order i, f, g, o).
-    const block = [0, 3, 1, 2]
-    const from = Int32Array.from({ length: cols }, (_, k) => block[Math.floor(k / H)] * H + (k % H))
+    const from = Int32Array.from({ length: cols }, (_, k) => ONNX_GATE_BLOCKS[Math.floor(k / H)] * H + (k % H))
     const qs = new Int8Array(2 * rows * cols)
     const scales = new Float32Array(2 * cols)
     for (let d = 0; d < 2; d++) {

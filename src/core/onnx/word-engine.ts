@@ -6,7 +6,7 @@
 
 import type * as Ort from 'onnxruntime-node'
 import type { WordFeaturizer } from '../nlp/word-features'
-import { charLmInputs, charLmStateDim, wordBatch, type WordTaggerConfig } from '../model/word-tagger'
+import { charLmInputs, charLmStateDim, wordBatch, type WordTaggerConfig, type WordTaggerDims } from '../model/word-tagger'
 import { OrtGraphRunner } from '../train/ort'
 import type { InferenceBatch, InferenceEngine, InferenceResult, OrtEngineName } from './engine'
 import { CHAR_LM_STATES_INPUT, int8LstmInputs, wordTaggerTaggingGraph } from './recurrent'
@@ -30,6 +30,11 @@ export interface WordEngineOptions {
    * no longer trains (an int8 folder whose quantization chose it).
    */
   int8Lstm?: boolean
+}
+
+/** The int8 BiLSTM's inputs of the tagging graph (int8LstmInputs) as onnxruntime tensors, by input name. */
+export function int8LstmTensors(ort: typeof Ort, params: ReadonlyMap<string, Float32Array>, dims: WordTaggerDims): Record<string, Ort.Tensor> {
+  return Object.fromEntries(int8LstmInputs(params, dims).map((q) => [q.name, new ort.Tensor(q.data instanceof Int8Array ? 'int8' : 'float32', q.data, q.dims)]))
 }
 
 export class WordTaggerEngine implements InferenceEngine {
@@ -70,7 +75,7 @@ export class WordTaggerEngine implements InferenceEngine {
 
   private lstmFeeds(ort: typeof Ort): Record<string, Ort.Tensor> {
     if (!this.opts.int8Lstm) return {}
-    this.int8LstmFeeds ??= Object.fromEntries(int8LstmInputs(this.params, this.config).map((q) => [q.name, new ort.Tensor(q.data instanceof Int8Array ? 'int8' : 'float32', q.data, q.dims)]))
+    this.int8LstmFeeds ??= int8LstmTensors(ort, this.params, this.config)
     return this.int8LstmFeeds
   }
 

@@ -351,11 +351,12 @@ describe('the model card', () => {
     trained.summary = { ...(trained.summary as object), word_vectors: { initialised: 21000, vocabulary: 24998 } }
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
-    const card = wordModelCard({ data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
+    const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
+    const card = wordModelCard(input)
     // The BiLSTM's int8 weights are said only when the shipped folder's quantization record has them.
     expect(card).not.toContain('The BiLSTM runs on int8 weights')
     writeFileSync(join(modelDir, 'fastbioner.json'), JSON.stringify({ quantization: { int8Lstm: true } }))
-    expect(wordModelCard({ data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })).toContain(
+    expect(wordModelCard(input)).toContain(
       'MB on disk. The BiLSTM runs on int8 weights\n(one scale per gate column and direction',
     )
     expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 14 epochs')
