@@ -22,6 +22,7 @@ export interface GradTape {
   mul(a: string, b: string): string
   sum(values: string[]): string
   reduceSum(x: string, axes: number[], keepdims: boolean): string
+  sumRows(x: string): string
   addGrad(param: string, value: string): void
 }
 
@@ -87,7 +88,7 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
     // word-tagger step (16 × 32 words, 2 threads) is the same either way (23-26 ms).
     const dConv = reshape(g.node('ScatterElements', [zerosLike(convNL), arg, g.node('Unsqueeze', [dChar, g.int64s([1])])], { axis: attr.int(1) }), [-1, F]) // [U·L, F]
     t.addGrad(`${names.conv}.weight`, g.node('Gemm', [windowsFlat, dConv], { transA: attr.int(1) })) // [w·Dc, F]
-    t.addGrad(`${names.conv}.bias`, t.reduceSum(dConv, [0], false)) // [F]
+    t.addGrad(`${names.conv}.bias`, t.sumRows(dConv)) // [F]
     const dWindows = reshape(g.node('Gemm', [dConv, weight], { transB: attr.int(1) }), [-1, L, w * Dc]) // [U, L, w·Dc]
     const parts = w === 1 ? [dWindows] : g.nodeOutputs('Split', [dWindows], { axis: attr.int(2) }, { outputs: w })
     // window k at position l read padded[l + k] = chars[l + k − half]

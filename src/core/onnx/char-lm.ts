@@ -71,12 +71,12 @@ export function charLmTrainGraph(o: CharLmGraphOptions): TrainGraph {
   // ---- backward --------------------------------------------------------------------------------
   const dLogits = t.reshape(ce.dLogits, g.int64s([2, -1, V])) // [2, B·T, V]
   t.addGrad(CHAR_LM_PARAMS.decoderWeight, g.node('MatMul', [t.transpose(hDrop.y, [0, 2, 1]), dLogits])) // [2, H, V]
-  t.addGrad(CHAR_LM_PARAMS.decoderBias, t.reduceSum(dLogits, [1], false)) // [2, V]
+  t.addGrad(CHAR_LM_PARAMS.decoderBias, t.sumRows(dLogits)) // [2, V]
   const dHidden = hDrop.backward(g.node('MatMul', [dLogits, t.transpose(decW, [0, 2, 1])])) // [2, B·T, H]
   const dZ = stepsToRows(lstm.backward(rowsToSteps(dHidden, H)), 4 * H) // [2, B·T, 4H]
   t.addGrad(CHAR_LM_PARAMS.weightHh, g.node('MatMul', [t.transpose(stepsToRows(lstm.hPrev, H), [0, 2, 1]), dZ])) // [2, H, 4H]
   t.addGrad(CHAR_LM_PARAMS.weightIh, g.node('MatMul', [t.transpose(x, [0, 2, 1]), dZ])) // [2, E, 4H]
-  t.addGrad(CHAR_LM_PARAMS.bias, t.reduceSum(dZ, [1], false)) // [2, 4H]
+  t.addGrad(CHAR_LM_PARAMS.bias, t.sumRows(dZ)) // [2, 4H]
   const dX = t.reshape(g.node('MatMul', [dZ, t.transpose(wIh, [0, 2, 1])]), g.int64s([-1, E])) // [2·B·T, E], rows in char_ids' order
   t.addRowGrad(CHAR_LM_PARAMS.embeddings, ids, dX)
 

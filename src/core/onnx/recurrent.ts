@@ -149,7 +149,7 @@ function forward(name: string, o: WordTaggerGraphOptions): Forward {
     // h_{t−1} for every step: zeros, then h_0 … h_{T−2}  [2, B·T, H]
     if (T > 1) t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_hh`, g.node('MatMul', [t.transpose(stepsToRows(lstm.hPrev, H), [0, 2, 1]), dZ])) // [2, H, 4H]
     t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.weight_ih`, g.node('MatMul', [t.transpose(x2, [0, 2, 1]), dZ])) // [2, Din, 4H]
-    t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.bias`, t.reduceSum(dZ, [1], false)) // [2, 4H]
+    t.addGrad(`${WORD_TAGGER_PARAMS.lstm}.bias`, t.sumRows(dZ)) // [2, 4H]
     const dX2 = g.node('MatMul', [dZ, t.transpose(wIh, [0, 2, 1])]) // [2, B·T, Din]
     const [dXf, dXr] = g.nodeOutputs('Split', [dX2], { axis: attr.int(0) }, { outputs: 2 })
     features.backward(t.add(squeeze0(dXf), g.node('Gather', [squeeze0(dXr), reverseIndex]))) // [B·T, Din]

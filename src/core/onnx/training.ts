@@ -199,6 +199,20 @@ export class GradGraph {
   reduceSum(x: string, axes: number[], keepdims: boolean): string {
     return this.g.node('ReduceSum', [x, this.g.int64s(axes)], { keepdims: attr.int(keepdims ? 1 : 0) })
   }
+  /**
+   * Σ over the rows of x [N, K] → [K] (or of each group of x [G, N, K] → [G, K]), as the product
+   * ones[1, N]·x: onnxruntime's ReduceSum over the rows took about twice the product's time on this
+   * machine (quiet, 2 threads: 2 048 × 256 0.18 against 0.10 ms; 2 048 × 1 024 0.6-0.76 against
+   * 0.28-0.39), and a step sums rows for every bias and LayerNorm gradient.
+   */
+  sumRows(x: string): string {
+    const g = this.g
+    const rows = g.node('Slice', [g.node('Shape', [x]), g.int64s([-2]), g.int64s([-1])]) // [1]: N
+    const ones = g.node('ConstantOfShape', [g.node('Concat', [g.int64s([1]), rows], { axis: attr.int(0) })], { value: attr.tensor({ dims: [1], data: new Float32Array([1]) }) }) // [1, N]
+    const sums = g.node('MatMul', [ones, x]) // [1, K] or [G, 1, K]
+    return g.node('Squeeze', [sums, g.int64s([-2])])
+  }
+
   /** Mean over the last axis, kept (opset < 18: axes is an attribute). */
   meanLast(x: string): string {
     return this.g.node('ReduceMean', [x], { axes: attr.ints([-1]), keepdims: attr.int(1) })
@@ -215,7 +229,7 @@ export class GradGraph {
    * `scale` folds constant factors into the Gemms instead of elementwise passes over x or y:
    * y = output·((input·x)·W + b), i.e. Gemm alpha = output·input, beta = output.
    */
-  linear(prefix: string, x: string, inDim: number, outDim: number, scale: { input?: number; output?: number } = {}): { y: string; backward: (dy: string) => string } {
+  linear(prefix: string, x: string, inDim: number, outDim: number, scale: { input?: number; output?: number } = {}): { y: string; backward: (dy: string, addTo?: string) => string } {
     const w = this.param(`${prefix}.weight`, [inDim, outDim])
     const b = this.param(`${prefix}.bias`, [outDim])
     const out = scale.output ?? 1
@@ -225,11 +239,13 @@ export class GradGraph {
     const alphaAttr: Record<string, Attr> = alpha === 1 ? {} : { alpha: attr.float(alpha) }
     return {
       y,
-      backward: (dy: string) => {
+      // addTo [N, in]: a gradient that dx adds to, as the Gemm's C (beta 1), instead of a Sum or
+      // Add pass over [N, in] after it.
+      backward: (dy: string, addTo?: string) => {
         this.addGrad(`${prefix}.weight`, this.g.node('Gemm', [x, dy], { transA: attr.int(1), ...alphaAttr })) // [in, out]
-        const db = this.reduceSum(dy, [0], false) // [out]
+        const db = this.sumRows(dy) // [out]
         this.addGrad(`${prefix}.bias`, out === 1 ? db : this.mul(db, this.g.float(out)))
-        return this.g.node('Gemm', [dy, w], { transB: attr.int(1), ...alphaAttr }) // [N, in]
+        return this.g.node('Gemm', addTo ? [dy, w, addTo] : [dy, w], { transB: attr.int(1), ...alphaAttr }) // [N, in]
       },
     }
   }
@@ -246,8 +262,8 @@ export class GradGraph {
         const dxhat = this.mul(dy, gamma)
         const m1 = this.meanLast(dxhat) // [N, 1]
         const m2 = this.meanLast(this.mul(dxhat, xhat)) // [N, 1]
-        this.addGrad(`${prefix}.weight`, this.reduceSum(this.mul(dy, xhat), [0], false))
-        this.addGrad(`${prefix}.bias`, this.reduceSum(dy, [0], false))
+        this.addGrad(`${prefix}.weight`, this.sumRows(this.mul(dy, xhat)))
+        this.addGrad(`${prefix}.bias`, this.sumRows(dy))
         return this.mul(this.sub(this.sub(dxhat, m1), this.mul(xhat, m2)), rstd)
       },
     }
@@ -388,7 +404,7 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       // dh/du = 1 + erf u + u·(2/√π)·exp(−u²); the factor 2/√π as exp(ln(2/√π) − u²)
       const slope = t.mul(u, g.node('Exp', [t.sub(g.float(LN_2_OVER_SQRT_PI), t.mul(u, u))]))
       const du = t.mul(dh, t.add(erf1, slope))
-      const da = t.add(iL.backward(du), dz2)
+      const da = iL.backward(du, dz2)
       const dz1 = aLn.backward(da)
       const dctx = split(aoL.backward(aoDrop.backward(dz1))) // [B, h, S, d]
       let dProbsDrop = t.matmul(dctx, v, { transB: true }) // [B, h, S, S]
@@ -402,7 +418,7 @@ export function encoder(t: GradGraph, c: OnnxBertConfig, drop: DropoutSites, pre
       // The 1/√d of the scores rides on the two products (FusedMatMul alpha).
       const dq = t.matmul(dScores, k, { alpha: invSqrtD }) // [B, h, S, d]
       const dk = t.matmul(dScores, q, { transA: true, alpha: invSqrtD }) // [B, h, S, d]
-      return t.sum([qL.backward(merge(dq)), kL.backward(merge(dk)), vL.backward(merge(dv)), dz1])
+      return qL.backward(merge(dq), kL.backward(merge(dk), vL.backward(merge(dv), dz1)))
     })
   }
 
