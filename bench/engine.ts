@@ -5,7 +5,7 @@
 //   npm run bench:engine -- [--presets cpu-small,cpu-tiny] [--seq 64,128] [--batch 16]
 //       [--backends onnxruntime,wasm,cpu,tensorflow] [--iters 5] [--budget-s 120] [--no-torch]
 //       [--torch-script PATH] [--torch-threads 2] [--threads N] [--profile] [--wait-quiet SECONDS] [--allow-noisy]
-//       [--kinds bert,bert-char,word-lstm,char-lm] [--words 32] [--lm-hidden 256] [--lm-bptt 100] [--rounds N]
+//       [--kinds bert,bert-char,word-lstm,char-lm] [--words 32] [--lstm-hidden 300] [--lm-hidden 256] [--lm-bptt 100] [--rounds N]
 //
 // --rounds N (BERT rows): N rounds, each timing ours and then PyTorch (forward and step), and the
 // row gives the medians over rounds, ratios the median of each round's own ratio. This machine's
@@ -21,7 +21,8 @@
 // so its columns stay empty there.
 //
 // --kinds word-lstm adds a row for the word tagger (core/model/word-tagger: word embedding +
-// character CNN + shape flags → BiLSTM 2 × 200 → CRF) at batch × --words words: its tagging graph
+// character CNN + shape flags → BiLSTM 2 × --lstm-hidden → CRF; 300 by default, the default-model
+// recipe's teachers and student) at batch × --words words: its tagging graph
 // (ONNX's LSTM) and its training step (unrolled graph with the CRF + HostAdamW), next to the
 // PyTorch model it was built after (bench/torch_word_tagger_ref.py, the Tagger of
 // ../shared/bench/torch_bilstm_ref.py) on the same shapes.
@@ -66,6 +67,7 @@ import type * as Ort from 'onnxruntime-node'
 import { CHAR_LM_DEFAULTS, CHAR_LM_PARAMS, initCharLmParams, type CharLmDims } from '../src/core/model/char-lm'
 import { CHAR_LM_INPUTS, CHAR_LM_STATE_INPUTS, CHAR_LM_STATE_OUTPUTS, charLmStatesGraph, charLmTrainGraph } from '../src/core/onnx/char-lm'
 import { HostAdamW } from '../src/core/train/optimizer'
+import { WORD_STUDENT } from '../scripts/train-default-plan'
 
 interface Args {
   presets: PresetName[]
@@ -86,6 +88,7 @@ interface Args {
   quietS: number
   kinds: Array<'bert' | 'bert-char' | 'word-lstm' | 'char-lm'>
   words: number
+  lstmHidden: number
   wordTorchScript: string
   lmHidden: number
   lmBptt: number
@@ -113,6 +116,7 @@ function parseArgs(argv: string[]): Args {
     quietS: 0,
     kinds: ['bert', 'word-lstm'],
     words: 32,
+    lstmHidden: WORD_STUDENT.lstmHidden,
     wordTorchScript: join(repo, 'bench', 'torch_word_tagger_ref.py'),
     lmHidden: 256,
     lmBptt: 100,
@@ -142,6 +146,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--wait-quiet') a.quietS = Number(v())
     else if (k === '--kinds') a.kinds = v().split(',') as Args['kinds']
     else if (k === '--words') a.words = Number(v())
+    else if (k === '--lstm-hidden') a.lstmHidden = Number(v())
     else if (k === '--lm-hidden') a.lmHidden = Number(v())
     else if (k === '--lm-bptt') a.lmBptt = Number(v())
     else if (k === '--allow-noisy') a.allowNoisy = true
@@ -336,7 +341,7 @@ async function benchWordTagger(a: Args): Promise<{ fwd: Timing; tr: Timing }> {
   // NCBI-disease's sizes: 8 387 training words, 86 characters, 3 labels.
   const words = Array.from({ length: 8385 }, (_, i) => `w${i.toString(36)}`)
   const featurizer = WordFeaturizer.learn(words)
-  const config = wordTaggerConfig(featurizer)
+  const config = wordTaggerConfig(featurizer, { lstmHidden: a.lstmHidden })
   const heads = [{ name: 'default', numLabels: 3 }]
   const params = initWordTaggerParams(config, heads, 1)
   const draw = zipfSampler(words.length, rng)
@@ -589,7 +594,7 @@ async function main() {
     const torch = (mode: 'infer' | 'train') => {
       if (torchSkipped) return null
       try {
-        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.wordTorchScript, ['--batch', a.batch, '--words', a.words, '--mode', mode, '--threads', a.torchThreads, '--iters', a.iters * 4])
+        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.wordTorchScript, ['--batch', a.batch, '--words', a.words, '--hidden', a.lstmHidden, '--mode', mode, '--threads', a.torchThreads, '--iters', a.iters * 4])
       } catch (e) {
         console.log(`  ${(e as Error).message}`)
         return null
@@ -597,7 +602,7 @@ async function main() {
     }
     const [tFwd, tTrain] = [torch('infer'), torch('train')]
     const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
-    const row = `| word-lstm | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+    const row = `| word-lstm 2 × ${a.lstmHidden} | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
     rows.push(row)
     console.log(row)
     if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)

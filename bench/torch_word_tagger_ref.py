@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Speed of the PyTorch reference word tagger (../shared/bench/torch_bilstm_ref.py's Tagger: word
-embedding + character CNN + shape flags -> BiLSTM 2 x 200 -> CRF) on random inputs of one shape,
+embedding + character CNN + shape flags -> BiLSTM 2 x --hidden -> CRF) on random inputs of one shape,
 for bench:engine's word-lstm row. Prints one JSON line like torch_bert_ref.py: words/s of the
 forward (emissions, eval mode) or of a training step (forward, CRF NLL, backward, Adam), the
 median ms per batch, the OpenBLAS kernel and how busy the other cores were.
@@ -51,12 +51,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=16); ap.add_argument("--words", type=int, default=32)
     ap.add_argument("--vocab", type=int, default=8387); ap.add_argument("--chars", type=int, default=86); ap.add_argument("--max-chars", type=int, default=12)
-    ap.add_argument("--labels", type=int, default=3); ap.add_argument("--mode", choices=["infer", "train"], default="train")
+    ap.add_argument("--labels", type=int, default=3); ap.add_argument("--hidden", type=int, default=200); ap.add_argument("--mode", choices=["infer", "train"], default="train")
     ap.add_argument("--threads", type=int, default=2); ap.add_argument("--iters", type=int, default=20); ap.add_argument("--warmup", type=int, default=3)
     a = ap.parse_args()
     torch.set_num_threads(a.threads); torch.manual_seed(1)
     B, T, L = a.batch, a.words, a.max_chars
     model = Tagger(a.vocab, a.chars, a.labels)
+    if a.hidden != model.lstm.hidden_size:  # the shared Tagger's BiLSTM is 2 x 200; the recipe's is wider
+        model.lstm = torch.nn.LSTM(model.lstm.input_size, a.hidden, batch_first=True, bidirectional=True)
+        model.out = torch.nn.Linear(2 * a.hidden, a.labels)
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     W = torch.randint(2, a.vocab, (B, T)); C = torch.randint(2, a.chars, (B, T, L)); F = torch.zeros(B, T, 4)
     Y = torch.randint(0, a.labels, (B, T)); M = torch.ones(B, T, dtype=torch.bool)
