@@ -1,7 +1,7 @@
 // `fastbioner tag --model DIR --in FILE --out FILE [--format pubtator|conll|bioc]`
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
 import { createHash } from 'node:crypto'
-import { CorpusError, formatIssue, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
+import { CorpusError, formatIssue, formatOfOutputName, stemOf, WRITABLE_FORMATS } from '../../core/corpus'
 import { expandInputs, foreignOutputMessage, foreignOutputs, tagFiles, type IgnoredInput } from '../../core/batch/run'
 import { BATCH_FORMATS, checkOutDirNotInput, planOutputs } from '../../core/batch/outputs'
 import { filesOfShard, resolveShard, ShardError } from '../../core/batch/shard'
@@ -40,8 +40,9 @@ either way the other files are tagged and the exit code is 1.
   --out FILE         output file ('-' for standard output); a new or empty folder for brat
   --force            brat: replace the contents of a non-empty --out folder
   --format FORMAT    output format: pubtator, conll, bioc (= bioc-json), bioc-xml, brat;
-                     default: the input's format when it can hold mentions, else pubtator
-                     (plain text in, PubTator out)
+                     default: the one --out's extension names (.pubtator, .conll/.tsv/.iob,
+                     .json, .xml), else the input's format when it can hold mentions, else
+                     pubtator (plain text in, PubTator out)
   --in-format FORMAT input format when detection is not wanted
   --batch-size N     windows per forward pass (default 32)
   --max-length N     pieces per window incl. [CLS]/[SEP] (default: as trained, else 128)
@@ -75,7 +76,10 @@ export async function run(argv: string[]): Promise<number> {
     const inPath = ins[0]
     const outPath = requireOpt(v.out, '--out')
     const inFormat = formatOpt(v['in-format'], '--in-format')
-    let outFormat = formatOpt(v.format, '--format')
+    // An --out name that says its format is taken at its word: a CoNLL input tagged into
+    // `x.pubtator` is written as PubTator, not as CoNLL under a PubTator name.
+    const named = outPath === '-' ? null : formatOfOutputName(outPath)
+    let outFormat = formatOpt(v.format, '--format') ?? (named && TAGGED_FORMATS.includes(named) ? named : undefined)
     if (outFormat && !WRITABLE_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} can be read but not written (one of ${WRITABLE_FORMATS.join(', ')})`, 2)
     if (outFormat && !TAGGED_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} writes the documents' text without their mentions; tag writes one of ${TAGGED_FORMATS.join(', ')}`, 2)
     const batchSize = intOpt(v['batch-size'], '--batch-size')

@@ -16,6 +16,20 @@ export function isCorpusFileName(fileName: string): boolean {
 }
 
 /**
+ * The format an output file's name asks for, gzipped or not: `.pubtator`; `.conll`, `.tsv`, `.iob`
+ * and the other CoNLL extensions; `.json` (BioC JSON); `.xml`, `.bioc` (BioC XML). Null when the
+ * name says nothing sure (`.txt` is plain text or PubTator, `.ann` half of a brat pair, or none).
+ */
+export function formatOfOutputName(fileName: string): CorpusFormat | null {
+  const ext = extension(isGzipped(fileName) ? fileName.slice(0, -3) : fileName)
+  if (ext === '.pubtator') return 'pubtator'
+  if (CONLL_EXTENSIONS.has(ext)) return 'conll'
+  if (ext === '.json') return 'bioc-json'
+  if (ext === '.xml' || ext === '.bioc') return 'bioc-xml'
+  return null
+}
+
+/**
  * Chooses a reader from the file name and the first part of the content (`head`, any length;
  * 64 KiB is plenty). Unmistakable content wins over the extension (a `.txt` of `ID|t|` lines is
  * PubTator); a `.xml` or `.json` file that is neither PubMed nor BioC is an error rather than text.

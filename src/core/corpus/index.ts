@@ -3,7 +3,7 @@
 // Never imports 'electron'.
 export * from './files'
 export { CorpusError, formatIssue, fsProblem } from './errors'
-export { detectFormat, isCorpusFileName } from './detect'
+export { detectFormat, formatOfOutputName, isCorpusFileName } from './detect'
 export { readPubtator, writePubtator } from './pubtator'
 export { readConll, readConllWithLines, writeConll, tokenize, DEFAULT_SENTENCES_PER_DOCUMENT, ConllParser } from './conll'
 export type { ConllParsedDocument } from './conll'

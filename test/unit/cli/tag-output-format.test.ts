@@ -1,6 +1,7 @@
-// A plain-text input is tagged into PubTator, not back into plain text, which keeps no mentions:
-// `tag --in notes.txt --out notes.pubtator` once wrote a folder of the bare text and every
-// mention the model found was lost.
+// The format tag writes. A plain-text input is tagged into PubTator, not back into plain text,
+// which keeps no mentions: `tag --in notes.txt --out notes.pubtator` once wrote a folder of the
+// bare text and every mention the model found was lost. An --out name that says its format wins
+// over the input's: a CoNLL input tagged into `x.pubtator` was written as CoNLL under that name.
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +23,7 @@ beforeAll(async () => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-describe('tag of a plain-text file', () => {
+describe('the format tag writes', () => {
   it('writes PubTator with the mentions by default', async () => {
     const out = join(dir, 'notes.pubtator')
     const r = await capture(() => tagCmd(['--model', model, '--in', input, '--out', out, '--threads', '1']))
@@ -34,6 +35,26 @@ describe('tag of a plain-text file', () => {
     const found = Number(/: (\d+) mentions/.exec(r.err)?.[1])
     expect(found).toBeGreaterThan(0)
     expect(lines.filter((l) => /^[^\t]+\t\d+\t\d+\t[^\t]+\tChemical/.test(l))).toHaveLength(found)
+  }, 60_000)
+
+  it('writes the format --out names (.conll, .pubtator), whatever the input, and --format over the name', async () => {
+    const conll = join(dir, 'notes.conll')
+    const r1 = await capture(() => tagCmd(['--model', model, '--in', input, '--out', conll, '--threads', '1']))
+    expect(r1.code, r1.err).toBe(0)
+    expect(r1.err).toContain('(conll)')
+    const conllText = readFileSync(conll, 'utf8')
+    expect(conllText.split('\n').filter((l) => /\tB-Chemical$/.test(l))).toHaveLength(Number(/: (\d+) mentions/.exec(r1.err)?.[1]))
+    // The CoNLL file back in, out to a .pubtator name: PubTator, with the same number of mentions.
+    const back = join(dir, 'back.pubtator')
+    const r2 = await capture(() => tagCmd(['--model', model, '--in', conll, '--out', back, '--threads', '1']))
+    expect(r2.code, r2.err).toBe(0)
+    expect(r2.err).toContain('(pubtator)')
+    expect(readFileSync(back, 'utf8').split('\n')[0]).toMatch(/^[^|]+\|t\|/)
+    // --format is the user's word: it wins over the name.
+    const forced = join(dir, 'forced.conll')
+    const r3 = await capture(() => tagCmd(['--model', model, '--in', conll, '--out', forced, '--format', 'pubtator', '--threads', '1']))
+    expect(r3.code, r3.err).toBe(0)
+    expect(readFileSync(forced, 'utf8').split('\n')[0]).toMatch(/^[^|]+\|t\|/)
   }, 60_000)
 
   it('refuses --format text, which would write no mentions, before writing anything', async () => {
