@@ -14,7 +14,8 @@ word tagger reads: 'train --arch word-lstm --char-lm DIR'.
 
   --text FILE        plain text, one sentence per line; repeat for several
   --out DIR          new (or empty) folder for the model
-  --minutes N        training time of the whole run (a resumed run counts what it did)
+  --minutes N        training time of the whole run (a resumed run counts what it did; time the
+                     process is stopped, kill -STOP or Ctrl-Z, is not counted)
   --resume           continue the run in --out (saved every ${CHAR_LM_TRAIN_DEFAULTS.saveEveryMinutes} minutes)
   --hidden N         LSTM size of each direction (default ${CHAR_LM_DEFAULTS.hidden})
   --char-dim N       character embedding size (default ${CHAR_LM_DEFAULTS.charDim})

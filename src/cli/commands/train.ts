@@ -56,7 +56,8 @@ ${mapTypesHelp(22)}
   --arch A            from scratch: word-lstm (default: a character-aware BiLSTM-CRF over words,
                       the most accurate from-scratch tagger measured here) or bert (a transformer
                       over WordPiece pieces, --preset below; what --init fine-tunes and distil makes)
-  --minutes M         stop after the first epoch that ends past M minutes (best epoch kept)
+  --minutes M         stop after the first epoch that ends past M minutes (best epoch kept);
+                      time the process is stopped (kill -STOP, Ctrl-Z) is not counted
   --teacher HEAD=DIR  distil: the model in DIR (any kind, e.g. a word tagger teaching a BERT
                       student) tags the --transfer text for head HEAD
                       once before training (its best label sequences, Kim & Rush 2016's

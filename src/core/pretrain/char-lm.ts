@@ -15,6 +15,7 @@ import { Rng } from '../rng'
 import { HostAdamW } from '../train/optimizer'
 import { OrtGraphRunner } from '../train/ort'
 import { loadOptimizerState, saveOptimizerState } from '../train/runner'
+import { RunClock } from '../train/run-clock'
 
 export const CHAR_LM_TRAIN_DEFAULTS = {
   batch: 64,
@@ -206,48 +207,49 @@ export async function trainCharLm(o: CharLmTrainOptions): Promise<CharLmTrainRes
   const rng = new Rng(record.seed * 7919 + record.step)
   let h = zeros()
   let c = zeros()
-  let start = performance.now()
-  let lastSave = start
-  let lastLog = start
+  // Time spent, pauses (SIGSTOP … SIGCONT) left out: what --minutes and the records count.
+  const clock = new RunClock(record.seconds)
+  let lastSave = performance.now()
+  let lastLog = lastSave
   let logLoss = 0
   let logSteps = 0
-  const elapsed = () => record.seconds + (performance.now() - start) / 1000
+  const elapsed = () => clock.seconds()
   try {
-    while (elapsed() < o.minutes * 60 && !o.signal?.aborted) {
-      if (record.position + T + 1 > train[0].cols + 1) {
-        record.epoch++
-        record.position = 0
-        h = zeros()
-        c = zeros()
-        const bpc = await evaluate()
-        record.heldOut.push({ step: record.step, epoch: record.epoch, seconds: elapsed(), bitsPerChar: bpc })
-        log(`epoch ${record.epoch} done; held-out ${bpc.toFixed(3)} bits per character`)
+    await clock.pausable(async () => {
+      while (elapsed() < o.minutes * 60 && !o.signal?.aborted) {
+        if (record.position + T + 1 > train[0].cols + 1) {
+          record.epoch++
+          record.position = 0
+          h = zeros()
+          c = zeros()
+          const bpc = await evaluate()
+          record.heldOut.push({ step: record.step, epoch: record.epoch, seconds: elapsed(), bitsPerChar: bpc })
+          log(`epoch ${record.epoch} done; held-out ${bpc.toFixed(3)} bits per character`)
+        }
+        const r = await trainer.run(optimizer.params, chunk(train, B, record.position, h, c, rng.fillDropoutMask(mask, CHAR_LM_DEFAULTS.dropout)), optimizer.gradientBuffers)
+        if (!Number.isFinite(r.loss)) throw new CharLmTrainError(`the loss became ${r.loss} at step ${record.step + 1}; lower the learning rate`)
+        optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads })
+        h = r.outputs[CHAR_LM_STATE_OUTPUTS.h]
+        c = r.outputs[CHAR_LM_STATE_OUTPUTS.c]
+        record.position += T
+        record.step++
+        logLoss += r.loss
+        logSteps++
+        const now = performance.now()
+        if (now - lastLog > 60_000) {
+          log(`${(elapsed() / 60).toFixed(1)} min, epoch ${record.epoch + 1} at ${((100 * record.position) / train[0].cols).toFixed(1)} %: train ${(logLoss / logSteps / LN2).toFixed(3)} bits per character (${Math.round((2 * B * T * logSteps) / ((now - lastLog) / 1000))} characters/s, both directions)`)
+          lastLog = now
+          logLoss = 0
+          logSteps = 0
+        }
+        if (now - lastSave > CHAR_LM_TRAIN_DEFAULTS.saveEveryMinutes * 60_000) {
+          record.seconds = elapsed()
+          save()
+          lastSave = performance.now()
+        }
       }
-      const r = await trainer.run(optimizer.params, chunk(train, B, record.position, h, c, rng.fillDropoutMask(mask, CHAR_LM_DEFAULTS.dropout)), optimizer.gradientBuffers)
-      if (!Number.isFinite(r.loss)) throw new CharLmTrainError(`the loss became ${r.loss} at step ${record.step + 1}; lower the learning rate`)
-      optimizer.applyGradients(r.grads, r.gradNormSq, { rows: r.rowGrads })
-      h = r.outputs[CHAR_LM_STATE_OUTPUTS.h]
-      c = r.outputs[CHAR_LM_STATE_OUTPUTS.c]
-      record.position += T
-      record.step++
-      logLoss += r.loss
-      logSteps++
-      const now = performance.now()
-      if (now - lastLog > 60_000) {
-        log(`${(elapsed() / 60).toFixed(1)} min, epoch ${record.epoch + 1} at ${((100 * record.position) / train[0].cols).toFixed(1)} %: train ${(logLoss / logSteps / LN2).toFixed(3)} bits per character (${Math.round((2 * B * T * logSteps) / ((now - lastLog) / 1000))} characters/s, both directions)`)
-        lastLog = now
-        logLoss = 0
-        logSteps = 0
-      }
-      if (now - lastSave > CHAR_LM_TRAIN_DEFAULTS.saveEveryMinutes * 60_000) {
-        record.seconds = elapsed()
-        start = performance.now()
-        save()
-        lastSave = start
-      }
-    }
+    })
     record.seconds = elapsed()
-    start = performance.now()
     const bpc = await evaluate()
     record.heldOut.push({ step: record.step, epoch: record.epoch, seconds: record.seconds, bitsPerChar: bpc })
     log(`stopped after ${(record.seconds / 60).toFixed(1)} min at step ${record.step}; held-out ${bpc.toFixed(3)} bits per character`)

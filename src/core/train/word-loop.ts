@@ -4,6 +4,7 @@
 // sentences → OrtWordTaggerTrainer steps; devel F1 after each epoch through the one tagging path;
 // the best epoch saved to outDir, with the optimizer's state and the time spent so far, from which
 // `resume` continues an interrupted run (a --minutes budget counts the time before the stop).
+// The budget leaves out the time the process was stopped (SIGSTOP … SIGCONT: ./run-clock).
 
 import type { CorpusDocument } from '../../shared/domain'
 import { evaluateTagger } from '../eval/evaluate'
@@ -24,6 +25,7 @@ import { OrtWordTaggerTrainer } from './word-trainer'
 import { linearScheduleWithWarmup } from './optimizer'
 import { batchCharLmStates, charLmStatesOf } from '../onnx/char-lm'
 import { CHAR_LM_PREFIX, type CharLmFolder } from '../model/char-lm'
+import { RunClock } from './run-clock'
 
 export const WORD_TAGGER_RECIPE = {
   epochs: 25,
@@ -97,7 +99,7 @@ export function wordTaskLabelMaps(tasks: ReadonlyArray<Pick<WordTrainTask, 'head
  */
 export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' | 'batchSize' | 'lr' | 'maxGradNorm' | 'seed' | 'maxLength' | 'sentenceLevel' | 'patience' | 'maxSteps' | 'threads' | 'signal'> {
   tasks: readonly WordTrainTask[]
-  /** Stop after the first epoch that ends past this many minutes (the best epoch is kept). */
+  /** Stop after the first epoch that ends past this many minutes (the best epoch is kept; time stopped by SIGSTOP not counted). */
   maxMinutes?: number
   /**
    * 'constant' (default): the learning rate stays `lr`. 'linear': it falls from `lr` to 0 at the
@@ -341,7 +343,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     wordVectors = (savedModel.metadata?.word_vectors as WordVectorRecord | undefined) ?? null
     o = { ...o, init: savedModel, growVocabulary: false }
   }
-  const started = performance.now() - spentBefore * 1000
+  const clock = new RunClock(spentBefore)
   const seed = o.seed ?? 42
   const epochs = o.epochs ?? WORD_TAGGER_RECIPE.epochs
   const batchSize = o.batchSize ?? WORD_TAGGER_RECIPE.batchSize
@@ -402,7 +404,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   for (const [name, value] of trained) params.set(name, value)
   const devTasks = o.tasks.filter((t) => t.dev?.length)
   const tagger = devTasks.length ? wordTaggerFor(model, { maxLength, sentenceLevel }, { threads: o.threads, cacheCharLmStates: true }) : null
-  const deadline = o.maxMinutes !== undefined ? started + o.maxMinutes * 60_000 : Infinity
+  const overBudget = () => o.maxMinutes !== undefined && clock.seconds() > o.maxMinutes * 60
   const timeUp = new AbortController()
   const signal = o.signal ? AbortSignal.any([o.signal, timeUp.signal]) : timeUp.signal
 
@@ -436,14 +438,14 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     }
     devByEpoch.set(epoch, scores)
     if (devTasks.length > 1) o.onTaskScores?.(epoch, scores)
-    if (performance.now() > deadline) timeUp.abort()
+    if (overBudget()) timeUp.abort()
     const all = Object.values(scores)
     const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
     return { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') }
   }
 
   let lastRecord: Partial<TrainingMetadata> = {}
-  const result = await runTraining({
+  const result = await clock.pausable(() => runTraining({
     examples,
     engine,
     labels: () => ({}),
@@ -456,7 +458,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     evaluate: devTasks.length ? evaluate : undefined,
     save: async (p) => {
       // Without a devel set nothing else marks an epoch's end: the time budget is checked here too.
-      if (performance.now() > deadline) timeUp.abort()
+      if (overBudget()) timeUp.abort()
       lastRecord = {
         head: heads[0].name,
         labels: labels[heads[0].name],
@@ -476,18 +478,18 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       }
       if (!o.outDir) return null
       saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, ...(wordVectors ? { word_vectors: wordVectors } : {}), training: lastRecord } })
-      saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String((performance.now() - started) / 1000) })
+      saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String(clock.seconds()) })
       return o.outDir
     },
     onProgress: o.onProgress,
     signal,
     peakLr: lr,
     resume,
-  })
+  }))
   await engine.dispose()
   await tagger?.dispose()
   // A run stopped by its time budget is complete, not cancelled.
   if (timeUp.signal.aborted && !o.signal?.aborted) result.cancelled = false
   const devByTask = result.bestEpoch !== null ? (devByEpoch.get(result.bestEpoch) ?? null) : null
-  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: (performance.now() - started) / 1000, wordVectors }
+  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: clock.seconds() + clock.pausedSeconds(), wordVectors }
 }
