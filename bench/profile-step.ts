@@ -4,7 +4,7 @@
 // operator type. Run it on a quiet machine; it prints the load.
 //
 //   npx tsx bench/profile-step.ts [--preset cpu-small] [--batch 16] [--seq 128] [--vocab 28996] [--threads 2] [--iters 5] [--top N] [--spin]
-//   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--threads 2]
+//   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--lstm-hidden 300] [--threads 2]
 //
 // --kind word-lstm: the word tagger's step (featurizing the batch, the unrolled training graph
 // of its length bucket, AdamW) on sentences over a vocabulary of --vocab words, drawn as text uses them (./zipf).
@@ -23,6 +23,7 @@ import { WordFeaturizer } from '../src/core/nlp/word-features'
 import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
 import type { PresetName } from '../src/shared/recipes'
 import { zipfSampler } from './zipf'
+import { WORD_STUDENT } from '../scripts/train-default-plan'
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`)
@@ -99,7 +100,8 @@ async function wordLstm(): Promise<void> {
   const rng = new Rng(1)
   const lexicon = Array.from({ length: vocab }, (_, i) => `w${i.toString(36)}`)
   const featurizer = WordFeaturizer.learn(lexicon, { maxSize: vocab + 2 })
-  const config = wordTaggerConfig(featurizer)
+  // The BiLSTM's width: the default-model recipe's unless --lstm-hidden.
+  const config = wordTaggerConfig(featurizer, { lstmHidden: Number(arg('lstm-hidden', String(WORD_STUDENT.lstmHidden))) })
   const heads = [{ name: 'default', numLabels: 3 }]
   const params = initWordTaggerParams(config, heads, 1)
   const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads, executionProviders: ['cpu'] })
@@ -137,7 +139,7 @@ async function wordLstm(): Promise<void> {
   }
   OrtGraphRunner.prototype.run = run
   await trainer.dispose()
-  printPhases(`word-lstm, batch ${batch} × ${words} words, vocabulary ${vocab}, ${threads} threads`, phases, batch * words)
+  printPhases(`word-lstm 2 × ${config.lstmHidden}, batch ${batch} × ${words} words, vocabulary ${vocab}, ${threads} threads`, phases, batch * words)
   if (model) await profileGraph(model, feeds, threads)
 }
 
