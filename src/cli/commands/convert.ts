@@ -1,21 +1,22 @@
-// `fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH`
+// `fastbioner convert --in FILE [--from FORMAT] [--to FORMAT] --out PATH`
 import { CORPUS_FORMATS, type CorpusIssue } from '../../shared/domain'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { CorpusDocument } from '../../shared/domain'
-import { corpusChunks, CorpusError, documentFiles, encodeForPath, formatIssue, fsProblem, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
+import { corpusChunks, CorpusError, documentFiles, encodeForPath, formatIssue, formatOfOutputName, fsProblem, mapMentionTypes, openCorpusStream, UniqueFileNames, WRITABLE_FORMATS } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomicStream } from '../../core/fs/atomic'
 import { CliError, runCommand } from './_ml'
 import { flagOptions, formatOpt, mapTypesHelp, offsetsHelp, offsetsOpt, repeatableOptions, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath } from './_output'
 
-const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] --to FORMAT --out PATH [options]
+const USAGE = `usage: fastbioner convert --in FILE [--from FORMAT] [--to FORMAT] --out PATH [options]
 
 Reads a corpus file and writes it in another format.
 
   --in FILE          input file (for brat, the .ann or the .txt of a pair)
   --from FORMAT      input format; detected from the name and content when left out
-  --to FORMAT        output format
+  --to FORMAT        output format; when left out, the one --out's name gives (.pubtator,
+                     .conll/.tsv/.iob, .json BioC, .xml BioC)
   --out PATH         output file, or '-' for standard output; a new or empty folder for brat
                      and text (one .txt/.ann pair, or one .txt, per document)
   --force            brat and text: replace the contents of a non-empty --out folder
@@ -41,10 +42,11 @@ const OPTIONS = {
 export async function run(argv: string[]): Promise<number> {
   return runCommand('convert', USAGE, argv, OPTIONS, async (values) => {
     if (!values.in) throw new CliError('--in FILE is required', 2)
-    if (!values.to) throw new CliError('--to FORMAT is required', 2)
     if (!values.out) throw new CliError('--out PATH is required', 2)
     const from = formatOpt(values.from, '--from')
-    const to = formatOpt(values.to, '--to')!
+    const named = values.out === '-' ? null : formatOfOutputName(values.out)
+    const to = formatOpt(values.to, '--to') ?? named
+    if (!to) throw new CliError(`--to FORMAT is required (--out ${values.out} does not say one: .pubtator, .conll, .json, .xml do)`, 2)
     if (!WRITABLE_FORMATS.includes(to)) throw new CliError(`${to} can be read but not written (write one of ${WRITABLE_FORMATS.join(', ')})`, 2)
     const perDocument = values['sentences-per-document'] === undefined ? undefined : Number(values['sentences-per-document'])
     if (perDocument !== undefined && (!Number.isInteger(perDocument) || perDocument < 1)) throw new CliError('--sentences-per-document must be a positive integer', 2)

@@ -87,8 +87,20 @@ describe('fastbioner convert', () => {
     expect(missing.stderr).toMatch(/none\.tsv: cannot read the file: no such file or folder \(ENOENT\)/)
   })
 
+  it('writes the format --out names when --to is left out', async () => {
+    const out = join(dir, 'sample.conll')
+    const result = await convert('--in', fixturePath('sample.pubtator'), '--out', out)
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stderr).toMatch(/→ .*sample\.conll \(conll\)/)
+    expect((await readCorpusFile(out)).format).toBe('conll')
+    const json = join(dir, 'sample.json')
+    expect((await convert('--in', out, '--out', json)).code).toBe(0)
+    expect((await readCorpusFile(json)).format).toBe('bioc-json')
+  })
+
   it.each([
     [['--to', 'conll', '--out', 'x'], /--in FILE is required/],
+    [['--in', 'x', '--out', 'x.txt'], /--to FORMAT is required \(--out x\.txt does not say one/],
     [['--in', 'x', '--out', 'x'], /--to FORMAT is required/],
     [['--in', 'x', '--to', 'conll'], /--out PATH is required/],
     [['--in', 'x', '--to', 'word', '--out', 'y'], /unknown --to format 'word'/],
