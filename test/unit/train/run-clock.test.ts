@@ -42,6 +42,27 @@ describe('RunClock', () => {
     }
   })
 
+  it('while the heartbeat is overdue, counts no further than the stall threshold until it comes', async () => {
+    const c = fakeTime()
+    const signals = new EventEmitter()
+    const clock = new RunClock(0, c.now, signals)
+    await clock.pausable(async () => {
+      c.advance(BEAT_MS)
+      clock.beat()
+      c.advance(360_000) // stopped for six minutes; the loop reads the clock before the beat and the listener run
+      expect(clock.seconds()).toBe((3 * BEAT_MS) / 1000)
+      signals.emit('SIGCONT')
+      clock.beat()
+      expect(clock.seconds()).toBe((2 * BEAT_MS) / 1000)
+      c.advance(20_000) // a synchronous stall of work: read early it is held back, settled by the beat it counts
+      expect(clock.seconds()).toBe((4 * BEAT_MS) / 1000)
+      clock.beat()
+      expect(clock.seconds()).toBe(22)
+    })
+    c.advance(5_000) // outside pausable nothing beats: wall time counts
+    expect(clock.seconds()).toBe(27)
+  })
+
   it('counts a long stall of work (no SIGCONT), and a continue long after a stall', async () => {
     const c = fakeTime()
     const signals = new EventEmitter()
@@ -106,5 +127,6 @@ describe('RunClock in a process that is really stopped', () => {
     expect(res.wall).toBeGreaterThan(6.5) // it was stopped for 4 s
     expect(res.paused).toBeGreaterThan(2.5) // the stop, less the beat it would have waited anyway
     expect(res.counted).toBeLessThan(3.5)
+    expect(res.counted).toBeGreaterThan(3)
   }, 30_000)
 })
