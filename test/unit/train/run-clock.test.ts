@@ -11,6 +11,13 @@ function fakeTime(): { now: () => number; advance: (ms: number) => void } {
   return { now: () => t, advance: (ms) => (t += ms) }
 }
 
+/** A clock on fake time, with its own SIGCONT source, and what moves them. */
+function fakeClock(): { c: ReturnType<typeof fakeTime>; signals: EventEmitter; clock: RunClock } {
+  const c = fakeTime()
+  const signals = new EventEmitter()
+  return { c, signals, clock: new RunClock(0, c.now, signals) }
+}
+
 describe('RunClock', () => {
   it('counts wall time and the time spent before a resume', () => {
     const c = fakeTime()
@@ -21,9 +28,7 @@ describe('RunClock', () => {
 
   it('leaves out a stop, whichever of the late heartbeat and SIGCONT comes first', async () => {
     for (const order of ['beat first', 'continue first']) {
-      const c = fakeTime()
-      const signals = new EventEmitter()
-      const clock = new RunClock(0, c.now, signals)
+      const { c, signals, clock } = fakeClock()
       await clock.pausable(async () => {
         c.advance(BEAT_MS)
         clock.beat()
@@ -43,9 +48,7 @@ describe('RunClock', () => {
   })
 
   it('while the heartbeat is overdue, counts no further than the stall threshold until it comes', async () => {
-    const c = fakeTime()
-    const signals = new EventEmitter()
-    const clock = new RunClock(0, c.now, signals)
+    const { c, signals, clock } = fakeClock()
     await clock.pausable(async () => {
       c.advance(BEAT_MS)
       clock.beat()
@@ -64,9 +67,7 @@ describe('RunClock', () => {
   })
 
   it('counts a long stall of work (no SIGCONT), and a continue long after a stall', async () => {
-    const c = fakeTime()
-    const signals = new EventEmitter()
-    const clock = new RunClock(0, c.now, signals)
+    const { c, signals, clock } = fakeClock()
     await clock.pausable(async () => {
       c.advance(12_000) // building a graph: the heartbeat comes 12 s late
       clock.beat()
@@ -83,9 +84,7 @@ describe('RunClock', () => {
   })
 
   it('listens for SIGCONT only inside pausable, even when its body fails', async () => {
-    const c = fakeTime()
-    const signals = new EventEmitter()
-    const clock = new RunClock(0, c.now, signals)
+    const { c, signals, clock } = fakeClock()
     expect(signals.listenerCount('SIGCONT')).toBe(0)
     await expect(
       clock.pausable(async () => {
