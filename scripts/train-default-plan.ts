@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { WORD_TAGGER_DEFAULTS } from '../src/core/model/word-tagger'
+import { readMetadata } from '../src/core/model/checkpoint-files'
 
 export const TYPE_MAP = 'GENE=Gene'
 /** Largest F1 loss (points, on NCBI-disease devel, with the head that tags it) accepted for int8. */
@@ -504,8 +505,7 @@ function teachersPerHead(teachers: ReadonlyArray<{ head: string }>): string {
 
 export function wordModelCard(c: WordCardInput): string {
   const cfg = JSON.parse(readFileSync(join(c.modelDir, 'config.json'), 'utf8')) as Record<string, number>
-  const metaFile = join(c.modelDir, 'fastbioner.json')
-  const int8Lstm = existsSync(metaFile) && (JSON.parse(readFileSync(metaFile, 'utf8')) as { quantization?: { int8Lstm?: boolean } }).quantization?.int8Lstm === true
+  const int8Lstm = (readMetadata(c.modelDir) as { quantization?: { int8Lstm?: boolean } } | undefined)?.quantization?.int8Lstm === true
   const run = c.trained.summary as TrainRun & { parameters: number; tokens_per_second: number; train_examples: number; word_vectors?: { initialised: number; vocabulary: number } }
   const vec = c.vectors.summary as { vectors: number; dim: number; words: number }
   const bytes = SHIPPED_FILES.filter((f) => existsSync(join(c.modelDir, f))).reduce((a, f) => a + statSync(join(c.modelDir, f)).size, 0)

@@ -44,8 +44,7 @@ export async function run(argv: string[]): Promise<number> {
     if (!values.in) throw new CliError('--in FILE is required', 2)
     if (!values.out) throw new CliError('--out PATH is required', 2)
     const from = formatOpt(values.from, '--from')
-    const named = values.out === '-' ? null : formatOfOutputName(values.out)
-    const to = formatOpt(values.to, '--to') ?? named
+    const to = formatOpt(values.to, '--to') ?? formatOfOutputName(values.out)
     if (!to) throw new CliError(`--to FORMAT is required (--out ${values.out} does not say one: .pubtator, .conll, .json, .xml do)`, 2)
     if (!WRITABLE_FORMATS.includes(to)) throw new CliError(`${to} can be read but not written (write one of ${WRITABLE_FORMATS.join(', ')})`, 2)
     const perDocument = values['sentences-per-document'] === undefined ? undefined : Number(values['sentences-per-document'])

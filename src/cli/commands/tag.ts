@@ -78,7 +78,7 @@ export async function run(argv: string[]): Promise<number> {
     const inFormat = formatOpt(v['in-format'], '--in-format')
     // An --out name that says its format is taken at its word: a CoNLL input tagged into
     // `x.pubtator` is written as PubTator, not as CoNLL under a PubTator name.
-    const named = outPath === '-' ? null : formatOfOutputName(outPath)
+    const named = formatOfOutputName(outPath)
     let outFormat = formatOpt(v.format, '--format') ?? (named && TAGGED_FORMATS.includes(named) ? named : undefined)
     if (outFormat && !WRITABLE_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} can be read but not written (one of ${WRITABLE_FORMATS.join(', ')})`, 2)
     if (outFormat && !TAGGED_FORMATS.includes(outFormat)) throw new CliError(`--format ${outFormat} writes the documents' text without their mentions; tag writes one of ${TAGGED_FORMATS.join(', ')}`, 2)

@@ -18,7 +18,8 @@ export function isCorpusFileName(fileName: string): boolean {
 /**
  * The format an output file's name asks for, gzipped or not: `.pubtator`; `.conll`, `.tsv`, `.iob`
  * and the other CoNLL extensions; `.json` (BioC JSON); `.xml`, `.bioc` (BioC XML). Null when the
- * name says nothing sure (`.txt` is plain text or PubTator, `.ann` half of a brat pair, or none).
+ * name says nothing sure (`.txt` is plain text or PubTator, `.ann` half of a brat pair, none, or
+ * `-` for standard output).
  */
 export function formatOfOutputName(fileName: string): CorpusFormat | null {
   const ext = extension(isGzipped(fileName) ? fileName.slice(0, -3) : fileName)

@@ -213,17 +213,16 @@ export async function trainCharLm(o: CharLmTrainOptions): Promise<CharLmTrainRes
   let lastLog = lastSave
   let logLoss = 0
   let logSteps = 0
-  const elapsed = () => clock.seconds()
   try {
     await clock.pausable(async () => {
-      while (elapsed() < o.minutes * 60 && !o.signal?.aborted) {
+      while (clock.seconds() < o.minutes * 60 && !o.signal?.aborted) {
         if (record.position + T + 1 > train[0].cols + 1) {
           record.epoch++
           record.position = 0
           h = zeros()
           c = zeros()
           const bpc = await evaluate()
-          record.heldOut.push({ step: record.step, epoch: record.epoch, seconds: elapsed(), bitsPerChar: bpc })
+          record.heldOut.push({ step: record.step, epoch: record.epoch, seconds: clock.seconds(), bitsPerChar: bpc })
           log(`epoch ${record.epoch} done; held-out ${bpc.toFixed(3)} bits per character`)
         }
         const r = await trainer.run(optimizer.params, chunk(train, B, record.position, h, c, rng.fillDropoutMask(mask, CHAR_LM_DEFAULTS.dropout)), optimizer.gradientBuffers)
@@ -237,19 +236,19 @@ export async function trainCharLm(o: CharLmTrainOptions): Promise<CharLmTrainRes
         logSteps++
         const now = performance.now()
         if (now - lastLog > 60_000) {
-          log(`${(elapsed() / 60).toFixed(1)} min, epoch ${record.epoch + 1} at ${((100 * record.position) / train[0].cols).toFixed(1)} %: train ${(logLoss / logSteps / LN2).toFixed(3)} bits per character (${Math.round((2 * B * T * logSteps) / ((now - lastLog) / 1000))} characters/s, both directions)`)
+          log(`${(clock.seconds() / 60).toFixed(1)} min, epoch ${record.epoch + 1} at ${((100 * record.position) / train[0].cols).toFixed(1)} %: train ${(logLoss / logSteps / LN2).toFixed(3)} bits per character (${Math.round((2 * B * T * logSteps) / ((now - lastLog) / 1000))} characters/s, both directions)`)
           lastLog = now
           logLoss = 0
           logSteps = 0
         }
         if (now - lastSave > CHAR_LM_TRAIN_DEFAULTS.saveEveryMinutes * 60_000) {
-          record.seconds = elapsed()
+          record.seconds = clock.seconds()
           save()
           lastSave = performance.now()
         }
       }
     })
-    record.seconds = elapsed()
+    record.seconds = clock.seconds()
     const bpc = await evaluate()
     record.heldOut.push({ step: record.step, epoch: record.epoch, seconds: record.seconds, bitsPerChar: bpc })
     log(`stopped after ${(record.seconds / 60).toFixed(1)} min at step ${record.step}; held-out ${bpc.toFixed(3)} bits per character`)
