@@ -491,7 +491,7 @@ export function runSummary(r: RunOutcome) {
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
 async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
-  for (const flag of ['preset', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'doc-level', 'char-cnn', 'char-pieces', 'word-level'] as const) {
+  for (const flag of ['preset', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'char-cnn', 'char-pieces', 'word-level'] as const) {
     if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
   }
   const resume = v.resume ?? false
@@ -541,6 +541,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       maxGradNorm: maxGradNorm === 0 ? null : maxGradNorm,
       seed,
       maxLength: settings.maxLength,
+      sentenceLevel: !(v['doc-level'] ?? false),
       patience: settings.patience,
       maxSteps: settings.maxSteps,
       maxMinutes: minutes,
@@ -570,6 +571,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
             ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'lr-schedule', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
+            ...(v['doc-level'] ? { 'doc-level': true } : {}),
           },
         },
       },

@@ -112,6 +112,30 @@ describe('word tagger through the CLI', () => {
     expect(bad.err).toMatch(/--lr-schedule must be constant or linear, got 'cosine'/)
   }, 120_000)
 
+  it('--doc-level trains on windows over whole documents, tags the same way, and a resume keeps it', async () => {
+    const doc = join(tmp, 'doc-level')
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', doc, '--doc-level', '--epochs', '1', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    const sentence = join(tmp, 'sentence-level')
+    const ts = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', sentence, '--epochs', '1', '--threads', '1']))
+    expect(ts.code, ts.err).toBe(0)
+    // One example per document window instead of one per sentence.
+    const examples = (out: string) => JSON.parse(out).train_examples as number
+    expect(examples(tr.out)).toBeLessThan(examples(ts.out))
+    const meta = JSON.parse(readFileSync(join(doc, 'fastbioner.json'), 'utf8'))
+    expect(meta.training.sentenceLevel).toBe(false)
+    expect(meta.source.options['doc-level']).toBe(true)
+    const tagger = await openTagger(doc, { threads: 1 })
+    try {
+      expect(tagger.windows.sentenceLevel).toBe(false)
+    } finally {
+      await tagger.dispose()
+    }
+    // The recorded --doc-level is given back to the word tagger, which takes it.
+    const resumed = await capture(() => trainCmd(['--out', doc, '--resume', '--threads', '1']))
+    expect(resumed.code, resumed.err).toBe(0)
+  }, 180_000)
+
   it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {
     const m = loadWordTagger(model)
     const copy = join(tmp, 'copy')
