@@ -14,6 +14,7 @@ import { augmentByMentionReplacement } from '../../core/train/augment'
 import { train, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments, type TransferTargets } from '../../core/train/transfer'
+import { DEFAULT_SENTENCES_PER_DOCUMENT } from '../../core/corpus'
 import { folderTransferTagStore } from '../../core/train/transfer-tags'
 import { checkpointFingerprint } from '../../core/onnx/export'
 import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
@@ -113,7 +114,8 @@ ${mapTypesHelp(22)}
   --max-grad-norm X   global gradient-norm clip, 0 = off (default ${TRAIN_DEFAULTS.maxGradNorm})
   --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength}); word-lstm:
                       words per window (default ${WORD_TAGGER_RECIPE.maxLength})
-  --doc-level         windows over whole documents instead of one example per sentence
+  --doc-level         windows over whole documents instead of one example per sentence (with
+                      --transfer: passages of 10 consecutive lines instead of single lines)
   --crf, --no-crf     a CRF over each head's labels (transition scores learnt with the encoder,
                       Viterbi decoding when tagging); default ${SCRATCH_RECIPE.crf ? 'on' : 'off'} from scratch, off with --init
                       (a run resumed or fine-tuned from a CRF checkpoint keeps its CRF)
@@ -647,10 +649,14 @@ async function readTransferSet(
     if (!heads.includes(head)) throw new CliError(`--teacher ${head}=…: no task trains head '${head}' (heads: ${heads.join(', ')})`, 2)
   }
   const t0 = performance.now()
-  const sentences = await sampleTransferSentences(paths, count, seed)
+  // Windows over documents (--doc-level) need neighbouring sentences: passages of consecutive
+  // lines, as many as a CoNLL file's documents without -DOCSTART- hold.
+  const linesPerPassage = v['doc-level'] ? DEFAULT_SENTENCES_PER_DOCUMENT : 1
+  const sentences = await sampleTransferSentences(paths, count, seed, linesPerPassage)
   if (!sentences.length) throw new CliError(`--transfer ${paths.join(', ')}: no sentences`)
   const documents = transferDocuments(sentences)
-  log(`transfer set: ${sentences.length} sentences from ${paths.join(', ')}`)
+  const lines = linesPerPassage > 1 ? sentences.reduce((n, s) => n + s.split('\n').length, 0) : sentences.length
+  log(`transfer set: ${lines} sentences${linesPerPassage > 1 ? ` in ${sentences.length} passages of up to ${linesPerPassage} consecutive lines` : ''} from ${paths.join(', ')}`)
   const teachers = []
   try {
     for (const [head, ref] of teacherSpecs) {

@@ -18,25 +18,33 @@ import { documentsDigest, transferTagKey, type TransferTagStore } from './transf
  * Up to `count` lines of the text files (one sentence a line, as pretraining reads them), a
  * uniform sample by reservoir (Algorithm R) so memory stays bounded on PubMed-sized input and the
  * sample does not favour the files read first; all lines, in order, when count is not given.
+ *
+ * `linesPerPassage` > 1 samples runs of that many consecutive lines of one text document instead
+ * (a file, or its part between blank lines, cut into runs from its first line; its last run may be
+ * shorter), joined by line breaks, about count / linesPerPassage of them: a model trained on windows over documents
+ * (--doc-level) then sees the neighbouring sentences of text kept in document order, as the
+ * unlabelled corpus here is, and its teachers tag each sentence with that context.
  */
-export async function sampleTransferSentences(paths: readonly string[], count: number | undefined, seed: number): Promise<string[]> {
+export async function sampleTransferSentences(paths: readonly string[], count: number | undefined, seed: number, linesPerPassage = 1): Promise<string[]> {
   const rng = new Rng(seed)
+  const wanted = count === undefined ? undefined : Math.ceil(count / linesPerPassage)
   const kept: string[] = []
   let seen = 0
-  for await (const doc of readTextDocuments(paths)) {
-    for (const line of doc.lines) {
-      seen++
-      if (count === undefined || kept.length < count) kept.push(line)
-      else {
-        const j = Math.floor(rng.next() * seen)
-        if (j < count) kept[j] = line
-      }
+  const offer = (passage: string) => {
+    seen++
+    if (wanted === undefined || kept.length < wanted) kept.push(passage)
+    else {
+      const j = Math.floor(rng.next() * seen)
+      if (j < wanted) kept[j] = passage
     }
+  }
+  for await (const doc of readTextDocuments(paths)) {
+    for (let i = 0; i < doc.lines.length; i += linesPerPassage) offer(doc.lines.slice(i, i + linesPerPassage).join('\n'))
   }
   return kept
 }
 
-/** One document per sentence (no mentions): what the tagger and the examples path take. */
+/** One document per sampled sentence or passage (no mentions): what the tagger and the examples path take. */
 export function transferDocuments(sentences: readonly string[]): CorpusDocument[] {
   return sentences.map((text, i) => ({ id: `transfer-${i + 1}`, text, passages: [{ type: 'sentence', offset: 0, length: text.length }], mentions: [] }))
 }

@@ -252,6 +252,25 @@ describe('word tagger with a transfer set', () => {
     expect(Math.max(...a.map((s) => Number(s.split(' ')[1])))).toBeGreaterThan(500)
   })
 
+  it('samples runs of consecutive lines of one document for --doc-level, a blank line ending a document', async () => {
+    const f = join(tmp, 'runs.txt')
+    // Two documents: lines 0–994, then 995–999 after a blank line.
+    const line = (i: number) => `sentence ${i}`
+    writeFileSync(f, Array.from({ length: 995 }, (_, i) => line(i)).join('\n') + '\n\n' + Array.from({ length: 5 }, (_, i) => line(995 + i)).join('\n') + '\n')
+    const runs = await sampleTransferSentences([f], 100, 1, 10)
+    expect(runs).toHaveLength(10)
+    expect(await sampleTransferSentences([f], 100, 1, 10)).toEqual(runs)
+    for (const run of runs) {
+      const n = run.split('\n').map((s) => Number(s.split(' ')[1]))
+      // Consecutive lines from a multiple of 10 within the first document, or the second document whole.
+      expect(n).toEqual(Array.from({ length: n.length }, (_, k) => n[0] + k))
+      if (n[0] < 995) expect([n[0] % 10, n.length]).toEqual([0, n[0] === 990 ? 5 : 10])
+      else expect(n).toEqual([995, 996, 997, 998, 999])
+    }
+    // Without a count, every line once, in order.
+    expect((await sampleTransferSentences([f], undefined, 1, 10)).join('\n')).toBe(Array.from({ length: 1000 }, (_, i) => line(i)).join('\n'))
+  })
+
   it('train --teacher --transfer: the teacher tags the sampled text once and the student records it', async () => {
     const rng = new Rng(5)
     const { train, teacherDir } = await goldAndTeacher('', 30, 300, 4)
@@ -277,6 +296,14 @@ describe('word tagger with a transfer set', () => {
     expect(readFileSync(join(student, 'words.txt'), 'utf8').trim().split('\n')).toHaveLength(5)
     // Each gold document and each sampled sentence is one example.
     expect(JSON.parse(s.out).train_examples).toBe(30 + 20)
+    // --doc-level samples passages of 10 consecutive lines, each one example, which the teacher
+    // tags sentence by sentence as it was trained (a mention in each of the 20 lines).
+    const docStudent = join(tmp, 'doc-student')
+    const d = await capture(() => trainCmd(['--train', train, '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--max-words', '5', '--doc-level', '--out', docStudent, '--epochs', '1', '--seed', '1', '--threads', '1']))
+    expect(d.code, d.err).toBe(0)
+    expect(d.err).toMatch(/transfer set: 20 sentences in 2 passages of up to 10 consecutive lines/)
+    expect(d.err).toMatch(/mentions by head: default 20\b/)
+    expect(JSON.parse(d.out).train_examples).toBe(30 + 2)
     // A BERT student learns from the word tagger the same way: the head's teacher-tagged copy of
     // the sampled text joins its corpus, and the WordPiece vocabulary is learnt from both. Here
     // the head has an ensemble (the teacher given twice, so it agrees with itself on every span).
