@@ -256,38 +256,19 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 75, seed: 42, threads: 1, he
  * the document rules: 84.47 / 90.83 / 79.70 / 80.59 (NCBI-disease, BC5CDR Chemical, Disease, BC2GM),
  * mean 83.90 against the model shipped before (83.42); bench/accuracy-notes.md. 48 minutes on 2
  * threads; the minutes only bound a slower machine.
- * The student and the gold stage run alone (after every teacher), so they take both cores: the word
+ * The student runs alone (after every teacher), so it takes both cores: the word
  * tagger trains 1.45× faster on 2 threads than on 1 (bench:engine --kinds word-lstm, 20 094 against
  * 13 886 tokens/s), i.e. more epochs in the same minutes.
  */
 export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 14, minutes: 70, seed: 42, threads: 2, dropout: 0.25 }
 
-/**
- * Then the student trains further on the gold corpora alone (train --init, same heads and
- * vocabulary): the teachers' labels, three quarters of what it learnt from, disagree with each
- * corpus's guidelines where the gold does not. Measured on the 2026-12-03 run's student (devel mean
- * 79.6: NCBI-disease 80.9, BC5CDR Chemical 87.0 / Disease 75.7, BC2GM 74.8): 8 epochs at a quarter
- * of train's learning rate reached 80.5 after one epoch and 81.0 at epoch 6 (82.8 / 88.5 / 76.3 /
- * 76.6), no higher at 7–8; docs/ACCURACY.md. On gold alone, train's dropout (0.5) again.
- *
- * It is kept only when it raises the mean devel F1 (quantizeSource): in the 2026-12-03/04 run it
- * did not (the student's best 82.31 against 82.20 after it; with the document rules, both float,
- * the student 83.23, NCBI-disease 84.96 / BC5CDR Chemical 89.38 / Disease 79.05 / BC2GM 79.51,
- * against the gold stage's 82.93: 83.95 / 90.07 / 78.84 / 78.87).
+/*
+ * No stage after the student on the gold corpora alone (train --init, the same heads and
+ * vocabulary, Adam 5e-4, 6 epochs, dropout 0.5): the recipe ran one until 2026-12-05 and kept its
+ * model only when it raised the mean devel F1, which it never did in three runs (sessions 16, 22, 23; e.g. the
+ * student's 83.23 with the document rules against 82.93 after it), and cost 13 minutes of the
+ * recipe's time. int8 quantizes the student.
  */
-export const WORD_GOLD = { lr: 5e-4, epochs: 6, minutes: 30, seed: 42, threads: 2, dropout: 0.5 }
-
-/**
- * What int8 quantizes, and so what ships: the gold stage's model, unless the student's best mean
- * devel F1 (train's model selection, the same corpora and rules) is higher; 'gold' while either
- * record is missing (the plan before the two have run).
- */
-export function quantizeSource(student: StageRecord | null, gold: StageRecord | null): 'student' | 'gold' {
-  const best = (r: StageRecord | null) => (r?.summary as TrainRun | undefined)?.best_dev_f1 ?? null
-  const s = best(student)
-  const g = best(gold)
-  return s !== null && g !== null && s > g ? 'student' : 'gold'
-}
 
 /** One `fastbioner eval` of the evaluation stage, its scores kept under key. */
 export interface EvalRun {
@@ -314,21 +295,18 @@ export interface WordPlan {
   /** `charLm`: the teacher reads the character LM (it starts once that stage is done). */
   teachers: Array<Stage & { head: string; charLm: boolean }>
   student: Stage
-  /** The student trained further on the gold corpora only (WORD_GOLD). */
-  gold: Stage
-  /** Quantizes the gold stage's model or, when `from` is 'student', the student's (quantizeSource). */
-  int8: Stage & { from: 'student' | 'gold' }
+  /** Quantizes the student's model: what ships. */
+  int8: Stage
   /** The evaluation of what ships (the int8 folder); recorded as one stage, its command every eval in turn. */
   eval: Stage & { runs: EvalRun[] }
   shipDir: string
 }
 
 /**
- * Every stage of the word-lstm recipe in a run folder; `from`: what int8 quantizes (quantizeSource);
- * `teacher`: the teachers' width and cap (default WORD_TEACHER's; the width of train's default is
+ * Every stage of the word-lstm recipe in a run folder; `teacher`: the teachers' width and cap (default WORD_TEACHER's; the width of train's default is
  * given as no flag, so a run made with it, e.g. the session-16 one, is this recipe's with 200 / 22).
  */
-export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], from: 'student' | 'gold' = 'gold', teacher: TeacherSettings = WORD_TEACHER): WordPlan {
+export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], teacher: TeacherSettings = WORD_TEACHER): WordPlan {
   const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
   const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
   // An interrupted word-tagger stage continues from its last kept epoch, its minutes counting the time before.
@@ -372,23 +350,15 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     ],
     ...resumable(studentDir, WORD_STUDENT.threads),
   }
-  const goldDir = join(out, '3-gold')
-  const gold: Stage = {
-    name: 'gold',
-    dir: goldDir,
-    args: ['train', ...taskArgs(sets), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--init', studentDir, '--lr', String(WORD_GOLD.lr), '--epochs', String(WORD_GOLD.epochs), '--dropout', String(WORD_GOLD.dropout), ...trainOpts(WORD_GOLD, goldDir)],
-    ...resumable(goldDir, WORD_GOLD.threads),
-  }
   // int8: the word table as int8 rows (a smaller folder, the same arithmetic) and the BiLSTM on
   // int8 weights (about a third less tagging time), refused when it costs more than MAX_INT8_DROP
   // points on NCBI-disease devel.
-  const int8Dir = join(out, '4-int8')
+  const int8Dir = join(out, '3-int8')
   const ncbi = sets[0]
-  const int8: Stage & { from: 'student' | 'gold' } = {
+  const int8: Stage = {
     name: 'int8',
     dir: int8Dir,
-    from,
-    args: ['quantize', '--model', from === 'student' ? studentDir : goldDir, '--out', int8Dir, '--int8-lstm', '--calibrate', join(ncbi.dir, 'devel.tsv'), '--head', ncbi.head, '--max-f1-drop', String(MAX_INT8_DROP)],
+    args: ['quantize', '--model', studentDir, '--out', int8Dir, '--int8-lstm', '--calibrate', join(ncbi.dir, 'devel.tsv'), '--head', ncbi.head, '--max-f1-drop', String(MAX_INT8_DROP)],
   }
   // What ships is the int8 folder: it is what is scored and timed. Each corpus's type with its
   // head, devel and test, and test as `tag` gives it (no --head: every head merged; the card and
@@ -400,8 +370,8 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     { key: scoreKey(s, 'test', true), what: `${s.corpus} ${s.type} test (every head merged, as tag gives it)`, args: evalArgs(join(s.dir, 'test.tsv')) },
     { key: scoreKey(s, 'test', true, false), what: `${s.corpus} ${s.type} test (every head merged, no document rules)`, args: evalArgs(join(s.dir, 'test.tsv'), undefined, ['--no-document-rules']) },
   ])
-  const evalStage = { name: 'eval', dir: join(out, '5-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
-  return { vectors, charLm, teachers, student, gold, int8, eval: evalStage, shipDir: int8Dir }
+  const evalStage = { name: 'eval', dir: join(out, '4-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
+  return { vectors, charLm, teachers, student, int8, eval: evalStage, shipDir: int8Dir }
 }
 
 /**
@@ -467,9 +437,8 @@ export interface WordCardInput {
   /** charlm: the character LM some teachers read (null: none did). */
   charLm?: StageRecord | null
   teachers: Array<{ head: string; record: StageRecord }>
+  /** The student: what int8 quantizes. */
   trained: StageRecord
-  /** The student trained further on the gold corpora: what int8 quantizes. */
-  gold: StageRecord
   int8: StageRecord
   scores: Record<string, EvalSummary>
   latency: Latency
@@ -522,10 +491,6 @@ export function wordModelCard(c: WordCardInput): string {
   const own = c.sets.flatMap((s) => (['devel', 'test'] as const).map((split) => row([s.corpus, split, s.type, `\`${s.head}\``], c.scores[scoreKey(s, split)]?.types[s.type])))
   const short = (r: StageRecord) => r.command.join(' ').replaceAll(c.data, '$DATA').replaceAll(c.out, '$OUT')
   const best = run.epochs.find((e) => e.epoch === run.best_epoch)
-  const goldRun = c.gold.summary as TrainRun
-  const goldBest = goldRun.epochs.find((e) => e.epoch === goldRun.best_epoch)
-  const goldEach = devByCorpus(goldRun, c.sets)
-  const fromStudent = quantizeSource(c.trained, c.gold) === 'student'
   const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
   const heads = typeHeads(c.sets)
   const teacherRows = c.teachers.map((t, i) => {
@@ -562,7 +527,7 @@ It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} wor
 corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each head's teachers tagged,
 the head learning the mentions more than half of them agree on (sequence-level knowledge distillation,
 Kim & Rush 2016, from an ensemble; MT-BioNER's multi-teacher, multi-task setting with the teachers'
-best label sequences as targets)${fromStudent ? '. (A further stage on the gold corpora alone did not raise its mean devel F1 and was not kept.)' : ", then trained further on the gold corpora alone, whose annotation\nguidelines the teachers' labels follow only in part."}
+best label sequences as targets).
 
 | head | trained on | types |
 |---|---|---|
@@ -584,17 +549,16 @@ ${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', '
 | 0 word vectors: fastText skip-gram, ${vec.dim} dimensions, of the unlabelled sentences' words (${vec.vectors} words) | \`${short(c.vectors)}\` | ${minutes(c.vectors.wallSeconds)} |
 ${lmRow}${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
-| 3 gold: the student trained further on the gold corpora only${fromStudent ? ' (not kept: it did not raise the mean devel F1)' : ''} | \`${short(c.gold)}\` | ${minutes(c.gold.wallSeconds)} |
-| 4 int8 of the ${fromStudent ? 'student' : 'gold stage'}'s model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
-| 5 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
-${[c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), c.trained, c.gold, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
+| 3 int8 of the student's model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
+| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
+${[c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
 
-Student${fromStudent ? ' (what ships)' : ''}: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}); on the gold
-corpora then (${fromStudent ? 'not kept, below the student' : 'what ships'}): best epoch ${goldRun.best_epoch} of ${goldRun.epochs.length} (${goldBest?.dev ? pct(goldBest.dev.f1) : '-'}${goldEach ? `: ${goldEach}` : ''}). ${Math.round(run.tokens_per_second)} tokens/s of training
+Student: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}).
+${Math.round(run.tokens_per_second)} tokens/s of training
 on ${WORD_STUDENT.threads} threads of a 2-core machine (wall times are not a speed claim).
 Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),
 chosen on NCBI-disease devel (docs/ACCURACY.md), but for the student on the teachers' text dropout ${WORD_STUDENT.dropout} and
-a rate falling linearly from 2e-3 to 0 over its ${WORD_STUDENT.epochs} epochs, and Adam ${WORD_GOLD.lr} on the gold corpora then; epochs and minutes bound the runs.
+a rate falling linearly from 2e-3 to 0 over its ${WORD_STUDENT.epochs} epochs; epochs and minutes bound the runs.
 
 ## Scores
 Sentence-level IOB2, exact entity spans and types (conlleval rules); test measured once for this model.

@@ -34,7 +34,6 @@ import {
   TYPE_MAP,
   typeCorpora,
   wordModelCard,
-  quantizeSource,
   wordPlan,
   type EvalSummary,
   type Latency,
@@ -120,7 +119,7 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
   --stages LIST  run only these stages (they still need their inputs); word-lstm: vectors, char-lm,
-                 teacher-HEAD-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, gold, int8
+                 teacher-HEAD-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, int8
   --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
                  the recipe was timed on)
   --teacher-hidden N, --teacher-minutes M
@@ -272,7 +271,7 @@ async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'charLm' | 'teac
 
 /**
  * The word-lstm recipe (train-default-plan.ts wordPlan): a word-tagger teacher per entity type, the
- * multi-task student with a head per type, its further training on the gold corpora, int8, evaluation and latency, the model card and the
+ * multi-task student with a head per type, int8, evaluation and latency, the model card and the
  * ship floor. A run folder another recipe made is refused before anything runs.
  */
 async function wordRecipe(opts: Options): Promise<void> {
@@ -280,11 +279,8 @@ async function wordRecipe(opts: Options): Promise<void> {
   for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
-  // What int8 quantizes depends on the student's and the gold stage's devel scores: known once both
-  // have run (then a rerun checks the int8 record against that choice), the gold stage before.
-  const base = wordPlan(opts.out, opts.data, sets, 'gold', opts.teacher)
-  let plan = wordPlan(opts.out, opts.data, sets, quantizeSource(readStage(base.student.dir), readStage(base.gold.dir)), opts.teacher)
-  const foreign = foreignStages(opts.out, [plan.vectors, plan.charLm, ...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval])
+  const plan = wordPlan(opts.out, opts.data, sets, opts.teacher)
+  const foreign = foreignStages(opts.out, [plan.vectors, plan.charLm, ...plan.teachers, plan.student, plan.int8, plan.eval])
   if (foreign.length) {
     throw new Error(
       `${opts.out} holds stages this recipe (a head per entity type) did not make, so nothing is resumed from it:\n  ${foreign.join('\n  ')}\n` +
@@ -296,10 +292,6 @@ async function wordRecipe(opts: Options): Promise<void> {
   if (!taught) return
   const { teachers, charLm } = taught
   const trained = await runStage(plan.student, opts)
-  const gold = await runStage(plan.gold, opts)
-  const from = quantizeSource(trained, gold)
-  if (from !== plan.int8.from) plan = wordPlan(opts.out, opts.data, sets, from, opts.teacher)
-  process.stderr.write(`[int8] quantizes the ${from === 'student' ? "student's model (the gold stage did not raise the mean devel F1)" : "gold stage's model"}\n`)
   const int8 = await runStage(plan.int8, opts)
   let evalRecord = readStage(plan.eval.dir)
   if (!evalRecord) {
@@ -315,7 +307,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     writeFileAtomic(stageFile(plan.eval.dir), [JSON.stringify(evalRecord, null, 2) + '\n'])
   }
   const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Latency }
-  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, charLm, teachers, trained, gold, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
+  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, charLm, teachers, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
   writeFileAtomic(join(plan.shipDir, 'MODEL_CARD.md'), [card])
   process.stderr.write(`model card: ${join(plan.shipDir, 'MODEL_CARD.md')}\n`)
   const short = belowFloor(sets, scores)

@@ -10,7 +10,6 @@ import {
   belowFloor,
   foreignStages,
   inParallel,
-  quantizeSource,
   scoreKey,
   SHIP_FLOOR,
   staleRecord,
@@ -85,16 +84,14 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(t.args).not.toContain('--teacher')
     }
     // The student is 2 × 300 too (int8 runs its BiLSTM on int8 weights: the latency budget), its
-    // rate falling to 0 over a fixed number of epochs; the gold stage keeps its architecture.
+    // rate falling to 0 over a fixed number of epochs.
     expect(values(plan.student.args, '--lstm-hidden')).toEqual(['300'])
     expect(values(plan.student.args, '--lr-schedule')).toEqual(['linear'])
     expect(values(plan.student.args, '--epochs')).toEqual(['14'])
-    expect(plan.gold.args).not.toContain('--lstm-hidden')
-    expect(plan.gold.args).not.toContain('--lr-schedule')
     expect(plan.int8.args).toContain('--int8-lstm')
     for (const t of plan.teachers) expect(values(t.args, '--minutes')).toEqual(['26'])
     // The session-16 run's teachers (train's default width, 22 minutes) are this recipe's with those settings.
-    const older = wordPlan(OUT, DATA, sets, 'gold', { lstmHidden: 200, minutes: 22 })
+    const older = wordPlan(OUT, DATA, sets, { lstmHidden: 200, minutes: 22 })
     for (const t of older.teachers) {
       expect(t.args).not.toContain('--lstm-hidden')
       expect(values(t.args, '--minutes')).toEqual(['22'])
@@ -102,13 +99,11 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(older.student.args).toEqual(plan.student.args)
   })
 
-  it('makes the word vectors first, and every teacher and the student start from them (the gold stage continues the student)', () => {
+  it('makes the word vectors first, and every teacher and the student start from them', () => {
     const vec = `${OUT}/0-vectors/words.vec`
     expect(plan.vectors.args).toEqual(['wordvec', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--vec', vec, '--seed', '42'])
     expect(plan.vectors.dir).toBe(`${OUT}/0-vectors`)
     for (const s of [...plan.teachers, plan.student]) expect(values(s.args, '--word-vectors')).toEqual([vec])
-    // A run from --init keeps its table: --word-vectors would be refused.
-    expect(plan.gold.args).not.toContain('--word-vectors')
   })
 
   it('trains the character LM, and only the chemical teachers read it (resumable like the teachers)', () => {
@@ -119,7 +114,7 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(values(t.args, '--char-lm'), t.name).toEqual(t.head === 'chemical' ? [lm] : [])
       expect(t.charLm, t.name).toBe(t.head === 'chemical')
     }
-    for (const s of [plan.student, plan.gold]) expect(s.args).not.toContain('--char-lm')
+    expect(plan.student.args).not.toContain('--char-lm')
   })
 
   it('runs the character LM first, the teachers that do not read it beside it, and those that do after it', async () => {
@@ -156,10 +151,10 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(a, '--dropout')).toEqual(['0.25'])
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
     // No per-corpus head is left anywhere in the recipe.
-    for (const s of [...plan.teachers, plan.student, plan.gold, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
+    for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
     // A stage stopped mid-run (a session ending) continues from its last kept epoch.
-    // Teachers two at a time on one thread each; the student and the gold stage alone, on two.
-    for (const s of [...plan.teachers, plan.student, plan.gold]) {
+    // Teachers two at a time on one thread each; the student alone, on two.
+    for (const s of [...plan.teachers, plan.student]) {
       expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', plan.teachers.includes(s as (typeof plan.teachers)[number]) ? '1' : '2'])
       expect(s.resumeMarker).toBe('optimizer.safetensors')
     }
@@ -167,24 +162,11 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
   })
 
-  it('trains the student further on the gold corpora alone (same heads, no teachers), and int8 takes that model', () => {
-    const g = plan.gold.args
-    expect(values(g, '--task')).toEqual(values(plan.student.args, '--task'))
-    expect(values(g, '--init')).toEqual([plan.student.dir])
-    // From --init the student's dropout would carry over: on gold alone, train's again.
-    expect(values(g, '--dropout')).toEqual(['0.5'])
-    expect(g).not.toContain('--teacher')
-    expect(g).not.toContain('--transfer')
-    // A run from --init keeps the student's vocabulary: --max-words would be refused.
-    expect(g).not.toContain('--max-words')
-    expect(values(g, '--out')).toEqual([`${OUT}/3-gold`])
-    expect(values(plan.int8.args, '--model')).toEqual([plan.gold.dir])
-    expect(plan.shipDir).toBe(`${OUT}/4-int8`)
-    // When the gold stage did not raise the mean devel F1, int8 takes the student's model instead.
-    const fromStudent = wordPlan(OUT, DATA, sets, 'student')
-    expect(values(fromStudent.int8.args, '--model')).toEqual([plan.student.dir])
-    expect(fromStudent.int8.args.filter((a, i) => fromStudent.int8.args[i - 1] !== '--model')).toEqual(plan.int8.args.filter((a, i) => plan.int8.args[i - 1] !== '--model'))
-    expect(fromStudent.shipDir).toBe(plan.shipDir)
+  it("quantizes the student's model: no stage after it on the gold corpora alone", () => {
+    expect(values(plan.int8.args, '--model')).toEqual([plan.student.dir])
+    expect(plan.shipDir).toBe(`${OUT}/3-int8`)
+    expect(values(plan.int8.args, '--out')).toEqual([plan.shipDir])
+    expect(plan.eval.dir).toBe(`${OUT}/4-eval`)
   })
 
   it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head), with and without the document rules", () => {
@@ -210,18 +192,6 @@ describe('the word-lstm plan: a head per entity type', () => {
     }
     // The stage's record says every eval it ran.
     expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(16)
-  })
-})
-
-describe('what int8 quantizes', () => {
-  const run = (f1: number | null) => record('x', [], { best_dev_f1: f1, epochs: [] })
-  it('the gold stage unless the student scored higher on devel; the gold stage while either has not run', () => {
-    expect(quantizeSource(run(0.8323), run(0.8296))).toBe('student')
-    expect(quantizeSource(run(0.82), run(0.83))).toBe('gold')
-    expect(quantizeSource(run(0.83), run(0.83))).toBe('gold')
-    expect(quantizeSource(run(0.83), null)).toBe('gold')
-    expect(quantizeSource(null, run(0.8))).toBe('gold')
-    expect(quantizeSource(run(null), run(0.8))).toBe('gold')
   })
 })
 
@@ -300,19 +270,21 @@ describe('an earlier run folder', () => {
       mkdirSync(join(out, dir), { recursive: true })
       writeFileSync(join(out, dir, 'stage.json'), JSON.stringify(record(dir, command)))
     }
-    expect(foreignStages(out, [...p.teachers, p.student, p.gold, p.int8, p.eval])).toEqual([])
+    expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
     put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
     put('1-teacher-disease-s42', stageCommand(p.teachers[0]))
     put('2-student', oldStudent)
-    // The layout before the gold stage: int8 of the student in 3-int8 (now the gold stage's number).
+    // The per-corpus recipe's int8 (head ncbi) in 3-int8; the layout with the gold stage (2026-12-03 to
+    // 12-05): its model in 3-gold, int8 in 4-int8.
     put('3-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '3-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'ncbi', '--max-f1-drop', '2'])
-    put('4-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '4-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'disease', '--max-f1-drop', '2'])
-    put('5-eval', ['fastbioner', 'eval', '…'])
+    put('3-gold', ['fastbioner', 'train', '--init', join(out, '2-student'), '--out', join(out, '3-gold')])
+    put('4-int8', ['fastbioner', 'quantize', '--model', join(out, '3-gold'), '--out', join(out, '4-int8')])
+    put('4-eval', ['fastbioner', 'eval', '…'])
     mkdirSync(join(out, 'notes'))
-    const found = foreignStages(out, [...p.teachers, p.student, p.gold, p.int8, p.eval])
-    expect(found).toHaveLength(5)
-    expect(found.slice(0, 2)).toEqual(['1-teacher-ncbi', '3-int8'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
-    expect(found.slice(2).map((l) => l.split(' ')[0])).toEqual(['2-student', '4-int8', '5-eval'].map((d) => join(out, d, 'stage.json')))
+    const found = foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])
+    expect(found).toHaveLength(6)
+    expect(found.slice(0, 3)).toEqual(['1-teacher-ncbi', '3-gold', '4-int8'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
+    expect(found.slice(3).map((l) => l.split(' ')[0])).toEqual(['2-student', '3-int8', '4-eval'].map((d) => join(out, d, 'stage.json')))
   })
 
   it('train:default refuses it before training anything', () => {
@@ -345,13 +317,12 @@ describe('the model card', () => {
       record: record(t.name, stageCommand(t), run(0.8 + i / 100, i === 0 ? [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.84 }, { head: 'disease', dev: `${M}/BC5CDR-disease-IOB/devel.tsv`, f1: 0.77 }] : undefined)),
     }))
     const trained = record('student', stageCommand(plan.student), { ...run(0.805), parameters: 3_000_000, tokens_per_second: 2000, train_examples: 66_000 })
-    const gold = record('gold', stageCommand(plan.gold), run(0.812, [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.828 }, { head: 'gene', dev: `${M}/BC2GM-IOB/devel.tsv`, f1: 0.766 }]))
     const int8 = record('int8', stageCommand(plan.int8), { calibration: { float: { f1: 0.816 }, int8: { f1: 0.815 }, bytesRatio: 0.4 } })
     const vectors = record('vectors', stageCommand(plan.vectors), { vectors: 21794, dim: 100, words: 3_364_940 })
     trained.summary = { ...(trained.summary as object), word_vectors: { initialised: 21000, vocabulary: 24998 } }
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
-    const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
+    const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
     const card = wordModelCard(input)
     // The BiLSTM's int8 weights are said only when the shipped folder's quantization record has them.
     expect(card).not.toContain('The BiLSTM runs on int8 weights')
@@ -372,23 +343,13 @@ describe('the model card', () => {
     expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
     expect(card).toContain('| 0 word vectors: fastText skip-gram, 100 dimensions, of the unlabelled sentences\' words (21794 words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` |')
     expect(card).toContain('Cross-corpus: not measured')
-    expect(card).toContain('on the gold\ncorpora then (what ships): best epoch 2 of 2 (81.2: NCBI-disease Disease 82.8, BC2GM Gene 76.6)')
-    expect(card).toContain('| 3 gold: the student trained further on the gold corpora only | `fastbioner train --task disease=')
+    expect(card).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5).')
+    expect(card).toContain("| 3 int8 of the student's model (NCBI-disease devel F1, head `disease`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/2-student")
+    expect(card).toContain('| 4 evaluation + latency |')
+    expect(card).not.toMatch(/gold corpora (alone|only)|gold stage/)
     expect(card).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
     expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
     expect(card).not.toMatch(/`(ncbi|bc5cdr|bc2gm)`/)
-    expect(card).toContain('| 4 int8 of the gold stage\'s model (')
-    expect(card).not.toContain('not kept')
-    // A student above the gold stage on devel is what ships, and the card says so.
-    const better = { ...trained, summary: { ...(trained.summary as object), best_dev_f1: 0.83 } }
-    const card2 = wordModelCard({ data: DATA, out: OUT, sets, vectors, teachers, trained: better, gold, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir })
-    expect(card2).toContain('| 3 gold: the student trained further on the gold corpora only (not kept: it did not raise the mean devel F1) |')
-    expect(card2).toContain('| 4 int8 of the student\'s model (')
-    expect(card2).toContain('Student (what ships): best epoch 2 of 2')
-    expect(card2).toContain('corpora then (not kept, below the student): best epoch')
-    expect(card2).toContain('best label sequences as targets). (A further stage on the gold corpora alone did not raise its mean devel F1 and was not kept.)')
-    expect(card2).not.toContain('then trained further on the gold corpora alone')
-    expect(card).toContain('then trained further on the gold corpora alone')
   })
 })
