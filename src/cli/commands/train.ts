@@ -656,6 +656,7 @@ async function readTransferSet(
   if (!sentences.length) throw new CliError(`--transfer ${paths.join(', ')}: no sentences`)
   const documents = transferDocuments(sentences)
   const lines = linesPerPassage > 1 ? sentences.reduce((n, s) => n + s.split('\n').length, 0) : sentences.length
+  const unit = linesPerPassage > 1 ? 'passages' : 'sentences'
   log(`transfer set: ${lines} sentences${linesPerPassage > 1 ? ` in ${sentences.length} passages of up to ${linesPerPassage} consecutive lines` : ''} from ${paths.join(', ')}`)
   const teachers = []
   try {
@@ -668,10 +669,10 @@ async function readTransferSet(
     const store = folderTransferTagStore(outDir, log)
     let last = 0
     const set = await labelTransferSet(documents, teachers, (head, done, total, stored) => {
-      if (stored) return log(`teacher ${head}: its tags of the ${total} sentences read from ${store.where}`)
+      if (stored) return log(`teacher ${head}: its tags of the ${total} ${unit} read from ${store.where}`)
       if (performance.now() - last < 5000 && done < total) return
       last = performance.now()
-      log(`teacher ${head}: tagged ${done}/${total} sentences`)
+      log(`teacher ${head}: tagged ${done}/${total} ${unit}`)
     }, undefined, { targets, store })
     const ensembles = heads.map((h) => [h, teacherSpecs.filter(([head]) => head === h).length] as const).filter(([, n]) => n > 1)
     for (const [h, n] of ensembles) {

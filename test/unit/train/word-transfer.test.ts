@@ -302,6 +302,7 @@ describe('word tagger with a transfer set', () => {
     const d = await capture(() => trainCmd(['--train', train, '--teacher', teacherDir, '--transfer', text, '--transfer-sentences', '20', '--max-words', '5', '--doc-level', '--out', docStudent, '--epochs', '1', '--seed', '1', '--threads', '1']))
     expect(d.code, d.err).toBe(0)
     expect(d.err).toMatch(/transfer set: 20 sentences in 2 passages of up to 10 consecutive lines/)
+    expect(d.err).toMatch(/teacher default: tagged 2\/2 passages/)
     expect(d.err).toMatch(/mentions by head: default 20\b/)
     expect(JSON.parse(d.out).train_examples).toBe(30 + 2)
     // A BERT student learns from the word tagger the same way: the head's teacher-tagged copy of
