@@ -9,7 +9,7 @@ import { buildLabelMap, typesOfLabels } from '../nlp/bio'
 import type { RunProgress } from './runner'
 import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTrainResult } from './word-loop'
 
-type WordTaggerModel = Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>
+type WordTaggerModel = Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params' | 'metadata'>
 
 export interface WordRetrainOptions {
   epochs: number
@@ -41,10 +41,24 @@ export function planWordRetrain(base: Pick<WordTaggerFolder, 'heads'>, wanted: r
   return { baseHead, labels, newTypes }
 }
 
+/**
+ * The windows the base was trained on (train --doc-level --max-length: the default model reads
+ * windows of 64 words over the document), so that its retrained copy reads text the same way;
+ * train's (sentences, 128 words) for a base that does not record them.
+ */
+export function baseWindows(base: Pick<WordTaggerFolder, 'metadata'>): { sentenceLevel: boolean; maxLength: number } {
+  const training = (base.metadata?.training ?? {}) as { sentenceLevel?: unknown; maxLength?: unknown }
+  return {
+    sentenceLevel: typeof training.sentenceLevel === 'boolean' ? training.sentenceLevel : true,
+    maxLength: typeof training.maxLength === 'number' ? training.maxLength : WORD_TAGGER_RECIPE.maxLength,
+  }
+}
+
 /** The base continued on `train` under the default head name (the retrained model has one head). */
 export async function retrainWordModel(base: WordTaggerModel, train: readonly CorpusDocument[], plan: WordRetrainPlan, o: WordRetrainOptions): Promise<WordTrainResult> {
   const init = { ...base, heads: { [DEFAULT_HEAD]: base.heads[plan.baseHead] }, params: renameHead(base.params, plan.baseHead) }
   return trainWordTagger({
+    ...baseWindows(base),
     tasks: [{ head: DEFAULT_HEAD, train }],
     epochs: o.epochs,
     lr: o.lr ?? WORD_TAGGER_RECIPE.lr / 2,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import type { CorpusDocument } from '@shared/domain'
 import { WordFeaturizer, UNK_ID } from '@core/nlp/word-features'
 import { WORD_TAGGER_EMBEDDINGS } from '@core/model/word-tagger'
-import { planWordRetrain, retrainWordModel } from '@core/train/word-retrain'
+import { baseWindows, planWordRetrain, retrainWordModel } from '@core/train/word-retrain'
 import { trainWordTagger } from '@core/train/word-loop'
 import { sharedSessionCount } from '@core/train/ort'
 
@@ -65,5 +65,18 @@ describe('retrainWordModel', () => {
     expect(row(after, f1.wordId('fever'))).toEqual(row(before, f0.wordId('fever')))
     // "today" is in both: trained further.
     expect(row(after, f1.wordId('today'))).not.toEqual(row(before, f0.wordId('today')))
+  }, 120_000)
+
+  it('reads text as the base was trained to: windows over documents for a --doc-level base, sentences otherwise', async () => {
+    expect(baseWindows({ metadata: { training: { sentenceLevel: false, maxLength: 64 } } })).toEqual({ sentenceLevel: false, maxLength: 64 })
+    expect(baseWindows({ metadata: {} })).toEqual({ sentenceLevel: true, maxLength: 128 })
+    expect(baseWindows({})).toEqual({ sentenceLevel: true, maxLength: 128 })
+    // Three documents of two sentences each: six examples sentence by sentence, three as windows.
+    const docs = sentences([['Patients with', 'fever'], ['We report', 'asthma'], ['A case of', 'fever']], 0).map((d) => ({ ...d, text: `${d.text} It was seen again.` }))
+    const base = await trainWordTagger({ tasks: [{ head: 'default', train: docs }], epochs: 1, seed: 1, threads: 1, config: TINY })
+    const plan = planWordRetrain(base.model, ['Disease'])
+    const bySentence = await retrainWordModel(base.model, docs, plan, { epochs: 1, seed: 2, threads: 1 })
+    const byWindow = await retrainWordModel({ ...base.model, metadata: { training: { sentenceLevel: false, maxLength: 64 } } }, docs, plan, { epochs: 1, seed: 2, threads: 1 })
+    expect([bySentence.trainExamples, byWindow.trainExamples]).toEqual([6, 3])
   }, 120_000)
 })
