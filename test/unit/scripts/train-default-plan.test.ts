@@ -60,15 +60,22 @@ function scoresOf(own: number, merged: Record<string, number>): Record<string, E
 }
 
 describe('the word-lstm plan: a head per entity type', () => {
-  it('trains three teachers per type (one per seed), the disease teachers on both disease corpora', () => {
-    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual(
-      ['disease', 'chemical', 'gene'].flatMap((head) => [42, 43, 44].map((seed) => [`teacher-${head}-s${seed}`, head, `${OUT}/1-teacher-${head}-s${seed}`])),
-    )
-    expect(plan.teachers.map((t) => values(t.args, '--seed')[0])).toEqual(['42', '43', '44', '42', '43', '44', '42', '43', '44'])
-    const [disease, chemical, gene] = [plan.teachers[0], plan.teachers[3], plan.teachers[6]]
-    // A seed's teacher differs from another of its head by the seed and the folder only.
+  it('trains three teachers per type (one per seed) and two disease teachers on windows over documents, the disease teachers on both disease corpora', () => {
+    const sentenceLevel = (head: string) => [42, 43, 44].map((seed) => [`teacher-${head}-s${seed}`, head, `${OUT}/1-teacher-${head}-s${seed}`])
+    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual([
+      ...sentenceLevel('disease'),
+      ...[42, 43].map((seed) => [`teacher-disease-doc-s${seed}`, 'disease', `${OUT}/1-teacher-disease-doc-s${seed}`]),
+      ...sentenceLevel('chemical'),
+      ...sentenceLevel('gene'),
+    ])
+    expect(plan.teachers.map((t) => values(t.args, '--seed')[0])).toEqual(['42', '43', '44', '42', '43', '42', '43', '44', '42', '43', '44'])
+    const [disease, chemical, gene] = [plan.teachers[0], plan.teachers[5], plan.teachers[8]]
+    // A seed's teacher differs from another of its head by the seed and the folder only, and a
+    // document-level one by --doc-level too.
     const other = (args: string[]) => args.map((a, i) => (args[i - 1] === '--seed' || args[i - 1] === '--out' ? '·' : a))
     expect(other(plan.teachers[1].args)).toEqual(other(disease.args))
+    expect(other(plan.teachers[3].args).filter((a) => a !== '--doc-level')).toEqual(other(disease.args))
+    expect(plan.teachers.filter((t) => t.args.includes('--doc-level')).map((t) => t.name)).toEqual(['teacher-disease-doc-s42', 'teacher-disease-doc-s43'])
     expect(values(disease.args, '--task')).toEqual([
       `disease=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`,
       `disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`,
@@ -129,8 +136,8 @@ describe('the word-lstm plan: a head per entity type', () => {
       return stage.name
     })
     await new Promise((r) => setTimeout(r, 50))
-    // While the LM trains, the six teachers without it ran in the other slot; none of the chemical ones started.
-    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(6)
+    // While the LM trains, the eight teachers without it ran in the other slot; none of the chemical ones started.
+    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(8)
     expect(events.some((e) => e.includes('chemical'))).toBe(false)
     release()
     const done = await runs
@@ -145,7 +152,14 @@ describe('the word-lstm plan: a head per entity type', () => {
     const a = plan.student.args
     expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
     expect(values(a, '--task')).toContain(`disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`)
-    expect(values(a, '--teacher')).toEqual(['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-s${seed}`)))
+    expect(values(a, '--teacher')).toEqual([
+      ...[42, 43, 44].map((seed) => `disease=${OUT}/1-teacher-disease-s${seed}`),
+      ...[42, 43].map((seed) => `disease=${OUT}/1-teacher-disease-doc-s${seed}`),
+      ...['chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-s${seed}`)),
+    ])
+    // Windows of up to 64 words over documents (and transfer passages of 10 lines), not sentences.
+    expect(a).toContain('--doc-level')
+    expect(values(a, '--max-length')).toEqual(['64'])
     expect(values(a, '--transfer')).toEqual([`${DATA}/unlabeled/biomed-sentences.txt`])
     expect(values(a, '--transfer-sentences')).toEqual(['30000'])
     expect(values(a, '--dropout')).toEqual(['0.25'])
@@ -331,15 +345,18 @@ describe('the model card', () => {
       'MB on disk. The BiLSTM runs on int8 weights\n(one scale per gate column and direction',
     )
     expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 14 epochs')
-    expect(card).toContain('trained on that head\'s corpora; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
+    expect(card).toContain('trained on that head\'s corpora; 2 of them (head `disease`) read windows over whole documents instead of single sentences; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
     expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 75 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
     expect(card).toContain('the rules see parts of abstracts')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
     expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
-    expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
-    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 300)')
+    expect(card).toContain('teacher `gene` seed 44 (devel F1 90.0')
+    expect(card).toContain('It learnt from 11 teachers, 3–5 word taggers per head (one per seed, BiLSTM 2 × 300)')
+    expect(card).toContain('| 1.4 teacher `disease` on windows over documents, seed 42 (devel F1')
+    expect(card).toContain('It reads a document in overlapping windows of up to 64 words across sentence boundaries\n(train --doc-level), not one sentence at a time.')
+    expect(card).toContain('and from 66 k training windows: the gold')
     expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
     expect(card).toContain('| 0 word vectors: fastText skip-gram, 100 dimensions, of the unlabelled sentences\' words (21794 words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` |')
     expect(card).toContain('Cross-corpus: not measured')
