@@ -301,7 +301,7 @@ export interface EvalRun {
 /**
  * Where the scores of a corpus's type are kept: its own head (devel, test) or every head merged
  * (test), with the document rules as `tag` applies them or, `rules` false, without
- * (--no-document-rules: the model's sentence-level decisions alone).
+ * (--no-document-rules: the model's own decisions alone).
  */
 export function scoreKey(s: TypeCorpus, split: 'devel' | 'test', merged = false, rules = true): string {
   return `${s.corpus}/${s.type}/${split}${merged ? '/merged' : ''}${rules ? '' : '/no-rules'}`
@@ -601,13 +601,13 @@ Sentence-level IOB2, exact entity spans and types (conlleval rules); test measur
 What \`fastbioner tag\` with no options gives (every head merged, types allowed to overlap, the
 document rules applied), on each corpus's test set and its own type (the other heads' mentions
 are not in that corpus's gold and are not counted); the last column is the F1 of the model's
-sentence-level decisions alone (\`--no-document-rules\`):
+own decisions alone (\`--no-document-rules\`):
 
 | corpus | type | precision | recall | F1 | F1 without document rules |
 |---|---|---|---|---|---|
 ${merged.join('\n')}
 
-Document rules (\`core/tag/document-rules.ts\`): after each sentence is tagged, an abbreviation
+Document rules (\`core/tag/document-rules.ts\`): after the model has tagged the text, an abbreviation
 the document defines ("nitroglycerin (NTG)", Schwartz & Hearst 2003) takes the type of its long
 form wherever it occurs, or loses its mentions when the head did not tag the long form; and a
 Chemical tagged once is tagged wherever the same words recur in the document. The benchmark

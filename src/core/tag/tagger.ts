@@ -75,7 +75,7 @@ export interface TagOptions {
   /**
    * Document-level rules over each head's mentions (./document-rules: abbreviations defined in the
    * document, the same chemical tagged everywhere it occurs). Default DEFAULT_DOCUMENT_RULES: what
-   * `tag` gives; NO_DOCUMENT_RULES scores the model's sentence-level decisions alone.
+   * `tag` gives; NO_DOCUMENT_RULES scores the model's own decisions alone.
    */
   documentRules?: DocumentRules
 }
