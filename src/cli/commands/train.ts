@@ -18,6 +18,7 @@ import { DEFAULT_SENTENCES_PER_DOCUMENT } from '../../core/corpus'
 import { folderTransferTagStore } from '../../core/train/transfer-tags'
 import { checkpointFingerprint } from '../../core/onnx/export'
 import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
+import { baseWindows } from '../../core/train/word-retrain'
 import { openTagger } from '../../core/tag/open'
 import { charChannelOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_DEFAULTS } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
@@ -115,7 +116,8 @@ ${mapTypesHelp(22)}
   --max-length N      pieces per example incl. [CLS]/[SEP] (default ${TRAIN_DEFAULTS.maxLength}); word-lstm:
                       words per window (default ${WORD_TAGGER_RECIPE.maxLength})
   --doc-level         windows over whole documents instead of one example per sentence (with
-                      --transfer: passages of 10 consecutive lines instead of single lines)
+                      --transfer: passages of 10 consecutive lines instead of single lines); a
+                      word tagger trained further from --init keeps the windows it was trained on
   --crf, --no-crf     a CRF over each head's labels (transition scores learnt with the encoder,
                       Viterbi decoding when tagging); default ${SCRATCH_RECIPE.crf ? 'on' : 'off'} from scratch, off with --init
                       (a run resumed or fine-tuned from a CRF checkpoint keeps its CRF)
@@ -514,6 +516,11 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   if (charLmDir !== undefined && !isCharLmFolder(charLmDir)) throw new CliError(`--char-lm ${charLmDir}: not a character language model folder ('fastbioner charlm' writes one)`, 1)
   const charLm = charLmDir !== undefined ? loadCharLm(charLmDir) : undefined
   const settings = finetuneSettings(v)
+  // A model trained further reads text as it was trained to (windows over documents, their
+  // length), as the app's retraining does, unless --doc-level or --max-length say otherwise.
+  const inherited = init ? baseWindows(init) : undefined
+  const sentenceLevel = v['doc-level'] ? false : (inherited?.sentenceLevel ?? true)
+  const maxLength = settings.maxLength ?? inherited?.maxLength
   const seed = settings.seed ?? TRAIN_DEFAULTS.seed
   const maxGradNorm = numOpt(v['max-grad-norm'], '--max-grad-norm', (n) => n >= 0, 'a number >= 0')
   const minutes = numOpt(v.minutes, '--minutes', (n) => n > 0, 'a number > 0')
@@ -542,8 +549,8 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       lrSchedule,
       maxGradNorm: maxGradNorm === 0 ? null : maxGradNorm,
       seed,
-      maxLength: settings.maxLength,
-      sentenceLevel: !(v['doc-level'] ?? false),
+      maxLength,
+      sentenceLevel,
       patience: settings.patience,
       maxSteps: settings.maxSteps,
       maxMinutes: minutes,
@@ -573,7 +580,9 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
             ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'lr-schedule', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
-            ...(v['doc-level'] ? { 'doc-level': true } : {}),
+            // The windows in effect, so that --resume (which does not read --init again) keeps them.
+            ...(sentenceLevel ? {} : { 'doc-level': true }),
+            ...(maxLength !== undefined ? { 'max-length': String(maxLength) } : {}),
           },
         },
       },

@@ -134,6 +134,16 @@ describe('word tagger through the CLI', () => {
     // The recorded --doc-level is given back to the word tagger, which takes it.
     const resumed = await capture(() => trainCmd(['--out', doc, '--resume', '--threads', '1']))
     expect(resumed.code, resumed.err).toBe(0)
+    // Trained further from --init, it keeps its windows without --doc-level, and records them.
+    const further = join(tmp, 'doc-level-further')
+    const f = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--init', doc, '--out', further, '--max-steps', '1', '--threads', '1']))
+    expect(f.code, f.err).toBe(0)
+    expect(examples(f.out)).toBe(examples(tr.out))
+    const furtherMeta = JSON.parse(readFileSync(join(further, 'fastbioner.json'), 'utf8'))
+    expect(furtherMeta.training.sentenceLevel).toBe(false)
+    expect(furtherMeta.source.options['doc-level']).toBe(true)
+    const fromSentences = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--init', sentence, '--out', join(tmp, 'sentence-further'), '--max-steps', '1', '--threads', '1']))
+    expect(examples(fromSentences.out)).toBe(examples(ts.out))
   }, 180_000)
 
   it('loads back every tensor and vocabulary, and refuses a folder whose sizes disagree', () => {
