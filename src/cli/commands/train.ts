@@ -17,8 +17,7 @@ import { labelTransferSet, sampleTransferSentences, transferDocuments, type Tran
 import { DEFAULT_SENTENCES_PER_DOCUMENT } from '../../core/corpus'
 import { folderTransferTagStore } from '../../core/train/transfer-tags'
 import { checkpointFingerprint } from '../../core/onnx/export'
-import { trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
-import { baseWindows } from '../../core/train/word-retrain'
+import { baseWindows, trainWordTagger, WORD_TAGGER_RECIPE, wordTaskLabelMaps, type WordTransferSet } from '../../core/train/word-loop'
 import { openTagger } from '../../core/tag/open'
 import { charChannelOf, isWordTaggerFolder, loadWordTagger, WORD_TAGGER_DEFAULTS } from '../../core/model/word-tagger'
 import { FINETUNE_RECIPE, isPresetName, PRESET_NAMES, SCRATCH_RECIPE, TRAIN_DEFAULTS, type PresetName } from '../../shared/recipes'
@@ -664,9 +663,9 @@ async function readTransferSet(
   const sentences = await sampleTransferSentences(paths, count, seed, linesPerPassage)
   if (!sentences.length) throw new CliError(`--transfer ${paths.join(', ')}: no sentences`)
   const documents = transferDocuments(sentences)
-  const lines = linesPerPassage > 1 ? sentences.reduce((n, s) => n + s.split('\n').length, 0) : sentences.length
   const unit = linesPerPassage > 1 ? 'passages' : 'sentences'
-  log(`transfer set: ${lines} sentences${linesPerPassage > 1 ? ` in ${sentences.length} passages of up to ${linesPerPassage} consecutive lines` : ''} from ${paths.join(', ')}`)
+  const inPassages = linesPerPassage > 1 ? ` in ${sentences.length} passages of up to ${linesPerPassage} consecutive lines` : ''
+  log(`transfer set: ${sentences.reduce((n, s) => n + s.split('\n').length, 0)} sentences${inPassages} from ${paths.join(', ')}`)
   const teachers = []
   try {
     for (const [head, ref] of teacherSpecs) {

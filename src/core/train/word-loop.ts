@@ -94,6 +94,19 @@ export function wordTaskLabelMaps(tasks: ReadonlyArray<Pick<WordTrainTask, 'head
 }
 
 /**
+ * The windows the base was trained on (train --doc-level --max-length: the default model reads
+ * windows of 64 words over the document), so that its retrained copy reads text the same way;
+ * train's (sentences, 128 words) for a base that does not record them.
+ */
+export function baseWindows(base: Pick<WordTaggerFolder, 'metadata'>): { sentenceLevel: boolean; maxLength: number } {
+  const training = (base.metadata?.training ?? {}) as { sentenceLevel?: unknown; maxLength?: unknown }
+  return {
+    sentenceLevel: typeof training.sentenceLevel === 'boolean' ? training.sentenceLevel : true,
+    maxLength: typeof training.maxLength === 'number' ? training.maxLength : WORD_TAGGER_RECIPE.maxLength,
+  }
+}
+
+/**
  * The runner settings every task takes (loop.ts RunSettings; maxLength counts words here, which
  * are the word tagger's pieces); outDir gets the best epoch by the mean devel F1 over heads.
  */

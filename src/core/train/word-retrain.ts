@@ -7,7 +7,7 @@ import { DEFAULT_HEAD } from '../model/bert'
 import type { WordTaggerFolder } from '../model/word-tagger'
 import { buildLabelMap, typesOfLabels } from '../nlp/bio'
 import type { RunProgress } from './runner'
-import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTrainResult } from './word-loop'
+import { baseWindows, trainWordTagger, WORD_TAGGER_RECIPE, type WordTrainResult } from './word-loop'
 
 type WordTaggerModel = Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params' | 'metadata'>
 
@@ -39,19 +39,6 @@ export function planWordRetrain(base: Pick<WordTaggerFolder, 'heads'>, wanted: r
   const newTypes = wanted.filter((t) => !known.has(t))
   const labels = newTypes.length ? buildLabelMap([...known, ...newTypes]).labels : base.heads[baseHead]
   return { baseHead, labels, newTypes }
-}
-
-/**
- * The windows the base was trained on (train --doc-level --max-length: the default model reads
- * windows of 64 words over the document), so that its retrained copy reads text the same way;
- * train's (sentences, 128 words) for a base that does not record them.
- */
-export function baseWindows(base: Pick<WordTaggerFolder, 'metadata'>): { sentenceLevel: boolean; maxLength: number } {
-  const training = (base.metadata?.training ?? {}) as { sentenceLevel?: unknown; maxLength?: unknown }
-  return {
-    sentenceLevel: typeof training.sentenceLevel === 'boolean' ? training.sentenceLevel : true,
-    maxLength: typeof training.maxLength === 'number' ? training.maxLength : WORD_TAGGER_RECIPE.maxLength,
-  }
 }
 
 /** The base continued on `train` under the default head name (the retrained model has one head). */

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest'
 import type { CorpusDocument } from '@shared/domain'
 import { WordFeaturizer, UNK_ID } from '@core/nlp/word-features'
 import { WORD_TAGGER_EMBEDDINGS } from '@core/model/word-tagger'
-import { baseWindows, planWordRetrain, retrainWordModel } from '@core/train/word-retrain'
-import { trainWordTagger } from '@core/train/word-loop'
+import { planWordRetrain, retrainWordModel } from '@core/train/word-retrain'
+import { baseWindows, trainWordTagger } from '@core/train/word-loop'
 import { sharedSessionCount } from '@core/train/ort'
 
 const TINY = { wordDim: 8, charDim: 4, charFilters: 6, lstmHidden: 8 }
