@@ -7,7 +7,7 @@
 //
 //   npx tsx bench/gemm.ts [--tokens 2048] [--hidden 768] [--inter 3072] [--threads 2] [--iters 10] [--rounds 3]
 //
-// Per case: GFLOP/s (2·m·k·n per product) of each side and ours ÷ PyTorch's time; then one layer's
+// Per case: GFLOP/s (2·m·k·n per product) of each side and our speed ÷ PyTorch's; then one layer's
 // products (the four attention projections and the two FFN products, each forward, weight
 // gradient and input gradient) summed: the ratio the Gemm part of a step gives. A step that is nearly
 // all products gains on PyTorch only what PyTorch loses outside its own.
@@ -16,7 +16,8 @@ import { resolve } from 'node:path'
 import { GraphBuilder, attr } from '../src/core/onnx/graph'
 import { ONNX_OPSET } from '../src/core/onnx/export'
 import { createOrtSession, loadOnnxRuntime } from '../src/core/onnx/session'
-import { runTorchRef, torchMissing } from './torch-ref'
+import { benchCli } from './cli'
+import { NOISY_CORES, runTorchRef, torchMissing } from './torch-ref'
 
 interface Case {
   name: string
@@ -47,9 +48,16 @@ function cases(tokens: number, hidden: number, inter: number): Case[] {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 
 async function main(): Promise<void> {
-  const args = new Map<string, string>()
-  for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1])
-  const num = (k: string, d: number) => Number(args.get(k) ?? d)
+  const { fail, positiveInt } = benchCli('bench:gemm')
+  const given = new Map<string, string>()
+  const flags = ['tokens', 'hidden', 'inter', 'threads', 'iters', 'rounds']
+  for (let i = 2; i < process.argv.length; i += 2) {
+    const flag = process.argv[i].replace(/^--/, '')
+    if (!flags.includes(flag)) fail(`unknown option ${process.argv[i]} (options: ${flags.map((f) => `--${f}`).join(', ')})`)
+    if (process.argv[i + 1] === undefined) fail(`${process.argv[i]} needs a value`)
+    given.set(flag, process.argv[i + 1])
+  }
+  const num = (flag: string, d: number) => (given.has(flag) ? positiveInt(given.get(flag)!, `--${flag}`) : d)
   const tokens = num('tokens', 2048)
   const hidden = num('hidden', 768)
   const inter = num('inter', 3072)
@@ -63,6 +71,7 @@ async function main(): Promise<void> {
   console.log(`# Gemm: ${tokens} tokens, hidden ${hidden}, intermediate ${inter}, ${threads} threads, load ${loadavg()[0].toFixed(2)}${missing ? `; PyTorch: ${missing}` : ''}`)
   const ours = new Map<string, number[]>()
   const theirs = new Map<string, number[]>()
+  const add = (m: Map<string, number[]>, name: string, seconds: number) => m.set(name, [...(m.get(name) ?? []), seconds])
   let busiest = 0
   let core: string | null = null
   for (let r = 0; r < rounds; r++) {
@@ -81,17 +90,17 @@ async function main(): Promise<void> {
         if (i >= 2) ts.push((performance.now() - t0) / 1000)
       }
       await session.release()
-      ;(ours.get(c.name) ?? ours.set(c.name, []).get(c.name)!).push(median(ts))
+      add(ours, c.name, median(ts))
     }
     if (!missing) {
       const t = runTorchRef<{ seconds: Record<string, number>; openblas_core: string | null; other_procs_cpu_cores_avg: number }>(script, ['--threads', threads, '--iters', iters, ...list.map((c) => `${c.name}:${c.m}:${c.k}:${c.n}:${c.transA ? 1 : 0}:${c.transB ? 1 : 0}`)])
-      for (const c of list) (theirs.get(c.name) ?? theirs.set(c.name, []).get(c.name)!).push(t.seconds[c.name])
+      for (const c of list) add(theirs, c.name, t.seconds[c.name])
       busiest = Math.max(busiest, t.other_procs_cpu_cores_avg)
       core = t.openblas_core
     }
   }
   const gflops = (c: Case, s: number) => (2 * c.m * c.k * c.n) / s / 1e9
-  console.log('| product | m × k × n | transposed | ours GFLOP/s | PyTorch GFLOP/s | ours ÷ PyTorch (time) |')
+  console.log('| product | m × k × n | transposed | ours GFLOP/s | PyTorch GFLOP/s | speed, ours ÷ PyTorch |')
   console.log('|---|---|---|---|---|---|')
   let oursLayer = 0
   let theirsLayer = 0
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
     console.log(`| ${c.name} | ${c.m} × ${c.k} × ${c.n} | ${c.transA ? 'A' : c.transB ? 'B' : '–'} | ${gflops(c, o).toFixed(0)} | ${t != null ? gflops(c, t).toFixed(0) : '–'} | ${t != null ? `${(t / o).toFixed(3)}×` : '–'} |`)
   }
   console.log(`one layer's products (${list.map((c) => `${c.perLayer}× ${c.name}`).join(', ')}): ours ${(oursLayer * 1000).toFixed(1)} ms, PyTorch ${theirsLayer ? `${(theirsLayer * 1000).toFixed(1)} ms → PyTorch ÷ ours ${(theirsLayer / oursLayer).toFixed(3)}×` : '–'}`)
-  console.log(`PyTorch: OpenBLAS core ${core ?? '?'}, other cores busiest ${busiest.toFixed(2)}${busiest > 0.15 ? ' (NOISY: the ratios are disturbed)' : ''}; medians of ${rounds} rounds × ${iters} runs`)
+  console.log(`PyTorch: OpenBLAS core ${core ?? '?'}, other cores busiest ${busiest.toFixed(2)}${busiest > NOISY_CORES ? ' (NOISY: the ratios are disturbed)' : ''}; medians of ${rounds} rounds × ${iters} runs`)
 }
 
 main().catch((e) => {
