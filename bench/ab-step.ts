@@ -1,10 +1,12 @@
 // A/B of variants of the cpu-small training step (16 × 128, 2 threads), run in turns so that the
 // machine's drift hits every variant alike: median over rounds of each round's median step. A
-// variant sets onnxruntime session config entries and/or trainer options. Quiet machine only.
+// variant sets onnxruntime session options, session config entries and/or trainer options.
+// Quiet machine only.
 //
 //   npx tsx bench/ab-step.ts '{"fused":{},"standard":{"trainer":{"contribOps":false}}}' [rounds] [iters]
 //   npx tsx bench/ab-step.ts '{"resident":{},"copied":{"trainer":{"residentParams":false}}}'
 //   npx tsx bench/ab-step.ts '{"default":{},"block4":{"session":{"session.dynamic_block_base":"4"}}}'
+//   npx tsx bench/ab-step.ts '{"sequential":{},"parallel":{"options":{"executionMode":"parallel","interOpNumThreads":2,"intraOpNumThreads":1}}}'
 import { loadavg } from 'node:os'
 import { encoderParamShapes } from '../src/core/model/bert'
 import { presetConfig } from '../src/core/model/presets'
@@ -15,6 +17,8 @@ import { OrtTokenClassifierTrainer, type TokenClassifierTrainerOptions } from '.
 
 interface Variant {
   session?: Record<string, string>
+  /** Session options over the trainer's own (e.g. executionMode, interOpNumThreads). */
+  options?: Record<string, unknown>
   trainer?: Partial<Pick<TokenClassifierTrainerOptions, 'contribOps' | 'wordRowGrads' | 'residentParams'>>
 }
 
@@ -26,8 +30,9 @@ async function main(): Promise<void> {
   // Session config entries reach the trainer's session through a wrapped create (the trainer has no option for them).
   const create = ort.InferenceSession.create.bind(ort.InferenceSession)
   let sessionNow: Record<string, string> = {}
+  let optionsNow: Record<string, unknown> = {}
   ;(ort.InferenceSession as unknown as { create: typeof create }).create = ((m: never, o?: { extra?: { session?: Record<string, string> } }) =>
-    create(m, { ...o, extra: { ...o?.extra, session: { ...(o?.extra?.session ?? {}), ...sessionNow } } } as never)) as typeof create
+    create(m, { ...o, ...optionsNow, extra: { ...o?.extra, session: { ...(o?.extra?.session ?? {}), ...sessionNow } } } as never)) as typeof create
   const vocab = 28996
   const cfg = presetConfig('cpu-small', { vocabSize: vocab, maxPositionEmbeddings: 512 })
   const rng = new Rng(3)
@@ -44,6 +49,7 @@ async function main(): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     for (const [name, v] of Object.entries(variants)) {
       sessionNow = v.session ?? {}
+      optionsNow = v.options ?? {}
       const tr = await OrtTokenClassifierTrainer.create({ config: cfg, heads: [{ name: 'default', numLabels: 3 }], params: new Map([...params].map(([k, a]) => [k, a.slice()])), optimizer: { lr: 5e-5 }, threads: 2, executionProviders: ['cpu'], ...v.trainer })
       const ts: number[] = []
       for (let i = 0; i <= iters; i++) {
