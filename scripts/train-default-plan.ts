@@ -113,15 +113,20 @@ export async function inParallel<T, R>(items: readonly T[], parallel: number, ru
 }
 
 /**
- * Runs the teachers `parallel` at a time and, when one of them reads it, the character LM: first,
- * then the teachers that do not read it (they fill the other slots while it trains), then those
- * that do, each of which waits for it. Each stage run with its result, the LM's included.
+ * Runs the word vectors, the character LM (when a teacher reads it) and the teachers `parallel` at
+ * a time: the LM first and the vectors beside it (the LM does not read them), then the teachers
+ * that do not read the LM (they fill the other slots while it trains), then those that do. Every
+ * teacher waits for the vectors, and one that reads the LM for it too. Each stage run with its
+ * result, the vectors' and LM's included.
  */
-export async function teachersAndCharLm<S extends Stage & { charLm: boolean }, R>(charLm: Stage, teachers: readonly S[], parallel: number, run: (stage: Stage) => Promise<R>): Promise<Array<readonly [Stage, R]>> {
+export async function teachersAndCharLm<S extends Stage & { charLm: boolean }, R>(vectors: Stage, charLm: Stage, teachers: readonly S[], parallel: number, run: (stage: Stage) => Promise<R>): Promise<Array<readonly [Stage, R]>> {
   let lmDone: Promise<R> | null = null
-  const order: Stage[] = [...(teachers.some((t) => t.charLm) ? [charLm] : []), ...teachers.filter((t) => !t.charLm), ...teachers.filter((t) => t.charLm)]
+  let vectorsDone: Promise<R> | null = null
+  const order: Stage[] = [...(teachers.some((t) => t.charLm) ? [charLm] : []), vectors, ...teachers.filter((t) => !t.charLm), ...teachers.filter((t) => t.charLm)]
   return inParallel(order, parallel, async (stage) => {
     if (stage === charLm) return [stage, await (lmDone = run(stage))] as const
+    if (stage === vectors) return [stage, await (vectorsDone = run(stage))] as const
+    await vectorsDone
     if ((stage as S).charLm) await lmDone
     return [stage, await run(stage)] as const
   })
@@ -194,27 +199,20 @@ function taskArgs(sets: readonly TypeCorpus[]): string[] {
  * (bench:ensemble; docs/ACCURACY.md, "Teacher ensembles"). Two teachers train at a time, one
  * thread each.
  *
- * A BiLSTM of 2 × 300 instead of train's 2 × 200 (the student too, on int8 weights: WORD_STUDENT):
- * seed 42, the recipe's command otherwise, one thread, devel F1 with the document rules
- * (2026-12-04, bench/accuracy-notes.md): disease 82.32 (NCBI-disease 86.05, BC5CDR Disease 78.59)
- * against 81.87 / 81.43 / 81.99 for the three 2 × 200 teachers; gene 80.53 against 80.17 / 79.76 /
- * 79.98; chemical 89.81 against 89.75 / 89.84 / 89.82 (no gain; kept alike for one setting). They
- * take longer (gene 19 minutes for 25 epochs with another job beside it), hence 26 minutes.
- * Over all three seeds (the 2026-12-04 recipe run) the gain shrank to about 0.15 on disease and
- * gene (means 81.91 / 80.11 against 81.76 / 79.97) and none on chemicals: within noise.
+ * Each reads windows of up to 128 words over the 10-sentence documents (train --doc-level) instead
+ * of single sentences, and tags the student's transfer passages with their neighbours in view.
+ * Measured at 2 × 300, 26 minutes, three seeds each (2026-12-05, bench/accuracy-notes.md), devel
+ * means sentences → windows: NCBI-disease 84.26 → 85.04, BC5CDR Disease 79.14 → 78.74, Chemical
+ * 90.60 → 90.83, BC2GM 79.97 → 80.28; windows also take fewer steps an epoch.
+ *
+ * train's default width (2 × 200) and 15 minutes, so that the recipe runs within 3 hours: 2 × 300
+ * gained about 0.15 on disease and gene and nothing on chemicals over three seeds (2026-12-04), and
+ * 2 × 200 on windows converges within 15 minutes (the disease and chemical teachers finish their 25
+ * epochs in 12–13 minutes, the gene ones reach 24). Devel means of the three seeds in the session-27
+ * run, against 2 × 300 for 26 minutes on windows: NCBI-disease 84.11 (85.04), BC5CDR Disease 79.21
+ * (78.74), Chemical 90.63 (90.83, with a 75-minute LM), BC2GM 80.30 (80.28).
  */
-export const WORD_TEACHER = { minutes: 26, seeds: [42, 43, 44], threads: 1, lstmHidden: 300 }
-
-/**
- * Teachers of `heads` that read windows over whole documents (train --doc-level: up to 128 words of
- * a 10-sentence document, not one sentence), besides WORD_TEACHER's, on the same corpora. The
- * recipe's disease teacher command with --doc-level, seeds 42 and 43, one thread (2026-12-05,
- * bench/accuracy-notes.md): devel NCBI-disease 85.39 / 85.22, BC5CDR Disease 78.80 / 78.68,
- * against 84.95 / 83.55 and 78.65 / 79.40 for the sentence-level ones of the same seeds; the vote of
- * the three sentence-level teachers and these two 85.39 / 80.65, against 84.80 / 80.26 for five
- * sentence-level ones. They tag the student's transfer passages with their neighbours in view.
- */
-export const WORD_DOC_TEACHER = { heads: ['disease'] as readonly string[], seeds: [42, 43] }
+export const WORD_TEACHER = { minutes: 15, seeds: [42, 43, 44], threads: 1, lstmHidden: 200, docLevel: true }
 
 /** The teachers' width and time cap for one run (train-default's --teacher-hidden, --teacher-minutes). */
 export interface TeacherSettings {
@@ -242,12 +240,14 @@ export const WORD_VECTORS = { seed: 42, file: 'words.vec' }
  * 1.3 under at the 26 minutes (a step with the states costs about twice as much); the PyTorch
  * prototype moved the disease corpora within noise. So the chemical teachers only. LSTM 256 per direction: on one
  * thread 512 trains at about 7 000 characters a second (both directions), 256 at 23 000, so 256
- * reads the 18 M characters about three times in an hour and 512 less than once. 75 minutes: the LM
- * those teachers read (held out 2.264 bits per character after the first pass, 2.169 at 75). It trains beside
- * the teachers that do not read it; those that do wait for it. The student does not read it (the
+ * reads the 18 M characters about three times in an hour and 512 less than once. 40 minutes, so
+ * that the recipe runs within 3 hours: held out 2.180 bits per character at 40 minutes (session 27,
+ * beside a teacher), against 2.264 after the first pass and 2.169 at 75 (the recipe's LM until
+ * then); five epochs (116 minutes, 2.100) gave the chemical teachers no more than noise. It trains
+ * beside the word vectors and the teachers that do not read it; those that do wait for it. The student does not read it (the
  * latency budget): what it adds reaches the student through its teachers' labels.
  */
-export const WORD_CHAR_LM = { hidden: 256, minutes: 75, seed: 42, threads: 1, heads: ['chemical'] as readonly string[] }
+export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, heads: ['chemical'] as readonly string[] }
 
 /**
  * The student: one multi-task word tagger (a head per entity type) trained on the gold corpora and
@@ -275,12 +275,15 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 75, seed: 42, threads: 1, he
  * mean 84.01, against the sentence-level student's 84.54 / 90.79 / 79.76 / 80.62 (83.93): level
  * within one seed's noise, chosen by this recipe's rule (the higher mean devel F1). Windows of 128
  * would cost a third more tagging time than sentences; 64 cost none (bench/accuracy-notes.md).
- * 49 minutes of training after 11 of tagging the transfer passages, on 2 threads.
+ * 10 epochs instead of 14, with the nine teachers on windows (WORD_TEACHER), so that the recipe runs
+ * within 3 hours (session 27, one seed): int8 devel with the document rules 84.55 / 91.20 / 79.15 /
+ * 81.20, mean 84.03, against 84.01 for 14 epochs of the eleven teachers before: level, chosen by the
+ * rule. 31 minutes of training after 6 of tagging the transfer passages, on 2 threads.
  * The student runs alone (after every teacher), so it takes both cores: the word
  * tagger trains 1.45× faster on 2 threads than on 1 (bench:engine --kinds word-lstm, 20 094 against
  * 13 886 tokens/s), i.e. more epochs in the same minutes.
  */
-export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 14, minutes: 90, seed: 42, threads: 2, dropout: 0.25, docLevel: true, maxLength: 64 }
+export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 10, minutes: 90, seed: 42, threads: 2, dropout: 0.25, docLevel: true, maxLength: 64 }
 
 /*
  * No stage after the student on the gold corpora alone (train --init, the same heads and
@@ -344,9 +347,8 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     resumeMarker: 'optimizer.safetensors',
   }
   const teachers = typeHeads(sets).flatMap(({ head, corpora }) => {
-    const kinds = [{ doc: false, seeds: WORD_TEACHER.seeds }, ...(WORD_DOC_TEACHER.heads.includes(head) ? [{ doc: true, seeds: WORD_DOC_TEACHER.seeds }] : [])]
-    return kinds.flatMap(({ doc, seeds }) =>
-      seeds.map((seed) => {
+    const doc = WORD_TEACHER.docLevel
+    return WORD_TEACHER.seeds.map((seed) => {
         const name = `teacher-${head}${doc ? '-doc' : ''}-s${seed}`
         const dir = join(out, `1-${name}`)
         const readsLm = WORD_CHAR_LM.heads.includes(head)
@@ -358,8 +360,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
           args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(readsLm ? ['--char-lm', charLmDir] : []), ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...(doc ? ['--doc-level'] : []), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)],
           ...resumable(dir, WORD_TEACHER.threads),
         }
-      }),
-    )
+      })
   })
   const studentDir = join(out, '2-student')
   const student: Stage = {
@@ -518,10 +519,14 @@ export function wordModelCard(c: WordCardInput): string {
   const best = run.epochs.find((e) => e.epoch === run.best_epoch)
   const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
   const heads = typeHeads(c.sets)
+  // Teachers and student that read windows over whole documents (train --doc-level) instead of
+  // sentences; when every teacher does, said once instead of on each row.
+  const docTeachers = c.teachers.filter((t) => t.record.command.includes('--doc-level'))
+  const allDoc = docTeachers.length === c.teachers.length
   const teacherRows = c.teachers.map((t, i) => {
     const r = t.record.summary as TrainRun
     const each = devByCorpus(r, c.sets)
-    const doc = t.record.command.includes('--doc-level') ? ' on windows over documents,' : ''
+    const doc = t.record.command.includes('--doc-level') && !allDoc ? ' on windows over documents,' : ''
     return `| 1.${i + 1} teacher \`${t.head}\`${doc} seed ${seedOf(t.record)} (devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1 ?? 0)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
   })
   // The character LM: which teachers read it, and how well it predicts held-out text.
@@ -531,10 +536,14 @@ export function wordModelCard(c: WordCardInput): string {
   const lmText = lm && lmHeads.length ? `; the ${lmHeads.join(', ')} teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of ${lm.hidden}, Akbik et al. 2018; ${lmBits?.toFixed(2)} bits per held-out character), which the student does not run` : ''
   const lmRow = lm && c.charLm ? `| 0 character LM: forward and backward LSTM ${lm.hidden} of the unlabelled sentences (held out ${lmBits?.toFixed(3)} bits per character) | \`${short(c.charLm)}\` | ${minutes(c.charLm.wallSeconds)} |\n` : ''
   const studentEach = devByCorpus(run, c.sets)
-  // Teachers and student that read windows over whole documents (train --doc-level) instead of sentences.
-  const docTeachers = c.teachers.filter((t) => t.record.command.includes('--doc-level'))
+  // How a stage came to be recorded when not by this script (run by hand and adopted).
+  const stageNotes = [c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `Stage ${r.stage}: ${r.note}.`)
   const docHeads = [...new Set(docTeachers.map((t) => `\`${t.head}\``))]
-  const docTeacherText = docTeachers.length ? `; ${docTeachers.length} of them (head ${docHeads.join(', ')}) read windows over whole documents instead of single sentences` : ''
+  const docTeacherText = !docTeachers.length
+    ? ''
+    : allDoc
+      ? `; each reads windows of up to ${WORD_TAGGER_RECIPE.maxLength} words over whole documents instead of single sentences`
+      : `; ${docTeachers.length} of them (head ${docHeads.join(', ')}) read windows over whole documents instead of single sentences`
   const studentDoc = c.trained.command.includes('--doc-level')
   const windowFlag = c.trained.command.indexOf('--max-length')
   const studentWindow = windowFlag >= 0 ? c.trained.command[windowFlag + 1] : String(WORD_TAGGER_RECIPE.maxLength)
@@ -586,8 +595,7 @@ ${lmRow}${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
 | 3 int8 of the student's model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
 | 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
-${[c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `\nStage ${r.stage}: ${r.note}.`).join('')}
-
+${stageNotes.length ? `\n${stageNotes.join('\n')}\n` : ''}
 Student: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}).
 ${Math.round(run.tokens_per_second)} tokens/s of training
 on ${WORD_STUDENT.threads} threads of a 2-core machine (wall times are not a speed claim).

@@ -119,13 +119,12 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
   --stages LIST  run only these stages (they still need their inputs); word-lstm: vectors, char-lm,
-                 teacher-HEAD-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44),
-                 teacher-disease-doc-sSEED (SEED 42, 43), student, int8
+                 teacher-HEAD-doc-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, int8
   --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
                  the recipe was timed on)
   --teacher-hidden N, --teacher-minutes M
                  word-lstm: the teachers' BiLSTM width (default ${WORD_TEACHER.lstmHidden}) and time cap (default
-                 ${WORD_TEACHER.minutes}); 200 and 22 are the session-16 run's (train's default width, no flag)
+                 ${WORD_TEACHER.minutes}); the width is a flag only when it is not train's default (200)
   --install      after the run, copy the candidate's model files into resources/models/default
   --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
                  per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
@@ -257,7 +256,7 @@ function iobText(path: string): string {
  * The teachers, side by side, and the character LM some of them read: it runs first, beside the
  * teachers that do not read it; one that does waits for it. Null when --stages left some out.
  */
-async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'charLm' | 'teachers'>): Promise<{ teachers: Array<{ head: string; record: StageRecord }>; charLm: StageRecord | null } | null> {
+async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'vectors' | 'charLm' | 'teachers'>): Promise<{ vectors: StageRecord; teachers: Array<{ head: string; record: StageRecord }>; charLm: StageRecord | null } | null> {
   const { teachers } = plan
   const records = new Map<string, StageRecord>()
   const todo = teachers.filter((t) => {
@@ -265,9 +264,9 @@ async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'charLm' | 'teac
     process.stderr.write(`[${t.name}] not run (not in --stages)\n`)
     return false
   })
-  for (const [t, record] of await teachersAndCharLm(plan.charLm, todo, opts.parallel, (t) => runStage(t, opts))) records.set(t.name, record)
+  for (const [t, record] of await teachersAndCharLm(plan.vectors, plan.charLm, todo, opts.parallel, (t) => runStage(t, opts))) records.set(t.name, record)
   if (todo.length < teachers.length) return null
-  return { teachers: teachers.map((t) => ({ head: t.head, record: records.get(t.name)! })), charLm: records.get(plan.charLm.name) ?? null }
+  return { vectors: records.get(plan.vectors.name)!, teachers: teachers.map((t) => ({ head: t.head, record: records.get(t.name)! })), charLm: records.get(plan.charLm.name) ?? null }
 }
 
 /**
@@ -288,10 +287,9 @@ async function wordRecipe(opts: Options): Promise<void> {
         'give a new --out, or delete what is listed to run those stages again',
     )
   }
-  const vectors = await runStage(plan.vectors, opts)
   const taught = await wordTeachers(opts, plan)
   if (!taught) return
-  const { teachers, charLm } = taught
+  const { vectors, teachers, charLm } = taught
   const trained = await runStage(plan.student, opts)
   const int8 = await runStage(plan.int8, opts)
   let evalRecord = readStage(plan.eval.dir)

@@ -60,22 +60,15 @@ function scoresOf(own: number, merged: Record<string, number>): Record<string, E
 }
 
 describe('the word-lstm plan: a head per entity type', () => {
-  it('trains three teachers per type (one per seed) and two disease teachers on windows over documents, the disease teachers on both disease corpora', () => {
-    const sentenceLevel = (head: string) => [42, 43, 44].map((seed) => [`teacher-${head}-s${seed}`, head, `${OUT}/1-teacher-${head}-s${seed}`])
-    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual([
-      ...sentenceLevel('disease'),
-      ...[42, 43].map((seed) => [`teacher-disease-doc-s${seed}`, 'disease', `${OUT}/1-teacher-disease-doc-s${seed}`]),
-      ...sentenceLevel('chemical'),
-      ...sentenceLevel('gene'),
-    ])
-    expect(plan.teachers.map((t) => values(t.args, '--seed')[0])).toEqual(['42', '43', '44', '42', '43', '42', '43', '44', '42', '43', '44'])
-    const [disease, chemical, gene] = [plan.teachers[0], plan.teachers[5], plan.teachers[8]]
-    // A seed's teacher differs from another of its head by the seed and the folder only, and a
-    // document-level one by --doc-level too.
+  it('trains three teachers per type (one per seed), each on windows over documents, the disease teachers on both disease corpora', () => {
+    const heads = ['disease', 'chemical', 'gene']
+    expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual(heads.flatMap((head) => [42, 43, 44].map((seed) => [`teacher-${head}-doc-s${seed}`, head, `${OUT}/1-teacher-${head}-doc-s${seed}`])))
+    expect(plan.teachers.map((t) => values(t.args, '--seed')[0])).toEqual(heads.flatMap(() => ['42', '43', '44']))
+    const [disease, chemical, gene] = [plan.teachers[0], plan.teachers[3], plan.teachers[6]]
+    // A seed's teacher differs from another of its head by the seed and the folder only.
     const other = (args: string[]) => args.map((a, i) => (args[i - 1] === '--seed' || args[i - 1] === '--out' ? '·' : a))
     expect(other(plan.teachers[1].args)).toEqual(other(disease.args))
-    expect(other(plan.teachers[3].args).filter((a) => a !== '--doc-level')).toEqual(other(disease.args))
-    expect(plan.teachers.filter((t) => t.args.includes('--doc-level')).map((t) => t.name)).toEqual(['teacher-disease-doc-s42', 'teacher-disease-doc-s43'])
+    expect(other(plan.teachers[5].args)).toEqual(other(chemical.args))
     expect(values(disease.args, '--task')).toEqual([
       `disease=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`,
       `disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`,
@@ -87,23 +80,25 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(t.args[0]).toBe('train')
       expect(values(t.args, '--arch')).toEqual(['word-lstm'])
       expect(values(t.args, '--out')).toEqual([t.dir])
-      expect(values(t.args, '--lstm-hidden')).toEqual(['300'])
+      expect(t.args).toContain('--doc-level')
+      // train's default width (2 × 200), so no flag; 15 minutes each.
+      expect(t.args).not.toContain('--lstm-hidden')
+      expect(values(t.args, '--minutes')).toEqual(['15'])
       expect(t.args).not.toContain('--teacher')
     }
-    // The student is 2 × 300 too (int8 runs its BiLSTM on int8 weights: the latency budget), its
+    // The student is 2 × 300 (int8 runs its BiLSTM on int8 weights: the latency budget), its
     // rate falling to 0 over a fixed number of epochs.
     expect(values(plan.student.args, '--lstm-hidden')).toEqual(['300'])
     expect(values(plan.student.args, '--lr-schedule')).toEqual(['linear'])
-    expect(values(plan.student.args, '--epochs')).toEqual(['14'])
+    expect(values(plan.student.args, '--epochs')).toEqual(['10'])
     expect(plan.int8.args).toContain('--int8-lstm')
-    for (const t of plan.teachers) expect(values(t.args, '--minutes')).toEqual(['26'])
-    // The session-16 run's teachers (train's default width, 22 minutes) are this recipe's with those settings.
-    const older = wordPlan(OUT, DATA, sets, { lstmHidden: 200, minutes: 22 })
-    for (const t of older.teachers) {
-      expect(t.args).not.toContain('--lstm-hidden')
-      expect(values(t.args, '--minutes')).toEqual(['22'])
+    // --teacher-hidden / --teacher-minutes: the width is a flag only when it is not train's default.
+    const wider = wordPlan(OUT, DATA, sets, { lstmHidden: 300, minutes: 26 })
+    for (const t of wider.teachers) {
+      expect(values(t.args, '--lstm-hidden')).toEqual(['300'])
+      expect(values(t.args, '--minutes')).toEqual(['26'])
     }
-    expect(older.student.args).toEqual(plan.student.args)
+    expect(wider.student.args).toEqual(plan.student.args)
   })
 
   it('makes the word vectors first, and every teacher and the student start from them', () => {
@@ -115,8 +110,8 @@ describe('the word-lstm plan: a head per entity type', () => {
 
   it('trains the character LM, and only the chemical teachers read it (resumable like the teachers)', () => {
     const lm = `${OUT}/0-char-lm`
-    expect(plan.charLm.args).toEqual(['charlm', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--hidden', '256', '--seed', '42', '--minutes', '75', '--threads', '1', '--out', lm])
-    expect(plan.charLm.resumeArgs).toEqual(['charlm', '--resume', '--minutes', '75', '--threads', '1', '--out', lm])
+    expect(plan.charLm.args).toEqual(['charlm', '--text', `${DATA}/unlabeled/biomed-sentences.txt`, '--hidden', '256', '--seed', '42', '--minutes', '40', '--threads', '1', '--out', lm])
+    expect(plan.charLm.resumeArgs).toEqual(['charlm', '--resume', '--minutes', '40', '--threads', '1', '--out', lm])
     for (const t of plan.teachers) {
       expect(values(t.args, '--char-lm'), t.name).toEqual(t.head === 'chemical' ? [lm] : [])
       expect(t.charLm, t.name).toBe(t.head === 'chemical')
@@ -124,39 +119,44 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(plan.student.args).not.toContain('--char-lm')
   })
 
-  it('runs the character LM first, the teachers that do not read it beside it, and those that do after it', async () => {
+  it('runs the character LM and the word vectors side by side, then the teachers that do not read the LM beside it, and those that do after it', async () => {
     const events: string[] = []
-    let release: () => void = () => {}
-    const lmFinished = new Promise<void>((r) => (release = r))
-    const runs = teachersAndCharLm(plan.charLm, plan.teachers, 2, async (stage) => {
+    let releaseLm: () => void = () => {}
+    let releaseVectors: () => void = () => {}
+    const lmFinished = new Promise<void>((r) => (releaseLm = r))
+    const vectorsFinished = new Promise<void>((r) => (releaseVectors = r))
+    const runs = teachersAndCharLm(plan.vectors, plan.charLm, plan.teachers, 2, async (stage) => {
       events.push(`start ${stage.name}`)
       if (stage === plan.charLm) await lmFinished
+      else if (stage === plan.vectors) await vectorsFinished
       else await new Promise((r) => setTimeout(r, 1))
       events.push(`end ${stage.name}`)
       return stage.name
     })
+    await new Promise((r) => setTimeout(r, 20))
+    // Both started at once; no teacher starts before the vectors are written.
+    expect(events).toEqual(['start char-lm', 'start vectors'])
+    releaseVectors()
     await new Promise((r) => setTimeout(r, 50))
-    // While the LM trains, the eight teachers without it ran in the other slot; none of the chemical ones started.
-    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(8)
+    // While the LM trains, the six teachers without it ran in the other slot; none of the chemical ones started.
+    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(6)
     expect(events.some((e) => e.includes('chemical'))).toBe(false)
-    release()
+    releaseLm()
     const done = await runs
-    expect(done.map(([s]) => s.name)).toEqual(['char-lm', ...plan.teachers.filter((t) => !t.charLm).map((t) => t.name), ...plan.teachers.filter((t) => t.charLm).map((t) => t.name)])
-    expect(events.indexOf('end char-lm')).toBeLessThan(events.indexOf('start teacher-chemical-s42'))
-    // No teacher reads it: it does not run.
+    expect(done.map(([s]) => s.name)).toEqual(['char-lm', 'vectors', ...plan.teachers.filter((t) => !t.charLm).map((t) => t.name), ...plan.teachers.filter((t) => t.charLm).map((t) => t.name)])
+    expect(events.indexOf('end char-lm')).toBeLessThan(events.indexOf('start teacher-chemical-doc-s42'))
+    // No teacher reads it: it does not run, and the vectors still come first.
     const without = plan.teachers.map((t) => ({ ...t, charLm: false }))
-    expect((await teachersAndCharLm(plan.charLm, without, 2, async (s) => s.name)).map(([s]) => s.name)).not.toContain('char-lm')
+    const names = (await teachersAndCharLm(plan.vectors, plan.charLm, without, 2, async (s) => s.name)).map(([s]) => s.name)
+    expect(names).not.toContain('char-lm')
+    expect(names[0]).toBe('vectors')
   })
 
   it("the student has the four corpora on three type heads and each head's teachers", () => {
     const a = plan.student.args
     expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
     expect(values(a, '--task')).toContain(`disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`)
-    expect(values(a, '--teacher')).toEqual([
-      ...[42, 43, 44].map((seed) => `disease=${OUT}/1-teacher-disease-s${seed}`),
-      ...[42, 43].map((seed) => `disease=${OUT}/1-teacher-disease-doc-s${seed}`),
-      ...['chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-s${seed}`)),
-    ])
+    expect(values(a, '--teacher')).toEqual(['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-doc-s${seed}`)))
     // Windows of up to 64 words over documents (and transfer passages of 10 lines), not sentences.
     expect(a).toContain('--doc-level')
     expect(values(a, '--max-length')).toEqual(['64'])
@@ -286,7 +286,9 @@ describe('an earlier run folder', () => {
     }
     expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
     put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
-    put('1-teacher-disease-s42', stageCommand(p.teachers[0]))
+    put('1-teacher-disease-doc-s42', stageCommand(p.teachers[0]))
+    // A sentence-level teacher of the recipe before every teacher read windows over documents.
+    put('1-teacher-gene-s43', ['fastbioner', 'train', '--task', 'gene=a:b', '--lstm-hidden', '300', '--out', join(out, '1-teacher-gene-s43')])
     put('2-student', oldStudent)
     // The per-corpus recipe's int8 (head ncbi) in 3-int8; the layout with the gold stage (2026-12-03 to
     // 12-05): its model in 3-gold, int8 in 4-int8.
@@ -296,9 +298,9 @@ describe('an earlier run folder', () => {
     put('4-eval', ['fastbioner', 'eval', '…'])
     mkdirSync(join(out, 'notes'))
     const found = foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])
-    expect(found).toHaveLength(6)
-    expect(found.slice(0, 3)).toEqual(['1-teacher-ncbi', '3-gold', '4-int8'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
-    expect(found.slice(3).map((l) => l.split(' ')[0])).toEqual(['2-student', '3-int8', '4-eval'].map((d) => join(out, d, 'stage.json')))
+    expect(found).toHaveLength(7)
+    expect(found.slice(0, 4).sort()).toEqual(['1-teacher-gene-s43', '1-teacher-ncbi', '3-gold', '4-int8'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
+    expect(found.slice(4).map((l) => l.split(' ')[0])).toEqual(['2-student', '3-int8', '4-eval'].map((d) => join(out, d, 'stage.json')))
   })
 
   it('train:default refuses it before training anything', () => {
@@ -344,17 +346,25 @@ describe('the model card', () => {
     expect(wordModelCard(input)).toContain(
       'MB on disk. The BiLSTM runs on int8 weights\n(one scale per gate column and direction',
     )
-    expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 14 epochs')
-    expect(card).toContain('trained on that head\'s corpora; 2 of them (head `disease`) read windows over whole documents instead of single sentences; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
-    expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 75 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
+    expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 10 epochs')
+    expect(card).toContain('trained on that head\'s corpora; each reads windows of up to 128 words over whole documents instead of single sentences; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
+    expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 40 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
     expect(card).toContain('the rules see parts of abstracts')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
     expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
-    expect(card).toContain('teacher `gene` seed 44 (devel F1 90.0')
-    expect(card).toContain('It learnt from 11 teachers, 3–5 word taggers per head (one per seed, BiLSTM 2 × 300)')
-    expect(card).toContain('| 1.4 teacher `disease` on windows over documents, seed 42 (devel F1')
+    expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
+    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 200)')
+    // Said once, not on each row, when every teacher reads windows.
+    expect(card).toContain('| 1.4 teacher `chemical` seed 42 (devel F1')
+    expect(card).not.toContain('on windows over documents,')
+    // A folder whose teachers read sentences, but for two of the disease head: said per row and counted.
+    const mixed = teachers.map((t, i) => (i < 2 ? t : { ...t, record: { ...t.record, command: t.record.command.filter((a) => a !== '--doc-level') } }))
+    const mixedCard = wordModelCard({ ...input, teachers: mixed })
+    expect(mixedCard).toContain("trained on that head's corpora; 2 of them (head `disease`) read windows over whole documents instead of single sentences;")
+    expect(mixedCard).toContain('| 1.2 teacher `disease` on windows over documents, seed 43 (devel F1')
+    expect(mixedCard).toContain('| 1.3 teacher `disease` seed 44 (devel F1')
     expect(card).toContain('It reads a document in overlapping windows of up to 64 words across sentence boundaries\n(train --doc-level), not one sentence at a time.')
     expect(card).toContain('and from 66 k training windows: the gold')
     expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
@@ -363,6 +373,10 @@ describe('the model card', () => {
     expect(card).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5).')
     expect(card).toContain("| 3 int8 of the student's model (NCBI-disease devel F1, head `disease`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/2-student")
     expect(card).toContain('| 4 evaluation + latency |')
+    // One blank line between the stage table and the student line; a stage run by hand says so between them.
+    expect(card).toMatch(/with and without the document rules \| 2\.0 min \|\n\nStudent: best epoch/)
+    const noted = wordModelCard({ ...input, vectors: { ...vectors, note: 'run by hand elsewhere' } })
+    expect(noted).toMatch(/\| 2\.0 min \|\n\nStage vectors: run by hand elsewhere\.\n\nStudent: best epoch/)
     expect(card).not.toMatch(/gold corpora (alone|only)|gold stage/)
     expect(card).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
