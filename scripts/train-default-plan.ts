@@ -270,8 +270,8 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * threads; the minutes only bound a slower machine.
  * Windows of up to 64 words over the documents (train --doc-level --max-length 64; the transfer
  * text as passages of 10 consecutive lines, which the document-level teachers tag in context)
- * instead of sentences: the same command otherwise, with WORD_DOC_TEACHER's two teachers besides the
- * nine (2026-12-05, one seed): int8 devel with the document rules 84.45 / 91.20 / 79.54 / 80.86,
+ * instead of sentences: the same command otherwise, with two disease teachers on windows besides
+ * the nine then in the recipe (2026-12-05, one seed): int8 devel with the document rules 84.45 / 91.20 / 79.54 / 80.86,
  * mean 84.01, against the sentence-level student's 84.54 / 90.79 / 79.76 / 80.62 (83.93): level
  * within one seed's noise, chosen by this recipe's rule (the higher mean devel F1). Windows of 128
  * would cost a third more tagging time than sentences; 64 cost none (bench/accuracy-notes.md).
