@@ -244,8 +244,9 @@ export const WORD_VECTORS = { seed: 42, file: 'words.vec' }
  * that the recipe runs within 3 hours: held out 2.180 bits per character at 40 minutes (session 27,
  * beside a teacher), against 2.264 after the first pass and 2.169 at 75 (the recipe's LM until
  * then); five epochs (116 minutes, 2.100) gave the chemical teachers no more than noise. It trains
- * beside the word vectors and the teachers that do not read it; those that do wait for it. The student does not read it (the
- * latency budget): what it adds reaches the student through its teachers' labels.
+ * beside the word vectors and the teachers that do not read it; those that do wait for it. The
+ * student does not read it (the latency budget): what it adds reaches the student through its
+ * teachers' labels.
  */
 export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, heads: ['chemical'] as readonly string[] }
 
@@ -271,8 +272,8 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * Windows of up to 64 words over the documents (train --doc-level --max-length 64; the transfer
  * text as passages of 10 consecutive lines, which the document-level teachers tag in context)
  * instead of sentences: the same command otherwise, with two disease teachers on windows besides
- * the nine then in the recipe (2026-12-05, one seed): int8 devel with the document rules 84.45 / 91.20 / 79.54 / 80.86,
- * mean 84.01, against the sentence-level student's 84.54 / 90.79 / 79.76 / 80.62 (83.93): level
+ * the nine then in the recipe (2026-12-05, one seed): int8 devel with the document rules 84.45 /
+ * 91.20 / 79.54 / 80.86, mean 84.01, against the sentence-level student's 84.54 / 90.79 / 79.76 / 80.62 (83.93): level
  * within one seed's noise, chosen by this recipe's rule (the higher mean devel F1). Windows of 128
  * would cost a third more tagging time than sentences; 64 cost none (bench/accuracy-notes.md).
  * 10 epochs instead of 14, with the nine teachers on windows (WORD_TEACHER), so that the recipe runs
@@ -346,22 +347,22 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     resumeArgs: ['charlm', '--resume', ...lmTime, '--out', charLmDir],
     resumeMarker: 'optimizer.safetensors',
   }
-  const teachers = typeHeads(sets).flatMap(({ head, corpora }) => {
-    const doc = WORD_TEACHER.docLevel
-    return WORD_TEACHER.seeds.map((seed) => {
-        const name = `teacher-${head}${doc ? '-doc' : ''}-s${seed}`
-        const dir = join(out, `1-${name}`)
-        const readsLm = WORD_CHAR_LM.heads.includes(head)
-        return {
-          name,
-          head,
-          dir,
-          charLm: readsLm,
-          args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(readsLm ? ['--char-lm', charLmDir] : []), ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...(doc ? ['--doc-level'] : []), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)],
-          ...resumable(dir, WORD_TEACHER.threads),
-        }
-      })
-  })
+  const doc = WORD_TEACHER.docLevel
+  const teachers = typeHeads(sets).flatMap(({ head, corpora }) =>
+    WORD_TEACHER.seeds.map((seed) => {
+      const name = `teacher-${head}${doc ? '-doc' : ''}-s${seed}`
+      const dir = join(out, `1-${name}`)
+      const readsLm = WORD_CHAR_LM.heads.includes(head)
+      return {
+        name,
+        head,
+        dir,
+        charLm: readsLm,
+        args: ['train', ...taskArgs(corpora), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(readsLm ? ['--char-lm', charLmDir] : []), ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...(doc ? ['--doc-level'] : []), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)],
+        ...resumable(dir, WORD_TEACHER.threads),
+      }
+    }),
+  )
   const studentDir = join(out, '2-student')
   const student: Stage = {
     name: 'student',

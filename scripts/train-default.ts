@@ -248,13 +248,10 @@ function iobText(path: string): string {
 }
 
 /**
- * Trains the teachers that have not run, --parallel at a time (each on one thread; those named in
- * --stages only, when given); null when some teacher is still missing. A teacher that fails stops
- * the run once the others under way have finished (their records kept).
- */
-/**
- * The teachers, side by side, and the character LM some of them read: it runs first, beside the
- * teachers that do not read it; one that does waits for it. Null when --stages left some out.
+ * The word vectors, the character LM some teachers read and the teachers that have not run,
+ * --parallel at a time, one thread each (teachers named in --stages only, when given; the order is
+ * teachersAndCharLm's). Null when --stages left a teacher out. A stage that fails stops the run once
+ * the others under way have finished (their records kept).
  */
 async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'vectors' | 'charLm' | 'teachers'>): Promise<{ vectors: StageRecord; teachers: Array<{ head: string; record: StageRecord }>; charLm: StageRecord | null } | null> {
   const { teachers } = plan
