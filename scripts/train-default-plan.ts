@@ -211,24 +211,13 @@ function taskArgs(sets: readonly TypeCorpus[]): string[] {
  * epochs in 12–13 minutes, the gene ones reach 24). Devel means of the three seeds in the session-27
  * run, against 2 × 300 for 26 minutes on windows: NCBI-disease 84.11 (85.04), BC5CDR Disease 79.21
  * (78.74), Chemical 90.63 (90.83, with a 75-minute LM), BC2GM 80.30 (80.28).
- *
- * But the disease teachers at 2 × 300 for 26 minutes (byHead): the student came within 0.2–0.8 of
- * its teachers' votes in that run, and NCBI-disease is the corpus furthest from its goal. The
- * 2 × 300 ones voted 85.55 on NCBI-disease devel against 84.72, 80.05 on BC5CDR Disease against
- * 79.93 (bench:ensemble, three seeds each). 25 epochs take them about 23 minutes; three in two
- * lanes add about 20 minutes to the recipe.
  */
-export const WORD_TEACHER = { minutes: 15, seeds: [42, 43, 44], threads: 1, lstmHidden: 200, docLevel: true, byHead: { disease: { lstmHidden: 300, minutes: 26 } } as Readonly<Record<string, TeacherSettings>> }
+export const WORD_TEACHER = { minutes: 15, seeds: [42, 43, 44], threads: 1, lstmHidden: 200, docLevel: true }
 
-/** A head's teachers' width and time cap (train-default's --teacher-hidden, --teacher-minutes set them for every head). */
+/** The teachers' width and time cap for one run (train-default's --teacher-hidden, --teacher-minutes). */
 export interface TeacherSettings {
   lstmHidden: number
   minutes: number
-}
-
-/** The width and cap of `head`'s teachers: `given` for every head when given, else WORD_TEACHER's for the head. */
-export function teacherSettings(head: string, given?: TeacherSettings): TeacherSettings {
-  return given ?? WORD_TEACHER.byHead[head] ?? { lstmHidden: WORD_TEACHER.lstmHidden, minutes: WORD_TEACHER.minutes }
 }
 
 /**
@@ -338,11 +327,10 @@ export interface WordPlan {
 }
 
 /**
- * Every stage of the word-lstm recipe in a run folder; `teacherFlags`: one width and cap for every
- * head's teachers (default WORD_TEACHER's per head, teacherSettings). The width of train's default
- * is given as no flag, so a run made with it, e.g. the session-16 one, is this recipe's with 200 / 22.
+ * Every stage of the word-lstm recipe in a run folder; `teacher`: the teachers' width and cap (default WORD_TEACHER's; the width of train's default is
+ * given as no flag, so a run made with it, e.g. the session-16 one, is this recipe's with 200 / 22).
  */
-export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], teacherFlags?: TeacherSettings): WordPlan {
+export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[], teacher: TeacherSettings = WORD_TEACHER): WordPlan {
   const unlabeled = join(data, 'unlabeled', 'biomed-sentences.txt')
   const trainOpts = (o: { minutes: number; seed: number; threads: number }, dir: string) => ['--minutes', String(o.minutes), '--seed', String(o.seed), '--threads', String(o.threads), '--out', dir]
   // An interrupted word-tagger stage continues from its last kept epoch, its minutes counting the time before.
@@ -365,7 +353,6 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
       const name = `teacher-${head}${doc ? '-doc' : ''}-s${seed}`
       const dir = join(out, `1-${name}`)
       const readsLm = WORD_CHAR_LM.heads.includes(head)
-      const teacher = teacherSettings(head, teacherFlags)
       return {
         name,
         head,
@@ -493,21 +480,15 @@ function seedOf(r: StageRecord): string {
   return i >= 0 ? r.command[i + 1] : '?'
 }
 
-/** The teachers' BiLSTM width from their commands ("2 × 300"), or per head when it differs ("2 × 300 for `disease`, 2 × 200 for `chemical`, `gene`"); train's default 200 when not given. */
-function teacherWidths(teachers: ReadonlyArray<{ head: string; record: StageRecord }>): string {
-  const widthOf = (r: StageRecord) => {
+/** The teachers' BiLSTM width(s) from their commands ("300", or "200–300" when they differ); train's default 200 when not given. */
+function teacherWidths(teachers: ReadonlyArray<{ record: StageRecord }>): string {
+  const widths = teachers.map(({ record: r }) => {
     const i = r.command.indexOf('--lstm-hidden')
     return Number(i >= 0 ? r.command[i + 1] : WORD_TAGGER_DEFAULTS.lstmHidden)
-  }
-  const heads = new Map<number, string[]>()
-  for (const t of teachers) {
-    const w = widthOf(t.record)
-    const hs = heads.get(w) ?? []
-    if (!hs.includes(t.head)) hs.push(t.head)
-    heads.set(w, hs)
-  }
-  if (heads.size === 1) return `2 × ${[...heads.keys()][0]}`
-  return [...heads].map(([w, hs]) => `2 × ${w} for ${hs.map((h) => `\`${h}\``).join(', ')}`).join(', ')
+  })
+  const lo = Math.min(...widths)
+  const hi = Math.max(...widths)
+  return lo === hi ? String(lo) : `${lo}–${hi}`
 }
 
 /** "3" when every head has three teachers, else the counts ("1–3"). */
@@ -587,7 +568,7 @@ word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(
 (one scale per gate column and direction, quantized when the model loads; onnxruntime's
 DynamicQuantizeLSTM).` : ''}${docText}
 
-It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed, BiLSTM ${teacherWidths(c.teachers)}) trained on that head's corpora${docTeacherText}${lmText}, and from ${(run.train_examples / 1000).toFixed(0)} k training ${studentDoc ? 'windows' : 'sentences'}: the gold
+It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed, BiLSTM 2 × ${teacherWidths(c.teachers)}) trained on that head's corpora${docTeacherText}${lmText}, and from ${(run.train_examples / 1000).toFixed(0)} k training ${studentDoc ? 'windows' : 'sentences'}: the gold
 corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each head's teachers tagged,
 the head learning the mentions more than half of them agree on (sequence-level knowledge distillation,
 Kim & Rush 2016, from an ensemble; MT-BioNER's multi-teacher, multi-task setting with the teachers'

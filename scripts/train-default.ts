@@ -57,8 +57,7 @@ interface Options {
   /** Teachers trained side by side (one thread each). */
   parallel: number
   /** word-lstm: the teachers' BiLSTM width and time cap. */
-  /** One width and cap for every head's teachers, when a flag gave either; else the recipe's per head. */
-  teacher?: TeacherSettings
+  teacher: TeacherSettings
 }
 
 function parseArgs(argv: string[]): Options {
@@ -68,7 +67,7 @@ function parseArgs(argv: string[]): Options {
   let install = false
   let recipe: Options['recipe'] = 'word-lstm'
   let parallel = 2
-  let teacher: TeacherSettings | undefined
+  const teacher: TeacherSettings = { lstmHidden: WORD_TEACHER.lstmHidden, minutes: WORD_TEACHER.minutes }
   const positive = (flag: string, value: string): number => {
     const n = Number(value)
     if (!Number.isInteger(n) || n < 1) {
@@ -83,8 +82,8 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--data') data = argv[++i]
     else if (a === '--stages') stages = new Set(argv[++i].split(','))
     else if (a === '--install') install = true
-    else if (a === '--teacher-hidden') teacher = { lstmHidden: positive(a, argv[++i]), minutes: teacher?.minutes ?? WORD_TEACHER.minutes }
-    else if (a === '--teacher-minutes') teacher = { lstmHidden: teacher?.lstmHidden ?? WORD_TEACHER.lstmHidden, minutes: positive(a, argv[++i]) }
+    else if (a === '--teacher-hidden') teacher.lstmHidden = positive(a, argv[++i])
+    else if (a === '--teacher-minutes') teacher.minutes = positive(a, argv[++i])
     else if (a === '--parallel') {
       parallel = Number(argv[++i])
       if (!Number.isInteger(parallel) || parallel < 1) {
@@ -124,9 +123,8 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
   --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
                  the recipe was timed on)
   --teacher-hidden N, --teacher-minutes M
-                 word-lstm: one BiLSTM width and time cap for every head's teachers (either flag alone
-                 takes the other from the recipe's default, ${WORD_TEACHER.lstmHidden} / ${WORD_TEACHER.minutes}); without them ${Object.entries(WORD_TEACHER.byHead).map(([h, t]) => `${h} ${t.lstmHidden} / ${t.minutes}`).join(', ')}, the
-                 others ${WORD_TEACHER.lstmHidden} / ${WORD_TEACHER.minutes}; the width is a flag only when it is not train's default (200)
+                 word-lstm: the teachers' BiLSTM width (default ${WORD_TEACHER.lstmHidden}) and time cap (default
+                 ${WORD_TEACHER.minutes}); the width is a flag only when it is not train's default (200)
   --install      after the run, copy the candidate's model files into resources/models/default
   --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
                  per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
@@ -316,7 +314,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     if (opts.install) process.exitCode = 1
     return
   }
-  const teacherFlags = opts.teacher ? ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}` : ''
+  const teacherFlags = opts.teacher.lstmHidden === WORD_TEACHER.lstmHidden && opts.teacher.minutes === WORD_TEACHER.minutes ? '' : ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}`
   process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out}${teacherFlags} --install\n`)
   if (opts.install) install(plan.shipDir)
 }

@@ -81,16 +81,10 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(values(t.args, '--arch')).toEqual(['word-lstm'])
       expect(values(t.args, '--out')).toEqual([t.dir])
       expect(t.args).toContain('--doc-level')
+      // train's default width (2 × 200), so no flag; 15 minutes each.
+      expect(t.args).not.toContain('--lstm-hidden')
+      expect(values(t.args, '--minutes')).toEqual(['15'])
       expect(t.args).not.toContain('--teacher')
-      // The disease teachers 2 × 300 for 26 minutes; the others train's default width (2 × 200,
-      // so no flag), 15 minutes each.
-      if (t.head === 'disease') {
-        expect(values(t.args, '--lstm-hidden')).toEqual(['300'])
-        expect(values(t.args, '--minutes')).toEqual(['26'])
-      } else {
-        expect(t.args).not.toContain('--lstm-hidden')
-        expect(values(t.args, '--minutes')).toEqual(['15'])
-      }
     }
     // The student is 2 × 300 (int8 runs its BiLSTM on int8 weights: the latency budget), its
     // rate falling to 0 over a fixed number of epochs.
@@ -98,17 +92,11 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(plan.student.args, '--lr-schedule')).toEqual(['linear'])
     expect(values(plan.student.args, '--epochs')).toEqual(['10'])
     expect(plan.int8.args).toContain('--int8-lstm')
-    // --teacher-hidden / --teacher-minutes set every head's teachers; the width is a flag only
-    // when it is not train's default.
-    const wider = wordPlan(OUT, DATA, sets, { lstmHidden: 256, minutes: 20 })
+    // --teacher-hidden / --teacher-minutes: the width is a flag only when it is not train's default.
+    const wider = wordPlan(OUT, DATA, sets, { lstmHidden: 300, minutes: 26 })
     for (const t of wider.teachers) {
-      expect(values(t.args, '--lstm-hidden')).toEqual(['256'])
-      expect(values(t.args, '--minutes')).toEqual(['20'])
-    }
-    const narrow = wordPlan(OUT, DATA, sets, { lstmHidden: 200, minutes: 15 })
-    for (const t of narrow.teachers) {
-      expect(t.args).not.toContain('--lstm-hidden')
-      expect(values(t.args, '--minutes')).toEqual(['15'])
+      expect(values(t.args, '--lstm-hidden')).toEqual(['300'])
+      expect(values(t.args, '--minutes')).toEqual(['26'])
     }
     expect(wider.student.args).toEqual(plan.student.args)
   })
@@ -367,10 +355,7 @@ describe('the model card', () => {
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
     expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
     expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
-    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 300 for `disease`, 2 × 200 for `chemical`, `gene`)')
-    // One width is said once.
-    const sameWidth = wordModelCard({ ...input, teachers: wordPlan(OUT, DATA, sets, { lstmHidden: 256, minutes: 20 }).teachers.map((t, i) => ({ ...teachers[i], record: { ...teachers[i].record, command: stageCommand(t) } })) })
-    expect(sameWidth).toContain('(one per seed, BiLSTM 2 × 256)')
+    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 200)')
     // Said once, not on each row, when every teacher reads windows.
     expect(card).toContain('| 1.4 teacher `chemical` seed 42 (devel F1')
     expect(card).not.toContain('on windows over documents,')
