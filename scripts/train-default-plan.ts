@@ -119,7 +119,7 @@ export async function inParallel<T, R>(items: readonly T[], parallel: number, ru
  * teacher waits for the vectors, and one that reads the LM for it too. Each stage run with its
  * result, the vectors' and LM's included.
  */
-export async function teachersAndCharLm<S extends Stage & { charLm: boolean }, R>(vectors: Stage, charLm: Stage, teachers: readonly S[], parallel: number, run: (stage: Stage) => Promise<R>): Promise<Array<readonly [Stage, R]>> {
+export async function vectorsLmAndTeachers<S extends Stage & { charLm: boolean }, R>(vectors: Stage, charLm: Stage, teachers: readonly S[], parallel: number, run: (stage: Stage) => Promise<R>): Promise<Array<readonly [Stage, R]>> {
   let lmDone: Promise<R> | null = null
   let vectorsDone: Promise<R> | null = null
   const order: Stage[] = [...(teachers.some((t) => t.charLm) ? [charLm] : []), vectors, ...teachers.filter((t) => !t.charLm), ...teachers.filter((t) => t.charLm)]
@@ -520,8 +520,8 @@ export function wordModelCard(c: WordCardInput): string {
   const best = run.epochs.find((e) => e.epoch === run.best_epoch)
   const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
   const heads = typeHeads(c.sets)
-  // Teachers and student that read windows over whole documents (train --doc-level) instead of
-  // sentences; when every teacher does, said once instead of on each row.
+  // Teachers that read windows over whole documents (train --doc-level) instead of sentences; when
+  // every teacher does, said once instead of on each row.
   const docTeachers = c.teachers.filter((t) => t.record.command.includes('--doc-level'))
   const allDoc = docTeachers.length === c.teachers.length
   const teacherRows = c.teachers.map((t, i) => {

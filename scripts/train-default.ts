@@ -21,7 +21,7 @@ import {
   cardIntro,
   foreignStages,
   inParallel,
-  teachersAndCharLm,
+  vectorsLmAndTeachers,
   LATENCY_THREADS,
   MAX_INT8_DROP,
   minutes,
@@ -250,7 +250,7 @@ function iobText(path: string): string {
 /**
  * The word vectors, the character LM some teachers read and the teachers that have not run,
  * --parallel at a time, one thread each (teachers named in --stages only, when given; the order is
- * teachersAndCharLm's). Null when --stages left a teacher out. A stage that fails stops the run once
+ * vectorsLmAndTeachers's). Null when --stages left a teacher out. A stage that fails stops the run once
  * the others under way have finished (their records kept).
  */
 async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'vectors' | 'charLm' | 'teachers'>): Promise<{ vectors: StageRecord; teachers: Array<{ head: string; record: StageRecord }>; charLm: StageRecord | null } | null> {
@@ -261,7 +261,7 @@ async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'vectors' | 'cha
     process.stderr.write(`[${t.name}] not run (not in --stages)\n`)
     return false
   })
-  for (const [t, record] of await teachersAndCharLm(plan.vectors, plan.charLm, todo, opts.parallel, (t) => runStage(t, opts))) records.set(t.name, record)
+  for (const [t, record] of await vectorsLmAndTeachers(plan.vectors, plan.charLm, todo, opts.parallel, (t) => runStage(t, opts))) records.set(t.name, record)
   if (todo.length < teachers.length) return null
   return { vectors: records.get(plan.vectors.name)!, teachers: teachers.map((t) => ({ head: t.head, record: records.get(t.name)! })), charLm: records.get(plan.charLm.name) ?? null }
 }

@@ -17,7 +17,7 @@ import {
   typeCorpora,
   wordModelCard,
   wordPlan,
-  teachersAndCharLm,
+  vectorsLmAndTeachers,
   type EvalSummary,
   type StageRecord,
 } from '../../../scripts/train-default-plan'
@@ -125,7 +125,7 @@ describe('the word-lstm plan: a head per entity type', () => {
     let releaseVectors: () => void = () => {}
     const lmFinished = new Promise<void>((r) => (releaseLm = r))
     const vectorsFinished = new Promise<void>((r) => (releaseVectors = r))
-    const runs = teachersAndCharLm(plan.vectors, plan.charLm, plan.teachers, 2, async (stage) => {
+    const runs = vectorsLmAndTeachers(plan.vectors, plan.charLm, plan.teachers, 2, async (stage) => {
       events.push(`start ${stage.name}`)
       if (stage === plan.charLm) await lmFinished
       else if (stage === plan.vectors) await vectorsFinished
@@ -147,7 +147,7 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(events.indexOf('end char-lm')).toBeLessThan(events.indexOf('start teacher-chemical-doc-s42'))
     // No teacher reads it: it does not run, and the vectors still come first.
     const without = plan.teachers.map((t) => ({ ...t, charLm: false }))
-    const names = (await teachersAndCharLm(plan.vectors, plan.charLm, without, 2, async (s) => s.name)).map(([s]) => s.name)
+    const names = (await vectorsLmAndTeachers(plan.vectors, plan.charLm, without, 2, async (s) => s.name)).map(([s]) => s.name)
     expect(names).not.toContain('char-lm')
     expect(names[0]).toBe('vectors')
   })
