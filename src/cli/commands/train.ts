@@ -126,7 +126,8 @@ ${mapTypesHelp(22)}
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
   --average-last N    checkpoint averaging: score the mean of the last N epochs' weights on
                       devel after training and keep it if it beats the best epoch; default
-                      ${SCRATCH_RECIPE.averageLast >= 2 ? `${SCRATCH_RECIPE.averageLast} from scratch with --dev, ` : ''}0 (off)
+                      ${SCRATCH_RECIPE.averageLast >= 2 ? `${SCRATCH_RECIPE.averageLast} from scratch with --dev (bert), ` : ''}0 (off); a resumed run
+                      averages the epochs it ran since resuming
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
   --threads N         onnxruntime intra-op threads (default: all cores)
@@ -194,9 +195,7 @@ export async function run(argv: string[]): Promise<number> {
     const wantCrf = v.crf ?? (scratch && SCRATCH_RECIPE.crf && !v['no-crf'])
     const augmentCopies = intOpt(v['augment-mentions'], '--augment-mentions', 0) ?? (scratch ? SCRATCH_RECIPE.augmentCopies : 0)
     const hasDev = v.dev !== undefined || taskSpecs.some((t) => t.dev !== undefined)
-    const averageOpt = intOpt(v['average-last'], '--average-last', 0)
-    if (averageOpt !== undefined && averageOpt >= 2 && !hasDev) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
-    const averageLast = averageOpt ?? (scratch && hasDev ? SCRATCH_RECIPE.averageLast : 0)
+    const averageLast = averageLastOpt(v, hasDev) ?? (scratch && hasDev ? SCRATCH_RECIPE.averageLast : 0)
     const vocabSize = intOpt(v['vocab-size'], '--vocab-size', 100) ?? (wordLevel ? SCRATCH_RECIPE.wordLevelVocabSize : SCRATCH_RECIPE.vocabSize)
     const quiet = v.quiet ?? false
     const log = stderrLog(quiet)
@@ -328,10 +327,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (result.cancelled) logStopped(log, result, outDir)
     else if (result.stoppedEarly) log(`early stop after epoch ${result.epochs.at(-1)?.epoch}: no devel improvement for ${patience} epoch(s)`)
-    if (result.averaged) {
-      const a = result.averaged
-      log(`checkpoint average of epochs ${a.epochs.join(', ')}: devel F1 ${a.dev.f1.toFixed(4)} — ${a.kept ? 'kept (better than every single epoch)' : 'not kept (the best epoch is better)'}`)
-    }
+    logAveraged(log, result)
     logDone(log, result)
     writeJsonLine({
       out: result.checkpointDir,
@@ -454,8 +450,20 @@ const taskScoresLogger = (log: (line: string) => void) => (epoch: number, scores
 type RunOutcome = Pick<RunResult, 'steps' | 'plannedSteps' | 'epochs' | 'bestEpoch' | 'bestDevF1' | 'checkpointDir' | 'cancelled' | 'stoppedEarly' | 'trainTokens' | 'tokensPerSecond' | 'trainSeconds' | 'evalSeconds'> & {
   trainExamples: number
   wallSeconds: number
-  /** Checkpoint averaging's outcome (BERT runs with --average-last); a kept average is saved under its last epoch. */
-  averaged?: { epochs: number[]; kept: boolean } | null
+  /** Checkpoint averaging's outcome (--average-last); a kept average is saved under its last epoch. */
+  averaged?: { epochs: number[]; dev: { f1: number }; kept: boolean } | null
+}
+
+/** --average-last N, which needs devel (the average is kept only when devel says it is better). */
+function averageLastOpt(v: OptionValues<typeof OPTIONS>, hasDev: boolean): number | undefined {
+  const n = intOpt(v['average-last'], '--average-last', 0)
+  if (n !== undefined && n >= 2 && !hasDev) throw new CliError('--average-last keeps the average only when devel says it is better: give --dev', 2)
+  return n
+}
+
+function logAveraged(log: (line: string) => void, r: RunOutcome): void {
+  const a = r.averaged
+  if (a) log(`checkpoint average of epochs ${a.epochs.join(', ')}: devel F1 ${a.dev.f1.toFixed(4)} — ${a.kept ? 'kept (better than every single epoch)' : 'not kept (the best epoch is better)'}`)
 }
 
 /** The epochs whose mean weights are the kept model, or null when the kept model is one epoch's. */
@@ -494,7 +502,7 @@ export function runSummary(r: RunOutcome) {
 
 /** `train --arch word-lstm`: the character-aware BiLSTM-CRF (core/train/word-loop). */
 async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnType<typeof taskSpecsOpt>, outDir: string, typeMap: ReturnType<typeof typeMapOpt>): Promise<number> {
-  for (const flag of ['preset', 'vocab-size', 'cased', 'no-crf', 'average-last', 'warmup-ratio', 'weight-decay', 'char-cnn', 'char-pieces', 'word-level'] as const) {
+  for (const flag of ['preset', 'vocab-size', 'cased', 'no-crf', 'warmup-ratio', 'weight-decay', 'char-cnn', 'char-pieces', 'word-level'] as const) {
     if (v[flag] !== undefined && v[flag] !== false) throw new CliError(`--${flag} is not an option of --arch word-lstm`, 2)
   }
   const resume = v.resume ?? false
@@ -529,6 +537,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   if (v['transfer-targets'] !== undefined && !v.teacher?.length) throw new CliError('--transfer-targets is a setting of --teacher and --transfer', 2)
   const lrSchedule = v['lr-schedule'] ?? 'constant'
   if (lrSchedule !== 'constant' && lrSchedule !== 'linear') throw new CliError(`--lr-schedule must be constant or linear, got '${lrSchedule}'`, 2)
+  const averageLast = averageLastOpt(v, v.dev !== undefined || taskSpecs.some((t) => t.dev !== undefined))
   const quiet = v.quiet ?? false
   const log = stderrLog(quiet)
   const trainPath = taskSpecs.length ? taskSpecs[0].train : requireOpt(v.train, '--train')
@@ -552,6 +561,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
       sentenceLevel,
       patience: settings.patience,
       maxSteps: settings.maxSteps,
+      averageLast,
       maxMinutes: minutes,
       threads: settings.threads,
       init,
@@ -576,7 +586,7 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
           // are fixed in the code, and the vocabulary comes from the saved model).
           options: {
             arch: 'word-lstm',
-            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'lr-schedule', 'max-grad-norm', 'max-length', 'minutes', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
+            ...givenOptions(v, taskSpecs, trainPath, ['init', 'map-types', 'train-format', 'dev-format', 'patience', 'max-steps', 'teacher', 'transfer', 'transfer-sentences', 'transfer-targets', 'epochs', 'batch-size', 'lr', 'lr-schedule', 'max-grad-norm', 'max-length', 'minutes', 'average-last', 'max-words', 'dropout', 'lstm-hidden', 'word-vectors', 'char-lm']),
             seed: String(seed),
             'augment-mentions': String(augmentCopies),
             // The windows in effect, so that --resume (which does not read --init again) keeps them.
@@ -594,11 +604,13 @@ async function trainWordLstm(v: OptionValues<typeof OPTIONS>, taskSpecs: ReturnT
   const wv = result.wordVectors
   if (wv) log(`word vectors: ${wv.file}, ${wv.dim} dimensions: ${wv.initialised} of ${wv.vocabulary} words started from a vector (${wv.added} of them added from the file)`)
   if (result.cancelled) logStopped(log, result, outDir)
+  logAveraged(log, result)
   logDone(log, result)
   writeJsonLine({
     out: result.checkpointDir,
     arch: 'word-lstm',
     trainer: result.trainer,
+    averaged: result.averaged,
     labels: result.labels,
     parameters: [...result.model.params.values()].reduce((a, p) => a + p.length, 0),
     ...(result.wordVectors ? { word_vectors: result.wordVectors } : {}),

@@ -136,8 +136,22 @@ export interface TrainResult extends RunResult {
   trainerReason: string
   /** Epoch the run resumed after, when it resumed. */
   resumedAfterEpoch: number | null
-  /** Checkpoint averaging's outcome (averageLast): the epochs averaged, their devel scores, and whether the average was kept. */
-  averaged: { epochs: number[]; dev: DevScores; kept: boolean } | null
+  averaged: AveragedOutcome | null
+}
+
+/** Checkpoint averaging's outcome (averageLast): the epochs averaged, their devel scores, and whether the average was kept. */
+export interface AveragedOutcome {
+  epochs: number[]
+  dev: DevScores
+  kept: boolean
+}
+
+/** RunSettings.averageLast checked: the number of epochs to average, 0 when off (below 2). */
+export function averagingEpochs(averageLast: number | undefined, hasDev: boolean): number {
+  const n = averageLast ?? 0
+  if (!(Number.isInteger(n) && n >= 0)) throw new Error(`checkpoint averaging needs a whole number of epochs, got ${n}`)
+  if (n >= 2 && !hasDev) throw new Error('checkpoint averaging decides on devel scores: give devel data')
+  return n >= 2 ? n : 0
 }
 
 export type { TrainingMetadata } from '../model/checkpoint-files'
@@ -239,9 +253,7 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
   const batchLabels = (b: HostBatch): Record<string, Int32Array> => (tasks.length === 1 ? { [head]: b.labels } : labelsByTask(b, taskOf, heads))
   const devTasks = tasks.filter((t) => t.dev && t.dev.length > 0)
   const devByEpoch = new Map<number, Record<string, DevScores>>()
-  const averageLast = opts.averageLast ?? 0
-  if (!(Number.isInteger(averageLast) && averageLast >= 0)) throw new Error(`checkpoint averaging needs a whole number of epochs, got ${averageLast}`)
-  if (averageLast >= 2 && devTasks.length === 0) throw new Error('checkpoint averaging decides on devel scores: give devel data')
+  const averageLast = averagingEpochs(opts.averageLast, devTasks.length > 0)
   /** Weights at the end of the last `averageLast` epochs, oldest first. */
   const snapshots: Array<{ epoch: number; weights: Map<string, Float32Array> }> = []
   const { plannedSteps } = plannedStepsOf(examples.length, batchSize, epochs, opts.maxSteps)
@@ -381,17 +393,23 @@ export function trainingExamples(model: BertTokenClassifier, docs: readonly Corp
 
 /** Sets every variable of the model to the mean of its values in `weights` (checkpoint averaging). */
 export function assignMeanWeights(model: BertTokenClassifier, weights: ReadonlyArray<ReadonlyMap<string, Float32Array>>): void {
-  if (weights.length === 0) throw new Error('no weights to average')
   tf.tidy(() => {
-    for (const [name, v] of model.variables()) {
-      const mean = new Float64Array(v.size)
-      for (const w of weights) {
-        const x = w.get(name)
-        if (!x || x.length !== v.size) throw new Error(`checkpoint averaging: ${name} ${x ? `has ${x.length} values, expected ${v.size}` : 'is missing from a snapshot'}`)
-        for (let i = 0; i < mean.length; i++) mean[i] += x[i]
-      }
-      for (let i = 0; i < mean.length; i++) mean[i] /= weights.length
-      v.assign(tf.tensor(Float32Array.from(mean), v.shape, 'float32'))
-    }
+    for (const [name, v] of model.variables()) v.assign(tf.tensor(meanOfSnapshots(weights, name, v.size), v.shape, 'float32'))
   })
+}
+
+/**
+ * One parameter's element-wise mean over checkpoint snapshots (checkpoint averaging, for every
+ * model kind); summed in float64 so that the order of the snapshots does not round the mean.
+ */
+export function meanOfSnapshots(weights: ReadonlyArray<ReadonlyMap<string, Float32Array>>, name: string, size: number): Float32Array {
+  if (weights.length === 0) throw new Error('no weights to average')
+  const mean = new Float64Array(size)
+  for (const w of weights) {
+    const x = w.get(name)
+    if (!x || x.length !== size) throw new Error(`checkpoint averaging: ${name} ${x ? `has ${x.length} values, expected ${size}` : 'is missing from a snapshot'}`)
+    for (let i = 0; i < size; i++) mean[i] += x[i]
+  }
+  for (let i = 0; i < size; i++) mean[i] /= weights.length
+  return Float32Array.from(mean)
 }

@@ -19,8 +19,8 @@ import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
 import { sampleCrfPath, type CrfScores } from '../model/crf'
 import type { TrainerEngine } from './engine'
-import type { RunSettings } from './loop'
-import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult } from './runner'
+import { averagingEpochs, meanOfSnapshots, type AveragedOutcome, type RunSettings } from './loop'
+import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult, type SavePoint } from './runner'
 import { OrtWordTaggerTrainer } from './word-trainer'
 import { linearScheduleWithWarmup } from './optimizer'
 import { batchCharLmStates, charLmStatesOf } from '../onnx/char-lm'
@@ -110,7 +110,7 @@ export function baseWindows(base: Pick<WordTaggerFolder, 'metadata'>): { sentenc
  * The runner settings every task takes (loop.ts RunSettings; maxLength counts words here, which
  * are the word tagger's pieces); outDir gets the best epoch by the mean devel F1 over heads.
  */
-export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' | 'batchSize' | 'lr' | 'maxGradNorm' | 'seed' | 'maxLength' | 'sentenceLevel' | 'patience' | 'maxSteps' | 'threads' | 'signal'> {
+export interface WordTrainOptions extends Pick<RunSettings, 'outDir' | 'epochs' | 'batchSize' | 'lr' | 'maxGradNorm' | 'seed' | 'maxLength' | 'sentenceLevel' | 'patience' | 'maxSteps' | 'averageLast' | 'threads' | 'signal'> {
   tasks: readonly WordTrainTask[]
   /** Stop after the first epoch that ends past this many minutes (the best epoch is kept; time stopped by SIGSTOP not counted). */
   maxMinutes?: number
@@ -184,6 +184,8 @@ export interface WordTrainResult extends RunResult {
   trainer: string
   wallSeconds: number
   wordVectors: WordVectorRecord | null
+  /** Checkpoint averaging's outcome (averageLast); a kept average is saved under its last epoch. */
+  averaged: AveragedOutcome | null
 }
 
 /**
@@ -357,6 +359,8 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     o = { ...o, init: savedModel, growVocabulary: false }
   }
   const clock = new RunClock(spentBefore)
+  // A resumed run averages the epochs it ran since resuming (the snapshots live in memory only).
+  const averageLast = averagingEpochs(o.averageLast, o.tasks.some((t) => t.dev?.length))
   const seed = o.seed ?? 42
   const epochs = o.epochs ?? WORD_TAGGER_RECIPE.epochs
   const batchSize = o.batchSize ?? WORD_TAGGER_RECIPE.batchSize
@@ -443,21 +447,59 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
 
   const devByEpoch = new Map<number, Record<string, DevScores>>()
   // The mean over corpora, not heads: a head trained on two corpora counts twice, once for each guideline.
-  const evaluate = async (epoch: number): Promise<DevScores> => {
-    const scores: Record<string, DevScores> = {}
+  const scoreDevel = async (): Promise<{ byTask: Record<string, DevScores>; mean: DevScores }> => {
+    const byTask: Record<string, DevScores> = {}
     for (const t of devTasks) {
       const r = await evaluateTagger(tagger!, t.dev!, { head: t.head })
-      scores[taskName(t)] = { precision: r.overall.precision, recall: r.overall.recall, f1: r.overall.f1 }
+      byTask[taskName(t)] = { precision: r.overall.precision, recall: r.overall.recall, f1: r.overall.f1 }
     }
-    devByEpoch.set(epoch, scores)
-    if (devTasks.length > 1) o.onTaskScores?.(epoch, scores)
-    if (overBudget()) timeUp.abort()
-    const all = Object.values(scores)
+    const all = Object.values(byTask)
     const mean = (k: keyof DevScores) => all.reduce((a, s) => a + s[k], 0) / all.length
-    return { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') }
+    return { byTask, mean: { precision: mean('precision'), recall: mean('recall'), f1: mean('f1') } }
+  }
+  /** Trained weights at the end of the last `averageLast` epochs, oldest first (checkpoint averaging). */
+  const snapshots: Array<{ epoch: number; weights: Map<string, Float32Array> }> = []
+  const evaluate = async (epoch: number): Promise<DevScores> => {
+    if (averageLast) {
+      snapshots.push({ epoch, weights: new Map([...trained].map(([n, v]) => [n, Float32Array.from(v)])) })
+      if (snapshots.length > averageLast) snapshots.shift()
+    }
+    const { byTask, mean } = await scoreDevel()
+    devByEpoch.set(epoch, byTask)
+    if (devTasks.length > 1) o.onTaskScores?.(epoch, byTask)
+    if (overBudget()) timeUp.abort()
+    return mean
   }
 
   let lastRecord: Partial<TrainingMetadata> = {}
+  /** The epochs a save's weights average (checkpoint averaging), for its metadata. */
+  let averagedInSave: number[] | null = null
+  const saveEpoch = async (p: SavePoint): Promise<string | null> => {
+    // Without a devel set nothing else marks an epoch's end: the time budget is checked here too.
+    if (overBudget()) timeUp.abort()
+    lastRecord = {
+      head: heads[0].name,
+      labels: labels[heads[0].name],
+      maxLength,
+      stride: null,
+      sentenceLevel,
+      epoch: p.epoch,
+      step: p.step,
+      seed,
+      batchSize,
+      lr,
+      ...(o.lrSchedule === 'linear' ? { lrSchedule: 'linear' } : {}),
+      dev: p.dev,
+      ...(averagedInSave ? { averagedEpochs: averagedInSave } : {}),
+      tasks: o.tasks.length > 1 ? heads.map((h) => h.name) : undefined,
+      trainer: engine.trainer,
+      trainerReason: engine.reason,
+    }
+    if (!o.outDir) return null
+    saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, ...(wordVectors ? { word_vectors: wordVectors } : {}), training: lastRecord } })
+    saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String(clock.seconds()) })
+    return o.outDir
+  }
   const result = await clock.pausable(() => runTraining({
     examples,
     engine,
@@ -469,40 +511,38 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
     plannedSteps,
     patience: o.patience,
     evaluate: devTasks.length ? evaluate : undefined,
-    save: async (p) => {
-      // Without a devel set nothing else marks an epoch's end: the time budget is checked here too.
-      if (overBudget()) timeUp.abort()
-      lastRecord = {
-        head: heads[0].name,
-        labels: labels[heads[0].name],
-        maxLength,
-        stride: null,
-        sentenceLevel,
-        epoch: p.epoch,
-        step: p.step,
-        seed,
-        batchSize,
-        lr,
-        ...(o.lrSchedule === 'linear' ? { lrSchedule: 'linear' } : {}),
-        dev: p.dev,
-        tasks: o.tasks.length > 1 ? heads.map((h) => h.name) : undefined,
-        trainer: engine.trainer,
-        trainerReason: engine.reason,
-      }
-      if (!o.outDir) return null
-      saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, ...(wordVectors ? { word_vectors: wordVectors } : {}), training: lastRecord } })
-      saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String(clock.seconds()) })
-      return o.outDir
-    },
+    save: saveEpoch,
     onProgress: o.onProgress,
     signal,
     peakLr: lr,
     resume,
   }))
-  await engine.dispose()
-  await tagger?.dispose()
   // A run stopped by its time budget is complete, not cancelled.
   if (timeUp.signal.aborted && !o.signal?.aborted) result.cancelled = false
+  let averaged: AveragedOutcome | null = null
+  if (snapshots.length >= 2 && !result.cancelled) {
+    // Checkpoint averaging: the mean of the last epochs' weights, kept only if devel says so;
+    // otherwise the model in memory goes back to the last epoch's weights.
+    const weights = snapshots.map((s) => s.weights)
+    for (const [name, value] of trained) value.set(meanOfSnapshots(weights, name, value.length))
+    const { byTask, mean } = await scoreDevel()
+    const epochsAveraged = snapshots.map((s) => s.epoch)
+    const last = epochsAveraged[epochsAveraged.length - 1]
+    const kept = result.bestDevF1 === null || mean.f1 > result.bestDevF1
+    averaged = { epochs: epochsAveraged, dev: mean, kept }
+    if (kept) {
+      devByEpoch.set(last, byTask)
+      averagedInSave = epochsAveraged
+      const dir = await saveEpoch({ epoch: last, step: result.steps, dev: mean })
+      if (dir) result.checkpointDir = dir
+      result.bestDevF1 = mean.f1
+      result.bestEpoch = last
+    } else {
+      for (const [name, value] of trained) value.set(weights[weights.length - 1].get(name)!)
+    }
+  }
+  await engine.dispose()
+  await tagger?.dispose()
   const devByTask = result.bestEpoch !== null ? (devByEpoch.get(result.bestEpoch) ?? null) : null
-  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: clock.seconds() + clock.pausedSeconds(), wordVectors }
+  return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: clock.seconds() + clock.pausedSeconds(), wordVectors, averaged }
 }
