@@ -112,6 +112,20 @@ describe('word tagger through the CLI', () => {
     expect(bad.err).toMatch(/--lr-schedule must be constant or linear, got 'cosine'/)
   }, 120_000)
 
+  it('--average-last N averages the last epochs (kept only above every epoch on devel), is recorded for a resume, and needs --dev', async () => {
+    const dir = join(tmp, 'averaged')
+    const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--dev', join(FIX, 'dev.pubtator'), '--out', dir, '--epochs', '2', '--average-last', '2', '--seed', '1', '--threads', '1']))
+    expect(tr.code, tr.err).toBe(0)
+    const out = JSON.parse(tr.out)
+    expect(out.averaged.epochs).toEqual([1, 2])
+    expect(tr.err).toMatch(/checkpoint average of epochs 1, 2: devel F1 \d\.\d{4} — (kept|not kept)/)
+    expect(out.kept_average_of_epochs).toEqual(out.averaged.kept ? [1, 2] : null)
+    expect(JSON.parse(readFileSync(join(dir, 'fastbioner.json'), 'utf8')).source.options['average-last']).toBe('2')
+    const noDev = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', join(tmp, 'averaged-no-dev'), '--average-last', '2']))
+    expect(noDev.code).toBe(2)
+    expect(noDev.err).toMatch(/--average-last keeps the average only when devel says it is better: give --dev/)
+  }, 120_000)
+
   it('--doc-level trains on windows over whole documents, tags the same way, and a resume keeps it', async () => {
     const doc = join(tmp, 'doc-level')
     const tr = await capture(() => trainCmd(['--train', join(FIX, 'train.pubtator'), '--out', doc, '--doc-level', '--epochs', '1', '--threads', '1']))
