@@ -5,10 +5,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { trainWordTagger } from '@core/train/word-loop'
+import { trainWordTagger, type WordTrainOptions } from '@core/train/word-loop'
 import { loadWordTagger } from '@core/model/word-tagger'
 import { wordTaggerFor } from '@core/tag/open'
 import { evaluateTagger } from '@core/eval/evaluate'
+import type { CorpusDocument } from '@shared/domain'
 import { sentenceCorpus } from './synthetic'
 
 let tmp: string
@@ -17,47 +18,65 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
-const rows = (n: number, base: number) => sentenceCorpus(Array.from({ length: n }, (_, i) => (i % 4 === 0 ? ['fever', 'Disease'] : i % 4 === 1 ? ['asthmoma', 'Disease'] : i % 4 === 2 ? ['gastritis', 'Disease'] : ['water', null])), base)
-const train = rows(40, 100)
-const dev = rows(12, 500).map((d, i) => (i % 4 === 1 ? { ...d, text: d.text.replace('asthmoma', 'nephroma'), mentions: d.mentions.map((m) => ({ ...m, text: 'nephroma' })) } : d))
-const settings = { epochs: 3, batchSize: 8, seed: 5, threads: 1, lr: 0.01 }
+const disease = (w: string) => (/itis$|oma$|fever/.test(w) ? 'Disease' : null)
+const corpus = (words: string[], n: number, base: number) => sentenceCorpus(Array.from({ length: n }, (_, i) => [words[i % words.length], disease(words[i % words.length])] as [string, string | null]), base)
+const train = corpus(['fever', 'asthmoma', 'gastritis', 'water', 'hepatitis', 'glioma', 'salt', 'arthritis'], 40, 100)
+// Devel words the training text lacks: only their spelling tells, so the epochs disagree.
+const dev = corpus(['nephroma', 'colitis', 'sugar', 'carcinoma', 'dermatitis', 'iron', 'melanoma', 'otitis', 'glucose'], 27, 500)
+
+type Settings = Pick<WordTrainOptions, 'epochs' | 'batchSize' | 'seed' | 'lr'> & { epochs: number }
+
+/** Trains with averageLast, and checks the branch taken against runs that stop at each averaged epoch. */
+async function averaged(name: string, s: Settings, averageLast: number, devDocs: readonly CorpusDocument[]) {
+  const base = { ...s, threads: 1 }
+  // The weights at the end of each averaged epoch, from runs that stop there (the same batches and draws).
+  const atEpoch = await Promise.all(Array.from({ length: averageLast }, (_, i) => trainWordTagger({ ...base, epochs: s.epochs - averageLast + 1 + i, tasks: [{ head: 'default', train }] })))
+  const out = join(tmp, name)
+  const r = await trainWordTagger({ ...base, tasks: [{ head: 'default', train, dev: devDocs }], averageLast, outDir: out })
+  const epochs = Array.from({ length: averageLast }, (_, i) => s.epochs - averageLast + 1 + i)
+  expect(r.averaged!.epochs).toEqual(epochs)
+  const best = Math.max(...r.epochs.map((e) => e.dev!.f1))
+  const saved = loadWordTagger(out)
+  const training = JSON.parse(readFileSync(join(out, 'fastbioner.json'), 'utf8')).training
+  const last = atEpoch[atEpoch.length - 1].model.params
+  if (r.averaged!.kept) {
+    expect(r.averaged!.dev.f1).toBeGreaterThan(best)
+    expect(training.averagedEpochs).toEqual(epochs)
+    expect(r.bestEpoch).toBe(s.epochs)
+    for (const [name, p] of saved.params) {
+      if (!last.has(name)) continue
+      for (let i = 0; i < p.length; i += Math.max(1, p.length >> 4)) {
+        const mean = atEpoch.reduce((a, m) => a + m.model.params.get(name)![i], 0) / averageLast
+        expect(p[i], name).toBeCloseTo(mean, 6)
+      }
+    }
+  } else {
+    expect(r.averaged!.dev.f1).toBeLessThanOrEqual(best)
+    expect(training.averagedEpochs).toBeUndefined()
+    // The model in memory is the last epoch's again.
+    for (const [name, p] of last) expect(r.model.params.get(name), name).toEqual(p)
+  }
+  // The folder scores on devel what the result says is best.
+  const tagger = wordTaggerFor(saved, { maxLength: 128, sentenceLevel: true }, { threads: 1 })
+  const scored = await evaluateTagger(tagger, devDocs, { head: 'default' })
+  await tagger.dispose()
+  expect(scored.overall.f1).toBeCloseTo(r.bestDevF1!, 6)
+  expect(r.bestDevF1).toBe(r.averaged!.kept ? r.averaged!.dev.f1 : best)
+  return r.averaged!.kept
+}
 
 describe('word tagger: checkpoint averaging', () => {
-  it('keeps the mean of the last epochs only when devel prefers it, and the folder holds what the result says', async () => {
-    // The weights at the end of epochs 2 and 3, from runs that stop there (the same batches and draws).
-    const at2 = await trainWordTagger({ ...settings, epochs: 2, tasks: [{ head: 'default', train }] })
-    const at3 = await trainWordTagger({ ...settings, tasks: [{ head: 'default', train }] })
-    const out = join(tmp, 'avg')
-    const r = await trainWordTagger({ ...settings, tasks: [{ head: 'default', train, dev }], averageLast: 2, outDir: out })
-    expect(r.averaged!.epochs).toEqual([2, 3])
-    const best = Math.max(...r.epochs.map((e) => e.dev!.f1))
-    const saved = loadWordTagger(out)
-    const training = JSON.parse(readFileSync(join(out, 'fastbioner.json'), 'utf8')).training
-    if (r.averaged!.kept) {
-      expect(r.averaged!.dev.f1).toBeGreaterThan(best)
-      expect(training.averagedEpochs).toEqual([2, 3])
-      expect(r.bestEpoch).toBe(3)
-      for (const [name, p] of saved.params) {
-        if (!at3.model.params.has(name)) continue
-        const a = at2.model.params.get(name)!
-        const b = at3.model.params.get(name)!
-        for (let i = 0; i < p.length; i += Math.max(1, p.length >> 4)) expect(p[i], name).toBeCloseTo((a[i] + b[i]) / 2, 6)
-      }
-    } else {
-      expect(r.averaged!.dev.f1).toBeLessThanOrEqual(best)
-      expect(training.averagedEpochs).toBeUndefined()
-      // The model in memory is the last epoch's again.
-      for (const [name, p] of at3.model.params) expect(r.model.params.get(name), name).toEqual(p)
-    }
-    // The folder scores on devel what the result says is best.
-    const tagger = wordTaggerFor(saved, { maxLength: 128, sentenceLevel: true }, { threads: 1 })
-    const scored = await evaluateTagger(tagger, dev, { head: 'default' })
-    await tagger.dispose()
-    expect(scored.overall.f1).toBeCloseTo(r.bestDevF1!, 6)
-    expect(r.bestDevF1).toBe(r.averaged!.kept ? r.averaged!.dev.f1 : best)
+  // The settings were picked so that one run keeps its average and one does not (both branches
+  // run); if onnxruntime's arithmetic changes which, pick other seeds: the checks hold for either.
+  it('keeps the mean of the last epochs when devel prefers it: the folder holds the mean weights', async () => {
+    expect(await averaged('kept', { epochs: 4, batchSize: 4, seed: 1, lr: 0.05 }, 3, dev)).toBe(true)
+  }, 120_000)
+
+  it('keeps the best epoch otherwise, and the model in memory goes back to the last epoch', async () => {
+    expect(await averaged('not-kept', { epochs: 4, batchSize: 4, seed: 2, lr: 0.05 }, 3, dev)).toBe(false)
   }, 120_000)
 
   it('needs devel to decide', async () => {
-    await expect(trainWordTagger({ ...settings, tasks: [{ head: 'default', train }], averageLast: 2 })).rejects.toThrow(/devel/)
+    await expect(trainWordTagger({ epochs: 2, batchSize: 8, seed: 1, threads: 1, tasks: [{ head: 'default', train }], averageLast: 2 })).rejects.toThrow(/devel/)
   })
 })
