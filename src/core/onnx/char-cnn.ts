@@ -10,9 +10,9 @@
 // A batch repeats words ("the", "of", a padding row of zeros): the CNN runs once per distinct
 // character row, on 0.46 of the rows of 16 NCBI-disease sentences in a 32-word bucket (0.59
 // distinct words, 22 % padding). Backward: the N rows' d features summed per distinct row
-// (ScatterND add), then d max goes to the (first) arg-max position of each filter (ScatterElements); dW =
+// (GradGraph.sumRowsByIndex), then d max goes to the (first) arg-max position of each filter (ScatterElements); dW =
 // windowsᵀ·dconv, db = Σ dconv, d windows = dconv·Wᵀ, each window slice back to its characters,
-// and the rows to the embedding table by ScatterND(add).
+// and the rows to the embedding table (GradGraph.sumRowsByIndex: the table has a hundred-odd rows).
 
 import { attr, type GraphBuilder } from './graph'
 import type { CharCnnDims } from '../model/char-cnn'
@@ -23,6 +23,7 @@ export interface GradTape {
   sum(values: string[]): string
   reduceSum(x: string, axes: number[], keepdims: boolean): string
   sumRows(x: string): string
+  sumRowsByIndex(index: string, rows: string, count: string): string
   addGrad(param: string, value: string): void
 }
 
@@ -81,7 +82,9 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
   const backward = (t: GradTape, dFeatures: string) => {
     const zerosLike = (x: string) => g.node('ConstantOfShape', [g.node('Shape', [x])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
     const [dCharRows] = g.nodeOutputs('Split', [dFeatures, g.int64s([F, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 }) // [N, F]
-    const dChar = g.node('ScatterND', [zerosLike(charMax), g.node('Unsqueeze', [rowOfWord, g.int64s([1])]), dCharRows], { reduction: attr.string('add') }) // [U, F]
+    // A tensor's first dimension as an int64 [1] (OneHot's depth); the table's is symbolic in the graph.
+    const rowCount = (x: string) => g.node('Slice', [g.node('Shape', [x]), g.int64s([0]), g.int64s([1])])
+    const dChar = t.sumRowsByIndex(rowOfWord, dCharRows, rowCount(charMax)) // [U, F]
     const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [U, 1, F]
     // Each filter's d max written at its arg-max position, zeros elsewhere: one scatter instead of
     // a one-hot (Equal against every position, Cast, Mul: three ops over [U, L, F]). A quiet
@@ -94,8 +97,7 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
     // window k at position l read padded[l + k] = chars[l + k − half]
     const dPadded = t.sum(parts.map((p, k) => g.node('Pad', [p, g.int64s([0, k, 0, 0, w - 1 - k, 0])])))
     const dChars = g.node('Slice', [dPadded, g.int64s([half]), g.int64s([half + L]), g.int64s([1])]) // [U, L, Dc]
-    const ids = g.node('Unsqueeze', [reshape(words, [-1]), g.int64s([1])]) // [U·L, 1]
-    t.addGrad(names.embeddings, g.node('ScatterND', [zerosLike(table), ids, reshape(dChars, [-1, Dc])], { reduction: attr.string('add') }))
+    t.addGrad(names.embeddings, t.sumRowsByIndex(reshape(words, [-1]), reshape(dChars, [-1, Dc]), rowCount(table))) // [Vc, Dc]
   }
   return { charIds, shapeFlags, features, backward }
 }
