@@ -280,11 +280,17 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * within 3 hours (session 27, one seed): int8 devel with the document rules 84.55 / 91.20 / 79.15 /
  * 81.20, mean 84.03, against 84.01 for 14 epochs of the eleven teachers before: level, chosen by the
  * rule. 31 minutes of training after 6 of tagging the transfer passages, on 2 threads.
+ * No checkpoint averaging (averageLast 0; train --average-last N keeps the mean of the last N
+ * epochs' weights when devel prefers it): the recipe's command with --average-last 3 (session 29,
+ * seed 42, 2 threads) scored the mean of epochs 8–10 83.95 on devel as train reports it against
+ * epoch 10's 83.96, so it was not kept; int8 with the document rules, every epoch's weights kept
+ * aside: epoch 10 83.95, the mean of 8–10 83.95, of 6–10 83.84. With the rate falling to 0 the
+ * last epochs' weights are already close together.
  * The student runs alone (after every teacher), so it takes both cores: the word
  * tagger trains 1.45× faster on 2 threads than on 1 (bench:engine --kinds word-lstm, 20 094 against
  * 13 886 tokens/s), i.e. more epochs in the same minutes.
  */
-export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 10, minutes: 90, seed: 42, threads: 2, dropout: 0.25, docLevel: true, maxLength: 64 }
+export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 10, averageLast: 0, minutes: 90, seed: 42, threads: 2, dropout: 0.25, docLevel: true, maxLength: 64 }
 
 /*
  * No stage after the student on the gold corpora alone (train --init, the same heads and
@@ -372,6 +378,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
       ...teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`]),
       '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords), '--dropout', String(WORD_STUDENT.dropout), '--word-vectors', vectorFile,
       '--lstm-hidden', String(WORD_STUDENT.lstmHidden), '--lr-schedule', WORD_STUDENT.lrSchedule, '--epochs', String(WORD_STUDENT.epochs),
+      ...(WORD_STUDENT.averageLast >= 2 ? ['--average-last', String(WORD_STUDENT.averageLast)] : []),
       ...(WORD_STUDENT.docLevel ? ['--doc-level', '--max-length', String(WORD_STUDENT.maxLength)] : []),
       ...trainOpts(WORD_STUDENT, studentDir),
     ],
@@ -420,6 +427,8 @@ export function belowFloor(sets: readonly TypeCorpus[], scores: Record<string, E
 interface TrainRun {
   best_epoch: number | null
   best_dev_f1: number | null
+  /** Checkpoint averaging (train --average-last): the epochs averaged, the mean weights' devel, whether they were kept. */
+  averaged?: { epochs: number[]; dev: { f1: number }; kept: boolean } | null
   epochs: Array<{ epoch: number; dev?: { f1: number } }>
   /** Each corpus's devel scores at the best epoch (train's summary when a head has several corpora). */
   dev_by_corpus?: Array<{ head: string; dev?: string; f1: number }>
@@ -429,6 +438,22 @@ interface TrainRun {
  * A run's devel F1 per corpus of the plan, as "NCBI-disease Disease 84.0, BC5CDR Disease 77.0";
  * empty when the run did not say or had one corpus (its best devel F1 says it all).
  */
+/**
+ * Which weights the student kept, and their devel F1 (each corpus's as `each` says): its best
+ * epoch, or the mean of its last epochs' weights (checkpoint averaging, kept only when devel
+ * scored it above every single epoch).
+ */
+export function studentChoice(run: TrainRun, best: { epoch: number; dev?: { f1: number } } | undefined, each: string): string {
+  const a = run.averaged
+  const scores = (f1: number | undefined) => `(${f1 !== undefined ? pct(f1) : '-'}${each ? `: ${each}` : ''})`
+  if (a?.kept) {
+    const single = run.epochs.reduce((x, e) => ((e.dev?.f1 ?? -1) > (x.dev?.f1 ?? -1) ? e : x), run.epochs[0])
+    return `the mean of the weights of epochs ${a.epochs.join(', ')} of ${run.epochs.length} (checkpoint averaging) by the mean devel F1 over the corpora ${scores(a.dev.f1)}, above the best single epoch's (${single.epoch}, ${single.dev ? pct(single.dev.f1) : '-'})`
+  }
+  const chosen = `best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora ${scores(best?.dev?.f1)}`
+  return a ? `${chosen}; the mean of the weights of epochs ${a.epochs.join(', ')} scored ${pct(a.dev.f1)} and was not kept` : chosen
+}
+
 function devByCorpus(run: TrainRun, sets: readonly TypeCorpus[]): string {
   const each = run.dev_by_corpus ?? []
   if (each.length < 2) return ''
@@ -597,7 +622,7 @@ ${lmRow}${teacherRows.join('\n')}
 | 3 int8 of the student's model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
 | 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
 ${stageNotes.length ? `\n${stageNotes.join('\n')}\n` : ''}
-Student: best epoch ${run.best_epoch} of ${run.epochs.length} by the mean devel F1 over the corpora (${best?.dev ? pct(best.dev.f1) : '-'}${studentEach ? `: ${studentEach}` : ''}).
+Student: ${studentChoice(run, best, studentEach)}.
 ${Math.round(run.tokens_per_second)} tokens/s of training
 on ${WORD_STUDENT.threads} threads of a 2-core machine (wall times are not a speed claim).
 Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),

@@ -91,6 +91,8 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(plan.student.args, '--lstm-hidden')).toEqual(['300'])
     expect(values(plan.student.args, '--lr-schedule')).toEqual(['linear'])
     expect(values(plan.student.args, '--epochs')).toEqual(['10'])
+    // Checkpoint averaging is off (WORD_STUDENT.averageLast): measured level on devel.
+    expect(plan.student.args).not.toContain('--average-last')
     expect(plan.int8.args).toContain('--int8-lstm')
     // --teacher-hidden / --teacher-minutes: the width is a flag only when it is not train's default.
     const wider = wordPlan(OUT, DATA, sets, { lstmHidden: 300, minutes: 26 })
@@ -371,6 +373,10 @@ describe('the model card', () => {
     expect(card).toContain('| 0 word vectors: fastText skip-gram, 100 dimensions, of the unlabelled sentences\' words (21794 words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` |')
     expect(card).toContain('Cross-corpus: not measured')
     expect(card).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5).')
+    // Checkpoint averaging: the card says which weights were kept, and what the other choice scored.
+    const averaged = (kept: boolean) => wordModelCard({ ...input, trained: { ...trained, summary: { ...(trained.summary as object), ...(kept ? { best_epoch: 2, best_dev_f1: 0.81 } : {}), averaged: { epochs: [1, 2], dev: { f1: kept ? 0.81 : 0.8 }, kept } } } })
+    expect(averaged(true)).toContain("Student: the mean of the weights of epochs 1, 2 of 2 (checkpoint averaging) by the mean devel F1 over the corpora (81.0), above the best single epoch's (2, 80.5).")
+    expect(averaged(false)).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5); the mean of the weights of epochs 1, 2 scored 80.0 and was not kept.')
     expect(card).toContain("| 3 int8 of the student's model (NCBI-disease devel F1, head `disease`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/2-student")
     expect(card).toContain('| 4 evaluation + latency |')
     // One blank line between the stage table and the student line; a stage run by hand says so between them.
