@@ -286,6 +286,12 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * epoch 10's 83.96, so it was not kept; int8 with the document rules, every epoch's weights kept
  * aside: epoch 10 83.95, the mean of 8–10 83.95, of 6–10 83.84. With the rate falling to 0 the
  * last epochs' weights are already close together.
+ * The shipped model is this recipe's session-27 run, built before the training graphs stopped
+ * using ScatterND(add) (commit ff5eb55: onnxruntime's kernel raced on 2 threads, so no 2-thread
+ * run repeated itself). The recipe as it is now, run once on session 27's teachers (session 29):
+ * int8 devel with the document rules 84.83 / 90.38 / 79.43 / 80.88, mean 83.88 against the
+ * shipped 84.03 — level within four runs' spread (83.88–84.03), so by the rule the shipped model
+ * stays (bench/accuracy-notes.md).
  * The student runs alone (after every teacher), so it takes both cores: the word
  * tagger trains 1.45× faster on 2 threads than on 1 (bench:engine --kinds word-lstm, 20 094 against
  * 13 886 tokens/s), i.e. more epochs in the same minutes.
