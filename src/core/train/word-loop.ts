@@ -521,28 +521,40 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   if (timeUp.signal.aborted && !o.signal?.aborted) result.cancelled = false
   let averaged: AveragedOutcome | null = null
   if (snapshots.length >= 2 && !result.cancelled) {
-    // Checkpoint averaging: the mean of the last epochs' weights, kept only if devel says so;
-    // otherwise the model in memory goes back to the last epoch's weights.
-    const weights = snapshots.map((s) => s.weights)
-    for (const [name, value] of trained) value.set(meanOfSnapshots(weights, name, value.length))
-    const { byTask, mean } = await scoreDevel()
-    const epochsAveraged = snapshots.map((s) => s.epoch)
-    const last = epochsAveraged[epochsAveraged.length - 1]
-    const kept = result.bestDevF1 === null || mean.f1 > result.bestDevF1
-    averaged = { epochs: epochsAveraged, dev: mean, kept }
-    if (kept) {
+    const { outcome, byTask } = await averageLastEpochs(trained, snapshots, result.bestDevF1, scoreDevel)
+    averaged = outcome
+    if (outcome.kept) {
+      const last = outcome.epochs[outcome.epochs.length - 1]
       devByEpoch.set(last, byTask)
-      averagedInSave = epochsAveraged
-      const dir = await saveEpoch({ epoch: last, step: result.steps, dev: mean })
+      averagedInSave = outcome.epochs
+      const dir = await saveEpoch({ epoch: last, step: result.steps, dev: outcome.dev })
       if (dir) result.checkpointDir = dir
-      result.bestDevF1 = mean.f1
+      result.bestDevF1 = outcome.dev.f1
       result.bestEpoch = last
-    } else {
-      for (const [name, value] of trained) value.set(weights[weights.length - 1].get(name)!)
     }
   }
   await engine.dispose()
   await tagger?.dispose()
   const devByTask = result.bestEpoch !== null ? (devByEpoch.get(result.bestEpoch) ?? null) : null
   return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: clock.seconds() + clock.pausedSeconds(), wordVectors, averaged }
+}
+
+/**
+ * Checkpoint averaging after the last epoch: the trained weights (in place) become the mean of
+ * the snapshots' and are scored on devel; kept when they score above `bestDevF1` (the best single
+ * epoch's), else the last snapshot's weights, the model's last epoch, are put back. The caller
+ * saves a kept average.
+ */
+export async function averageLastEpochs<S>(
+  trained: ReadonlyMap<string, Float32Array>,
+  snapshots: ReadonlyArray<{ epoch: number; weights: ReadonlyMap<string, Float32Array> }>,
+  bestDevF1: number | null,
+  score: () => Promise<{ byTask: S; mean: DevScores }>,
+): Promise<{ outcome: AveragedOutcome; byTask: S }> {
+  const weights = snapshots.map((s) => s.weights)
+  for (const [name, value] of trained) value.set(meanOfSnapshots(weights, name, value.length))
+  const { byTask, mean } = await score()
+  const kept = bestDevF1 === null || mean.f1 > bestDevF1
+  if (!kept) for (const [name, value] of trained) value.set(weights[weights.length - 1].get(name)!)
+  return { outcome: { epochs: snapshots.map((s) => s.epoch), dev: mean, kept }, byTask }
 }
