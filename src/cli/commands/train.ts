@@ -125,9 +125,9 @@ ${mapTypesHelp(22)}
                       (mention replacement, Dai & Adel 2020); default ${SCRATCH_RECIPE.augmentCopies} from scratch, 0 with --init
   --patience N        stop after N epochs without a devel F1 improvement (default: never)
   --average-last N    checkpoint averaging: score the mean of the last N epochs' weights on
-                      devel after training and keep it if it beats the best epoch; default
-                      ${SCRATCH_RECIPE.averageLast >= 2 ? `${SCRATCH_RECIPE.averageLast} from scratch with --dev (bert), ` : ''}0 (off); a resumed run
-                      averages the epochs it ran since resuming
+                      devel after training and keep it if it beats the best epoch (a resumed
+                      run averages the epochs it ran since resuming); default
+                      ${SCRATCH_RECIPE.averageLast >= 2 ? `${SCRATCH_RECIPE.averageLast} from scratch with --dev (bert), ` : ''}0 (off)
   --max-steps N       stop after N optimizer steps
   --seed N            shuffling, dropout and initialisation (default ${TRAIN_DEFAULTS.seed})
   --threads N         onnxruntime intra-op threads (default: all cores)
