@@ -11,7 +11,7 @@ import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { trainWordPieceVocab, trainWordVocab } from '../../core/nlp/vocab-trainer'
 import { augmentByMentionReplacement } from '../../core/train/augment'
-import { train, type TrainProgress } from '../../core/train/loop'
+import { train, type AveragedOutcome, type TrainProgress } from '../../core/train/loop'
 import type { RunResult } from '../../core/train/runner'
 import { labelTransferSet, sampleTransferSentences, transferDocuments, type TransferTargets } from '../../core/train/transfer'
 import { DEFAULT_SENTENCES_PER_DOCUMENT } from '../../core/corpus'
@@ -451,7 +451,7 @@ type RunOutcome = Pick<RunResult, 'steps' | 'plannedSteps' | 'epochs' | 'bestEpo
   trainExamples: number
   wallSeconds: number
   /** Checkpoint averaging's outcome (--average-last); a kept average is saved under its last epoch. */
-  averaged?: { epochs: number[]; dev: { f1: number }; kept: boolean } | null
+  averaged?: AveragedOutcome | null
 }
 
 /** --average-last N, which needs devel (the average is kept only when devel says it is better). */
