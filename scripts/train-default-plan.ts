@@ -296,20 +296,7 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * tagger trains 1.45× faster on 2 threads than on 1 (bench:engine --kinds word-lstm, 20 094 against
  * 13 886 tokens/s), i.e. more epochs in the same minutes.
  */
-export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 10, averageLast: 0, minutes: 90, seed: 44, threads: 2, dropout: 0.25, docLevel: true, maxLength: 64 }
-
-/**
- * First students: the student's command on the teachers alone, one per seed, two side by side on
- * one thread each; then each is a teacher, for every head, of the student (which learns from
- * seed 44), beside that head's three teachers (born-again networks, Furlanello et al. 2018).
- * The students of this recipe score as high as their teachers' vote, and their errors are not the
- * teachers': the span majority of the three disease teachers and two students (seeds 42 and 43 of
- * the recipe's student, int8) on devel, with the document rules (bench:ensemble, session 30):
- * NCBI-disease 85.12, BC5CDR Chemical 92.24, BC5CDR Disease 80.47, BC2GM 82.13 (mean 84.99),
- * against the teachers' vote 84.72 / 91.48 / 79.93 / 81.74 (84.47) and the students alone
- * 84.62–84.83 / 90.38–90.88 / 79.43–79.68 / 80.88–80.90.
- */
-export const WORD_FIRST_STUDENTS = { seeds: [42, 43], threads: 1 }
+export const WORD_STUDENT = { transferSentences: 30_000, maxWords: 25_000, lstmHidden: 300, lrSchedule: 'linear', epochs: 10, averageLast: 0, minutes: 90, seed: 42, threads: 2, dropout: 0.25, docLevel: true, maxLength: 64 }
 
 /*
  * No stage after the student on the gold corpora alone (train --init, the same heads and
@@ -343,8 +330,6 @@ export interface WordPlan {
   charLm: Stage
   /** `charLm`: the teacher reads the character LM (it starts once that stage is done). */
   teachers: Array<Stage & { head: string; charLm: boolean }>
-  /** Students of the teachers alone (WORD_FIRST_STUDENTS), which then teach the student beside them. */
-  firstStudents: Stage[]
   student: Stage
   /** Quantizes the student's model: what ships. */
   int8: Stage
@@ -390,33 +375,25 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
       }
     }),
   )
-  // The student's command for a seed, thread count, folder and teachers (`--teacher HEAD=DIR` pairs).
-  const studentStage = (name: string, dir: string, o: { seed: number; threads: number }, teacherArgs: string[]): Stage => ({
-    name,
-    dir,
+  const studentDir = join(out, '2-student')
+  const student: Stage = {
+    name: 'student',
+    dir: studentDir,
     args: [
       'train', ...taskArgs(sets), '--map-types', TYPE_MAP, '--arch', 'word-lstm',
-      ...teacherArgs,
+      ...teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`]),
       '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords), '--dropout', String(WORD_STUDENT.dropout), '--word-vectors', vectorFile,
       '--lstm-hidden', String(WORD_STUDENT.lstmHidden), '--lr-schedule', WORD_STUDENT.lrSchedule, '--epochs', String(WORD_STUDENT.epochs),
       ...(WORD_STUDENT.averageLast >= 2 ? ['--average-last', String(WORD_STUDENT.averageLast)] : []),
       ...(WORD_STUDENT.docLevel ? ['--doc-level', '--max-length', String(WORD_STUDENT.maxLength)] : []),
-      ...trainOpts({ ...WORD_STUDENT, ...o }, dir),
+      ...trainOpts(WORD_STUDENT, studentDir),
     ],
-    ...resumable(dir, o.threads),
-  })
-  const teacherArgs = teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`])
-  const firstStudents = WORD_FIRST_STUDENTS.seeds.map((seed) =>
-    studentStage(`student-s${seed}`, join(out, `2-student-s${seed}`), { seed, threads: WORD_FIRST_STUDENTS.threads }, teacherArgs),
-  )
-  // The student: each head's teachers and every first student (a teacher for every head).
-  const heads = typeHeads(sets).map((h) => h.head)
-  const studentDir = join(out, '3-student')
-  const student = studentStage('student', studentDir, WORD_STUDENT, [...teacherArgs, ...firstStudents.flatMap((f) => heads.flatMap((h) => ['--teacher', `${h}=${f.dir}`]))])
+    ...resumable(studentDir, WORD_STUDENT.threads),
+  }
   // int8: the word table as int8 rows (a smaller folder, the same arithmetic) and the BiLSTM on
   // int8 weights (about a third less tagging time), refused when it costs more than MAX_INT8_DROP
   // points on NCBI-disease devel.
-  const int8Dir = join(out, '4-int8')
+  const int8Dir = join(out, '3-int8')
   const ncbi = sets[0]
   const int8: Stage = {
     name: 'int8',
@@ -433,8 +410,8 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     { key: scoreKey(s, 'test', true), what: `${s.corpus} ${s.type} test (every head merged, as tag gives it)`, args: evalArgs(join(s.dir, 'test.tsv')) },
     { key: scoreKey(s, 'test', true, false), what: `${s.corpus} ${s.type} test (every head merged, no document rules)`, args: evalArgs(join(s.dir, 'test.tsv'), undefined, ['--no-document-rules']) },
   ])
-  const evalStage = { name: 'eval', dir: join(out, '5-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
-  return { vectors, charLm, teachers, firstStudents, student, int8, eval: evalStage, shipDir: int8Dir }
+  const evalStage = { name: 'eval', dir: join(out, '4-eval'), args: runs.flatMap((r, i) => (i ? [';', 'fastbioner', ...r.args] : r.args)), runs }
+  return { vectors, charLm, teachers, student, int8, eval: evalStage, shipDir: int8Dir }
 }
 
 /**
@@ -518,8 +495,6 @@ export interface WordCardInput {
   /** charlm: the character LM some teachers read (null: none did). */
   charLm?: StageRecord | null
   teachers: Array<{ head: string; record: StageRecord }>
-  /** Students of the teachers alone, which taught the student beside them (none in folders made before them). */
-  firstStudents: StageRecord[]
   /** The student: what int8 quantizes. */
   trained: StageRecord
   int8: StageRecord
@@ -592,18 +567,9 @@ export function wordModelCard(c: WordCardInput): string {
   const lmBits = lm?.heldOut.at(-1)?.bitsPerChar
   const lmText = lm && lmHeads.length ? `; the ${lmHeads.join(', ')} teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of ${lm.hidden}, Akbik et al. 2018; ${lmBits?.toFixed(2)} bits per held-out character), which the student does not run` : ''
   const lmRow = lm && c.charLm ? `| 0 character LM: forward and backward LSTM ${lm.hidden} of the unlabelled sentences (held out ${lmBits?.toFixed(3)} bits per character) | \`${short(c.charLm)}\` | ${minutes(c.charLm.wallSeconds)} |\n` : ''
-  const firstRows = c.firstStudents.map((r, i) => {
-    const f = r.summary as TrainRun
-    const each = devByCorpus(f, c.sets)
-    return `| 2.${i + 1} first student seed ${seedOf(r)}, of the teachers alone (devel F1 ${each ? `${each}; mean ` : ''}${pct(f.best_dev_f1 ?? 0)}, best of ${f.epochs.length} epochs at ${f.best_epoch}) | \`${short(r)}\` | ${minutes(r.wallSeconds)} |`
-  })
-  const n = c.firstStudents.length ? 3 : 2
-  const firstText = c.firstStudents.length
-    ? ` and ${c.firstStudents.length} first students, taggers like itself that learnt from those teachers first (seeds ${c.firstStudents.map(seedOf).join(', ')}; born-again networks, Furlanello et al. 2018), each a teacher of every head,`
-    : ''
   const studentEach = devByCorpus(run, c.sets)
   // How a stage came to be recorded when not by this script (run by hand and adopted).
-  const stageNotes = [c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), ...c.firstStudents, c.trained, c.int8].filter((r) => r.note).map((r) => `Stage ${r.stage}: ${r.note}.`)
+  const stageNotes = [c.vectors, ...(c.charLm ? [c.charLm] : []), ...c.teachers.map((t) => t.record), c.trained, c.int8].filter((r) => r.note).map((r) => `Stage ${r.stage}: ${r.note}.`)
   const docHeads = [...new Set(docTeachers.map((t) => `\`${t.head}\``))]
   const docTeacherText = !docTeachers.length
     ? ''
@@ -633,7 +599,7 @@ word, dequantized when loaded), the rest float32: ${(bytes / 1024 ** 2).toFixed(
 (one scale per gate column and direction, quantized when the model loads; onnxruntime's
 DynamicQuantizeLSTM).` : ''}${docText}
 
-It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed, BiLSTM 2 × ${teacherWidths(c.teachers)}) trained on that head's corpora${docTeacherText}${lmText},${firstText} and from ${(run.train_examples / 1000).toFixed(0)} k training ${studentDoc ? 'windows' : 'sentences'}: the gold
+It learnt from ${c.teachers.length} teachers, ${teachersPerHead(c.teachers)} word taggers per head (one per seed, BiLSTM 2 × ${teacherWidths(c.teachers)}) trained on that head's corpora${docTeacherText}${lmText}, and from ${(run.train_examples / 1000).toFixed(0)} k training ${studentDoc ? 'windows' : 'sentences'}: the gold
 corpora and unlabelled in-domain sentences (\`../shared/data/unlabeled\`) that each head's teachers tagged,
 the head learning the mentions more than half of them agree on (sequence-level knowledge distillation,
 Kim & Rush 2016, from an ensemble; MT-BioNER's multi-teacher, multi-task setting with the teachers'
@@ -657,10 +623,10 @@ ${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', '
 | stage | command | wall time |
 |---|---|---|
 | 0 word vectors: fastText skip-gram, ${vec.dim} dimensions, of the unlabelled sentences' words (${vec.vectors} words) | \`${short(c.vectors)}\` | ${minutes(c.vectors.wallSeconds)} |
-${lmRow}${[...teacherRows, ...firstRows].join('\n')}
-| ${n} student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
-| ${n + 1} int8 of the student's model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
-| ${n + 2} evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
+${lmRow}${teacherRows.join('\n')}
+| 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
+| 3 int8 of the student's model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
+| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
 ${stageNotes.length ? `\n${stageNotes.join('\n')}\n` : ''}
 Student: ${studentChoice(run, best, studentEach)}.
 ${Math.round(run.tokens_per_second)} tokens/s of training

@@ -119,10 +119,9 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
   --out DIR      working folder of the run; run again with the same DIR to resume
   --data DIR     the corpora (default ../shared/data)
   --stages LIST  run only these stages (they still need their inputs); word-lstm: vectors, char-lm,
-                 teacher-HEAD-doc-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student-s42,
-                 student-s43, student, int8
-  --parallel N   word-lstm: teachers and first students trained side by side, one thread each
-                 (default 2, the cores the recipe was timed on)
+                 teacher-HEAD-doc-sSEED (HEAD disease, chemical, gene; SEED 42, 43, 44), student, int8
+  --parallel N   word-lstm: teachers trained side by side, one thread each (default 2, the cores
+                 the recipe was timed on)
   --teacher-hidden N, --teacher-minutes M
                  word-lstm: the teachers' BiLSTM width (default ${WORD_TEACHER.lstmHidden}) and time cap (default
                  ${WORD_TEACHER.minutes}); the width is a flag only when it is not train's default (200)
@@ -278,7 +277,7 @@ async function wordRecipe(opts: Options): Promise<void> {
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
   const plan = wordPlan(opts.out, opts.data, sets, opts.teacher)
-  const foreign = foreignStages(opts.out, [plan.vectors, plan.charLm, ...plan.teachers, ...plan.firstStudents, plan.student, plan.int8, plan.eval])
+  const foreign = foreignStages(opts.out, [plan.vectors, plan.charLm, ...plan.teachers, plan.student, plan.int8, plan.eval])
   if (foreign.length) {
     throw new Error(
       `${opts.out} holds stages this recipe (a head per entity type) did not make, so nothing is resumed from it:\n  ${foreign.join('\n  ')}\n` +
@@ -288,8 +287,6 @@ async function wordRecipe(opts: Options): Promise<void> {
   const taught = await wordTeachers(opts, plan)
   if (!taught) return
   const { vectors, teachers, charLm } = taught
-  // The first students side by side, one thread each (as the teachers), then the student alone.
-  const firstStudents = await inParallel(plan.firstStudents, opts.parallel, (s) => runStage(s, opts))
   const trained = await runStage(plan.student, opts)
   const int8 = await runStage(plan.int8, opts)
   let evalRecord = readStage(plan.eval.dir)
@@ -308,7 +305,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     writeFileAtomic(stageFile(plan.eval.dir), [JSON.stringify(evalRecord, null, 2) + '\n'])
   }
   const { scores, latency } = evalRecord.summary as { scores: Record<string, EvalSummary>; latency: Latency }
-  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, charLm, teachers, firstStudents, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
+  const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, charLm, teachers, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
   writeFileAtomic(join(plan.shipDir, 'MODEL_CARD.md'), [card])
   process.stderr.write(`model card: ${join(plan.shipDir, 'MODEL_CARD.md')}\n`)
   const short = belowFloor(sets, scores)

@@ -158,48 +158,31 @@ describe('the word-lstm plan: a head per entity type', () => {
     const a = plan.student.args
     expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
     expect(values(a, '--task')).toContain(`disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`)
-    const teachers = ['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-doc-s${seed}`))
-    // Then each first student, a teacher of every head.
-    expect(values(a, '--teacher')).toEqual([...teachers, ...[42, 43].flatMap((seed) => ['disease', 'chemical', 'gene'].map((h) => `${h}=${OUT}/2-student-s${seed}`))])
-    expect(values(a, '--seed')).toEqual(['44'])
+    expect(values(a, '--teacher')).toEqual(['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-doc-s${seed}`)))
     // Windows of up to 64 words over documents (and transfer passages of 10 lines), not sentences.
     expect(a).toContain('--doc-level')
     expect(values(a, '--max-length')).toEqual(['64'])
     expect(values(a, '--transfer')).toEqual([`${DATA}/unlabeled/biomed-sentences.txt`])
     expect(values(a, '--transfer-sentences')).toEqual(['30000'])
     expect(values(a, '--dropout')).toEqual(['0.25'])
-    expect(values(a, '--out')).toEqual([`${OUT}/3-student`])
+    expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
     // No per-corpus head is left anywhere in the recipe.
-    for (const s of [...plan.teachers, ...plan.firstStudents, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
+    for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
     // A stage stopped mid-run (a session ending) continues from its last kept epoch.
-    // Teachers and first students two at a time on one thread each; the student alone, on two.
-    for (const s of [...plan.teachers, ...plan.firstStudents, plan.student]) {
-      expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', s === plan.student ? '2' : '1'])
+    // Teachers two at a time on one thread each; the student alone, on two.
+    for (const s of [...plan.teachers, plan.student]) {
+      expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', plan.teachers.includes(s as (typeof plan.teachers)[number]) ? '1' : '2'])
       expect(s.resumeMarker).toBe('optimizer.safetensors')
     }
     expect(values(plan.int8.args, '--head')).toEqual(['disease'])
     expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
   })
 
-  it("trains two first students of the teachers alone, with the student's command but for the seed, the thread and the folder", () => {
-    expect(plan.firstStudents.map((f) => f.name)).toEqual(['student-s42', 'student-s43'])
-    for (const f of plan.firstStudents) {
-      const seed = f.name.slice('student-s'.length)
-      expect(f.dir).toBe(`${OUT}/2-student-s${seed}`)
-      expect(values(f.args, '--teacher')).toEqual(plan.teachers.map((t) => `${t.head}=${t.dir}`))
-      expect(values(f.args, '--threads')).toEqual(['1'])
-      // Everything else is the student's command.
-      const unlike = (args: string[]) => args.map((a, i) => (['--seed', '--threads', '--out'].includes(args[i - 1]) ? '' : a)).filter((a, i) => !(a === '--teacher' || args[i - 1] === '--teacher'))
-      expect(unlike(f.args)).toEqual(unlike(plan.student.args))
-      expect(f.args).not.toEqual(plan.student.args)
-    }
-  })
-
   it("quantizes the student's model: no stage after it on the gold corpora alone", () => {
     expect(values(plan.int8.args, '--model')).toEqual([plan.student.dir])
-    expect(plan.shipDir).toBe(`${OUT}/4-int8`)
+    expect(plan.shipDir).toBe(`${OUT}/3-int8`)
     expect(values(plan.int8.args, '--out')).toEqual([plan.shipDir])
-    expect(plan.eval.dir).toBe(`${OUT}/5-eval`)
+    expect(plan.eval.dir).toBe(`${OUT}/4-eval`)
   })
 
   it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head), with and without the document rules", () => {
@@ -289,39 +272,37 @@ describe('an earlier run folder', () => {
   ]
 
   it("a record of another command is stale; this stage's command run with another --out is not", () => {
-    expect(staleRecord(plan.student, record('student', oldStudent))).toMatch(/3-student\/stage\.json records another command .*argument 4: recorded 'ncbi=.*', this recipe 'disease=/)
-    const byHand = stageCommand(plan.student).map((a) => (a === `${OUT}/3-student` ? '/elsewhere/student-30k' : a))
+    expect(staleRecord(plan.student, record('student', oldStudent))).toMatch(/2-student\/stage\.json records another command .*argument 4: recorded 'ncbi=.*', this recipe 'disease=/)
+    const byHand = stageCommand(plan.student).map((a) => (a === `${OUT}/2-student` ? '/elsewhere/student-30k' : a))
     expect(staleRecord(plan.student, record('student', byHand))).toBeNull()
     expect(staleRecord(plan.student, record('student', [...stageCommand(plan.student), '--patience', '3']))).toMatch(/argument \d+: recorded '--patience', this recipe '\(end\)'/)
     expect(staleRecord(plan.eval, record('eval', ['fastbioner', 'eval', '…']))).not.toBeNull()
   })
 
-  it('is refused: the per-corpus teachers, the old student, int8 and eval folders and a stale record are listed; this recipe\'s own records are not', () => {
+  it('is refused: the per-corpus teachers and the old student, int8 and eval records are listed; this recipe\'s own records are not', () => {
     const out = join(tmp, 'old')
     const p = wordPlan(out, DATA, sets)
     const put = (dir: string, command: string[]) => {
       mkdirSync(join(out, dir), { recursive: true })
       writeFileSync(join(out, dir, 'stage.json'), JSON.stringify(record(dir, command)))
     }
-    const stages = [...p.teachers, ...p.firstStudents, p.student, p.int8, p.eval]
-    expect(foreignStages(out, stages)).toEqual([])
+    expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
     put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
     put('1-teacher-disease-doc-s42', stageCommand(p.teachers[0]))
     // A sentence-level teacher of the recipe before every teacher read windows over documents.
     put('1-teacher-gene-s43', ['fastbioner', 'train', '--task', 'gene=a:b', '--lstm-hidden', '300', '--out', join(out, '1-teacher-gene-s43')])
-    put('2-student-s42', stageCommand(p.firstStudents[0]))
     put('2-student', oldStudent)
     // The per-corpus recipe's int8 (head ncbi) in 3-int8; the layout with the gold stage (2026-12-03 to
-    // 12-05): its model in 3-gold, int8 in 4-int8 (where this recipe's int8 is now).
+    // 12-05): its model in 3-gold, int8 in 4-int8.
     put('3-int8', ['fastbioner', 'quantize', '--model', join(out, '2-student'), '--out', join(out, '3-int8'), '--calibrate', `${M}/NCBI-disease-IOB/devel.tsv`, '--head', 'ncbi', '--max-f1-drop', '2'])
     put('3-gold', ['fastbioner', 'train', '--init', join(out, '2-student'), '--out', join(out, '3-gold')])
     put('4-int8', ['fastbioner', 'quantize', '--model', join(out, '3-gold'), '--out', join(out, '4-int8')])
     put('4-eval', ['fastbioner', 'eval', '…'])
     mkdirSync(join(out, 'notes'))
-    const found = foreignStages(out, stages)
+    const found = foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])
     expect(found).toHaveLength(7)
-    expect(found.slice(0, 6).sort()).toEqual(['1-teacher-gene-s43', '1-teacher-ncbi', '2-student', '3-gold', '3-int8', '4-eval'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
-    expect(found[6]).toMatch(new RegExp(`^${join(out, '4-int8', 'stage.json')} records another command`))
+    expect(found.slice(0, 4).sort()).toEqual(['1-teacher-gene-s43', '1-teacher-ncbi', '3-gold', '4-int8'].map((d) => `${join(out, d)}: a stage folder this recipe does not make`))
+    expect(found.slice(4).map((l) => l.split(' ')[0])).toEqual(['2-student', '3-int8', '4-eval'].map((d) => join(out, d, 'stage.json')))
   })
 
   it('train:default refuses it before training anything', () => {
@@ -359,8 +340,7 @@ describe('the model card', () => {
     trained.summary = { ...(trained.summary as object), word_vectors: { initialised: 21000, vocabulary: 24998 } }
     const merged = { 'NCBI-disease/Disease': 0.804, 'BC5CDR/Chemical': 0.869, 'BC5CDR/Disease': 0.769, 'BC2GM/Gene': 0.75 }
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
-    const firstStudents = plan.firstStudents.map((f, i) => ({ ...record(f.name, stageCommand(f), run(0.79 + i / 100, [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.85 }, { head: 'chemical', dev: `${M}/BC5CDR-chem-IOB/devel.tsv`, f1: 0.9 }])), wallSeconds: 3000 }))
-    const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, firstStudents, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
+    const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
     const card = wordModelCard(input)
     // The BiLSTM's int8 weights are said only when the shipped folder's quantization record has them.
     expect(card).not.toContain('The BiLSTM runs on int8 weights')
@@ -369,7 +349,7 @@ describe('the model card', () => {
       'MB on disk. The BiLSTM runs on int8 weights\n(one scale per gate column and direction',
     )
     expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 10 epochs')
-    expect(card).toContain('trained on that head\'s corpora; each reads windows of up to 128 words over whole documents instead of single sentences; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and 2 first students')
+    expect(card).toContain('trained on that head\'s corpora; each reads windows of up to 128 words over whole documents instead of single sentences; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
     expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 40 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
     expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
@@ -397,16 +377,8 @@ describe('the model card', () => {
     const averaged = (kept: boolean) => wordModelCard({ ...input, trained: { ...trained, summary: { ...(trained.summary as object), ...(kept ? { best_epoch: 2, best_dev_f1: 0.81 } : {}), averaged: { epochs: [1, 2], dev: { f1: kept ? 0.81 : 0.8 }, kept } } } })
     expect(averaged(true)).toContain("Student: the mean of the weights of epochs 1, 2 of 2 (checkpoint averaging) by the mean devel F1 over the corpora (81.0), above the best single epoch's (2, 80.5).")
     expect(averaged(false)).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5); the mean of the weights of epochs 1, 2 scored 80.0 and was not kept.')
-    // The first students after the teachers, then the student, int8 and the evaluation numbered on.
-    expect(card).toMatch(/\| 1\.9 teacher `gene` seed 44 [^\n]*\n\| 2\.1 first student seed 42, of the teachers alone \(devel F1 NCBI-disease Disease 85\.0, BC5CDR Chemical 90\.0; mean 79\.0, best of 2 epochs at 2\) \| `fastbioner train --task disease=[^`]* --teacher gene=\$OUT\/1-teacher-gene-doc-s44 --transfer [^`]* --seed 42 --threads 1 --out \$OUT\/2-student-s42` \| 50\.0 min \|\n\| 2\.2 first student seed 43, [^\n]*\n\| 3 student: /)
-    expect(card).toContain(', and 2 first students, taggers like itself that learnt from those teachers first (seeds 42, 43; born-again networks, Furlanello et al. 2018), each a teacher of every head, and from 66 k training windows')
-    expect(card).toContain("| 4 int8 of the student's model (NCBI-disease devel F1, head `disease`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/3-student")
-    expect(card).toContain('| 5 evaluation + latency |')
-    // A folder made before the first students (the shipped model's): no such rows or words, and the stages numbered as they were.
-    const before = wordModelCard({ ...input, firstStudents: [] })
-    expect(before).not.toContain('first student')
-    expect(before).toContain('which the student does not run, and from 66 k training windows')
-    expect(before).toMatch(/\| 1\.9 teacher [^\n]*\n\| 2 student: [^\n]*\n\| 3 int8 [^\n]*\n\| 4 evaluation \+ latency \|/)
+    expect(card).toContain("| 3 int8 of the student's model (NCBI-disease devel F1, head `disease`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/2-student")
+    expect(card).toContain('| 4 evaluation + latency |')
     // One blank line between the stage table and the student line; a stage run by hand says so between them.
     expect(card).toMatch(/with and without the document rules \| 2\.0 min \|\n\nStudent: best epoch/)
     const noted = wordModelCard({ ...input, vectors: { ...vectors, note: 'run by hand elsewhere' } })
