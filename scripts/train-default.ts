@@ -16,6 +16,7 @@ import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { writeFileAtomic } from '../src/core/fs/atomic'
 import { openTagger } from '../src/core/tag/open'
+import { TRANSFER_TAGS_FILE } from '../src/core/train/transfer-tags'
 import {
   belowFloor,
   cardIntro,
@@ -156,8 +157,10 @@ function runCli(args: string[], prefix = ''): Promise<unknown> {
   })
 }
 
-function nonEmpty(dir: string): boolean {
-  return existsSync(dir) && readdirSync(dir).length > 0
+/** Files other than the teachers' stored transfer tags, which `train` checks against its own
+ * teachers and text before it uses them: a stage may start over them (a student of another size). */
+function heldFiles(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f !== TRANSFER_TAGS_FILE) : []
 }
 
 async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
@@ -170,7 +173,7 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   }
   if (opts.stages && !opts.stages.has(stage.name)) throw new Error(`stage ${stage.name} has not run; it is needed (add it to --stages)`)
   const resuming = stage.resumeArgs !== undefined && stage.resumeMarker !== undefined && existsSync(join(stage.dir, stage.resumeMarker))
-  if (!resuming && nonEmpty(stage.dir)) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
+  if (!resuming && heldFiles(stage.dir).length > 0) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
   const args = resuming ? stage.resumeArgs! : stage.args
   process.stderr.write(`[${stage.name}] ${resuming ? 'resuming' : 'starting'}: fastbioner ${args.join(' ')}\n`)
   mkdirSync(stage.dir, { recursive: true })
