@@ -13,14 +13,13 @@ import { evaluate } from '../eval/evaluate'
 import { DEFAULT_HEAD, type BertTokenClassifier } from '../model/bert'
 import { saveCheckpoint, type TrainingMetadata } from '../model/checkpoint'
 import { ensureGradients } from '../model/gradients'
-import * as tf from '@tensorflow/tfjs-core'
 import { labelMapFromLabels, type LabelMap } from '../nlp/bio'
 import { documentsToExamples, type Example, type ExampleOptions } from '../nlp/examples'
 import { attachCharInputs } from '../model/char-cnn'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { checkMaxLength } from '../tag/tagger'
 import { IGNORE_INDEX, type BatchableExample, type HostBatch } from './batching'
-import { openTrainer, type TrainerPreference } from './engine'
+import { copyParamsIntoModel, openTrainer, type TrainerPreference } from './engine'
 import { runOptimizer } from './optimizer'
 import {
   loadOptimizerState,
@@ -338,19 +337,23 @@ export async function train(opts: TrainOptions): Promise<TrainResult> {
     // The model object is the result of training: leave the latest weights in it.
     engine.syncModel()
     if (snapshots.length >= 2 && !run.cancelled) {
-      // Checkpoint averaging: the mean of the last epochs' weights, kept only if devel says so.
-      assignMeanWeights(model, snapshots.map((s) => s.weights))
-      const { byHead, mean } = await scoreDevel()
-      const epochsAveraged = snapshots.map((s) => s.epoch)
-      const kept = run.bestDevF1 === null || mean.f1 > run.bestDevF1
-      averaged = { epochs: epochsAveraged, dev: mean, kept }
-      const last = epochsAveraged[epochsAveraged.length - 1]
-      if (kept) {
-        devByEpoch.set(last, byHead)
-        averagedInSave = epochsAveraged
-        const dir = saveTo ? await saveTo({ epoch: last, step: run.steps, dev: mean }) : null
+      // The weights as arrays, which averaging sets to the mean and, when devel prefers the best
+      // epoch, back to the last epoch's; the model's variables follow them.
+      const trained = new Map([...model.variables()].map(([n, v]) => [n, Float32Array.from(v.dataSync() as Float32Array)]))
+      const { outcome, byTask } = await averageLastEpochs(trained, snapshots, run.bestDevF1, async () => {
+        copyParamsIntoModel(model, trained)
+        const { byHead, mean } = await scoreDevel()
+        return { byTask: byHead, mean }
+      })
+      copyParamsIntoModel(model, trained)
+      averaged = outcome
+      if (outcome.kept) {
+        const last = outcome.epochs[outcome.epochs.length - 1]
+        devByEpoch.set(last, byTask)
+        averagedInSave = outcome.epochs
+        const dir = saveTo ? await saveTo({ epoch: last, step: run.steps, dev: outcome.dev }) : null
         if (dir) run.checkpointDir = dir
-        run.bestDevF1 = mean.f1
+        run.bestDevF1 = outcome.dev.f1
         run.bestEpoch = last
       }
     }
@@ -391,11 +394,24 @@ export function trainingExamples(model: BertTokenClassifier, docs: readonly Corp
   return docs.flatMap((d) => attachCharInputs(documentsToExamples([d], tokenizer, labelMap, opts), d.text, vocab, c))
 }
 
-/** Sets every variable of the model to the mean of its values in `weights` (checkpoint averaging). */
-export function assignMeanWeights(model: BertTokenClassifier, weights: ReadonlyArray<ReadonlyMap<string, Float32Array>>): void {
-  tf.tidy(() => {
-    for (const [name, v] of model.variables()) v.assign(tf.tensor(meanOfSnapshots(weights, name, v.size), v.shape, 'float32'))
-  })
+/**
+ * Checkpoint averaging after the last epoch: the trained weights (in place) become the mean of
+ * the snapshots' and are scored on devel; kept when they score above `bestDevF1` (the best single
+ * epoch's), else the last snapshot's weights, the model's last epoch, are put back. The caller
+ * saves a kept average.
+ */
+export async function averageLastEpochs<S>(
+  trained: ReadonlyMap<string, Float32Array>,
+  snapshots: ReadonlyArray<{ epoch: number; weights: ReadonlyMap<string, Float32Array> }>,
+  bestDevF1: number | null,
+  score: () => Promise<{ byTask: S; mean: DevScores }>,
+): Promise<{ outcome: AveragedOutcome; byTask: S }> {
+  const weights = snapshots.map((s) => s.weights)
+  for (const [name, value] of trained) value.set(meanOfSnapshots(weights, name, value.length))
+  const { byTask, mean } = await score()
+  const kept = bestDevF1 === null || mean.f1 > bestDevF1
+  if (!kept) for (const [name, value] of trained) value.set(weights[weights.length - 1].get(name)!)
+  return { outcome: { epochs: snapshots.map((s) => s.epoch), dev: mean, kept }, byTask }
 }
 
 /**

@@ -19,7 +19,7 @@ import { wordTaggerFor } from '../tag/open'
 import { deriveSeed, Rng } from '../rng'
 import { sampleCrfPath, type CrfScores } from '../model/crf'
 import type { TrainerEngine } from './engine'
-import { averagingEpochs, meanOfSnapshots, type AveragedOutcome, type RunSettings } from './loop'
+import { averageLastEpochs, averagingEpochs, type AveragedOutcome, type RunSettings } from './loop'
 import { loadOptimizerState, OPTIMIZER_FILE, plannedStepsOf, runTraining, saveOptimizerState, type DevScores, type ResumePoint, type RunProgress, type RunResult, type SavePoint } from './runner'
 import { OrtWordTaggerTrainer } from './word-trainer'
 import { linearScheduleWithWarmup } from './optimizer'
@@ -539,22 +539,3 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   return { ...result, model, labels, devByTask, trainExamples: examples.length, trainer: engine.trainer, wallSeconds: clock.seconds() + clock.pausedSeconds(), wordVectors, averaged }
 }
 
-/**
- * Checkpoint averaging after the last epoch: the trained weights (in place) become the mean of
- * the snapshots' and are scored on devel; kept when they score above `bestDevF1` (the best single
- * epoch's), else the last snapshot's weights, the model's last epoch, are put back. The caller
- * saves a kept average.
- */
-export async function averageLastEpochs<S>(
-  trained: ReadonlyMap<string, Float32Array>,
-  snapshots: ReadonlyArray<{ epoch: number; weights: ReadonlyMap<string, Float32Array> }>,
-  bestDevF1: number | null,
-  score: () => Promise<{ byTask: S; mean: DevScores }>,
-): Promise<{ outcome: AveragedOutcome; byTask: S }> {
-  const weights = snapshots.map((s) => s.weights)
-  for (const [name, value] of trained) value.set(meanOfSnapshots(weights, name, value.length))
-  const { byTask, mean } = await score()
-  const kept = bestDevF1 === null || mean.f1 > bestDevF1
-  if (!kept) for (const [name, value] of trained) value.set(weights[weights.length - 1].get(name)!)
-  return { outcome: { epochs: snapshots.map((s) => s.epoch), dev: mean, kept }, byTask }
-}

@@ -10,7 +10,7 @@ import { buildLabelMap } from '@core/nlp/bio'
 import { WordPieceTokenizer } from '@core/nlp/tokenizer'
 import { evaluate } from '@core/eval/evaluate'
 import { taggerForModel } from '@core/tag/open'
-import { assignMeanWeights, train, type TrainProgress } from '@core/train/loop'
+import { meanOfSnapshots, train, type TrainProgress } from '@core/train/loop'
 import { syntheticDocs, syntheticVocab } from './synthetic'
 
 const vocab = syntheticVocab()
@@ -152,20 +152,22 @@ describe('training loop', () => {
     }
     // The folder holds what the result says is best.
     expect(scored.overall.f1).toBeCloseTo(res.bestDevF1!, 6)
+    // The model in memory holds the average when it was kept, else the last epoch's weights: those
+    // of the same run without averaging (same seed, same steps).
+    const plain = tinyModel()
+    await train({ model: plain, tokenizer, train: trainDocs, dev: devDocs, ...fast, epochs: 4 })
+    const inMemory = await evaluate(model, tokenizer, devDocs, { maxLength: 32 })
+    if (res.averaged!.kept) expect(inMemory.overall.f1).toBeCloseTo(res.averaged!.dev.f1, 6)
+    else for (const [name, v] of model.variables()) expect(v.dataSync(), name).toEqual(plain.variables().get(name)!.dataSync())
+    plain.dispose()
     await expect(train({ model, tokenizer, train: trainDocs, ...fast, epochs: 2, averageLast: 2 })).rejects.toThrow(/devel/)
     model.dispose()
   })
 
-  it('assignMeanWeights sets each variable to the element-wise mean', () => {
-    const model = tinyModel()
-    const names = [...model.variables().keys()]
-    const snap = (k: number) => new Map(names.map((n) => [n, Float32Array.from({ length: model.variables().get(n)!.size }, (_, i) => k * (i + 1))]))
-    assignMeanWeights(model, [snap(1), snap(2), snap(6)])
-    for (const [, v] of model.variables()) {
-      const d = v.dataSync()
-      for (let i = 0; i < Math.min(5, d.length); i++) expect(d[i]).toBeCloseTo(3 * (i + 1), 4)
-    }
-    expect(() => assignMeanWeights(model, [new Map()])).toThrow(/missing from a snapshot/)
-    model.dispose()
+  it('meanOfSnapshots is the element-wise mean; a missing parameter or another size is refused', () => {
+    const snap = (k: number) => new Map([['w', Float32Array.of(k, 2 * k, 3 * k)]])
+    expect([...meanOfSnapshots([snap(1), snap(2), snap(6)], 'w', 3)]).toEqual([3, 6, 9])
+    expect(() => meanOfSnapshots([snap(1), new Map()], 'w', 3)).toThrow(/missing from a snapshot/)
+    expect(() => meanOfSnapshots([snap(1)], 'w', 4)).toThrow(/has 3 values, expected 4/)
   })
 })
