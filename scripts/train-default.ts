@@ -157,10 +157,10 @@ function runCli(args: string[], prefix = ''): Promise<unknown> {
   })
 }
 
-/** Files other than the teachers' stored transfer tags, which `train` checks against its own
- * teachers and text before it uses them: a stage may start over them (a student of another size). */
-function heldFiles(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f !== TRANSFER_TAGS_FILE) : []
+/** Whether `dir` holds files other than the teachers' stored transfer tags, which `train` checks
+ * against its own teachers and text before it uses them: a stage may start over them (a student of another size). */
+function holdsRunFiles(dir: string): boolean {
+  return existsSync(dir) && readdirSync(dir).some((f) => f !== TRANSFER_TAGS_FILE)
 }
 
 async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
@@ -173,7 +173,7 @@ async function runStage(stage: Stage, opts: Options): Promise<StageRecord> {
   }
   if (opts.stages && !opts.stages.has(stage.name)) throw new Error(`stage ${stage.name} has not run; it is needed (add it to --stages)`)
   const resuming = stage.resumeArgs !== undefined && stage.resumeMarker !== undefined && existsSync(join(stage.dir, stage.resumeMarker))
-  if (!resuming && heldFiles(stage.dir).length > 0) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
+  if (!resuming && holdsRunFiles(stage.dir)) throw new Error(`${stage.dir}: an interrupted run that cannot be resumed; delete the folder to start the stage over`)
   const args = resuming ? stage.resumeArgs! : stage.args
   process.stderr.write(`[${stage.name}] ${resuming ? 'resuming' : 'starting'}: fastbioner ${args.join(' ')}\n`)
   mkdirSync(stage.dir, { recursive: true })
