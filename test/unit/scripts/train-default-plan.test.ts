@@ -163,7 +163,7 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(a).toContain('--doc-level')
     expect(values(a, '--max-length')).toEqual(['64'])
     expect(values(a, '--transfer')).toEqual([`${DATA}/unlabeled/biomed-sentences.txt`])
-    expect(values(a, '--transfer-sentences')).toEqual(['30000'])
+    expect(values(a, '--transfer-sentences')).toEqual(['60000'])
     expect(values(a, '--dropout')).toEqual(['0.25'])
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
     // No per-corpus head is left anywhere in the recipe.
