@@ -257,9 +257,11 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * 60 000 sentences (a seeded sample; minutes 120 only bounds a slower machine): two seeds of the
  * recipe's student on session 27's teachers (sessions 31–32, 2 threads) scored int8 devel with the
  * document rules 85.21 / 90.87 / 79.52 / 81.08 (mean 84.17, seed 42) and 85.39 / 90.86 / 79.37 /
- * 80.69 (84.08, seed 43), against three runs at 30 000 sentences of 84.03, 83.88 and 84.01: about
- * 0.15 on the mean, 0.7 on NCBI-disease, level elsewhere; the student stage takes about 30 minutes
- * more (about 13 of them the teachers tagging twice the passages). In an older recipe (heads per
+ * 80.69 (84.08, seed 43), against three runs at 30 000 sentences of 84.03, 83.88 and 84.01; a
+ * third seed afterwards 85.28 / 91.11 / 80.34 / 80.99 (84.43, seed 44). Over three runs each, 84.23
+ * against 83.97 on the mean and 85.29 against 84.62 on NCBI-disease, level elsewhere. The student
+ * stage takes 62–67 minutes instead of about 37 (the teachers tag twice the passages: 13.5 minutes
+ * instead of 6). In an older recipe (heads per
  * corpus, one thread, 90 minutes) all 118 568 sentences did no better than 30 000 after as many
  * examples, neither student converged (docs/ACCURACY.md).
  * Dropout 0.25 instead of train's 0.5, which was chosen on the gold corpora alone: with the
