@@ -261,9 +261,9 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * third seed afterwards 85.28 / 91.11 / 80.34 / 80.99 (84.43, seed 44). Over three runs each, 84.23
  * against 83.97 on the mean and 85.29 against 84.62 on NCBI-disease, level elsewhere. The student
  * stage takes 62–67 minutes instead of about 37 (the teachers tag twice the passages: 13.5 minutes
- * instead of 6). In an older recipe (heads per
- * corpus, one thread, 90 minutes) all 118 568 sentences did no better than 30 000 after as many
- * examples, neither student converged (docs/ACCURACY.md).
+ * instead of 6). In an older recipe (heads per corpus, one thread, 90 minutes) all 118 568
+ * sentences did no better than 30 000 after as many examples, neither student converged
+ * (docs/ACCURACY.md).
  * Dropout 0.25 instead of train's 0.5, which was chosen on the gold corpora alone: with the
  * teachers' sentences besides, the student fitted them better on the disease-only student
  * (NCBI-disease + BC5CDR-disease, the recipe's three disease teachers, 30 000 sentences, 25
