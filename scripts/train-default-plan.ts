@@ -7,6 +7,7 @@ import { basename, join } from 'node:path'
 import { WORD_TAGGER_DEFAULTS } from '../src/core/model/word-tagger'
 import { readMetadata } from '../src/core/model/checkpoint-files'
 import { WORD_TAGGER_RECIPE } from '../src/core/train/word-loop'
+import type { ModelBenchmark } from '../src/shared/ipc'
 
 export const TYPE_MAP = 'GENE=Gene'
 /** Largest F1 loss (points, on NCBI-disease devel, with the head that tags it) accepted for int8. */
@@ -442,6 +443,22 @@ export function belowFloor(sets: readonly TypeCorpus[], scores: Record<string, E
     const f1 = scores[scoreKey(s, 'test', true)]?.types[s.type]?.f1 ?? 0
     return floor !== undefined && f1 < floor ? [`${s.corpus} ${s.type}: test F1 ${pct(f1)} < ${pct(floor)}`] : []
   })
+}
+
+/**
+ * What the shipped folder's fastbioner.json states of the model (`benchmark`, shown in the app's
+ * model details): test F1 as `tag` gives it (every head merged, document rules on), each corpus's
+ * own type; a corpus without that score is left out.
+ */
+export function wordBenchmark(sets: readonly TypeCorpus[], scores: Record<string, EvalSummary>): ModelBenchmark {
+  return {
+    split: 'test',
+    tagging: 'every head merged, document rules on (as tagging does it)',
+    scores: sets.flatMap((s) => {
+      const f1 = scores[scoreKey(s, 'test', true)]?.types[s.type]?.f1
+      return f1 === undefined ? [] : [{ corpus: s.corpus, type: s.type, f1 }]
+    }),
+  }
 }
 
 interface TrainRun {

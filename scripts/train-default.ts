@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
+import { METADATA_FILE, readJsonObject } from '../src/core/model/checkpoint-files'
 import { writeFileAtomic } from '../src/core/fs/atomic'
 import { openTagger } from '../src/core/tag/open'
 import { TRANSFER_TAGS_FILE } from '../src/core/train/transfer-tags'
@@ -34,6 +35,7 @@ import {
   stageFile,
   TYPE_MAP,
   typeCorpora,
+  wordBenchmark,
   wordModelCard,
   wordPlan,
   type EvalSummary,
@@ -311,6 +313,9 @@ async function wordRecipe(opts: Options): Promise<void> {
   const card = wordModelCard({ data: opts.data, out: opts.out, sets, vectors, charLm, teachers, trained, int8, scores, latency, evalWall: evalRecord.wallSeconds, modelDir: plan.shipDir })
   writeFileAtomic(join(plan.shipDir, 'MODEL_CARD.md'), [card])
   process.stderr.write(`model card: ${join(plan.shipDir, 'MODEL_CARD.md')}\n`)
+  // The card's test scores in the folder's metadata too, where the app reads them (benchmarkOf).
+  const metaFile = join(plan.shipDir, METADATA_FILE)
+  writeFileAtomic(metaFile, [JSON.stringify({ ...readJsonObject(metaFile), benchmark: wordBenchmark(sets, scores) }, null, 2) + '\n'])
   const short = belowFloor(sets, scores)
   if (short.length) {
     process.stderr.write(`not shipped: below the floor on ${short.join('; ')}\n`)

@@ -7,7 +7,7 @@
 // the one result carry it. A cancel asks the job to stop at its next check (training: between
 // steps); ModelHost kills the process when a cancelled job does not answer in time.
 // Imports types only, so both sides can use it without pulling in the other's code.
-import type { DistillMethod, DistillMode, EngineInfo, ModelShape, Scores, StudentKind } from '@shared/ipc'
+import type { DistillMethod, DistillMode, EngineInfo, ModelBenchmark, ModelShape, Scores, StudentKind } from '@shared/ipc'
 import type { CorpusDocument, CorpusIssue, SuggestionRule } from '@shared/domain'
 import type { CompareReport } from '../core/eval/compare'
 
@@ -115,7 +115,8 @@ export interface HostMethods {
    */
   importModel: {
     params: { source: string; dest: string; headLabels: string[] | null; seed: number; keepFiles?: boolean }
-    result: { summary: ModelSummary; notes: string[]; freshHead: boolean; backend: string }
+    /** benchmark: with keepFiles (the default model), what the folder's fastbioner.json states (checked); else null. */
+    result: { summary: ModelSummary; notes: string[]; freshHead: boolean; backend: string; benchmark: ModelBenchmark | null }
     progress: JobProgress
   }
   /**

@@ -149,6 +149,19 @@ export interface ModelAdaptation {
   heldOutAccuracy: number | null
 }
 
+/**
+ * What a model folder's fastbioner.json states of the model on public benchmark corpora, as the
+ * recipe that built it measured them (the default model: scripts/train-default.ts). Shown beside
+ * the workspace's own devel F1, never mixed with it: other documents, other guidelines.
+ */
+export interface ModelBenchmark {
+  split: 'devel' | 'test'
+  /** How the model tagged, e.g. "every head merged, document rules on (as tagging does it)". */
+  tagging: string
+  /** One row per corpus and entity type; f1 in [0, 1]. */
+  scores: Array<{ corpus: string; type: string; f1: number }>
+}
+
 /** A checkpoint's shape and size: what the registry shows of a model and the host reads back from a saved folder. */
 export interface ModelShape {
   layers: number
@@ -195,6 +208,8 @@ export interface ModelInfo extends ModelShape {
    * adapted encoder.
    */
   adaptation: ModelAdaptation | null
+  /** Benchmark scores its folder stated when it was installed (the default model), else null. */
+  benchmark: ModelBenchmark | null
 }
 
 /** The workspace's import type renaming: the rules as written and what they map. */

@@ -14,7 +14,14 @@ let h: Harness
 let installation: string
 
 beforeAll(async () => {
-  installation = await tinyDefaultModel('fastbioner-e2e-default-', { ncbi: ['Disease'], bc5cdr: ['Chemical', 'Disease'], bc2gm: ['Gene'] })
+  installation = await tinyDefaultModel('fastbioner-e2e-default-', { ncbi: ['Disease'], bc5cdr: ['Chemical', 'Disease'], bc2gm: ['Gene'] }, {
+    split: 'test',
+    tagging: 'every head merged, document rules on (as tagging does it)',
+    scores: [
+      { corpus: 'NCBI-disease', type: 'Disease', f1: 0.8374 },
+      { corpus: 'BC2GM', type: 'Gene', f1: 0.7881 },
+    ],
+  })
   h = await startHarness({ defaultModel: installation })
 })
 
@@ -38,6 +45,12 @@ describe('the default model (real model host)', () => {
     await row.getByTestId('default-badge').waitFor({ timeout: 60_000 })
     await row.getByTestId('active-badge').waitFor()
     expect(await row.locator('.kind').textContent()).toBe('shipped')
+    // Its benchmark scores in its details, apart from the workspace's devel F1 (it has none yet).
+    expect(await row.locator('td.num').nth(3).textContent()).toBe('–')
+    await row.locator('button.disclosure').click()
+    const benchmark = page.getByTestId('model-benchmark')
+    expect(await benchmark.textContent()).toMatch(/^NCBI-disease Disease 83\.7 · BC2GM Gene 78\.8 — every head merged, document rules on \(as tagging does it\); public corpora, not this workspace’s documents$/)
+    expect(await page.locator('.details-row dt', { hasText: 'Benchmark F1' }).textContent()).toBe('Benchmark F1 (test)')
     await dismissToasts(page)
     await h.screenshot('40-models-default')
     await expectAccessible(page, 'models view with the default model')

@@ -28,6 +28,9 @@ let host: ModelHost
 /** The installation's default model folder (three heads, as the shipped one has). */
 let shippedDir: string
 
+/** What the recipe writes into the shipped folder's fastbioner.json (made-up figures). */
+const BENCHMARK = { split: 'test', tagging: 'every head merged', scores: [{ corpus: 'NCBI-disease', type: 'Disease', f1: 0.5 }, { corpus: 'BC2GM', type: 'Gene', f1: 0.25 }] }
+
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
 interface Shell {
@@ -93,7 +96,7 @@ beforeAll(async () => {
     bc5cdr: buildLabelMap(['Chemical', 'Disease']).labels,
     bc2gm: buildLabelMap(['Gene']).labels,
   })
-  await saveCheckpoint(shippedDir, model, vocab, { lowercase: true })
+  await saveCheckpoint(shippedDir, model, vocab, { lowercase: true, metadata: { benchmark: BENCHMARK } })
   model.dispose()
   writeFileSync(join(shippedDir, 'MODEL_CARD.md'), '# Test default model\n\nRandom weights; for tests only.\n')
   await warm
@@ -137,10 +140,12 @@ describe('the default model in a workspace', () => {
       expect(readFileSync(join(model.path, 'MODEL_CARD.md'), 'utf8')).toMatch(/Test default model/)
       expect(headEntityTypes(model.path)).toEqual(['Disease', 'Chemical', 'Gene'])
       expect(model.trainingSummary).toMatch(/ships with the app.*MODEL_CARD\.md/)
+      // The benchmark scores its folder states, kept in the registry for the Models view.
+      expect(model.benchmark).toEqual(BENCHMARK)
       expect(ws.runs().filter((r) => r.kind === 'import')).toMatchObject([{ status: 'done', modelId: model.id }])
 
       const list = await call(shell.handlers, 'models:list', {})
-      expect(list.map((m) => [m.name, m.active, m.shipped])).toEqual([['Default model (Disease, Chemical, Gene)', true, true]])
+      expect(list.map((m) => [m.name, m.active, m.shipped, m.benchmark?.scores.length])).toEqual([['Default model (Disease, Chemical, Gene)', true, true, 2]])
 
       // "Tag all": no model chosen, the active one tags every document.
       const tagged = await call(shell.handlers, 'tag:run', { jobId: 'tag-all' })

@@ -151,6 +151,23 @@ describe('the word tagger in the app', () => {
     expect((await call('tag:run', { jobId: 'w-tag-imported' })).modelId).toBe(m.id)
   }, 120_000)
 
+  it("copied as the default model is (keepFiles), gives the benchmark its fastbioner.json states, and refuses a malformed one naming the file", async () => {
+    const src = join(dir, 'word-default')
+    cpSync(trained.path, src, { recursive: true })
+    const metaFile = join(src, 'fastbioner.json')
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>
+    const benchmark = { split: 'test', tagging: 'every head merged', scores: [{ corpus: 'NCBI-disease', type: 'Disease', f1: 0.75 }] }
+    writeFileSync(metaFile, JSON.stringify({ ...meta, benchmark }))
+    const r = await host.request('importModel', { source: src, dest: join(dir, 'word-default-copy'), headLabels: null, seed: 1, keepFiles: true })
+    expect(r.benchmark).toEqual(benchmark)
+    // A user's import does not read it.
+    expect((await host.request('importModel', { source: src, dest: join(dir, 'word-default-user'), headLabels: null, seed: 1 })).benchmark).toBeNull()
+    writeFileSync(metaFile, JSON.stringify({ ...meta, benchmark: { ...benchmark, scores: [{ corpus: 'NCBI-disease', type: 'Disease', f1: 75 }] } }))
+    await expect(host.request('importModel', { source: src, dest: join(dir, 'word-default-bad'), headLabels: null, seed: 1, keepFiles: true })).rejects.toThrow(
+      `${metaFile}: benchmark.scores[0].f1 must be a number from 0 to 1, got 75`,
+    )
+  }, 60_000)
+
   it('teaches a BERT student beside a character-aware BERT, through its tags on the unreviewed documents; alone it is refused', async () => {
     const alone = await call('distill:plan', { teacherIds: [trained.id] })
     expect(alone).toMatchObject({ method: null, studentKind: null, problem: expect.stringMatching(/words is a word tagger: alone its tags would teach a new model nothing .*Models view/) })

@@ -17,6 +17,7 @@ import { parseVocabText, vocabFromTokenizerJson } from '../nlp/vocab'
 import { DEFAULT_HEAD, validateConfig, type BertConfig } from './config'
 import { charCnnFromHf, charCnnToHf, charVocabulary } from './char-cnn'
 import type { WordFeaturizer } from '../nlp/word-features'
+import type { ModelBenchmark } from '../../shared/ipc'
 
 export class CheckpointError extends Error {
   override name = 'CheckpointError'
@@ -408,6 +409,37 @@ function trainingOf(metadata: Json | undefined, file: string, config: BertConfig
   }
   if (sentenceLevel !== undefined && typeof sentenceLevel !== 'boolean') throw bad('sentenceLevel', 'true or false')
   return training
+}
+
+/** Bounds on a stated benchmark: it is only shown, so a folder cannot make the registry hold much. */
+const MAX_BENCHMARK_ROWS = 32
+const MAX_BENCHMARK_TEXT = 120
+
+/**
+ * fastbioner.json's `benchmark` (ModelBenchmark: what the recipe that built the model measured on
+ * public corpora), checked; null when the file states none. A CheckpointError naming the file and
+ * the key when it is not one.
+ */
+export function benchmarkOf(metadata: Json | undefined, file: string): ModelBenchmark | null {
+  const b = metadata?.benchmark
+  if (b === undefined || b === null) return null
+  const bad = (key: string, want: string, got: unknown) => new CheckpointError(`${file}: benchmark${key} must be ${want}, got ${JSON.stringify(got)?.slice(0, 100)}`)
+  if (typeof b !== 'object' || Array.isArray(b)) throw bad('', 'an object', b)
+  const { split, tagging, scores } = b as Json
+  if (split !== 'devel' && split !== 'test') throw bad('.split', '"devel" or "test"', split)
+  const text = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_BENCHMARK_TEXT
+  if (!text(tagging)) throw bad('.tagging', `a text of 1 to ${MAX_BENCHMARK_TEXT} characters`, tagging)
+  if (!Array.isArray(scores) || scores.length === 0 || scores.length > MAX_BENCHMARK_ROWS) throw bad('.scores', `a list of 1 to ${MAX_BENCHMARK_ROWS} rows`, scores)
+  return {
+    split,
+    tagging: tagging as string,
+    scores: scores.map((r: unknown, i) => {
+      const row = (r ?? {}) as Json
+      if (typeof r !== 'object' || Array.isArray(r) || !text(row.corpus) || !text(row.type)) throw bad(`.scores[${i}]`, `{corpus, type, f1} with texts of 1 to ${MAX_BENCHMARK_TEXT} characters`, r)
+      if (typeof row.f1 !== 'number' || !(row.f1 >= 0 && row.f1 <= 1)) throw bad(`.scores[${i}].f1`, 'a number from 0 to 1', row.f1)
+      return { corpus: row.corpus as string, type: row.type as string, f1: row.f1 }
+    }),
+  }
 }
 
 /** Reads and checks config.json, the vocabulary, casing and fastbioner.json of a checkpoint folder. */

@@ -1,7 +1,7 @@
 // The model registry and its runs (rows only; the checkpoint folders are the caller's: see
 // src/main/models). Paths inside the workspace folder are stored relative so the folder can move.
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
-import type { DistillMethod, DistillMode, ModelAdaptation, ModelDistillation, Scores } from '@shared/ipc'
+import type { DistillMethod, DistillMode, ModelAdaptation, ModelBenchmark, ModelDistillation, Scores } from '@shared/ipc'
 import type { Connection } from './connection'
 import { StoreError } from './errors'
 import { now, type ModelRow } from './rows'
@@ -47,8 +47,8 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
     const row = c
       .stmt(
         `INSERT INTO models (name, path, config, created_at, kind, status, active, parent_id, entity_types, trained_on,
-                             dev_scores, training_summary, distillation, shipped, adaptation)
-         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+                             dev_scores, training_summary, distillation, shipped, adaptation, benchmark)
+         VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         name,
@@ -65,6 +65,7 @@ export function createModel(c: Connection, input: NewModelInput): ModelRecord {
         input.distillation ? JSON.stringify({ method: input.distillation.method, mode: input.distillation.mode }) : null,
         input.shipped ? 1 : 0,
         input.adaptation ? JSON.stringify(input.adaptation) : null,
+        input.benchmark ? JSON.stringify(input.benchmark) : null,
       ) as ModelRow
     input.distillation?.teachers.forEach((t, k) => {
       c.stmt('INSERT INTO model_teachers (model_id, position, teacher_id, teacher_name) VALUES (?, ?, ?, ?)').run(row.id, k, t.id, t.name)
@@ -80,7 +81,7 @@ export function updateModel(c: Connection, id: number, patch: ModelUpdate): Mode
     const cur = modelRow(c, id)
     c.stmt(
       `UPDATE models SET status = ?, kind = ?, config = ?, entity_types = ?, trained_on = ?, dev_scores = ?, training_summary = ?,
-                         adaptation = ?
+                         adaptation = ?, benchmark = ?
        WHERE id = ?`,
     ).run(
       patch.status ?? cur.status,
@@ -91,6 +92,7 @@ export function updateModel(c: Connection, id: number, patch: ModelUpdate): Mode
       patch.devScores !== undefined ? (patch.devScores ? JSON.stringify(patch.devScores) : null) : cur.dev_scores,
       patch.trainingSummary !== undefined ? patch.trainingSummary : cur.training_summary,
       patch.adaptation !== undefined ? (patch.adaptation ? JSON.stringify(patch.adaptation) : null) : cur.adaptation,
+      patch.benchmark !== undefined ? (patch.benchmark ? JSON.stringify(patch.benchmark) : null) : cur.benchmark,
       id,
     )
     if ((patch.status ?? cur.status) === 'ready') activateIfNone(c, id)
@@ -230,6 +232,7 @@ function toModel(c: Connection, r: ModelRow): ModelRecord {
     distillation: r.distillation ? distillationOf(c, r.id, r.distillation) : null,
     shipped: r.shipped === 1,
     adaptation: r.adaptation ? (JSON.parse(r.adaptation) as ModelAdaptation) : null,
+    benchmark: r.benchmark ? (JSON.parse(r.benchmark) as ModelBenchmark) : null,
   }
 }
 

@@ -76,6 +76,7 @@ export interface ModelRow {
   distillation: string | null
   shipped: number
   adaptation: string | null
+  benchmark: string | null
 }
 
 export const SUMMARY_COLUMNS = `

@@ -194,6 +194,14 @@ UPDATE models SET distillation = json_object('method', 'soft-labels', 'mode', js
 ALTER TABLE annotations ADD COLUMN rule TEXT NULL CHECK (rule IS NULL OR json_valid(rule));
 `,
   },
+  {
+    // The benchmark scores a model's folder stated when it was installed (ModelBenchmark, JSON);
+    // NULL for every other model and for defaults installed before this step.
+    version: 8,
+    sql: `
+ALTER TABLE models ADD COLUMN benchmark TEXT NULL CHECK (benchmark IS NULL OR json_valid(benchmark));
+`,
+  },
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

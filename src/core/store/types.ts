@@ -1,5 +1,5 @@
 // The workspace's public input and result types (re-exported by index.ts).
-import type { ModelAdaptation, ModelDistillation, ModelInfo, ModelKind, ModelShape } from '@shared/ipc'
+import type { ModelAdaptation, ModelBenchmark, ModelDistillation, ModelInfo, ModelKind, ModelShape } from '@shared/ipc'
 import type { AnnotationOrigin, ReviewStatus, SuggestionRule } from '@shared/domain'
 
 export interface OpenOptions {
@@ -94,6 +94,7 @@ export interface NewModelInput {
   /** A copy of the default model that ships with the app (ModelInfo.shipped). */
   shipped?: boolean
   adaptation?: ModelAdaptation | null
+  benchmark?: ModelBenchmark | null
 }
 
 export interface ModelUpdate {
@@ -105,6 +106,7 @@ export interface ModelUpdate {
   devScores?: ModelInfo['devScores']
   trainingSummary?: string | null
   adaptation?: ModelAdaptation | null
+  benchmark?: ModelBenchmark | null
 }
 
 export interface SuggestionInput {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { TEMP_PREFIX, writeFileAtomic } from '../../core/fs/atomic'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint'
-import { findWeightFiles, METADATA_FILE } from '../../core/model/checkpoint-files'
+import { benchmarkOf, findWeightFiles, METADATA_FILE } from '../../core/model/checkpoint-files'
 import { readSafetensorsNames } from '../../core/model/safetensors'
 import { isInt8Folder } from '../../core/onnx/quantize'
 import { ensureBackend, HostInputError, phase, summarize, type Job } from './common'
@@ -13,15 +13,16 @@ import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger
 import { wordTaggerSummary } from './word-tagger'
 
 /** A word tagger is validated whole (every size, every tensor finite) and its files copied as they are. */
-function importWordTagger(source: string, dest: string, backend: string) {
+function importWordTagger(source: string, dest: string, backend: string, keepFiles: boolean) {
   const m = loadWordTagger(source)
+  const benchmark = keepFiles ? benchmarkOf(m.metadata, join(source, METADATA_FILE)) : null
   mkdirSync(dest, { recursive: true })
   // Every file as it is (the model card too), as for BERT folders imported with keepFiles.
   for (const e of readdirSync(source, { withFileTypes: true })) {
     if (e.isFile() && e.name !== METADATA_FILE && !e.name.startsWith(TEMP_PREFIX)) copyFileSync(join(source, e.name), join(dest, e.name))
   }
   writeFileAtomic(join(dest, METADATA_FILE), [JSON.stringify({ ...m.metadata, imported: { from: source, at: new Date().toISOString(), freshHead: false } }, null, 2) + '\n'])
-  return { summary: wordTaggerSummary(dest, m), notes: [], freshHead: false, backend }
+  return { summary: wordTaggerSummary(dest, m), notes: [], freshHead: false, backend, benchmark }
 }
 
 function hasClassifier(dir: string): boolean {
@@ -31,11 +32,12 @@ function hasClassifier(dir: string): boolean {
 export const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed, keepFiles }, ctx) => {
   const b = await ensureBackend()
   phase(ctx, `Reading ${source}`)
-  if (isWordTaggerFolder(source)) return importWordTagger(source, dest, b.name)
+  if (isWordTaggerFolder(source)) return importWordTagger(source, dest, b.name, keepFiles === true)
   // loadCheckpoint validates the folder and gives the clear errors (missing vocab.txt, a
   // pytorch_model.bin-only download with the one-line conversion command, shape mismatches).
   const ck = await loadCheckpoint(source, { trainable: false, seed })
   try {
+    const benchmark = keepFiles ? benchmarkOf(ck.metadata, join(source, METADATA_FILE)) : null
     const notes = [...ck.notes]
     const freshHead = !hasClassifier(source)
     const int8 = isInt8Folder(source)
@@ -77,7 +79,7 @@ export const importModel: Job<'importModel'> = async ({ source, dest, headLabels
     } else {
       await saveCheckpoint(dest, ck.model, ck.vocab, { lowercase: ck.lowercase, metadata })
     }
-    return { summary: summarize(dest, ck.model), notes, freshHead, backend: b.name }
+    return { summary: summarize(dest, ck.model), notes, freshHead, backend: b.name, benchmark }
   } finally {
     ck.model.dispose()
   }

@@ -92,6 +92,7 @@ export function defaultModelInstaller(rt: ModelRuntime) {
         ...savedFolderFields(r.summary),
         trainedOn: null,
         trainingSummary: `The default model that ships with the app, copied from ${dir}${card}`,
+        benchmark: r.benchmark,
       })
       ws.setSetting('defaultModel', { decision: 'installed', modelId: model.id, source: dir })
       finishRun(ws, runId, 'done', { notes: r.notes })

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { useBackend } from '@core/model/backend'
 import { loadCheckpoint } from '@core/model/checkpoint'
-import { CheckpointError, findWeightFiles, readCheckpointInfo } from '@core/model/checkpoint-files'
+import { benchmarkOf, CheckpointError, findWeightFiles, readCheckpointInfo } from '@core/model/checkpoint-files'
 import { VocabError } from '@core/nlp/vocab'
 import { exportCheckpointToOnnx } from '@core/onnx'
 import { readSafetensors, SafetensorsError } from '@core/model/safetensors'
@@ -217,5 +217,36 @@ describe('malformed small files are refused naming the file', () => {
     len.writeBigUInt64LE(BigInt(header.length))
     writeFileSync(path, Buffer.concat([len, header]))
     expect(checkpointError(() => readSafetensors(path)).message).toBe(`${path}: header is not valid UTF-8 (corrupt file?)`)
+  })
+})
+
+// fastbioner.json's benchmark is only shown (the Models view), but it comes from a folder the user
+// may have been sent: checked and bounded, refused naming the file and the key.
+describe('fastbioner.json benchmark', () => {
+  const file = '/models/x/fastbioner.json'
+  const row = { corpus: 'NCBI-disease', type: 'Disease', f1: 0.837 }
+  const ok = { split: 'test', tagging: 'every head merged', scores: [row] }
+
+  test('kept as stated; null when the file states none', () => {
+    expect(benchmarkOf({ benchmark: { ...ok, extra: 'dropped' } }, file)).toEqual(ok)
+    expect(benchmarkOf({ training: {} }, file)).toBeNull()
+    expect(benchmarkOf(undefined, file)).toBeNull()
+  })
+
+  test.each([
+    [[1, 2], /benchmark must be an object/],
+    [{ ...ok, split: 'train' }, /benchmark\.split must be "devel" or "test", got "train"/],
+    [{ ...ok, tagging: '' }, /benchmark\.tagging must be a text of 1 to 120 characters/],
+    [{ ...ok, tagging: 'x'.repeat(121) }, /benchmark\.tagging must be a text/],
+    [{ ...ok, scores: [] }, /benchmark\.scores must be a list of 1 to 32 rows/],
+    [{ ...ok, scores: Array.from({ length: 33 }, () => row) }, /benchmark\.scores must be a list of 1 to 32 rows/],
+    [{ ...ok, scores: [null] }, /benchmark\.scores\[0\] must be \{corpus, type, f1\}/],
+    [{ ...ok, scores: [row, { ...row, type: 7 }] }, /benchmark\.scores\[1\] must be/],
+    [{ ...ok, scores: [{ ...row, f1: 83.7 }] }, /benchmark\.scores\[0\]\.f1 must be a number from 0 to 1, got 83\.7/],
+    [{ ...ok, scores: [{ ...row, f1: 'NaN' }] }, /benchmark\.scores\[0\]\.f1 must be a number from 0 to 1/],
+  ])('%j is refused', (benchmark, message) => {
+    const e = checkpointError(() => benchmarkOf({ benchmark }, file))
+    expect(e.message.startsWith(`${file}: `)).toBe(true)
+    expect(e.message).toMatch(message)
   })
 })

@@ -15,12 +15,14 @@ import {
   staleRecord,
   stageCommand,
   typeCorpora,
+  wordBenchmark,
   wordModelCard,
   wordPlan,
   vectorsLmAndTeachers,
   type EvalSummary,
   type StageRecord,
 } from '../../../scripts/train-default-plan'
+import { benchmarkOf } from '../../../src/core/model/checkpoint-files'
 
 const ROOT = resolve(__dirname, '../../..')
 const DATA = '/data'
@@ -262,6 +264,24 @@ describe('the ship floor', () => {
     const scores = scoresOf(0.95, atFloor)
     delete scores['BC2GM/Gene/test/merged']
     expect(belowFloor(sets, scores)).toEqual(['BC2GM Gene: test F1 0.0 < 76.9'])
+  })
+})
+
+describe("the shipped folder's benchmark", () => {
+  const merged = { 'NCBI-disease/Disease': 0.837, 'BC5CDR/Chemical': 0.9, 'BC5CDR/Disease': 0.799, 'BC2GM/Gene': 0.788 }
+
+  it("states each corpus type's merged test score with the rules (what tag gives), not its own head's or the no-rules one", () => {
+    const b = wordBenchmark(sets, scoresOf(0.95, merged))
+    expect(b.split).toBe('test')
+    expect(b.scores).toEqual(Object.entries(merged).map(([k, f1]) => ({ corpus: k.split('/')[0], type: k.split('/')[1], f1 })))
+    // What the app reads back from fastbioner.json is exactly this.
+    expect(benchmarkOf({ benchmark: b }, 'fastbioner.json')).toEqual(b)
+  })
+
+  it('leaves out a corpus whose merged score is missing', () => {
+    const scores = scoresOf(0.95, merged)
+    delete scores['BC2GM/Gene/test/merged']
+    expect(wordBenchmark(sets, scores).scores.map((r) => r.type)).toEqual(['Disease', 'Chemical', 'Disease'])
   })
 })
 

@@ -67,7 +67,7 @@ describe('learning curve and suggestion versions', () => {
       ws.close()
       const db = new Database(path)
       db.exec(`
-        DROP TABLE model_teachers; DROP TABLE learning_curve; ALTER TABLE annotations DROP COLUMN rule;
+        DROP TABLE model_teachers; DROP TABLE learning_curve; ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;
         ALTER TABLE document_uncertainty DROP COLUMN margin; ALTER TABLE document_uncertainty DROP COLUMN entropy;
         DELETE FROM schema_migrations WHERE version > 4;
       `)

@@ -276,7 +276,7 @@ describe('migration to the model registry (schema 2)', () => {
       DROP INDEX models_one_active; DROP INDEX runs_status; DROP INDEX annotations_state;
       ALTER TABLE models DROP COLUMN kind; ALTER TABLE models DROP COLUMN status; ALTER TABLE models DROP COLUMN active;
       ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
-      DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule;
+      DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;
       ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
       INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');`
     await upgradedFrom(1, v1, (ws) => {
@@ -289,7 +289,7 @@ describe("suggestions' rules (schema 7)", () => {
   it('upgrades a version-6 workspace: its annotations and suggestions stay, with no rule', async () => {
     await upgradedFrom(
       6,
-      'ALTER TABLE annotations DROP COLUMN rule;',
+      'ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;',
       (ws) => {
         const [doc] = ws.listDocuments().documents
         const anns = ws.getDocument(doc!.id).annotations
@@ -334,7 +334,7 @@ describe("a student's teachers (schema 6)", () => {
   it('upgrades a version-5 workspace: each student keeps its one teacher (deleted or not), its mode and soft labels', async () => {
     // The rows as version 5 wrote them: distillation held {teacherId, mode}.
     const v5 = `
-      DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule;
+      DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;
       INSERT INTO models (id, name, path, config, created_at, kind, status, entity_types) VALUES (1, 'teacher', '/m/t', '{}', '2025-01-01T00:00:00Z', 'teacher', 'ready', '["Disease"]');
       INSERT INTO models (id, name, path, config, created_at, kind, status, parent_id, distillation)
         VALUES (2, 'teacher → 1 layers', '/m/s', '{}', '2025-01-02T00:00:00Z', 'student', 'ready', 1, '{"teacherId":1,"mode":"fixed"}'),
@@ -385,6 +385,43 @@ describe('settings and the shipped flag (schema 3)', () => {
     } finally {
       t.done()
     }
+  })
+})
+
+describe("the default model's benchmark scores (schema 8)", () => {
+  const benchmark = { split: 'test' as const, tagging: 'every head merged', scores: [{ corpus: 'BC2GM', type: 'Gene', f1: 0.788 }] }
+
+  it('are stored with the model, kept by other updates, cleared by null, and survive reopening', () => {
+    const t = tempWorkspace()
+    try {
+      const rec = t.ws.createModel({ name: 'Default model (Gene)', kind: 'imported', path: join(t.dir, 'models', 'd'), config, shipped: true })
+      expect(rec.benchmark).toBeNull()
+      t.ws.updateModel(rec.id, { status: 'ready', benchmark })
+      t.ws.updateModel(rec.id, { trainingSummary: 'later note' })
+      const other = t.ws.createModel({ name: 'other', kind: 'teacher', status: 'ready', path: join(t.dir, 'models', 'o'), config, benchmark })
+      t.ws.updateModel(other.id, { benchmark: null })
+      t.ws.close()
+      const again = Workspace.open(t.path, { user: 'u' })
+      try {
+        expect(again.listModels().map((m) => [m.name, m.benchmark])).toEqual([
+          ['Default model (Gene)', benchmark],
+          ['other', null],
+        ])
+      } finally {
+        again.close()
+      }
+    } finally {
+      t.done()
+    }
+  })
+
+  it('upgrades a version-7 workspace: its models stay, with none', async () => {
+    await upgradedFrom(
+      7,
+      'ALTER TABLE models DROP COLUMN benchmark;',
+      (ws) => expect(ws.listModels().map((m) => [m.name, m.shipped, m.benchmark])).toEqual([['Default model (Disease)', true, null]]),
+      (ws) => void ws.createModel({ name: 'Default model (Disease)', kind: 'imported', status: 'ready', path: join(ws.modelsDir, 'd'), config, shipped: true }),
+    )
   })
 })
 

@@ -70,7 +70,15 @@ export function ModelTable(props: {
               </td>
               <td className="num">{formatCount(m.parameters)}</td>
               <td className="num">{formatBytes(m.bytes)}</td>
-              <td className="num">{m.devScores ? `${pct(m.devScores.f1)}%` : <span className="muted">–</span>}</td>
+              <td className="num">
+                {m.devScores ? (
+                  `${pct(m.devScores.f1)}%`
+                ) : (
+                  <span className="muted" title={m.benchmark ? 'Not measured on this workspace’s documents; its benchmark scores are in its details' : undefined}>
+                    –
+                  </span>
+                )}
+              </td>
               <td className="created">{formatDate(m.createdAt)}</td>
               <td className="actions">
                 {candidate ? (
@@ -152,6 +160,15 @@ export function ModelTable(props: {
                             ` — ${Object.entries(m.devScores.types)
                               .map(([t, s]) => `${t} ${pct(s.f1)}`)
                               .join(', ')}`}
+                        </dd>
+                      </>
+                    )}
+                    {m.benchmark && (
+                      <>
+                        <dt>Benchmark F1 ({m.benchmark.split})</dt>
+                        <dd data-testid="model-benchmark">
+                          {m.benchmark.scores.map((r) => `${r.corpus} ${r.type} ${pct(r.f1)}`).join(' · ')}
+                          <span className="muted"> — {m.benchmark.tagging}; public corpora, not this workspace’s documents</span>
                         </dd>
                       </>
                     )}
