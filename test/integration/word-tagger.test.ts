@@ -126,13 +126,21 @@ describe('the word tagger in the app', () => {
 
   it('retrains from reviewed documents into a candidate, scored before and after, the base untouched', async () => {
     for (const d of ws.listDocuments({ query: 'gold', limit: 100 }).documents.slice(0, 14)) await call('documents:setStatus', { id: d.id, status: 'done' })
+    // A benchmark the base's folder states (as the default model's does) is the base's, not the candidate's.
+    const baseMeta = join(trained.path, 'fastbioner.json')
+    const baseRecords = readFileSync(baseMeta, 'utf8')
+    writeFileSync(baseMeta, JSON.stringify({ ...JSON.parse(baseRecords), benchmark: { split: 'test', tagging: 'merged', scores: [{ corpus: 'c', type: 'Disease', f1: 0.5 }] } }))
     const r = await call('retrain:start', { jobId: 'w-rt', baseModelId: trained.id, epochs: 2, seed: 1 })
+    writeFileSync(baseMeta, baseRecords)
     expect(r.cancelled).toBe(false)
     expect(r.before.f1).toBeGreaterThan(0.5)
     expect(r.after!.f1).toBeGreaterThan(0.5)
     expect(r.curve.filter((p) => p.devF1 === undefined).length).toBeGreaterThan(1)
     const cand = r.candidate!
     expect(isWordTaggerFolder(cand.path)).toBe(true)
+    const candMeta = JSON.parse(readFileSync(join(cand.path, 'fastbioner.json'), 'utf8')) as Record<string, unknown>
+    expect(candMeta).toMatchObject({ retrained: { from: trained.path } })
+    expect(candMeta.benchmark).toBeUndefined()
     expect(cand).toMatchObject({ candidate: true, parentId: trained.id, layers: 1, hidden: 400 })
     expect(cand.devScores!.f1).toBeCloseTo(r.after!.f1, 10)
     await call('retrain:decide', { candidateId: cand.id, keep: false })

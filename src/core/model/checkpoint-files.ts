@@ -442,6 +442,15 @@ export function benchmarkOf(metadata: Json | undefined, file: string): ModelBenc
   }
 }
 
+/**
+ * fastbioner.json for a model made from this one (retrained, adapted, quantized): its records, less
+ * what was measured on this model alone (its benchmark), which the new model's weights no longer match.
+ */
+export function inheritedMetadata(metadata: Json | undefined): Json {
+  const { benchmark: _measuredOnTheSource, ...records } = metadata ?? {}
+  return records
+}
+
 /** Reads and checks config.json, the vocabulary, casing and fastbioner.json of a checkpoint folder. */
 export function readCheckpointInfo(dir: string): CheckpointInfo {
   const notes: string[] = []

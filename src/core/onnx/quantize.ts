@@ -17,7 +17,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { writeFileAtomic } from '../fs/atomic'
 import { INT8_SCALE_SUFFIX, quantizeRows } from '../model/int8'
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../model/safetensors'
-import { CONFIG_FILE, METADATA_FILE, readMetadata, WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from '../model/checkpoint-files'
+import { CONFIG_FILE, inheritedMetadata, METADATA_FILE, readMetadata, WEIGHTS_FILE, WEIGHTS_INDEX_FILE } from '../model/checkpoint-files'
 import { ONNX_FILE, OnnxFileError, readCheckpointFiles } from './checkpoint'
 import { isWordTaggerFolder, loadWordTagger, saveWordTagger, WORD_TAGGER_EMBEDDINGS } from '../model/word-tagger'
 import { DEFAULT_INT8_MATMUL, exportCheckpointToOnnx, type Int8MatMul, type WeightsMap } from './export'
@@ -140,7 +140,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     if (!statSync(outDir).isDirectory()) throw new QuantizeError(`${outDir}: exists and is not a directory`)
     if (readdirSync(outDir).length) throw new QuantizeError(`${outDir}: exists and is not empty; choose a new folder (nothing is overwritten)`)
   }
-  const srcMeta = readMetadata(srcDir) ?? {}
+  const srcMeta = inheritedMetadata(readMetadata(srcDir))
   if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
   if (isWordTaggerFolder(srcDir)) return quantizeWordTagger(srcDir, outDir, opts, srcMeta)
   if (opts.int8Lstm) throw new QuantizeError(`${srcDir}: not a word tagger; int8 LSTM weights apply to a word tagger's BiLSTM`)

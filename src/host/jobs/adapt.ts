@@ -3,7 +3,7 @@ import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { continuedTrainingLr } from '@shared/recipes'
-import { readCheckpointInfo } from '../../core/model/checkpoint-files'
+import { inheritedMetadata, readCheckpointInfo } from '../../core/model/checkpoint-files'
 import { pretrain, PretrainError } from '../../core/pretrain/run'
 import { wordCount } from '../../core/pretrain/text'
 import { OPTIMIZER_FILE, type RunProgress } from '../../core/train/runner'
@@ -34,7 +34,7 @@ export const adaptModel: Job<'adaptModel'> = async (p, ctx) => {
   const seen: { last: RunProgress | null } = { last: null }
   // The base's own records (how it was trained, its windows, where it came from) stay: tagging
   // and retraining read the training record; `pretraining` and `adapted` are added.
-  const { pretraining: _previousPretraining, ...baseMetadata } = (base.metadata ?? {}) as Record<string, unknown>
+  const { pretraining: _previousPretraining, ...baseMetadata } = inheritedMetadata(base.metadata)
   phase(ctx, `Reading ${documents.length.toLocaleString('en-US')} documents (${words.toLocaleString('en-US')} words)`)
   try {
     const r = await pretrain({

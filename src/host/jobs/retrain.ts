@@ -5,7 +5,7 @@ import { continuedTrainingLr, TRAIN_DEFAULTS } from '@shared/recipes'
 import { evaluate } from '../../core/eval/evaluate'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint'
-import type { TrainingMetadata } from '../../core/model/checkpoint-files'
+import { inheritedMetadata, type TrainingMetadata } from '../../core/model/checkpoint-files'
 import { buildLabelMap, typesOfLabels } from '../../core/nlp/bio'
 import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { train } from '../../core/train/loop'
@@ -88,7 +88,7 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
     }
     await saveCheckpoint(p.candidateDir, ck.model, [...tokenizer.vocab], {
       lowercase: tokenizer.lowercase,
-      metadata: { ...base.metadata, training, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
+      metadata: { ...inheritedMetadata(base.metadata), training, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
     })
     return {
       cancelled: false,

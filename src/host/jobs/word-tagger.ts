@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
 import { evaluateTagger } from '../../core/eval/evaluate'
 import { DEFAULT_HEAD } from '../../core/model/bert'
+import { inheritedMetadata } from '../../core/model/checkpoint-files'
 import { loadWordTagger, saveWordTagger, type WordTaggerFolder } from '../../core/model/word-tagger'
 import { typesOfLabels } from '../../core/nlp/bio'
 import { wordTaggerFor } from '../../core/tag/open'
@@ -133,7 +134,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
     phase(ctx, 'Saving the candidate')
     saveWordTagger(p.candidateDir, {
       ...result.model,
-      metadata: { ...base.metadata, training: { ...trainingMeta(base.metadata), labels, epoch: result.epochs.length, step: result.steps, seed: p.seed, dev: { precision: after.precision, recall: after.recall, f1: after.f1 } }, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
+      metadata: { ...inheritedMetadata(base.metadata), training: { ...trainingMeta(base.metadata), labels, epoch: result.epochs.length, step: result.steps, seed: p.seed, dev: { precision: after.precision, recall: after.recall, f1: after.f1 } }, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
     })
     return {
       cancelled: false,

@@ -196,6 +196,9 @@ describe('quantizeModelFolder', () => {
   it('writes a model folder that loads everywhere a model folder loads, with its provenance', async () => {
     const { dir, weights } = floatFolder(31)
     writeFileSync(join(dir, 'optimizer.safetensors'), 'training state, not for the int8 folder')
+    // Scores measured on the float weights: not the int8 model's.
+    const benchmark = { split: 'test', tagging: 'merged', scores: [{ corpus: 'c', type: 'Chemical', f1: 0.5 }] }
+    writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 16, sentenceLevel: true }, benchmark }))
     const out = join(root, 'int8-a')
     const r = await quantizeModelFolder(dir, out)
     expect(readdirSync(out).sort()).toEqual(['config.json', 'fastbioner.json', 'model.onnx', 'model.safetensors', 'vocab.txt'])
@@ -205,6 +208,7 @@ describe('quantizeModelFolder', () => {
     expect(isInt8Folder(dir)).toBe(false)
     const meta = readMetadata(out)!
     expect(meta.training).toEqual({ maxLength: 16, sentenceLevel: true })
+    expect(meta.benchmark).toBeUndefined()
     const info = meta.quantization as { parent: { dir: string; sha256: string }; bits: number; int8Tensors: string[] }
     expect(info.parent.dir).toBe(dir)
     expect(info.parent.sha256).toMatch(/^[0-9a-f]{64}$/)
