@@ -262,9 +262,9 @@ export const WORD_CHAR_LM = { hidden: 256, minutes: 40, seed: 42, threads: 1, he
  * third seed afterwards 85.28 / 91.11 / 80.34 / 80.99 (84.43, seed 44). Over three runs each, 84.23
  * against 83.97 on the mean and 85.29 against 84.62 on NCBI-disease, level elsewhere. The student
  * stage takes 62–67 minutes instead of about 37 (the teachers tag twice the passages: 13.5 minutes
- * instead of 6). In an older recipe (heads per corpus, one thread, 90 minutes) all 118 568
- * sentences did no better than 30 000 after as many examples, neither student converged
- * (docs/ACCURACY.md).
+ * instead of 6). All 118 568 sentences in 5 epochs (about as many steps) scored 83.85, and 60 000
+ * in 12 epochs 84.02 for 63 minutes of training instead of 53 (session 33, seed 42, the same
+ * teachers; bench/accuracy-notes.md): neither more text at fewer passes nor more passes helps.
  * Dropout 0.25 instead of train's 0.5, which was chosen on the gold corpora alone: with the
  * teachers' sentences besides, the student fitted them better on the disease-only student
  * (NCBI-disease + BC5CDR-disease, the recipe's three disease teachers, 30 000 sentences, 25

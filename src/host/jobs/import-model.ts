@@ -5,17 +5,17 @@ import { join } from 'node:path'
 import { TEMP_PREFIX, writeFileAtomic } from '../../core/fs/atomic'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { loadCheckpoint, saveCheckpoint } from '../../core/model/checkpoint'
-import { benchmarkOf, findWeightFiles, METADATA_FILE } from '../../core/model/checkpoint-files'
+import { benchmarkOf, findWeightFiles, METADATA_FILE, readMetadata } from '../../core/model/checkpoint-files'
 import { readSafetensorsNames } from '../../core/model/safetensors'
 import { isInt8Folder } from '../../core/onnx/quantize'
+import type { ModelBenchmark } from '@shared/ipc'
 import { ensureBackend, HostInputError, phase, summarize, type Job } from './common'
 import { isWordTaggerFolder, loadWordTagger } from '../../core/model/word-tagger'
 import { wordTaggerSummary } from './word-tagger'
 
 /** A word tagger is validated whole (every size, every tensor finite) and its files copied as they are. */
-function importWordTagger(source: string, dest: string, backend: string, keepFiles: boolean) {
+function importWordTagger(source: string, dest: string, backend: string, benchmark: ModelBenchmark | null) {
   const m = loadWordTagger(source)
-  const benchmark = keepFiles ? benchmarkOf(m.metadata, join(source, METADATA_FILE)) : null
   mkdirSync(dest, { recursive: true })
   // Every file as it is (the model card too), as for BERT folders imported with keepFiles.
   for (const e of readdirSync(source, { withFileTypes: true })) {
@@ -32,12 +32,13 @@ function hasClassifier(dir: string): boolean {
 export const importModel: Job<'importModel'> = async ({ source, dest, headLabels, seed, keepFiles }, ctx) => {
   const b = await ensureBackend()
   phase(ctx, `Reading ${source}`)
-  if (isWordTaggerFolder(source)) return importWordTagger(source, dest, b.name, keepFiles === true)
+  // The scores the default model's folder states (its installer is the one caller with keepFiles).
+  const benchmark = keepFiles ? benchmarkOf(readMetadata(source), join(source, METADATA_FILE)) : null
+  if (isWordTaggerFolder(source)) return importWordTagger(source, dest, b.name, benchmark)
   // loadCheckpoint validates the folder and gives the clear errors (missing vocab.txt, a
   // pytorch_model.bin-only download with the one-line conversion command, shape mismatches).
   const ck = await loadCheckpoint(source, { trainable: false, seed })
   try {
-    const benchmark = keepFiles ? benchmarkOf(ck.metadata, join(source, METADATA_FILE)) : null
     const notes = [...ck.notes]
     const freshHead = !hasClassifier(source)
     const int8 = isInt8Folder(source)
