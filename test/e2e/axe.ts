@@ -1,6 +1,7 @@
 // axe-core (the maintained WCAG rules engine) run inside the page the e2e tests drive.
-// A serious or critical violation fails the test; minor and moderate ones are printed, so that
-// they stay visible without blocking.
+// Any violation fails the test, whatever its impact: the moderate ones (content outside every
+// landmark, a page without a level-one heading) were once only printed, and went unfixed in 44
+// of the states the tests check.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
@@ -11,7 +12,6 @@ const AXE_SOURCE = readFileSync(createRequire(__filename).resolve('axe-core/axe.
 
 /** WCAG 2.1 A and AA, plus axe's best practices (landmarks, headings, nested controls). */
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']
-const BLOCKING = new Set(['serious', 'critical'])
 
 function summarise(v: Result): string {
   const where = v.nodes
@@ -38,9 +38,6 @@ export async function expectAccessible(page: Page, state: string): Promise<AxeRe
       }),
     TAGS,
   )) as AxeResults
-  const blocking = results.violations.filter((v) => BLOCKING.has(v.impact ?? ''))
-  const rest = results.violations.filter((v) => !BLOCKING.has(v.impact ?? ''))
-  if (rest.length) console.log(`axe, ${state}: ${rest.length} minor/moderate finding(s)\n${rest.map(summarise).join('\n')}`)
-  expect(blocking.map(summarise), `axe, ${state}: serious/critical violations`).toEqual([])
+  expect(results.violations.map(summarise), `axe, ${state}: violations`).toEqual([])
   return results
 }

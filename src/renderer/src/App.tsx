@@ -410,54 +410,57 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
         view={view}
         onView={setView}
       />
-      <div className="workspace" hidden={view !== 'documents'} id="view-documents" role="tabpanel" aria-labelledby="tab-documents">
-        <DocumentList
-          filters={filters}
-          onFilters={setFilters}
-          version={listVersion}
-          currentId={currentId}
-          onOpen={openDocument}
-          searchRef={searchRef}
-          mode={listMode}
-          onMode={setListMode}
-          selected={selected}
-          onSelected={setSelected}
-          onTag={tagUnavailable ? null : (scope) => void tag(scope)}
-          onTotal={setFilteredTotal}
-          onQueue={onQueue}
-        />
-        <main className="main" aria-label="Document">
-          {importer.report && <ImportReport report={importer.report} onClose={importer.clearReport} />}
-          {currentId !== null ? (
-            <DocumentPane
-              key={currentId}
-              id={currentId}
-              legend={legendTypes}
-              legendRef={legendRef}
-              showTags={showTags}
-              onToggleTags={toggleTags}
-              onTypeUsed={typeUsed}
-              current={current}
-              onPersisted={afterSave}
-              onCurrent={setCurrent}
-              onToggleDone={toggleDone}
-              onNeighbor={goNeighbor}
-              controllerRef={controllerRef}
-              onMissing={() => setCurrentId(null)}
-              onTag={tagUnavailable ? null : () => void tag('document')}
-              tagHint={tagUnavailable ?? `Tag this document with ${currentModel?.name ?? 'the active model'}: its suggestions appear dashed`}
-            />
-          ) : (
-            <EmptyState
-              documentCount={info?.documentCount ?? 0}
-              onImport={() => void importer.importFiles()}
-              onPaste={() => setPasteOpen(true)}
-              onNext={() => void goNeighbor('next')}
-            />
-          )}
-        </main>
-      </div>
-      {/* Each view is the page's one main landmark while it shows (the documents view has its own). */}
+      {/* Each view's tab panel sits in the page's one main landmark: a labelled panel outside every
+          landmark is content axe's region rule (and a landmark reader) cannot reach. */}
+      <main className="workspace-main" hidden={view !== 'documents'}>
+        <div className="workspace" id="view-documents" role="tabpanel" aria-labelledby="tab-documents">
+          <DocumentList
+            filters={filters}
+            onFilters={setFilters}
+            version={listVersion}
+            currentId={currentId}
+            onOpen={openDocument}
+            searchRef={searchRef}
+            mode={listMode}
+            onMode={setListMode}
+            selected={selected}
+            onSelected={setSelected}
+            onTag={tagUnavailable ? null : (scope) => void tag(scope)}
+            onTotal={setFilteredTotal}
+            onQueue={onQueue}
+          />
+          <section className="main" aria-label="Document">
+            {importer.report && <ImportReport report={importer.report} onClose={importer.clearReport} />}
+            {currentId !== null ? (
+              <DocumentPane
+                key={currentId}
+                id={currentId}
+                legend={legendTypes}
+                legendRef={legendRef}
+                showTags={showTags}
+                onToggleTags={toggleTags}
+                onTypeUsed={typeUsed}
+                current={current}
+                onPersisted={afterSave}
+                onCurrent={setCurrent}
+                onToggleDone={toggleDone}
+                onNeighbor={goNeighbor}
+                controllerRef={controllerRef}
+                onMissing={() => setCurrentId(null)}
+                onTag={tagUnavailable ? null : () => void tag('document')}
+                tagHint={tagUnavailable ?? `Tag this document with ${currentModel?.name ?? 'the active model'}: its suggestions appear dashed`}
+              />
+            ) : (
+              <EmptyState
+                documentCount={info?.documentCount ?? 0}
+                onImport={() => void importer.importFiles()}
+                onPaste={() => setPasteOpen(true)}
+                onNext={() => void goNeighbor('next')}
+              />
+            )}
+          </section>
+        </div>
+      </main>
       {view === 'models' && (
         <ViewHost view="models">
           <ModelsView
@@ -495,12 +498,14 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
   )
 }
 
-/** A view beside the documents: the tab panel of its header tab, and the page's one main landmark while it shows. */
+/** A view beside the documents: the page's one main landmark while it shows, holding the tab panel of its header tab. */
 function ViewHost({ view, children }: { view: View; children: ReactNode }) {
   return (
-    <div className="view-host" id={`view-${view}`} role="tabpanel" aria-labelledby={`tab-${view}`}>
-      <main>{children}</main>
-    </div>
+    <main className="view-host">
+      <div id={`view-${view}`} role="tabpanel" aria-labelledby={`tab-${view}`}>
+        {children}
+      </div>
+    </main>
   )
 }
 

@@ -230,7 +230,7 @@ export function DocumentList(props: Props) {
   const hasOptions = rows.some((r) => r.row)
 
   return (
-    <aside className="sidebar" aria-label="Documents">
+    <section className="sidebar" aria-label="Documents">
       <div className="list-mode" role="tablist" aria-label="List">
         <button
           type="button"
@@ -425,7 +425,7 @@ export function DocumentList(props: Props) {
       </div>
         </>
       )}
-    </aside>
+    </section>
   )
 }
 

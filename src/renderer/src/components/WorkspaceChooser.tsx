@@ -37,7 +37,7 @@ export function WorkspaceChooser({ problem, onOpened }: { problem: WorkspaceProb
 
   return (
     <main className="empty-state workspace-chooser" aria-labelledby="workspace-chooser-title">
-      <h2 id="workspace-chooser-title">{TITLES[problem.reason]}</h2>
+      <h1 id="workspace-chooser-title">{TITLES[problem.reason]}</h1>
       <p className="workspace-problem" role="alert">
         {problem.message}
       </p>
