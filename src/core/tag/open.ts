@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
 import type { BertTokenClassifier } from '../model/bert'
 import { readCrfScores } from '../model/checkpoint'
-import { findWeightFiles, headLabelsOf, readCheckpointInfo, VOCAB_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, type CheckpointInfo } from '../model/checkpoint-files'
+import { findWeightFiles, headLabelsOf, METADATA_FILE, readCheckpointInfo, VOCAB_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, type CheckpointInfo } from '../model/checkpoint-files'
 import { headParamNames } from '../model/config'
 import { readSafetensorsNames } from '../model/safetensors'
 import { labelMapFromLabels } from '../nlp/bio'
@@ -19,6 +19,7 @@ import { WordPieceTokenizer } from '../nlp/tokenizer'
 import type { InferenceEngine } from '../onnx/engine'
 import { openInferenceEngine, openOrtEngineFromBytes, type OpenEngineOptions } from '../onnx/session'
 import { exportModelOnnx, tfjsEngineFromModel } from '../onnx/tfjs'
+import { routersOf, type HeadRouter } from './router'
 import { checkMaxLength, TAGGING_DEFAULTS, Tagger, TaggingError, type TaggerHead, type WindowSettings } from './tagger'
 
 /** The heads of a model in memory, with their CRF scores as they are now. */
@@ -116,7 +117,7 @@ export async function openTagger(dir: string, opts: OpenTaggerOptions = {}): Pro
   const open = opts.openEngine ?? openInferenceEngine
   const engine = await open(dir, { prefer: opts.engine, export: opts.export, threads: opts.threads, spin: opts.spin, logger: opts.logger })
   const chars = info.config.charCnn && info.chars ? { config: info.config.charCnn, vocab: info.chars } : null
-  return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings, chars), { checkpoint: info })
+  return Object.assign(new Tagger(engine, tokenizer, heads, windows, info.config.maxPositionEmbeddings, chars, routersOf(info.metadata?.routers, join(dir, METADATA_FILE), Object.keys(headLabels))), { checkpoint: info })
 }
 
 /** The longest window a word tagger is given, in words (its recurrence has no position limit). */
@@ -130,12 +131,13 @@ function openWordTagger(dir: string, opts: OpenTaggerOptions): CheckpointTagger 
   const config = makeBertConfig({ vocabSize: m.config.wordVocabSize, hiddenSize: 2 * m.config.lstmHidden, numHiddenLayers: 1, numAttentionHeads: 1, intermediateSize: 4 * m.config.lstmHidden, maxPositionEmbeddings: WORD_TAGGER_MAX_WORDS })
   const info: CheckpointInfo = { dir, configPath: join(dir, 'config.json'), hf: {}, config, vocab: WORD_TAGGER_PIECE_VOCAB, lowercase: false, configHeads: m.heads, id2label: null, metadata: m.metadata, training, notes: [], chars: null }
   const int8Lstm = (m.metadata?.[QUANTIZATION_KEY] as QuantizationInfo | undefined)?.int8Lstm === true
-  const tagger = wordTaggerFor(m, windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride }), { threads: opts.threads, int8Lstm }, [join(dir, 'model.safetensors')])
+  const routers = routersOf(m.metadata?.routers, join(dir, METADATA_FILE), Object.keys(m.heads))
+  const tagger = wordTaggerFor(m, windowSettingsOf(info, { maxLength: opts.maxLength, stride: opts.stride }), { threads: opts.threads, int8Lstm, routers }, [join(dir, 'model.safetensors')])
   return Object.assign(tagger, { checkpoint: info })
 }
 
 /** A tagger for a word tagger in memory or loaded; its engine reads `m.params` on every call. */
-export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number; cacheCharLmStates?: boolean; int8Lstm?: boolean } = {}, files: string[] = []): Tagger {
+export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' | 'heads' | 'params'>, windows: WindowSettings, opts: { threads?: number; cacheCharLmStates?: boolean; int8Lstm?: boolean; routers?: readonly HeadRouter[] } = {}, files: string[] = []): Tagger {
   const tokenizer = new WordPieceTokenizer(WORD_TAGGER_PIECE_VOCAB, { lowercase: false })
   const heads = Object.entries(m.heads).map(([name, labels]) => {
     const n = crfParamNames(name)
@@ -144,7 +146,7 @@ export function wordTaggerFor(m: Pick<WordTaggerFolder, 'config' | 'featurizer' 
     return { name, labelMap: labelMapFromLabels(labels), crf }
   })
   const engine = new WordTaggerEngine(m.config, m.featurizer, headsOf(m.heads), m.params, opts, files)
-  return new Tagger(engine, tokenizer, heads, windows, WORD_TAGGER_MAX_WORDS)
+  return new Tagger(engine, tokenizer, heads, windows, WORD_TAGGER_MAX_WORDS, null, opts.routers)
 }
 
 /**

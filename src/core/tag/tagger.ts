@@ -13,7 +13,7 @@
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
 import type { CorpusDocument } from '../../shared/domain'
 import type { CrfScores } from '../model/crf'
-import type { LabelMap } from '../nlp/bio'
+import { typesOfLabels, type LabelMap } from '../nlp/bio'
 import { planTagging, predictionsToMentions, type ScoredMention, type TaggingPlan } from '../nlp/examples'
 import type { WordPieceTokenizer } from '../nlp/tokenizer'
 import { exampleWords, type WordFeaturizer } from '../nlp/word-features'
@@ -23,6 +23,7 @@ import type { InferenceEngine } from '../onnx/engine'
 import { collate, planBatches } from '../train/batching'
 import { applyDocumentRules, DEFAULT_DOCUMENT_RULES, type DocumentRules } from './document-rules'
 import { mergeHeadMentions, type HeadMention } from './merge'
+import { routeText, type HeadRouter } from './router'
 import { UncertaintyAccumulator, type DocumentUncertainty } from './uncertainty'
 
 /** A request the model cannot serve (unknown head, window longer than the model allows). */
@@ -142,9 +143,15 @@ export class Tagger {
     maxPositionEmbeddings: number,
     /** An encoder with a character channel: its config and character vocabulary (chars.txt). */
     readonly chars: { config: CharCnnConfig; vocab: WordFeaturizer } | null = null,
+    /** Types several heads tag under different guidelines: which head's mentions a document keeps (./router). */
+    readonly routers: readonly HeadRouter[] = [],
   ) {
     if (heads.length === 0) throw new TaggingError('the model has no classification head')
     checkMaxLength(windows.maxLength, maxPositionEmbeddings)
+    for (const r of routers) {
+      const missing = r.heads.filter((h) => !heads.some((x) => x.name === h))
+      if (missing.length) throw new TaggingError(`the router for ${r.type} names head(s) the model does not have: ${missing.join(', ')}`)
+    }
   }
 
   get headNames(): string[] {
@@ -195,7 +202,7 @@ export class Tagger {
         })
       }
       const rules = opts.documentRules ?? DEFAULT_DOCUMENT_RULES
-      part.forEach((doc, i) => out.push(decode(doc, plans[i], heads, probs.map((p) => p[i]), pieces[i], opts.wordScores ?? false, rules)))
+      part.forEach((doc, i) => out.push(decode(doc, plans[i], heads, probs.map((p) => p[i]), pieces[i], opts.wordScores ?? false, rules, this.routers)))
       opts.onProgress?.(Math.min(docs.length, d0 + chunk), docs.length)
     }
     return out
@@ -207,12 +214,27 @@ export class Tagger {
 }
 
 /** Mentions (merged over heads) and uncertainty of one document from its windows' probabilities. */
-function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number, wordScores: boolean, rules: DocumentRules): TagResult {
+function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHead[], probs: Float32Array[][], pieces: number, wordScores: boolean, rules: DocumentRules, routers: readonly HeadRouter[]): TagResult {
   // Rules per head before the merge: each head is its own layer (./merge), its abbreviations and
   // repeated chemicals decided by its own mentions.
   const perHead: ScoredMention[][] = heads.map((head, k) =>
     applyDocumentRules(doc.text, plan.encoding.wordOffsets, predictionsToMentions(doc, { ...plan, labelMap: head.labelMap }, probs[k], { crf: head.crf }), rules),
   )
+  // A routed type keeps the mentions of the head its router picks for this document; the other
+  // heads' words stop counting for its uncertainty when every type they tag was routed away.
+  const routedAway = heads.map(() => new Set<string>())
+  if (heads.length > 1) {
+    for (const r of routers) {
+      const chosen = routeText(r, doc.text)
+      heads.forEach((h, k) => {
+        if (h.name !== chosen && r.heads.includes(h.name)) routedAway[k].add(r.type)
+      })
+    }
+    heads.forEach((_, k) => {
+      if (routedAway[k].size) perHead[k] = perHead[k].filter((m) => !routedAway[k].has(m.type))
+    })
+  }
+  const silenced = heads.map((h, k) => routedAway[k].size > 0 && typesOfLabels(h.labelMap.labels).every((t) => routedAway[k].has(t)))
   const mentions: TaggedMention[] | HeadMention[] = heads.length === 1 ? perHead[0] : mergeHeadMentions(heads.map((h, k) => ({ head: h.name, mentions: perHead[k] })))
   const acc = new UncertaintyAccumulator()
   const numWords = plan.encoding.wordOffsets.length
@@ -220,7 +242,7 @@ function decode(doc: CorpusDocument, plan: TaggingPlan, heads: readonly TaggerHe
   heads.forEach((head, k) => {
     const C = head.labelMap.labels.length
     const merged = plan.examples.length ? mergeWindowPredictions(plan.windows, probs[k], plan.encoding.wordIndex, numWords, C) : { scores: new Float32Array(numWords * C), covered: new Uint8Array(numWords) }
-    for (let w = 0; w < numWords; w++) if (merged.covered[w]) acc.add(merged.scores, w * C, C)
+    if (!silenced[k]) for (let w = 0; w < numWords; w++) if (merged.covered[w]) acc.add(merged.scores, w * C, C)
     if (wordScores) scores.push({ head: head.name, labels: head.labelMap.labels, crf: head.crf, wordOffsets: plan.encoding.wordOffsets, covered: merged.covered, probs: merged.scores })
   })
   const uncertainties = acc.result()

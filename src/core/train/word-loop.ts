@@ -16,6 +16,7 @@ import { embeddingFromVectors, readWordVectors } from '../nlp/word-vectors'
 import { initWordTaggerParams, loadWordTagger, saveWordTagger, WORD_TAGGER_EMBEDDINGS, WORD_TAGGER_PIECE_VOCAB, wordBatch, wordBucket, wordTaggerConfig, charLmStateDim, type WordTaggerConfig, type WordTaggerFolder } from '../model/word-tagger'
 import type { TrainingMetadata } from '../model/checkpoint-files'
 import { wordTaggerFor } from '../tag/open'
+import { headRouters } from '../tag/router'
 import { deriveSeed, Rng } from '../rng'
 import { sampleCrfPath, type CrfScores } from '../model/crf'
 import type { TrainerEngine } from './engine'
@@ -370,6 +371,9 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
   const tokenizer = wordTaggerTokenizer()
   const labelMaps = wordTaskLabelMaps(o.tasks)
   const labels: Record<string, string[]> = Object.fromEntries(Object.entries(labelMaps).map(([h, m]) => [h, m.labels]))
+  // Heads that tag one type from different corpora: tagging keeps, per document, the mentions of
+  // the head whose corpus it resembles (core/tag/router).
+  const routers = headRouters(o.tasks, labels)
   const examples: WordExample[] = []
   for (const t of o.tasks) {
     for (const e of wordExamples(t.train, t.head, labelMaps[t.head], tokenizer, maxLength, sentenceLevel)) examples.push(e)
@@ -496,7 +500,7 @@ export async function trainWordTagger(o: WordTrainOptions): Promise<WordTrainRes
       trainerReason: engine.reason,
     }
     if (!o.outDir) return null
-    saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, ...(wordVectors ? { word_vectors: wordVectors } : {}), training: lastRecord } })
+    saveWordTagger(o.outDir, { ...model, metadata: { ...o.metadata, ...(wordVectors ? { word_vectors: wordVectors } : {}), ...(routers.length ? { routers } : {}), training: lastRecord } })
     saveOptimizerState(o.outDir, trainer.optimizerState(), p, { trainer: engine.trainer, [ELAPSED]: String(clock.seconds()) })
     return o.outDir
   }

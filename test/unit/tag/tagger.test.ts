@@ -12,6 +12,7 @@ import { applyDocumentRules, DEFAULT_DOCUMENT_RULES, NO_DOCUMENT_RULES } from '@
 import { mergeHeadMentions } from '@core/tag/merge'
 import { encodeDocument } from '@core/nlp/examples'
 import { openTagger, taggerForModel } from '@core/tag/open'
+import { routeText, trainHeadRouter } from '@core/tag/router'
 import { TaggingError } from '@core/tag/tagger'
 import { syntheticDocs, tinyModel, tokenizer, vocab } from '../distill/helpers'
 
@@ -114,6 +115,37 @@ describe('tagger', () => {
     }
     await expect(openTagger(dir, { maxLength: 65, openEngine: open })).rejects.toThrow(/exceeds the model's max_position_embeddings 64/)
     expect(opened).toBe(false)
+    model.dispose()
+  })
+
+  it("keeps, per document, the mentions of a routed type from the head its folder's router picks", async () => {
+    const routedHeads = { ncbi: buildLabelMap(['Disease']).labels, bc5: buildLabelMap(['Disease']).labels, chem: buildLabelMap(['Chemical']).labels }
+    const model = tinyModel(1, 5, 32, routedHeads)
+    const router = trainHeadRouter('Disease', [
+      { head: 'ncbi', texts: [docs[0].text, docs[1].text] },
+      { head: 'bc5', texts: docs.slice(2).map((d) => d.text) },
+    ])
+    const chosen = docs.map((d) => routeText(router, d.text))
+    // Both heads win some documents, so the test can tell routing from either head alone.
+    expect(new Set(chosen)).toEqual(new Set(['ncbi', 'bc5']))
+    const dir = join(tmp, 'routed')
+    await saveCheckpoint(dir, model, [...vocab], { lowercase: true, metadata: { training: { maxLength: 32 }, routers: JSON.parse(JSON.stringify([router])) } })
+    const tagger = await openTagger(dir, { engine: 'tfjs', logger: () => {} })
+    const merged = await tagger.tag(docs)
+    const per = await Promise.all(Object.keys(routedHeads).map(async (head) => ({ head, results: await tagger.tag(docs, { head }) })))
+    docs.forEach((_, i) => {
+      const keep = per.map(({ head, results }) => ({ head, mentions: results[i].mentions.filter((m) => m.type !== 'Disease' || head === chosen[i]) }))
+      expect(merged[i].mentions).toEqual(mergeHeadMentions(keep))
+      expect(merged[i].mentions.filter((m) => m.type === 'Disease').every((m) => (m as { head?: string }).head === chosen[i])).toBe(true)
+    })
+    // The heads that were routed away found Disease mentions of their own, which the merge left out.
+    expect(per.some(({ head, results }) => head !== 'chem' && results.some((r, i) => head !== chosen[i] && r.mentions.length > 0))).toBe(true)
+    // One head asked for by name: no routing, its own mentions.
+    expect((await tagger.tag(docs, { head: 'bc5' })).map((r) => r.mentions)).toEqual(per[1].results.map((r) => r.mentions))
+    await tagger.dispose()
+    // A router naming a head the model lacks is refused when the folder is opened.
+    writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 32 }, routers: [{ ...JSON.parse(JSON.stringify(router)), heads: ['ncbi', 'gene'] }] }))
+    await expect(openTagger(dir, { engine: 'tfjs', logger: () => {} })).rejects.toThrow(/fastbioner\.json: routers\[0\]\.heads must name 2 to 16 distinct heads of the model/)
     model.dispose()
   })
 

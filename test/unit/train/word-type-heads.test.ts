@@ -9,7 +9,8 @@ import type { CorpusDocument } from '@shared/domain'
 import { writePubtator } from '@core/corpus'
 import { loadWordTagger } from '@core/model/word-tagger'
 import type { Tagger } from '@core/tag/tagger'
-import { wordTaggerFor } from '@core/tag/open'
+import { openTagger, wordTaggerFor } from '@core/tag/open'
+import { routeText } from '@core/tag/router'
 import { transferDocuments } from '@core/train/transfer'
 import { trainWordTagger, wordTaskLabelMaps } from '@core/train/word-loop'
 import { run as trainCmd } from '../../../src/cli/commands/train'
@@ -76,6 +77,31 @@ describe('a word-tagger head trained on several corpora', () => {
       await t1.dispose()
       await t2.dispose()
     }
+  }, 300_000)
+
+  it('two heads of one type (one per corpus): the folder keeps a router, and tagging keeps the mentions of the head whose corpus a document resembles', async () => {
+    const a = corpus(alternate(30, 'fever', 'asthma', 'Disease'), 100)
+    const b = corpus(alternate(30, 'glaubosis', 'marrowitch', 'Disease'), 200)
+    const out = join(tmp, 'routed')
+    await trainWordTagger({ tasks: [{ head: 'dis-a', train: a }, { head: 'dis-b', train: b }], epochs: 6, seed: 1, threads: 1, outDir: out })
+    const routers = JSON.parse(readFileSync(join(out, 'fastbioner.json'), 'utf8')).routers
+    expect(routers.map((r: { type: string; heads: string[] }) => [r.type, r.heads])).toEqual([['Disease', ['dis-a', 'dis-b']]])
+    const tagger = await openTagger(out, { threads: 1 })
+    try {
+      // Two of corpus A's words against one of B's: the document reads like A.
+      const text = 'Signs of fever, asthma and glaubosis in the cells.'
+      expect(routeText(routers[0], text)).toBe('dis-a')
+      expect(await found(tagger, text, 'dis-a')).toEqual(['asthma/Disease', 'fever/Disease'])
+      expect(await found(tagger, text, 'dis-b')).toEqual(['glaubosis/Disease'])
+      const [merged] = await tagger.tag([{ id: 'q', text, passages: [], mentions: [] }])
+      expect(merged.mentions.map((m) => `${m.text}/${m.type}/${(m as { head?: string }).head}`).sort()).toEqual(['asthma/Disease/dis-a', 'fever/Disease/dis-a'])
+    } finally {
+      await tagger.dispose()
+    }
+    // One head per type: no router.
+    const single = join(tmp, 'unrouted')
+    await trainWordTagger({ tasks: [{ head: 'dis', train: a }], epochs: 1, seed: 1, threads: 1, outDir: single })
+    expect(JSON.parse(readFileSync(join(single, 'fastbioner.json'), 'utf8')).routers).toBeUndefined()
   }, 300_000)
 
   it('refuses corpora of one head that annotate different types, and two corpora of one name', () => {
