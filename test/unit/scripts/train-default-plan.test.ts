@@ -62,15 +62,17 @@ function scoresOf(own: number, merged: Record<string, number>): Record<string, E
 }
 
 describe('the word-lstm plan: a head per entity type', () => {
-  it('trains three teachers per type (one per seed), each on windows over documents, the disease teachers on both disease corpora', () => {
-    const heads = ['disease', 'chemical', 'gene']
+  it('trains three teachers per head (one per seed), each on windows over documents: the disease teachers on both disease corpora, the disease-ncbi ones on NCBI-disease alone', () => {
+    const heads = ['disease-ncbi', 'chemical', 'disease', 'gene']
     expect(plan.teachers.map((t) => [t.name, t.head, t.dir])).toEqual(heads.flatMap((head) => [42, 43, 44].map((seed) => [`teacher-${head}-doc-s${seed}`, head, `${OUT}/1-teacher-${head}-doc-s${seed}`])))
     expect(plan.teachers.map((t) => values(t.args, '--seed')[0])).toEqual(heads.flatMap(() => ['42', '43', '44']))
-    const [disease, chemical, gene] = [plan.teachers[0], plan.teachers[3], plan.teachers[6]]
+    const [ncbi, chemical, disease, gene] = [plan.teachers[0], plan.teachers[3], plan.teachers[6], plan.teachers[9]]
     // A seed's teacher differs from another of its head by the seed and the folder only.
     const other = (args: string[]) => args.map((a, i) => (args[i - 1] === '--seed' || args[i - 1] === '--out' ? '·' : a))
-    expect(other(plan.teachers[1].args)).toEqual(other(disease.args))
+    expect(other(plan.teachers[7].args)).toEqual(other(disease.args))
     expect(other(plan.teachers[5].args)).toEqual(other(chemical.args))
+    expect(values(ncbi.args, '--task')).toEqual([`disease-ncbi=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`])
+    // The shared head's teachers: the same command as before the NCBI-disease head (session 27's), so their runs are reused.
     expect(values(disease.args, '--task')).toEqual([
       `disease=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`,
       `disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`,
@@ -142,8 +144,8 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(events).toEqual(['start char-lm', 'start vectors'])
     releaseVectors()
     await new Promise((r) => setTimeout(r, 50))
-    // While the LM trains, the six teachers without it ran in the other slot; none of the chemical ones started.
-    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(6)
+    // While the LM trains, the nine teachers without it ran in the other slot; none of the chemical ones started.
+    expect(events.filter((e) => e.startsWith('end teacher')).length).toBe(9)
     expect(events.some((e) => e.includes('chemical'))).toBe(false)
     releaseLm()
     const done = await runs
@@ -158,9 +160,10 @@ describe('the word-lstm plan: a head per entity type', () => {
 
   it("the student has the four corpora on three type heads and each head's teachers", () => {
     const a = plan.student.args
-    expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease', 'chemical', 'disease', 'gene'])
+    expect(values(a, '--task').map((t) => t.split('=')[0])).toEqual(['disease-ncbi', 'chemical', 'disease', 'gene'])
     expect(values(a, '--task')).toContain(`disease=${M}/BC5CDR-disease-IOB/train.tsv:${M}/BC5CDR-disease-IOB/devel.tsv`)
-    expect(values(a, '--teacher')).toEqual(['disease', 'chemical', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-doc-s${seed}`)))
+    expect(values(a, '--task')).toContain(`disease-ncbi=${M}/NCBI-disease-IOB/train.tsv:${M}/NCBI-disease-IOB/devel.tsv`)
+    expect(values(a, '--teacher')).toEqual(['disease-ncbi', 'chemical', 'disease', 'gene'].flatMap((h) => [42, 43, 44].map((seed) => `${h}=${OUT}/1-teacher-${h}-doc-s${seed}`)))
     // Windows of up to 64 words over documents (and transfer passages of 10 lines), not sentences.
     expect(a).toContain('--doc-level')
     expect(values(a, '--max-length')).toEqual(['64'])
@@ -168,15 +171,15 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(a, '--transfer-sentences')).toEqual(['60000'])
     expect(values(a, '--dropout')).toEqual(['0.25'])
     expect(values(a, '--out')).toEqual([`${OUT}/2-student`])
-    // No per-corpus head is left anywhere in the recipe.
-    for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/\b(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
+    // None of the older recipe's per-corpus heads (ncbi, bc5cdr, bc2gm) is left anywhere in it.
+    for (const s of [...plan.teachers, plan.student, plan.int8, plan.eval]) expect(s.args.join(' ')).not.toMatch(/(^|\s)(ncbi|bc5cdr|bc2gm)=|--head (ncbi|bc5cdr|bc2gm)\b/)
     // A stage stopped mid-run (a session ending) continues from its last kept epoch.
     // Teachers two at a time on one thread each; the student alone, on two.
     for (const s of [...plan.teachers, plan.student]) {
       expect(s.resumeArgs).toEqual(['train', '--resume', '--out', s.dir, '--threads', plan.teachers.includes(s as (typeof plan.teachers)[number]) ? '1' : '2'])
       expect(s.resumeMarker).toBe('optimizer.safetensors')
     }
-    expect(values(plan.int8.args, '--head')).toEqual(['disease'])
+    expect(values(plan.int8.args, '--head')).toEqual(['disease-ncbi'])
     expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
   })
 
@@ -292,7 +295,7 @@ describe('an earlier run folder', () => {
   ]
 
   it("a record of another command is stale; this stage's command run with another --out is not", () => {
-    expect(staleRecord(plan.student, record('student', oldStudent))).toMatch(/2-student\/stage\.json records another command .*argument 4: recorded 'ncbi=.*', this recipe 'disease=/)
+    expect(staleRecord(plan.student, record('student', oldStudent))).toMatch(/2-student\/stage\.json records another command .*argument 4: recorded 'ncbi=.*', this recipe 'disease-ncbi=/)
     const byHand = stageCommand(plan.student).map((a) => (a === `${OUT}/2-student` ? '/elsewhere/student-30k' : a))
     expect(staleRecord(plan.student, record('student', byHand))).toBeNull()
     expect(staleRecord(plan.student, record('student', [...stageCommand(plan.student), '--patience', '3']))).toMatch(/argument \d+: recorded '--patience', this recipe '\(end\)'/)
@@ -308,7 +311,7 @@ describe('an earlier run folder', () => {
     }
     expect(foreignStages(out, [...p.teachers, p.student, p.int8, p.eval])).toEqual([])
     put('1-teacher-ncbi', ['fastbioner', 'train', '--task', 'ncbi=a:b', '--out', join(out, '1-teacher-ncbi')])
-    put('1-teacher-disease-doc-s42', stageCommand(p.teachers[0]))
+    put('1-teacher-disease-doc-s42', stageCommand(p.teachers.find((t) => t.name === 'teacher-disease-doc-s42')!))
     // A sentence-level teacher of the recipe before every teacher read windows over documents.
     put('1-teacher-gene-s43', ['fastbioner', 'train', '--task', 'gene=a:b', '--lstm-hidden', '300', '--out', join(out, '1-teacher-gene-s43')])
     put('2-student', oldStudent)
@@ -352,7 +355,7 @@ describe('the model card', () => {
     const run = (f1: number, byCorpus?: Array<{ head: string; dev: string; f1: number }>) => ({ best_epoch: 2, best_dev_f1: f1, epochs: [{ epoch: 1, dev: { f1: f1 - 0.01 } }, { epoch: 2, dev: { f1 } }], dev_by_corpus: byCorpus })
     const teachers = plan.teachers.map((t, i) => ({
       head: t.head,
-      record: record(t.name, stageCommand(t), run(0.8 + i / 100, i === 0 ? [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.84 }, { head: 'disease', dev: `${M}/BC5CDR-disease-IOB/devel.tsv`, f1: 0.77 }] : undefined)),
+      record: record(t.name, stageCommand(t), run(0.8 + i / 100, t.name === 'teacher-disease-doc-s42' ? [{ head: 'disease', dev: `${M}/NCBI-disease-IOB/devel.tsv`, f1: 0.84 }, { head: 'disease', dev: `${M}/BC5CDR-disease-IOB/devel.tsv`, f1: 0.77 }] : undefined)),
     }))
     const trained = record('student', stageCommand(plan.student), { ...run(0.805), parameters: 3_000_000, tokens_per_second: 2000, train_examples: 66_000 })
     const int8 = record('int8', stageCommand(plan.int8), { calibration: { float: { f1: 0.816 }, int8: { f1: 0.815 }, bytesRatio: 0.4 } })
@@ -371,22 +374,23 @@ describe('the model card', () => {
     expect(card).toContain('for the student on the teachers\' text dropout 0.25 and\na rate falling linearly from 2e-3 to 0 over its 10 epochs')
     expect(card).toContain('trained on that head\'s corpora; each reads windows of up to 128 words over whole documents instead of single sentences; the `chemical` teachers also read, per word, the states of a character language model of the unlabelled sentences (a forward and a backward LSTM of 256, Akbik et al. 2018; 1.87 bits per held-out character), which the student does not run, and from')
     expect(card).toContain("words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` | 1.0 min |\n| 0 character LM: forward and backward LSTM 256 of the unlabelled sentences (held out 1.874 bits per character) | `fastbioner charlm --text $DATA/unlabeled/biomed-sentences.txt --hidden 256 --seed 42 --minutes 40 --threads 1 --out $OUT/0-char-lm` | 60.3 min |\n| 1.1 teacher")
-    expect(card).toContain('| `disease` | NCBI-disease, BC5CDR | Disease |\n| `chemical` | BC5CDR | Chemical |\n| `gene` | BC2GM | Gene |')
+    expect(card).toContain('| head | trained on | its teachers trained on | types |\n|---|---|---|---|\n| `disease-ncbi` | NCBI-disease | NCBI-disease | Disease |\n| `chemical` | BC5CDR | BC5CDR | Chemical |\n| `disease` | BC5CDR | NCBI-disease, BC5CDR | Disease |\n| `gene` | BC2GM | BC2GM | Gene |')
     expect(card).toContain('| BC5CDR | Disease | 76.9 | 76.9 | 76.9 | 75.9 |')
     expect(card).toContain('the rules see parts of abstracts')
     expect(card).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
-    expect(card).toContain('teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 80.0')
-    expect(card).toContain('teacher `gene` seed 44 (devel F1 88.0')
-    expect(card).toContain('It learnt from 9 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 200)')
+    // The shared head's teacher: its NCBI-disease devel found although that corpus's own head is another.
+    expect(card).toContain('| 1.7 teacher `disease` seed 42 (devel F1 NCBI-disease Disease 84.0, BC5CDR Disease 77.0; mean 86.0')
+    expect(card).toContain('| 1.12 teacher `gene` seed 44 (devel F1 91.0')
+    expect(card).toContain('It learnt from 12 teachers, 3 word taggers per head (one per seed, BiLSTM 2 × 200)')
     // Said once, not on each row, when every teacher reads windows.
     expect(card).toContain('| 1.4 teacher `chemical` seed 42 (devel F1')
     expect(card).not.toContain('on windows over documents,')
     // A folder whose teachers read sentences, but for two of the disease head: said per row and counted.
     const mixed = teachers.map((t, i) => (i < 2 ? t : { ...t, record: { ...t.record, command: t.record.command.filter((a) => a !== '--doc-level') } }))
     const mixedCard = wordModelCard({ ...input, teachers: mixed })
-    expect(mixedCard).toContain("trained on that head's corpora; 2 of them (head `disease`) read windows over whole documents instead of single sentences;")
-    expect(mixedCard).toContain('| 1.2 teacher `disease` on windows over documents, seed 43 (devel F1')
-    expect(mixedCard).toContain('| 1.3 teacher `disease` seed 44 (devel F1')
+    expect(mixedCard).toContain("trained on that head's corpora; 2 of them (head `disease-ncbi`) read windows over whole documents instead of single sentences;")
+    expect(mixedCard).toContain('| 1.2 teacher `disease-ncbi` on windows over documents, seed 43 (devel F1')
+    expect(mixedCard).toContain('| 1.3 teacher `disease-ncbi` seed 44 (devel F1')
     expect(card).toContain('It reads a document in overlapping windows of up to 64 words across sentence boundaries\n(train --doc-level), not one sentence at a time.')
     expect(card).toContain('and from 66 k training windows: the gold')
     expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
@@ -397,14 +401,17 @@ describe('the model card', () => {
     const averaged = (kept: boolean) => wordModelCard({ ...input, trained: { ...trained, summary: { ...(trained.summary as object), ...(kept ? { best_epoch: 2, best_dev_f1: 0.81 } : {}), averaged: { epochs: [1, 2], dev: { f1: kept ? 0.81 : 0.8 }, kept } } } })
     expect(averaged(true)).toContain("Student: the mean of the weights of epochs 1, 2 of 2 (checkpoint averaging) by the mean devel F1 over the corpora (81.0), above the best single epoch's (2, 80.5).")
     expect(averaged(false)).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5); the mean of the weights of epochs 1, 2 scored 80.0 and was not kept.')
-    expect(card).toContain("| 3 int8 of the student's model (NCBI-disease devel F1, head `disease`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/2-student")
+    expect(card).toContain("| 3 int8 of the student's model (NCBI-disease devel F1, head `disease-ncbi`: 81.6 float → 81.5 int8, 0.40× bytes) | `fastbioner quantize --model $OUT/2-student")
     expect(card).toContain('| 4 evaluation + latency |')
     // One blank line between the stage table and the student line; a stage run by hand says so between them.
     expect(card).toMatch(/with and without the document rules \| 2\.0 min \|\n\nStudent: best epoch/)
     const noted = wordModelCard({ ...input, vectors: { ...vectors, note: 'run by hand elsewhere' } })
     expect(noted).toMatch(/\| 2\.0 min \|\n\nStage vectors: run by hand elsewhere\.\n\nStudent: best epoch/)
     expect(card).not.toMatch(/gold corpora (alone|only)|gold stage/)
-    expect(card).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
+    expect(card).toContain('per head: one head per entity type, but Disease has one per corpus (`disease-ncbi` on NCBI-disease, `disease` on BC5CDR), whose guidelines\ndisagree. Tagging keeps, per document, the mentions of the head whose training corpus the document\nreads like')
+    // A recipe with one head per type says so.
+    const oneHead = sets.map((x) => ({ ...x, head: x.type.toLowerCase(), alsoTeaches: undefined }))
+    expect(wordModelCard({ ...input, sets: oneHead })).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
     expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
     expect(card).not.toMatch(/`(ncbi|bc5cdr|bc2gm)`/)
