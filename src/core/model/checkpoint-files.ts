@@ -444,11 +444,13 @@ export function benchmarkOf(metadata: Json | undefined, file: string): ModelBenc
 
 /**
  * fastbioner.json for a model made from this one (retrained, adapted, quantized): its records, less
- * what was measured on this model alone (its benchmark), which the new model's weights no longer match.
+ * what was measured on this model alone (its benchmark), which the new model's weights no longer
+ * match, and, unless the new model keeps every head (`sameHeads`: quantized, adapted), its head
+ * routers (core/tag/router), which name heads a retrained model no longer has.
  */
-export function inheritedMetadata(metadata: Json | undefined): Json {
-  const { benchmark: _measuredOnTheSource, ...records } = metadata ?? {}
-  return records
+export function inheritedMetadata(metadata: Json | undefined, { sameHeads }: { sameHeads: boolean }): Json {
+  const { benchmark: _measuredOnTheSource, routers, ...records } = metadata ?? {}
+  return sameHeads && routers !== undefined ? { ...records, routers } : records
 }
 
 /** Reads and checks config.json, the vocabulary, casing and fastbioner.json of a checkpoint folder. */

@@ -140,7 +140,7 @@ export async function quantizeModelFolder(src: string, out: string, opts: Quanti
     if (!statSync(outDir).isDirectory()) throw new QuantizeError(`${outDir}: exists and is not a directory`)
     if (readdirSync(outDir).length) throw new QuantizeError(`${outDir}: exists and is not empty; choose a new folder (nothing is overwritten)`)
   }
-  const srcMeta = inheritedMetadata(readMetadata(srcDir))
+  const srcMeta = inheritedMetadata(readMetadata(srcDir), { sameHeads: true })
   if (srcMeta[QUANTIZATION_KEY]) throw new QuantizeError(`${join(srcDir, METADATA_FILE)}: ${srcDir} is already an int8 model; quantize its float parent (${(srcMeta[QUANTIZATION_KEY] as { parent?: { dir?: string } }).parent?.dir ?? 'unknown'})`)
   if (isWordTaggerFolder(srcDir)) return quantizeWordTagger(srcDir, outDir, opts, srcMeta)
   if (opts.int8Lstm) throw new QuantizeError(`${srcDir}: not a word tagger; int8 LSTM weights apply to a word tagger's BiLSTM`)

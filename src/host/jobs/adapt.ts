@@ -34,7 +34,7 @@ export const adaptModel: Job<'adaptModel'> = async (p, ctx) => {
   const seen: { last: RunProgress | null } = { last: null }
   // The base's own records (how it was trained, its windows, where it came from) stay: tagging
   // and retraining read the training record; `pretraining` and `adapted` are added.
-  const { pretraining: _previousPretraining, ...baseMetadata } = inheritedMetadata(base.metadata)
+  const { pretraining: _previousPretraining, ...baseMetadata } = inheritedMetadata(base.metadata, { sameHeads: true })
   phase(ctx, `Reading ${documents.length.toLocaleString('en-US')} documents (${words.toLocaleString('en-US')} words)`)
   try {
     const r = await pretrain({

@@ -88,7 +88,7 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
     }
     await saveCheckpoint(p.candidateDir, ck.model, [...tokenizer.vocab], {
       lowercase: tokenizer.lowercase,
-      metadata: { ...inheritedMetadata(base.metadata), training, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
+      metadata: { ...inheritedMetadata(base.metadata, { sameHeads: false }), training, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
     })
     return {
       cancelled: false,

@@ -134,7 +134,7 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
     phase(ctx, 'Saving the candidate')
     saveWordTagger(p.candidateDir, {
       ...result.model,
-      metadata: { ...inheritedMetadata(base.metadata), training: { ...trainingMeta(base.metadata), labels, epoch: result.epochs.length, step: result.steps, seed: p.seed, dev: { precision: after.precision, recall: after.recall, f1: after.f1 } }, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
+      metadata: { ...inheritedMetadata(base.metadata, { sameHeads: false }), training: { ...trainingMeta(base.metadata), labels, epoch: result.epochs.length, step: result.steps, seed: p.seed, dev: { precision: after.precision, recall: after.recall, f1: after.f1 } }, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
     })
     return {
       cancelled: false,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { useBackend } from '@core/model/backend'
 import { loadCheckpoint } from '@core/model/checkpoint'
-import { benchmarkOf, CheckpointError, findWeightFiles, readCheckpointInfo } from '@core/model/checkpoint-files'
+import { benchmarkOf, CheckpointError, findWeightFiles, inheritedMetadata, readCheckpointInfo } from '@core/model/checkpoint-files'
 import { VocabError } from '@core/nlp/vocab'
 import { exportCheckpointToOnnx } from '@core/onnx'
 import { readSafetensors, SafetensorsError } from '@core/model/safetensors'
@@ -248,5 +248,18 @@ describe('fastbioner.json benchmark', () => {
     const e = checkpointError(() => benchmarkOf({ benchmark }, file))
     expect(e.message.startsWith(`${file}: `)).toBe(true)
     expect(e.message).toMatch(message)
+  })
+})
+
+describe('fastbioner.json of a model made from another', () => {
+  const routers = [{ type: 'Disease', heads: ['disease-ncbi', 'disease'], logPriors: [-1, -0.5], words: {} }]
+  const source = { training: { maxLength: 64 }, benchmark: { split: 'test' }, routers }
+
+  test('keeps its records but not its benchmark; its head routers only when every head is kept', () => {
+    // Quantized or adapted: the same heads, so the routers still name them.
+    expect(inheritedMetadata(source, { sameHeads: true })).toEqual({ training: { maxLength: 64 }, routers })
+    // Retrained into one head: a router naming the old heads would make the folder fail to open.
+    expect(inheritedMetadata(source, { sameHeads: false })).toEqual({ training: { maxLength: 64 } })
+    expect(inheritedMetadata(undefined, { sameHeads: true })).toEqual({})
   })
 })

@@ -198,7 +198,9 @@ describe('quantizeModelFolder', () => {
     writeFileSync(join(dir, 'optimizer.safetensors'), 'training state, not for the int8 folder')
     // Scores measured on the float weights: not the int8 model's.
     const benchmark = { split: 'test', tagging: 'merged', scores: [{ corpus: 'c', type: 'Chemical', f1: 0.5 }] }
-    writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 16, sentenceLevel: true }, benchmark }))
+    // A head router names the same heads in the int8 folder: kept.
+    const routers = [{ type: 'Chemical', heads: ['a', 'b'], logPriors: [-0.7, -0.7], words: { salt: [-1, -2] } }]
+    writeFileSync(join(dir, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 16, sentenceLevel: true }, benchmark, routers }))
     const out = join(root, 'int8-a')
     const r = await quantizeModelFolder(dir, out)
     expect(readdirSync(out).sort()).toEqual(['config.json', 'fastbioner.json', 'model.onnx', 'model.safetensors', 'vocab.txt'])
@@ -209,6 +211,7 @@ describe('quantizeModelFolder', () => {
     const meta = readMetadata(out)!
     expect(meta.training).toEqual({ maxLength: 16, sentenceLevel: true })
     expect(meta.benchmark).toBeUndefined()
+    expect(meta.routers).toEqual(routers)
     const info = meta.quantization as { parent: { dir: string; sha256: string }; bits: number; int8Tensors: string[] }
     expect(info.parent.dir).toBe(dir)
     expect(info.parent.sha256).toMatch(/^[0-9a-f]{64}$/)
