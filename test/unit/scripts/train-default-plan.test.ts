@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   belowFloor,
+  crossKey,
   foreignStages,
   inParallel,
   scoreKey,
@@ -193,7 +194,8 @@ describe('the word-lstm plan: a head per entity type', () => {
   it("evaluates each corpus's type with its head (devel, test) and test with every head merged (no --head), with and without the document rules", () => {
     expect(sets.map((s) => `${s.corpus}/${s.type}`)).toEqual(Object.keys(SHIP_FLOOR))
     const runs = plan.eval.runs
-    expect(runs).toHaveLength(16)
+    // 4 a corpus, and the two Disease heads on each other's corpus (cross-corpus).
+    expect(runs).toHaveLength(18)
     const bc5Disease = sets[2]
     const own = runs.find((r) => r.key === scoreKey(bc5Disease, 'test'))!
     expect(values(own.args, '--head')).toEqual(['disease'])
@@ -211,8 +213,13 @@ describe('the word-lstm plan: a head per entity type', () => {
       expect(r.args).not.toContain('--head')
       expect(r.args).toContain('--no-document-rules')
     }
+    const cross = runs.filter((r) => r.key.includes('/head:'))
+    expect(cross.map((r) => [r.key, values(r.args, '--head')[0], values(r.args, '--gold')[0]])).toEqual([
+      ['NCBI-disease/Disease/test/head:disease', 'disease', `${M}/NCBI-disease-IOB/test.tsv`],
+      ['BC5CDR/Disease/test/head:disease-ncbi', 'disease-ncbi', `${M}/BC5CDR-disease-IOB/test.tsv`],
+    ])
     // The stage's record says every eval it ran.
-    expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(16)
+    expect(stageCommand(plan.eval).filter((a) => a === 'eval')).toHaveLength(18)
   })
 })
 
@@ -348,7 +355,7 @@ describe('an earlier run folder', () => {
 })
 
 describe('the model card', () => {
-  it('lists the heads per type with their corpora, the merged and own-head scores, and says there is no cross-corpus score', () => {
+  it("lists the heads per type with their corpora and their teachers', the merged and own-head scores, and the cross-corpus scores of a type's heads on each other's corpus", () => {
     const modelDir = join(tmp, 'model')
     mkdirSync(modelDir, { recursive: true })
     writeFileSync(join(modelDir, 'config.json'), JSON.stringify({ word_dim: 100, word_vocab_size: 25000, char_dim: 30, char_vocab_size: 90, char_filters: 50, char_width: 3, max_chars: 20, lstm_hidden: 200 }))
@@ -365,6 +372,8 @@ describe('the model card', () => {
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
     const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
     const card = wordModelCard(input)
+    // The same recipe with one head per type (as before the NCBI-disease head).
+    const oneHead = sets.map((x) => ({ ...x, head: x.type.toLowerCase(), alsoTeaches: undefined }))
     // The BiLSTM's int8 weights are said only when the shipped folder's quantization record has them.
     expect(card).not.toContain('The BiLSTM runs on int8 weights')
     writeFileSync(join(modelDir, 'fastbioner.json'), JSON.stringify({ quantization: { int8Lstm: true } }))
@@ -395,7 +404,12 @@ describe('the model card', () => {
     expect(card).toContain('and from 66 k training windows: the gold')
     expect(card).toContain('(25000 words of the training text; 21000 of them started from fastText skip-gram vectors of the unlabelled sentences, 21794 vectors learnt from 3.4 M words)')
     expect(card).toContain('| 0 word vectors: fastText skip-gram, 100 dimensions, of the unlabelled sentences\' words (21794 words) | `fastbioner wordvec --text $DATA/unlabeled/biomed-sentences.txt --vec $OUT/0-vectors/words.vec --seed 42` |')
-    expect(card).toContain('Cross-corpus: not measured')
+    expect(card).toContain('Cross-corpus: not measured (no head was scored on another corpus of its type)')
+    expect(wordModelCard({ ...input, sets: oneHead })).toContain('Cross-corpus: not measured. Every head is trained on every corpus of its type here')
+    const crossScores = { ...input.scores, [crossKey(sets[0], 'disease')]: evalOf({ Disease: 0.52 }), [crossKey(sets[2], 'disease-ncbi')]: evalOf({ Disease: 0.48 }) }
+    expect(wordModelCard({ ...input, scores: crossScores })).toContain(
+      'Cross-corpus (test, with the document rules): the `disease` head on NCBI-disease Disease scores 52.0 (its own head 90.0); the `disease-ncbi` head on BC5CDR Disease scores 48.0 (its own head 90.0).',
+    )
     expect(card).toContain('Student: best epoch 2 of 2 by the mean devel F1 over the corpora (80.5).')
     // Checkpoint averaging: the card says which weights were kept, and what the other choice scored.
     const averaged = (kept: boolean) => wordModelCard({ ...input, trained: { ...trained, summary: { ...(trained.summary as object), ...(kept ? { best_epoch: 2, best_dev_f1: 0.81 } : {}), averaged: { epochs: [1, 2], dev: { f1: kept ? 0.81 : 0.8 }, kept } } } })
@@ -410,7 +424,6 @@ describe('the model card', () => {
     expect(card).not.toMatch(/gold corpora (alone|only)|gold stage/)
     expect(card).toContain('per head: one head per entity type, but Disease has one per corpus (`disease-ncbi` on NCBI-disease, `disease` on BC5CDR), whose guidelines\ndisagree. Tagging keeps, per document, the mentions of the head whose training corpus the document\nreads like')
     // A recipe with one head per type says so.
-    const oneHead = sets.map((x) => ({ ...x, head: x.type.toLowerCase(), alsoTeaches: undefined }))
     expect(wordModelCard({ ...input, sets: oneHead })).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
     expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
