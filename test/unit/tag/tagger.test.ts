@@ -138,6 +138,14 @@ describe('tagger', () => {
       expect(merged[i].mentions).toEqual(mergeHeadMentions(keep))
       expect(merged[i].mentions.filter((m) => m.type === 'Disease').every((m) => (m as { head?: string }).head === chosen[i])).toBe(true)
     })
+    // The review queue's uncertainty: the mean over the words of the heads still heard (the chosen
+    // Disease head and chem), not of the head whose every type was routed away.
+    docs.forEach((_, i) => {
+      const u = (head: string) => per.find((p) => p.head === head)!.results[i].uncertainty!
+      const heard = (u(chosen[i]) + u('chem')) / 2
+      expect(merged[i].uncertainty).toBeCloseTo(heard, 9)
+      expect(Math.abs((u('ncbi') + u('bc5') + u('chem')) / 3 - heard)).toBeGreaterThan(1e-7)
+    })
     // The heads that were routed away found Disease mentions of their own, which the merge left out.
     expect(per.some(({ head, results }) => head !== 'chem' && results.some((r, i) => head !== chosen[i] && r.mentions.length > 0))).toBe(true)
     // One head asked for by name: no routing, its own mentions.
