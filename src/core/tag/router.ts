@@ -9,7 +9,7 @@
 // each, as eval reads them) to its own corpus's head, 93 / 93 and 459 / 459 (docs/ACCURACY.md,
 // session 34). Written here: the classifier is twenty lines,
 // and its parameters live in the model folder's fastbioner.json, which must be checked as
-// untrusted input (routerOf), not handed to a library's deserialiser.
+// untrusted input (routersOf), not handed to a library's deserialiser.
 
 import { CheckpointError } from '../model/checkpoint-files'
 import { typesOfLabels } from '../nlp/bio'
@@ -36,6 +36,9 @@ const MIN_WORD_COUNT = 2
 /** A router from each head's training documents (their texts). */
 export function trainHeadRouter(type: string, corpora: ReadonlyArray<{ head: string; texts: readonly string[] }>): HeadRouter {
   if (corpora.length < 2) throw new Error(`a router for ${type} needs two heads or more`)
+  // A head without documents would get log P(head) = −∞, which JSON cannot hold.
+  const empty = corpora.filter((c) => c.texts.length === 0).map((c) => c.head)
+  if (empty.length) throw new Error(`head(s) ${empty.join(', ')} tag ${type} like another head but have no training documents to tell their corpus apart by`)
   const counts = corpora.map(({ texts }) => {
     const c = new Map<string, number>()
     for (const t of texts) for (const w of routerWords(t)) c.set(w, (c.get(w) ?? 0) + 1)

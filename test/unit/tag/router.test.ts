@@ -40,6 +40,8 @@ describe('head router', () => {
     expect(routers.map((r) => [r.type, r.heads])).toEqual([['Disease', ['ncbi', 'bc5']]])
     expect(routeText(routers[0], 'mutation gene carriers family')).toBe('ncbi')
     expect(headRouters(tasks.filter((t) => t.head !== 'bc5'), { ncbi: labels.ncbi, chemical: labels.chemical })).toEqual([])
+    // A head of the type with no documents: refused by name (its prior would be log 0).
+    expect(() => headRouters([tasks[0], { head: 'bc5', train: [] }], labels)).toThrow(/head\(s\) bc5 tag Disease like another head but have no training documents/)
   })
 
   it('reads a router back from fastbioner.json as written, and refuses a malformed one naming the file and the key', () => {
