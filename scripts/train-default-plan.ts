@@ -197,9 +197,9 @@ export function typeHeads(sets: readonly TypeCorpus[]): Array<{ head: string; ty
   })
 }
 
-/** The corpora each head's teachers train on: the head's own, and those that also teach it (TypeCorpus.alsoTeaches), in the sets' order. */
-export function teacherCorpora(sets: readonly TypeCorpus[]): Array<{ head: string; corpora: TypeCorpus[] }> {
-  return typeHeads(sets).map(({ head }) => ({ head, corpora: sets.filter((s) => s.head === head || s.alsoTeaches === head) }))
+/** The corpora a head's teachers train on: the head's own, and those that also teach it (TypeCorpus.alsoTeaches), in the sets' order. */
+export function teacherCorpora(sets: readonly TypeCorpus[], head: string): TypeCorpus[] {
+  return sets.filter((s) => s.head === head || s.alsoTeaches === head)
 }
 
 /** `--task HEAD=TRAIN:DEV` for each corpus (HEAD its own head, or `head` for all): a head given several corpora trains on all of them. */
@@ -400,7 +400,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     resumeMarker: 'optimizer.safetensors',
   }
   const doc = WORD_TEACHER.docLevel
-  const teachers = teacherCorpora(sets).flatMap(({ head, corpora }) =>
+  const teachers = typeHeads(sets).flatMap(({ head }) =>
     WORD_TEACHER.seeds.map((seed) => {
       const name = `teacher-${head}${doc ? '-doc' : ''}-s${seed}`
       const dir = join(out, `1-${name}`)
@@ -410,7 +410,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
         head,
         dir,
         charLm: readsLm,
-        args: ['train', ...taskArgs(corpora, head), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(readsLm ? ['--char-lm', charLmDir] : []), ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...(doc ? ['--doc-level'] : []), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)],
+        args: ['train', ...taskArgs(teacherCorpora(sets, head), head), '--map-types', TYPE_MAP, '--arch', 'word-lstm', '--word-vectors', vectorFile, ...(readsLm ? ['--char-lm', charLmDir] : []), ...(teacher.lstmHidden === WORD_TAGGER_DEFAULTS.lstmHidden ? [] : ['--lstm-hidden', String(teacher.lstmHidden)]), ...(doc ? ['--doc-level'] : []), ...trainOpts({ ...WORD_TEACHER, minutes: teacher.minutes, seed }, dir)],
         ...resumable(dir, WORD_TEACHER.threads),
       }
     }),
@@ -640,7 +640,8 @@ export function wordModelCard(c: WordCardInput): string {
   const ncbi = c.sets[0]
   // Cross-corpus: a head of a type scored on the other corpus of the type (its guideline on text
   // annotated under another), when the type has a head per corpus; else nothing is left out.
-  const cross = otherHeads(c.sets).flatMap(({ set, head }) => {
+  const others = otherHeads(c.sets)
+  const cross = others.flatMap(({ set, head }) => {
     const r = c.scores[crossKey(set, head)]?.types[set.type]
     return r ? [`the \`${head}\` head on ${set.corpus} ${set.type} scores ${pct(r.f1)} (its own head ${pct(c.scores[scoreKey(set, 'test')]?.types[set.type]?.f1 ?? 0)})`] : []
   })
@@ -651,7 +652,7 @@ expect text annotated under other guidelines to score well below the tables abov
   const crossText = cross.length
     ? `Cross-corpus (test, with the document rules): ${cross.join('; ')}. This is what a document gets
 when it reads like one corpus but is annotated under the other's guideline. ${guidelines}`
-    : otherHeads(c.sets).length
+    : others.length
       ? `Cross-corpus: not measured (no head was scored on another corpus of its type). ${guidelines}`
       : `Cross-corpus: not measured. Every head is trained on every corpus of its type here, so no corpus
 of any type is left out to score it on. ${guidelines}`
@@ -688,7 +689,7 @@ best label sequences as targets).
 
 | head | trained on | its teachers trained on | types |
 |---|---|---|---|
-${teacherCorpora(c.sets).map((t, i) => `| \`${t.head}\` | ${heads[i].corpora.map((s) => s.corpus).join(', ')} | ${t.corpora.map((s) => s.corpus).join(', ')} | ${heads[i].type} |`).join('\n')}
+${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', ')} | ${teacherCorpora(c.sets, h.head).map((s) => s.corpus).join(', ')} | ${h.type} |`).join('\n')}
 
 ## Training data and licences
 - NCBI-disease (Doğan, Leaman, Lu 2014): public domain (US Government work). Its four

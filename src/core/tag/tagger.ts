@@ -143,15 +143,11 @@ export class Tagger {
     maxPositionEmbeddings: number,
     /** An encoder with a character channel: its config and character vocabulary (chars.txt). */
     readonly chars: { config: CharCnnConfig; vocab: WordFeaturizer } | null = null,
-    /** Types several heads tag under different guidelines: which head's mentions a document keeps (./router). */
+    /** Types several heads tag under different guidelines: which head's mentions a document keeps (./router; checked against the heads by routersOf). */
     readonly routers: readonly HeadRouter[] = [],
   ) {
     if (heads.length === 0) throw new TaggingError('the model has no classification head')
     checkMaxLength(windows.maxLength, maxPositionEmbeddings)
-    for (const r of routers) {
-      const missing = r.heads.filter((h) => !heads.some((x) => x.name === h))
-      if (missing.length) throw new TaggingError(`the router for ${r.type} names head(s) the model does not have: ${missing.join(', ')}`)
-    }
   }
 
   get headNames(): string[] {
