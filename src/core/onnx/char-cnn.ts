@@ -82,7 +82,7 @@ export function charCnnLayer(g: GraphBuilder, param: (name: string, shape: numbe
   const backward = (t: GradTape, dFeatures: string) => {
     const zerosLike = (x: string) => g.node('ConstantOfShape', [g.node('Shape', [x])], { value: attr.tensor({ dims: [1], data: new Float32Array([0]) }) })
     const [dCharRows] = g.nodeOutputs('Split', [dFeatures, g.int64s([F, d.shapeFlags])], { axis: attr.int(1) }, { outputs: 2 }) // [N, F]
-    // A tensor's first dimension as an int64 [1] (OneHot's depth); the table's is symbolic in the graph.
+    // A tensor's first dimension as an int64 [1] (the one-hot's depth); the table's is symbolic in the graph.
     const rowCount = (x: string) => g.node('Slice', [g.node('Shape', [x]), g.int64s([0]), g.int64s([1])])
     const dChar = t.sumRowsByIndex(rowOfWord, dCharRows, rowCount(charMax)) // [U, F]
     const arg = g.node('ArgMax', [convNL], { axis: attr.int(1), keepdims: attr.int(1) }) // [U, 1, F]

@@ -215,15 +215,20 @@ export class GradGraph {
 
   /**
    * Rows summed by index: out[u] = Σ_{i: index[i] = u} rows[i] for u < count, as one Gemm,
-   * OneHot(index, count)ᵀ·rows. Not ScatterND(reduction add): onnxruntime's CPU kernel adds the
+   * onehot(index, count)ᵀ·rows. Not ScatterND(reduction add): onnxruntime's CPU kernel adds the
    * rows of repeated indices from its threads without synchronising them, and lost about 8 % of
    * 5 M additions on 2 threads (a 96-row table; none on 1 thread), so every 2-thread run trained
    * on wrong gradients and never repeated itself. Gemm sums in an order fixed by its shapes.
+   * The one-hot is Cast(index = 0…count−1), not the OneHot operator: the same 0/1 matrix, but
+   * onnxruntime's OneHot kernel took about 1.3 ms for [1 024, 556] (a word-tagger batch's words
+   * by its distinct words) where Equal + Cast take about 0.35.
    * index [N] int64 in [0, count), rows [N, D], count an int64 tensor of one element → [count, D]
    */
   sumRowsByIndex(index: string, rows: string, count: string): string {
     const g = this.g
-    const oneHot = g.node('OneHot', [index, count, g.constant(new Float32Array([0, 1]), [2], 'off_on')], { axis: attr.int(-1) }) // [N, count]
+    const scalar = (v: bigint) => g.constant(new BigInt64Array([v]), [], 'int64')
+    const ids = g.node('Range', [scalar(0n), g.node('Squeeze', [count]), scalar(1n)]) // [count]
+    const oneHot = g.node('Cast', [g.node('Equal', [g.node('Unsqueeze', [index, g.int64s([1])]), ids])], { to: attr.int(1) }) // [N, count]
     return g.node('Gemm', [oneHot, rows], { transA: attr.int(1) })
   }
 
