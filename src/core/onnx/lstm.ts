@@ -38,25 +38,22 @@ export interface UnrolledLstm {
 export function unrolledLstm(t: GradGraph, xw: string[], wHh: string, H: number, init?: { h: string; c: string }): UnrolledLstm {
   const g = t.g
   const T = xw.length
-  const tanhD = (y: string) => t.sub(g.float(1), t.mul(y, y)) // tanh' from tanh
-  // The backward of a step needs, per gate block (i, f, g, o), d act/d z times what the gate's
-  // value multiplies: dz = [dc, dc, dc, dh] ⊙ [g, c_prev, i, tanh c] ⊙ act'. The last two factors
-  // are known after the forward step, so they are formed there as one [1, D, B, 4H] tensor (dzScale)
-  // and the backward step is a handful of nodes: the graph has T of them, and onnxruntime's
-  // session set-up grows with the square of the node count (a 128-word bucket: 8 908 nodes, 12 s).
-  // act' per block from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
+  // The forward steps hold only the recurrence (about a dozen nodes each). What the backward needs
+  // of every step is formed after the loop on all T steps at once ([T, D, B, ·] tensors): per
+  // gate block (i, f, g, o) d act/d z times what the gate's value multiplies, dz = [dc, dc, dc, dh]
+  // ⊙ dzScale with dzScale = [g, c_prev, i, tanh c] ⊙ act', and dcFromDh = o·(1 − tanh² c). The
+  // graph holds T of each step's nodes, onnxruntime's session set-up grows with the square of the
+  // node count (a 128-word bucket once had 8 908 nodes and took 12 s), and each node of a step's
+  // small tensors ([1, D, B, H]) costs about as much to launch as to run.
+  // act' from the activations a = [i, f, g, o]: σ' = a(1 − a), tanh' = 1 − a², i.e.
   // a' = isTanh + a·(isSigmoid − a) with the 0/1 column vectors below.
   const blockOf = (values: number[]) => g.constant(Float32Array.from({ length: 4 * H }, (_, k) => values[Math.floor(k / H)]), [4 * H])
   const isSigmoid = blockOf([1, 1, 0, 1])
   const isTanh = blockOf([0, 0, 1, 0])
-  interface Step {
-    f: string
-    /** o·(1 − tanh² c) [1, D, B, H]: d c from d h. */
-    dcFromDh: string
-    /** [g, c_prev, i, tanh c] ⊙ act' [1, D, B, 4H]. */
-    dzScale: string
-  }
-  const steps: Step[] = []
+  const acts: string[] = [] // T × [1, D, B, 4H]: i, f, g, o
+  const fs: string[] = [] // T × [1, D, B, H]
+  const cs: string[] = [] // T × [1, D, B, H]
+  const tanhCs: string[] = [] // T × [1, D, B, H]
   const hs: string[] = []
   let h: string | null = init?.h ?? null
   let c: string | null = init?.c ?? null
@@ -74,30 +71,37 @@ export function unrolledLstm(t: GradGraph, xw: string[], wHh: string, H: number,
     const cNew: string = c ? t.add(t.mul(f, c), ig) : ig
     const tc = g.node('Tanh', [cNew])
     const hNew = t.mul(oo, tc) // [1, D, B, H]
-    const act = g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }) // [1, D, B, 4H]
-    const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
+    acts.push(g.node('Concat', [i, f, gg, oo], { axis: attr.int(3) }))
     if (s === 0 && !init) zeroState = g.node('Mul', [i, g.float(0)])
-    const cPrev = c ?? zeroState
-    const dzScale = t.mul(g.node('Concat', [gg, cPrev, i, tc], { axis: attr.int(3) }), actD)
-    steps.push({ f, dcFromDh: t.mul(oo, tanhD(tc)), dzScale })
+    fs.push(f)
+    cs.push(cNew)
+    tanhCs.push(tc)
     hs.push(hNew)
     h = hNew
     c = cNew
   }
+  const cat = (vs: string[], axis: number) => (vs.length === 1 ? vs[0] : g.node('Concat', vs, { axis: attr.int(axis) }))
+  const steps = (v: string) => (T === 1 ? [v] : g.nodeOutputs('Split', [v], { axis: attr.int(0) }, { outputs: T })) // [T, …] → T × [1, …]
+  const act = cat(acts, 0) // [T, D, B, 4H]
+  const actD = t.add(isTanh, t.mul(act, t.sub(isSigmoid, act)))
+  const [iAll, , gAll, oAll] = g.nodeOutputs('Split', [act], { axis: attr.int(3) }, { outputs: 4 }) // [T, D, B, H] each
+  const tanhC = cat(tanhCs, 0) // [T, D, B, H]
+  const cPrev = cat([init?.c ?? zeroState, ...cs.slice(0, T - 1)], 0) // [T, D, B, H]
+  const dzScale = steps(t.mul(g.node('Concat', [gAll, cPrev, iAll, tanhC], { axis: attr.int(3) }), actD)) // T × [1, D, B, 4H]
+  const dcFromDh = steps(t.mul(oAll, t.sub(g.float(1), t.mul(tanhC, tanhC)))) // T × [1, D, B, H]: o·(1 − tanh² c)
   const backward = (dHOut: string[]) => {
     const wHhT = t.transpose(wHh, [0, 2, 1]) // [D, 4H, H]
     const dz: string[] = new Array<string>(T)
     let dhNext: string | null = null
     let dcNext: string | null = null
     for (let s = T - 1; s >= 0; s--) {
-      const st = steps[s]
       const dh: string = dhNext ? t.add(dHOut[s], dhNext) : dHOut[s]
-      const dcFromH = t.mul(dh, st.dcFromDh)
+      const dcFromH = t.mul(dh, dcFromDh[s])
       const dc: string = dcNext ? t.add(dcNext, dcFromH) : dcFromH
-      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(3) }), st.dzScale) // [1, D, B, 4H]: i, f, g, o
+      dz[s] = t.mul(g.node('Concat', [dc, dc, dc, dh], { axis: attr.int(3) }), dzScale[s]) // [1, D, B, 4H]: i, f, g, o
       if (s > 0) {
         dhNext = g.node('MatMul', [dz[s], wHhT])
-        dcNext = t.mul(dc, st.f)
+        dcNext = t.mul(dc, fs[s])
       }
     }
     return dz
