@@ -169,14 +169,20 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
   const { t } = f
   const g = t.g
   const extraInputs: TrainGraph['extraInputs'] = []
+  const labels = new Map(f.logits.map((head) => [head.name, g.input(`labels.${head.name}`, 'int64', ['batch', o.steps])]))
+  for (const name of labels.values()) extraInputs.push({ name, dims: ['batch', o.steps], type: 'int64' })
+  // The CRFs of heads with as many labels run as one (./crf-graph).
+  const crfs = new Map<string, { loss: string; dEmissions: string }>()
+  for (const C of new Set(o.heads.map((h) => h.numLabels))) {
+    const group = f.logits.filter((head) => o.heads.find((h) => h.name === head.name)!.numLabels === C)
+    const out = crfLossGraph(t, group.map((head) => ({ head: head.name, emissions: head.y, labels: labels.get(head.name)! })), o.steps, C)
+    group.forEach((head, k) => crfs.set(head.name, out[k]))
+  }
   const dTop: string[] = []
   const losses: string[] = []
   const lossTerms: string[] = []
   for (const head of f.logits) {
-    const C = o.heads.find((h) => h.name === head.name)!.numLabels
-    const labels = g.input(`labels.${head.name}`, 'int64', ['batch', o.steps])
-    extraInputs.push({ name: labels, dims: ['batch', o.steps], type: 'int64' })
-    const crf = crfLossGraph(t, head.name, head.y, labels, o.steps, C)
+    const crf = crfs.get(head.name)!
     dTop.push(head.backward(crf.dEmissions))
     losses.push(crf.loss)
     lossTerms.push(g.output(`loss.${head.name}`, crf.loss, 'float32', []))

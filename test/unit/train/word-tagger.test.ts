@@ -1,7 +1,8 @@
 // The word-level recurrent tagger: its onnxruntime training graph (emissions + CRF loss in one run)
 // against tfjs autodiff of the same forward and of crfLoss (itself checked against brute force):
-// the loss and every parameter's gradient, with padded rows, both directions, two heads whose rows
-// are each other's unlabelled rows, and dropout with identical masks; the tagging graph (ONNX's
+// the loss and every parameter's gradient, with padded rows, both directions, heads whose rows
+// are each other's unlabelled rows (two with their own label counts, or three of which two share
+// theirs and so one CRF computation, ./crf-graph), and dropout with identical masks; the tagging graph (ONNX's
 // LSTM operator) against the same forward; input features and batches.
 
 import * as tf from '@tensorflow/tfjs-core'
@@ -22,13 +23,14 @@ beforeAll(async () => {
 
 const HEAD = 'default'
 
-function tinySetup(seed: number) {
+const TWO_HEADS = [
+  { name: HEAD, numLabels: 3 },
+  { name: 'chem', numLabels: 5 },
+]
+
+function tinySetup(seed: number, heads = TWO_HEADS) {
   const f = new WordFeaturizer(['<pad>', '<unk>', 'a', 'b', 'c', 'd', 'e'], ['<pad>', '<unk>', 'x', 'y', 'z', 'w'])
   const config: WordTaggerConfig = wordTaggerConfig(f, { wordDim: 4, charDim: 3, charFilters: 5, charWidth: 3, maxChars: 4, lstmHidden: 3, dropout: 0.3 })
-  const heads = [
-    { name: HEAD, numLabels: 3 },
-    { name: 'chem', numLabels: 5 },
-  ]
   const params = initWordTaggerParams(config, heads, seed)
   // Non-zero CRF scores, so that their gradients and the transitions' effect are all exercised.
   const r = new Rng(seed + 9)
@@ -36,7 +38,7 @@ function tinySetup(seed: number) {
   // Words of exactly maxChars characters: no all-padding window, so the max over characters has no ties.
   const rng = new Rng(seed + 5)
   const word = () => Array.from({ length: 4 }, () => 'xyzw'[rng.int(4)]).join('')
-  const sentences = [5, 3, 1].map((n) => Array.from({ length: n }, word))
+  const sentences = (heads.length > 2 ? [5, 3, 1, 4] : [5, 3, 1]).map((n) => Array.from({ length: n }, word))
   // A word twice (and in two sentences): the graph's character CNN runs once per distinct word,
   // so its gradient must be the sum over both places, as tfjs's per-position autodiff gives it.
   sentences[1][1] = sentences[0][3]
@@ -88,18 +90,23 @@ function tfjsHidden(c: WordTaggerConfig, p: Record<string, tf.Tensor>, b: WordBa
 const headLinear = (p: Record<string, tf.Tensor>, hidden: tf.Tensor2D, prefix: string) => tf.add(tf.matMul(hidden, p[`${prefix}.weight`] as tf.Tensor2D), p[`${prefix}.bias`]) as tf.Tensor2D
 
 describe('word tagger training graph', () => {
-  it('gives the CRF loss and every parameter the gradient tfjs autodiff gives, with padding, two heads and dropout', async () => {
-    const { f, config, heads, params, sentences, rng } = tinySetup(3)
+  // Three heads: 'default' and 'gene' share a label count, so their CRFs are one computation.
+  const THREE_HEADS = [{ name: HEAD, numLabels: 3 }, { name: 'chem', numLabels: 5 }, { name: 'gene', numLabels: 3 }]
+  it.each([
+    ['two heads', TWO_HEADS],
+    ['three heads, two of them one CRF computation', THREE_HEADS],
+  ])('gives the CRF loss and every parameter the gradient tfjs autodiff gives, with padding, dropout and %s', async (_, headSet) => {
+    const { f, config, heads, params, sentences, rng } = tinySetup(3, headSet)
     const T = 5
     const b = wordBatch(f, config, sentences, T)
     const N = b.batchSize * T
     const din = wordTaggerInputDim(config)
     const masks = { input: rng.fillDropoutMask(new Float32Array(N * din), 0.3), output: rng.fillDropoutMask(new Float32Array(N * 2 * config.lstmHidden), 0.3) }
-    // Row 0 is the default head's corpus, rows 1 and 2 the other head's: each head's labels are
-    // −100 on padding and on the other corpus's rows.
+    // Row 0 is the default head's corpus, rows 1 and 2 chem's, row 3 (three heads) gene's: each
+    // head's labels are −100 on padding and on the other corpora's rows.
     const labels: Record<string, Int32Array> = Object.fromEntries(heads.map((h) => [h.name, new Int32Array(N).fill(-100)]))
     b.lengths.forEach((n, r) => {
-      const h = r === 0 ? heads[0] : heads[1]
+      const h = heads[[0, 1, 1, 2][r]]
       for (let t = 0; t < n; t++) labels[h.name][r * T + t] = rng.int(h.numLabels)
     })
 
@@ -120,24 +127,25 @@ describe('word tagger training graph', () => {
 
     const names = graph.params.map((p) => p.name)
     const shapes = new Map(graph.params.map((p) => [p.name, p.shape]))
-    const { loss, grads } = tf.tidy(() => {
-      const lossOf = (...xs: tf.Tensor[]) => {
+    const { loss, terms, grads } = tf.tidy(() => {
+      const termsOf = (xs: tf.Tensor[]) => {
         const p = Object.fromEntries(names.map((n, i) => [n, xs[i]]))
         const hidden = tfjsHidden(config, p, b, masks)
-        const terms = heads.map((h) => {
+        return heads.map((h) => {
           const pre = h.name === HEAD ? 'classifier' : `classifiers.${h.name}`
           const crf = h.name === HEAD ? 'crf' : `crfs.${h.name}`
           const em = tf.reshape(headLinear(p, hidden, pre), [b.batchSize, T, h.numLabels])
           return crfLoss(em, labels[h.name], p[`${crf}.transitions`], p[`${crf}.start_transitions`], p[`${crf}.end_transitions`])
         })
-        return tf.addN(terms) as tf.Scalar
       }
+      const lossOf = (...xs: tf.Tensor[]) => tf.addN(termsOf(xs)) as tf.Scalar
       const xs = names.map((n) => tf.tensor(params.get(n)!, shapes.get(n)!))
       const g = tf.grads(lossOf)(xs).map((t) => t.dataSync() as Float32Array)
-      return { loss: lossOf(...xs).dataSync()[0], grads: g }
+      return { loss: lossOf(...xs).dataSync()[0], terms: termsOf(xs).map((x) => x.dataSync()[0]), grads: g }
     })
     expect(out.loss).toBeCloseTo(loss, 4)
     expect(out.loss).toBeGreaterThan(0)
+    heads.forEach((h, k) => expect(out.terms[`loss.${h.name}`], `loss of ${h.name}`).toBeCloseTo(terms[k], 4))
     // The word table's gradient comes as the rows the batch read: as a table it is tfjs's.
     expect([...out.rowGrads.keys()]).toEqual(['embeddings.word_embeddings.weight'])
     for (const [n, r] of out.rowGrads) out.grads.set(n, denseGradient(r, params.get(n)!.length))
