@@ -4,10 +4,11 @@
 // operator type. Run it on a quiet machine; it prints the load.
 //
 //   npx tsx bench/profile-step.ts [--preset cpu-small] [--batch 16] [--seq 128] [--vocab 28996] [--threads 2] [--iters 5] [--top N] [--spin]
-//   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--lstm-hidden 300] [--threads 2]
+//   npx tsx bench/profile-step.ts --kind word-lstm [--batch 16] [--words 32] [--vocab 25000] [--lstm-hidden 300] [--heads 1] [--threads 2]
 //
 // --kind word-lstm: the word tagger's step (featurizing the batch, the unrolled training graph
-// of its length bucket, AdamW) on sentences over a vocabulary of --vocab words, drawn as text uses them (./zipf).
+// of its length bucket, AdamW) on sentences over a vocabulary of --vocab words, drawn as text uses them (./zipf);
+// --heads N: N heads of 3 labels, each with its CRF (the default model's student has 4).
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,8 +41,15 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]
 }
 
-/** onnxruntime's profile of `model` run PROFILED_RUNS times on `feeds` after two warm-up runs: kernel time by operator type, printed. */
-async function profileGraph(model: Uint8Array, feeds: Record<string, Ort.Tensor>, threads: number): Promise<void> {
+/** The operators that are matrix products: a step's floor, since they run near the cores' peak (issue 29). */
+const PRODUCT_OPS = new Set(['Gemm', 'MatMul', 'FusedMatMul'])
+
+/**
+ * onnxruntime's profile of `model` run PROFILED_RUNS times on `feeds` after two warm-up runs: kernel
+ * time by operator type, printed; then the matrix products' share and what a step of `tokens` would
+ * reach if nothing but its products took time (`stepMs`, the measured step, for the ratio).
+ */
+async function profileGraph(model: Uint8Array, feeds: Record<string, Ort.Tensor>, threads: number, tokens: number, stepMs: number): Promise<void> {
   const ort = await loadOnnxRuntime()
   const prof = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
@@ -75,6 +83,7 @@ async function profileGraph(model: Uint8Array, feeds: Record<string, Ort.Tensor>
     kernel += e.dur
   }
   rmSync(file, { force: true })
+  const products = [...byOp].filter(([op]) => PRODUCT_OPS.has(op)).reduce((a, [, us]) => a + us, 0) / PROFILED_RUNS / 1000
   console.log(`\nonnxruntime kernel time per run: ${(kernel / PROFILED_RUNS / 1000).toFixed(1)} ms (${PROFILED_RUNS} runs after two warm-ups; each run ${counted.map((ms) => ms.toFixed(0)).join(' / ')} ms, profiled, workers ${SPIN ? 'spinning' : 'sleeping'} between operators)`)
   for (const [op, us] of [...byOp].sort((x, y) => y[1] - x[1]).slice(0, 18)) console.log(`| ${op} | ${(us / PROFILED_RUNS / 1000).toFixed(1)} ms | ${((100 * us) / kernel).toFixed(1)} % |`)
   const top = Number(arg('top', '0'))
@@ -82,13 +91,17 @@ async function profileGraph(model: Uint8Array, feeds: Record<string, Ort.Tensor>
     console.log(`\nthe ${top} costliest sites (an operator with its input and output shapes, summed over the nodes):`)
     for (const [site, us] of [...byNode].sort((x, y) => y[1] - x[1]).slice(0, top)) console.log(`| ${site} | ${(us / PROFILED_RUNS / 1000).toFixed(2)} ms |`)
   }
+  // The bound of every cut outside the products: the step if only they took time.
+  console.log(`\nmatrix products (${[...PRODUCT_OPS].join(', ')}): ${products.toFixed(1)} ms per run (${((100 * products) / stepMs).toFixed(0)} % of the ${stepMs.toFixed(1)} ms step); a step of products alone: ${Math.round(tokens / (products / 1000))} tok/s, ${(stepMs / products).toFixed(2)}× this step's speed`)
 }
 
-function printPhases(title: string, phases: Record<string, number[]>, tokens: number): void {
+/** Prints the phases' medians; returns the median step (ms). */
+function printPhases(title: string, phases: Record<string, number[]>, tokens: number): number {
   const total = median(phases['step (all)'])
   console.log(`# ${title}, load ${loadavg()[0].toFixed(2)}; median of ${phases['step (all)'].length} steps`)
   for (const [k, v] of Object.entries(phases)) console.log(`| ${k} | ${median(v).toFixed(1)} ms | ${((100 * median(v)) / total).toFixed(0)} % |`)
   console.log(`train tok/s (median step): ${Math.round(tokens / (total / 1000))}`)
+  return total
 }
 
 async function wordLstm(): Promise<void> {
@@ -102,7 +115,8 @@ async function wordLstm(): Promise<void> {
   const featurizer = WordFeaturizer.learn(lexicon, { maxSize: vocab + 2 })
   // The BiLSTM's width: the default-model recipe's unless --lstm-hidden.
   const config = wordTaggerConfig(featurizer, { lstmHidden: Number(arg('lstm-hidden', String(WORD_STUDENT.lstmHidden))) })
-  const heads = [{ name: 'default', numLabels: 3 }]
+  const headCount = Number(arg('heads', '1'))
+  const heads = headCount === 1 ? [{ name: 'default', numLabels: 3 }] : Array.from({ length: headCount }, (_, k) => ({ name: `head${k}`, numLabels: 3 }))
   const params = initWordTaggerParams(config, heads, 1)
   const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads, executionProviders: ['cpu'] })
   const draw = zipfSampler(vocab, rng)
@@ -129,7 +143,7 @@ async function wordLstm(): Promise<void> {
     const t0 = performance.now()
     const wb = wordBatch(featurizer, config, sentences, T, new Rng(i))
     const t1 = performance.now()
-    await trainer.step(wb, { default: labels }, i)
+    await trainer.step(wb, Object.fromEntries(heads.map((h) => [h.name, labels])), i)
     const t2 = performance.now()
     if (i === 0) continue // warm-up (opens the bucket's session)
     phases['step (all)'].push(t2 - t0)
@@ -139,8 +153,8 @@ async function wordLstm(): Promise<void> {
   }
   OrtGraphRunner.prototype.run = run
   await trainer.dispose()
-  printPhases(`word-lstm 2 × ${config.lstmHidden}, batch ${batch} × ${words} words, vocabulary ${vocab}, ${threads} threads`, phases, batch * words)
-  if (model) await profileGraph(model, feeds, threads)
+  const stepMs = printPhases(`word-lstm 2 × ${config.lstmHidden}, ${heads.length} head(s), batch ${batch} × ${words} words, vocabulary ${vocab}, ${threads} threads`, phases, batch * words)
+  if (model) await profileGraph(model, feeds, threads, batch * words, stepMs)
 }
 
 async function main(): Promise<void> {
@@ -188,9 +202,9 @@ async function main(): Promise<void> {
     phases['dropout masks (host)'].push(masks)
     phases['rest of gradients() (feeds, sums)'].push(t1 - t0 - runMs - masks)
   }
-  printPhases(`${preset}, batch ${batch} × ${seq}, vocab ${vocab}, ${threads} threads`, phases, batch * seq)
+  const stepMs = printPhases(`${preset}, batch ${batch} × ${seq}, vocab ${vocab}, ${threads} threads`, phases, batch * seq)
   await trainer.dispose()
-  await profileGraph(trainer.runner.graph.model, feeds, threads)
+  await profileGraph(trainer.runner.graph.model, feeds, threads, batch * seq, stepMs)
 }
 
 main().catch((e) => {
