@@ -112,11 +112,20 @@ export function routersOf(value: unknown, file: string, headNames: readonly stri
 /**
  * A router for every entity type that two or more heads tag (each head trained on its own
  * corpora), from the texts of each head's training documents. None when every type has one head.
+ * A document that several of the type's heads train on (a head of one corpus beside a head of
+ * every corpus of the type) routes to the most specialised of them, the one with the fewest
+ * training documents: it reads like that head's corpus, and the wider head has its other
+ * corpora to be recognised by.
  */
 export function headRouters(tasks: ReadonlyArray<{ head: string; train: ReadonlyArray<{ text: string }> }>, labels: Readonly<Record<string, readonly string[]>>): HeadRouter[] {
   const headsOfType = new Map<string, string[]>()
   for (const [head, l] of Object.entries(labels)) for (const t of typesOfLabels(l)) headsOfType.set(t, [...(headsOfType.get(t) ?? []), head])
   return [...headsOfType]
     .filter(([, heads]) => heads.length > 1)
-    .map(([type, heads]) => trainHeadRouter(type, heads.map((head) => ({ head, texts: tasks.filter((t) => t.head === head).flatMap((t) => t.train.map((d) => d.text)) }))))
+    .map(([type, heads]) => {
+      const texts = new Map(heads.map((head) => [head, tasks.filter((t) => t.head === head).flatMap((t) => t.train.map((d) => d.text))]))
+      const read = new Map(heads.map((head) => [head, new Set(texts.get(head))]))
+      const narrower = (head: string) => heads.filter((other) => other !== head && read.get(other)!.size < read.get(head)!.size)
+      return trainHeadRouter(type, heads.map((head) => ({ head, texts: texts.get(head)!.filter((text) => !narrower(head).some((other) => read.get(other)!.has(text))) })))
+    })
 }

@@ -44,6 +44,22 @@ describe('head router', () => {
     expect(() => headRouters([tasks[0], { head: 'bc5', train: [] }], labels)).toThrow(/head\(s\) bc5 tag Disease like another head but have no training documents/)
   })
 
+  it('routes a document that two heads train on to the head with fewer documents', () => {
+    const doc = (text: string) => ({ text })
+    const labels = { ncbi: buildLabelMap(['Disease']).labels, disease: buildLabelMap(['Disease']).labels }
+    // `disease` learns both corpora, `ncbi` one of them: the shared documents tell `ncbi`'s corpus.
+    const tasks = [
+      { head: 'ncbi', train: genetic.map(doc) },
+      { head: 'disease', train: genetic.map(doc) },
+      { head: 'disease', train: drugs.map(doc) },
+    ]
+    const [router] = headRouters(tasks, labels)
+    expect(router).toEqual(trainHeadRouter('Disease', [{ head: 'ncbi', texts: genetic }, { head: 'disease', texts: drugs }]))
+    expect(routeText(router, 'mutation gene carriers family')).toBe('ncbi')
+    // Two heads on the same documents: neither is narrower, both keep them.
+    expect(headRouters([tasks[0], tasks[1]], labels)[0]).toEqual(trainHeadRouter('Disease', [{ head: 'ncbi', texts: genetic }, { head: 'disease', texts: genetic }]))
+  })
+
   it('reads a router back from fastbioner.json as written, and refuses a malformed one naming the file and the key', () => {
     const r = trainHeadRouter('Disease', [
       { head: 'ncbi', texts: genetic },
