@@ -168,31 +168,40 @@ export interface TypeCorpus {
    * own head (`disease-ncbi`) has teachers of its own corpus alone.
    */
   alsoTeaches?: string
+  /**
+   * Another head of the student that learns this corpus's gold too (train --task HEAD=TRAIN, no
+   * devel, so the epoch is still chosen on each corpus's own head): the type's shared head beside
+   * this corpus's own (train:default --shared-disease-gold).
+   */
+  alsoLearns?: string
   /** The corpus's name in the card and the ship floor. */
   corpus: string
   type: string
   dir: string
 }
 
-export function typeCorpora(data: string): TypeCorpus[] {
+export function typeCorpora(data: string, opts: { sharedDiseaseGold?: boolean } = {}): TypeCorpus[] {
   const m = join(data, 'mtl-bioner')
   return [
     // NCBI-disease's Disease has a head and teachers of its own (docs/ACCURACY.md, "NCBI-disease
     // teachers of their own"): teachers on NCBI-disease alone vote 86.08 on its devel against 84.72
     // for teachers of both disease corpora. Tagging keeps per document the Disease mentions of the
     // head whose corpus the document reads like (core/tag/router, trained by train).
-    { head: 'disease-ncbi', alsoTeaches: 'disease', corpus: 'NCBI-disease', type: 'Disease', dir: join(m, 'NCBI-disease-IOB') },
+    // With sharedDiseaseGold the student's `disease` head learns NCBI-disease's gold too, as its
+    // teachers do: teachers on BC5CDR-disease alone score 0.7 under those on both corpora
+    // (docs/ACCURACY.md, "BC5CDR-disease teachers of their own"). Off until a run measures it.
+    { head: 'disease-ncbi', alsoTeaches: 'disease', ...(opts.sharedDiseaseGold ? { alsoLearns: 'disease' } : {}), corpus: 'NCBI-disease', type: 'Disease', dir: join(m, 'NCBI-disease-IOB') },
     { head: 'chemical', corpus: 'BC5CDR', type: 'Chemical', dir: join(m, 'BC5CDR-chem-IOB') },
     { head: 'disease', corpus: 'BC5CDR', type: 'Disease', dir: join(m, 'BC5CDR-disease-IOB') },
     { head: 'gene', corpus: 'BC2GM', type: 'Gene', dir: join(m, 'BC2GM-IOB') },
   ]
 }
 
-/** The heads, in order of first appearance, each with its corpora. */
+/** The heads, in order of first appearance, each with the corpora whose gold it learns (its own, and those it also learns: TypeCorpus.alsoLearns). */
 export function typeHeads(sets: readonly TypeCorpus[]): Array<{ head: string; type: string; corpora: TypeCorpus[] }> {
   const heads = [...new Set(sets.map((s) => s.head))]
   return heads.map((head) => {
-    const corpora = sets.filter((s) => s.head === head)
+    const corpora = sets.filter((s) => s.head === head || s.alsoLearns === head)
     return { head, type: corpora[0].type, corpora }
   })
 }
@@ -420,7 +429,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     name: 'student',
     dir: studentDir,
     args: [
-      'train', ...taskArgs(sets), '--map-types', TYPE_MAP, '--arch', 'word-lstm',
+      'train', ...taskArgs(sets), ...sets.flatMap((c) => (c.alsoLearns ? ['--task', `${c.alsoLearns}=${join(c.dir, 'train.tsv')}`] : [])), '--map-types', TYPE_MAP, '--arch', 'word-lstm',
       ...teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`]),
       '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords), '--dropout', String(WORD_STUDENT.dropout), '--word-vectors', vectorFile,
       '--lstm-hidden', String(WORD_STUDENT.lstmHidden), '--lr-schedule', WORD_STUDENT.lrSchedule, '--epochs', String(WORD_STUDENT.epochs),
@@ -660,7 +669,7 @@ of any type is left out to score it on. ${guidelines}`
   // Types with a head per corpus (their guidelines disagree): tagging routes each document to one.
   const routed = [...new Set(heads.map((h) => h.type))].map((type) => ({ type, heads: heads.filter((h) => h.type === type) })).filter((t) => t.heads.length > 1)
   const headsText = routed.length
-    ? `per head: one head per entity type${shared ? ` (${shared}, each corpus teaching only its own sentences)` : ''}, but ${routed.map((t) => `${t.type} has one per corpus (${t.heads.map((h) => `\`${h.head}\` on ${h.corpora.map((x) => x.corpus).join(' and ')}`).join(', ')})`).join('; ')}, whose guidelines
+    ? `per head: one head per entity type${shared ? ` (${shared}, each corpus teaching only its own sentences)` : ''}, but ${routed.map((t) => `${t.type} has ${t.heads.every((h) => h.corpora.length === 1) ? 'one per corpus' : `${t.heads.length} heads`} (${t.heads.map((h) => `\`${h.head}\` on ${h.corpora.map((x) => x.corpus).join(' and ')}`).join(', ')})`).join('; ')}, whose guidelines
 disagree. Tagging keeps, per document, the mentions of the head whose training corpus the document
 reads like (a naive Bayes over its words, trained on those corpora: core/tag/router), then merges
 the heads,`

@@ -61,6 +61,8 @@ interface Options {
   parallel: number
   /** word-lstm: the teachers' BiLSTM width and time cap. */
   teacher: TeacherSettings
+  /** word-lstm: the student's `disease` head learns NCBI-disease's gold too (TypeCorpus.alsoLearns). */
+  sharedDiseaseGold: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -70,6 +72,7 @@ function parseArgs(argv: string[]): Options {
   let install = false
   let recipe: Options['recipe'] = 'word-lstm'
   let parallel = 2
+  let sharedDiseaseGold = false
   const teacher: TeacherSettings = { lstmHidden: WORD_TEACHER.lstmHidden, minutes: WORD_TEACHER.minutes }
   const positive = (flag: string, value: string): number => {
     const n = Number(value)
@@ -87,6 +90,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--install') install = true
     else if (a === '--teacher-hidden') teacher.lstmHidden = positive(a, argv[++i])
     else if (a === '--teacher-minutes') teacher.minutes = positive(a, argv[++i])
+    else if (a === '--shared-disease-gold') sharedDiseaseGold = true
     else if (a === '--parallel') {
       parallel = Number(argv[++i])
       if (!Number.isInteger(parallel) || parallel < 1) {
@@ -114,7 +118,7 @@ function parseArgs(argv: string[]): Options {
     process.stderr.write(`train-default: --out DIR is required\n${USAGE}`)
     process.exit(2)
   }
-  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel, teacher }
+  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel, teacher, sharedDiseaseGold }
 }
 
 const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages teacher-disease,...]
@@ -128,6 +132,10 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
   --teacher-hidden N, --teacher-minutes M
                  word-lstm: the teachers' BiLSTM width (default ${WORD_TEACHER.lstmHidden}) and time cap (default
                  ${WORD_TEACHER.minutes}); the width is a flag only when it is not train's default (200)
+  --shared-disease-gold
+                 word-lstm: the student's \`disease\` head learns NCBI-disease's gold too, as its teachers
+                 do (off: it learns BC5CDR-disease's); tagging routes NCBI-disease-like documents to
+                 \`disease-ncbi\` all the same
   --install      after the run, copy the candidate's model files into resources/models/default
   --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
                  per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
@@ -277,7 +285,7 @@ async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'vectors' | 'cha
  * ship floor. A run folder another recipe made is refused before anything runs.
  */
 async function wordRecipe(opts: Options): Promise<void> {
-  const sets = typeCorpora(opts.data)
+  const sets = typeCorpora(opts.data, { sharedDiseaseGold: opts.sharedDiseaseGold })
   for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
@@ -322,7 +330,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     if (opts.install) process.exitCode = 1
     return
   }
-  const teacherFlags = opts.teacher.lstmHidden === WORD_TEACHER.lstmHidden && opts.teacher.minutes === WORD_TEACHER.minutes ? '' : ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}`
+  const teacherFlags = (opts.teacher.lstmHidden === WORD_TEACHER.lstmHidden && opts.teacher.minutes === WORD_TEACHER.minutes ? '' : ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}`) + (opts.sharedDiseaseGold ? ' --shared-disease-gold' : '')
   process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out}${teacherFlags} --install\n`)
   if (opts.install) install(plan.shipDir)
 }

@@ -184,6 +184,14 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(values(plan.int8.args, '--calibrate')).toEqual([`${M}/NCBI-disease-IOB/devel.tsv`])
   })
 
+  it("--shared-disease-gold: the student's disease head also learns NCBI-disease's gold, without its devel; nothing else changes", () => {
+    const shared = wordPlan(OUT, DATA, typeCorpora(DATA, { sharedDiseaseGold: true }))
+    const tasksEnd = (args: readonly string[]) => args.indexOf('--map-types')
+    expect(shared.student.args.slice(0, tasksEnd(shared.student.args))).toEqual([...plan.student.args.slice(0, tasksEnd(plan.student.args)), '--task', `disease=${M}/NCBI-disease-IOB/train.tsv`])
+    expect(shared.student.args.slice(tasksEnd(shared.student.args))).toEqual(plan.student.args.slice(tasksEnd(plan.student.args)))
+    for (const [a, b] of [[shared.vectors, plan.vectors], [shared.charLm, plan.charLm], ...shared.teachers.map((t, i) => [t, plan.teachers[i]]), [shared.int8, plan.int8], [shared.eval, plan.eval]] as const) expect(a.args).toEqual(b.args)
+  })
+
   it("quantizes the student's model: no stage after it on the gold corpora alone", () => {
     expect(values(plan.int8.args, '--model')).toEqual([plan.student.dir])
     expect(plan.shipDir).toBe(`${OUT}/3-int8`)
@@ -423,6 +431,10 @@ describe('the model card', () => {
     expect(noted).toMatch(/\| 2\.0 min \|\n\nStage vectors: run by hand elsewhere\.\n\nStudent: best epoch/)
     expect(card).not.toMatch(/gold corpora (alone|only)|gold stage/)
     expect(card).toContain('per head: one head per entity type, but Disease has one per corpus (`disease-ncbi` on NCBI-disease, `disease` on BC5CDR), whose guidelines\ndisagree. Tagging keeps, per document, the mentions of the head whose training corpus the document\nreads like')
+    // The disease head on both corpora's gold (--shared-disease-gold): its row and the routing text say so.
+    const sharedCard = wordModelCard({ ...input, sets: typeCorpora(DATA, { sharedDiseaseGold: true }) })
+    expect(sharedCard).toContain('| `disease` | NCBI-disease, BC5CDR | NCBI-disease, BC5CDR | Disease |')
+    expect(sharedCard).toContain('but Disease has 2 heads (`disease-ncbi` on NCBI-disease, `disease` on NCBI-disease and BC5CDR), whose guidelines')
     // A recipe with one head per type says so.
     expect(wordModelCard({ ...input, sets: oneHead })).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
