@@ -125,7 +125,9 @@ export function headRouters(tasks: ReadonlyArray<{ head: string; train: Readonly
     .map(([type, heads]) => {
       const texts = new Map(heads.map((head) => [head, tasks.filter((t) => t.head === head).flatMap((t) => t.train.map((d) => d.text))]))
       const read = new Map(heads.map((head) => [head, new Set(texts.get(head))]))
-      const narrower = (head: string) => heads.filter((other) => other !== head && read.get(other)!.size < read.get(head)!.size)
-      return trainHeadRouter(type, heads.map((head) => ({ head, texts: texts.get(head)!.filter((text) => !narrower(head).some((other) => read.get(other)!.has(text))) })))
+      return trainHeadRouter(type, heads.map((head) => {
+        const narrower = heads.filter((other) => other !== head && read.get(other)!.size < read.get(head)!.size).map((other) => read.get(other)!)
+        return { head, texts: texts.get(head)!.filter((text) => !narrower.some((docs) => docs.has(text))) }
+      }))
     })
 }
