@@ -367,9 +367,9 @@ export function crossKey(s: TypeCorpus, head: string): string {
   return `${s.corpus}/${s.type}/test/head:${head}`
 }
 
-/** For each corpus, the other heads of its type (a type with a head per corpus): scored on it for the card's cross-corpus line. */
+/** For each corpus, the other heads of its type that do not learn its gold (a type with a head per corpus): scored on it for the card's cross-corpus line. */
 export function otherHeads(sets: readonly TypeCorpus[]): Array<{ set: TypeCorpus; head: string }> {
-  return sets.flatMap((s) => [...new Set(sets.filter((o) => o.type === s.type && o.head !== s.head).map((o) => o.head))].map((head) => ({ set: s, head })))
+  return sets.flatMap((s) => [...new Set(sets.filter((o) => o.type === s.type && o.head !== s.head && o.head !== s.alsoLearns).map((o) => o.head))].map((head) => ({ set: s, head })))
 }
 
 export interface WordPlan {
