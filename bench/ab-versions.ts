@@ -1,0 +1,99 @@
+// Two or more versions of the code (checkouts, e.g. `git worktree add ../base <commit>` beside this
+// one), each loaded into this one process, their word-tagger training steps run in turns: every
+// round times a few steps of each version, so the machine's drift (PyTorch's own speed has moved
+// 67 % within a session here) hits them alike. Medians and quartiles of the rounds. Quiet machine
+// only; the order of the versions is the order given, so run it again reversed.
+//
+//   npx tsx bench/ab-versions.ts --roots ../base,. [--words 64] [--heads 1,4] [--batch 16] [--lstm-hidden 300] [--threads 2] [--rounds 15] [--iters 4]
+//
+// A checkout needs its own node_modules (a link to this one's will do). Only the word tagger's
+// step for now (core/train/word-trainer); the BERT step has bench/ab-step.ts for variants of one version.
+import { existsSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { benchCli } from './cli'
+
+const { fail, positiveInt } = benchCli('ab-versions')
+
+function options(argv: string[]) {
+  const o = { roots: [] as string[], words: 64, heads: [1, 4], batch: 16, lstmHidden: 300, threads: 2, rounds: 15, iters: 4 }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    const v = () => argv[++i] ?? fail(`${a} needs a value`)
+    if (a === '--roots') o.roots = v().split(',').map((r) => resolve(r))
+    else if (a === '--words') o.words = positiveInt(v(), a)
+    else if (a === '--heads') o.heads = v().split(',').map((h) => positiveInt(h, a))
+    else if (a === '--batch') o.batch = positiveInt(v(), a)
+    else if (a === '--lstm-hidden') o.lstmHidden = positiveInt(v(), a)
+    else if (a === '--threads') o.threads = positiveInt(v(), a)
+    else if (a === '--rounds') o.rounds = positiveInt(v(), a)
+    else if (a === '--iters') o.iters = positiveInt(v(), a)
+    else fail(`unknown option ${a}`)
+  }
+  if (o.roots.length < 2) fail('--roots needs two checkouts or more, comma-separated')
+  for (const r of o.roots) if (!existsSync(resolve(r, 'src/core/train/word-trainer.ts'))) fail(`${r} is not a checkout of this project (no src/core/train/word-trainer.ts)`)
+  return o
+}
+
+/** One version's modules, imported from its own checkout (a separate module graph per root). */
+async function load(root: string) {
+  const at = (p: string) => import(pathToFileURL(resolve(root, p)).href)
+  const [{ Rng }, { OrtWordTaggerTrainer }, { WordFeaturizer }, wt, { zipfSampler }] = await Promise.all([
+    at('src/core/rng.ts'), at('src/core/train/word-trainer.ts'), at('src/core/nlp/word-features.ts'), at('src/core/model/word-tagger.ts'), at('bench/zipf.ts'),
+  ])
+  return { Rng, OrtWordTaggerTrainer, WordFeaturizer, zipfSampler, ...wt }
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+}
+
+async function main(): Promise<void> {
+  const o = options(process.argv.slice(2))
+  const vocab = 25000
+  const variants: Array<{ name: string; firstStepS: number; step: () => Promise<unknown>; dispose: () => Promise<void>; ms: number[] }> = []
+  for (const root of o.roots) {
+    const m = await load(root)
+    // The same sentences and labels for every version: a vocabulary drawn as text uses it (./zipf).
+    const rng = new m.Rng(1)
+    const lexicon = Array.from({ length: vocab }, (_, i) => `w${i.toString(36)}`)
+    const featurizer = m.WordFeaturizer.learn(lexicon, { maxSize: vocab + 2 })
+    const config = m.wordTaggerConfig(featurizer, { lstmHidden: o.lstmHidden })
+    const draw = m.zipfSampler(vocab, rng)
+    const sentences = Array.from({ length: o.batch }, () => Array.from({ length: o.words }, () => lexicon[draw()]))
+    const T = m.wordBucket(o.words)
+    const labels = new Int32Array(o.batch * T).fill(-100)
+    sentences.forEach((s: string[], r: number) => s.forEach((_, t) => (labels[r * T + t] = (r + t) % 3)))
+    const batch = m.wordBatch(featurizer, config, sentences, T, new m.Rng(0))
+    for (const n of o.heads) {
+      const heads = Array.from({ length: n }, (_, k) => ({ name: n === 1 ? 'default' : `head${k}`, numLabels: 3 }))
+      const trainer = new m.OrtWordTaggerTrainer({ config, heads, params: m.initWordTaggerParams(config, heads, 1), optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads: o.threads, executionProviders: ['cpu'] })
+      const byHead = Object.fromEntries(heads.map((h) => [h.name, labels]))
+      let i = 0
+      const t0 = performance.now()
+      await trainer.step(batch, byHead, i++) // opens the bucket's session
+      variants.push({ name: `${root} · ${n} head(s)`, firstStepS: (performance.now() - t0) / 1000, step: () => trainer.step(batch, byHead, i++), dispose: () => trainer.dispose(), ms: [] })
+    }
+  }
+  for (const v of variants) for (let k = 0; k < 2; k++) await v.step()
+  for (let r = 0; r < o.rounds; r++) {
+    for (const v of variants) {
+      const t0 = performance.now()
+      for (let k = 0; k < o.iters; k++) await v.step()
+      v.ms.push((performance.now() - t0) / o.iters)
+    }
+  }
+  console.log(`# word-tagger step, ${o.batch} × ${o.words} words, 2 × ${o.lstmHidden}, ${o.threads} threads; ${o.rounds} rounds × ${o.iters} steps each, in turns; load ${loadavg()[0].toFixed(2)}`)
+  console.log('| version · heads | median ms | quartiles | first step (opens the session) |\n|---|---|---|---|')
+  for (const v of variants) {
+    const s = [...v.ms].sort((a, b) => a - b)
+    console.log(`| ${v.name} | ${quantile(s, 0.5).toFixed(1)} | ${quantile(s, 0.25).toFixed(1)}–${quantile(s, 0.75).toFixed(1)} | ${v.firstStepS.toFixed(1)} s |`)
+  }
+  for (const v of variants) await v.dispose()
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
