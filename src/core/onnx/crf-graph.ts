@@ -67,12 +67,8 @@ export function crfLossGraph(t: GradGraph, heads: CrfHeadInput[], T: number, C: 
   const validSteps = steps(g.node('Unsqueeze', [validF, g.int64s([3])])).map(squeeze2) // T × [K, B, 1]
   const validBool = steps(g.node('Unsqueeze', [valid, g.int64s([3])])).map(squeeze2) // T × bool [K, B, 1]
   const transB = g.node('Unsqueeze', [trans, g.int64s([1])]) // [K, 1, C, C]
-  /** log Σ_axis exp(x), keepdims false. */
-  const lse = (x: string, axis: number) => {
-    const m = g.node('ReduceMax', [x], { axes: attr.ints([axis]), keepdims: attr.int(1) })
-    const s = g.node('Log', [g.node('ReduceSum', [g.node('Exp', [t.sub(x, m)]), g.int64s([axis])], { keepdims: attr.int(1) })])
-    return g.node('Squeeze', [t.add(s, m), g.int64s([axis])])
-  }
+  /** log Σ_axis exp(x), keepdims false: one node (onnxruntime's kernel subtracts the max first; 1000, 999, 998 → 1000.41). */
+  const lse = (x: string, axis: number) => g.node('ReduceLogSumExp', [x], { axes: attr.ints([axis]), keepdims: attr.int(0) })
 
   // ---- forward algorithm ----------------------------------------------------------------------
   const alpha: string[] = [t.add(g.node('Unsqueeze', [start, g.int64s([1])]), e[0])] // [K, B, C]
@@ -114,15 +110,18 @@ export function crfLossGraph(t: GradGraph, heads: CrfHeadInput[], T: number, C: 
   let grad = t.mul(pFinal, scale) // g_{T−1}, already scaled
   const dEndModel = t.reduceSum(grad, [1], false) // [K, C]
   const dE: string[] = new Array<string>(T)
-  const dTrans: string[] = []
+  const xis: string[] = []
   for (let s = T - 1; s >= 1; s--) {
     const gv = t.mul(grad, validSteps[s]) // [K, B, C]
     dE[s] = gv
     // ξ(i, j) = gv_j · softmax_i(s_ij) = gv_j · exp(s_ij − lse_j)
     const xi = t.mul(g.node('Exp', [t.sub(scores[s], g.node('Unsqueeze', [lses[s], g.int64s([2])]))]), g.node('Unsqueeze', [gv, g.int64s([2])])) // [K, B, C, C]
-    dTrans.push(t.reduceSum(xi, [1], false))
-    grad = t.add(t.mul(grad, t.sub(g.float(1), validSteps[s])), t.reduceSum(xi, [3], false))
+    xis.push(xi)
+    // g·(1 − valid) = g − g·valid exactly (valid is 0 or 1)
+    grad = t.add(t.sub(grad, gv), t.reduceSum(xi, [3], false))
   }
+  // d trans = Σ_t Σ_b ξ_t: the steps' ξ side by side on the batch axis, one sum  [K, C, C]
+  const dTrans = T > 1 ? t.reduceSum(xis.length === 1 ? xis[0] : g.node('Concat', xis, { axis: attr.int(1) }), [1], false) : null
   dE[0] = grad
   const dStartModel = t.reduceSum(grad, [1], false) // [K, C]
   // minus the gold path: one-hot of each labelled position, of each labelled transition, of the ends
@@ -143,7 +142,7 @@ export function crfLossGraph(t: GradGraph, heads: CrfHeadInput[], T: number, C: 
     // per head Σ_{b,t} prev_onehot ⊗ next_onehot: [K, C, B·(T−1)] · [K, B·(T−1), C]
     const flat = (x: string) => t.reshape(x, g.int64s([0, -1, C]))
     const pairs = g.node('MatMul', [t.transpose(flat(prevHot), [0, 2, 1]), flat(nextHot)]) // [K, C, C]
-    dTransAll = unstack(t.sub(t.sum(dTrans), t.mul(pairs, perCount)))
+    dTransAll = unstack(t.sub(dTrans!, t.mul(pairs, perCount)))
   }
   const losses = unstack(loss)
   const dEms = unstack(dEmissions)
