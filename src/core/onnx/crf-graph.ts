@@ -105,7 +105,7 @@ export function crfLossGraph(t: GradGraph, heads: CrfHeadInput[], T: number, C: 
 
   // ---- backward -------------------------------------------------------------------------------
   const perCount = g.node('Div', [g.float(1), countK11]) // [K, 1, 1]
-  const scale = g.node('Unsqueeze', [t.mul(rowHas, g.node('Squeeze', [perCount, g.int64s([2])])), g.int64s([2])]) // [K, B, 1]
+  const scale = t.mul(g.node('Unsqueeze', [rowHas, g.int64s([2])]), perCount) // [K, B, 1]: rowHas / count
   const pFinal = g.node('Softmax', [final], { axis: attr.int(2) }) // [K, B, C]
   let grad = t.mul(pFinal, scale) // g_{T−1}, already scaled
   const dEndModel = t.reduceSum(grad, [1], false) // [K, C]
@@ -130,9 +130,8 @@ export function crfLossGraph(t: GradGraph, heads: CrfHeadInput[], T: number, C: 
   const goldE = t.mul(t.mul(oneHot, g.node('Unsqueeze', [validF, g.int64s([3])])), g.node('Unsqueeze', [perCount, g.int64s([3])])) // [K, B, T, C] / count
   const stacked = T === 1 ? g.node('Unsqueeze', [dE[0], g.int64s([2])]) : g.node('Concat', dE.map((x) => g.node('Unsqueeze', [x, g.int64s([2])])), { axis: attr.int(2) }) // [K, B, T, C]
   const dEmissions = t.sub(stacked, goldE) // [K, B, T, C]
-  const perRowCount = g.node('Unsqueeze', [t.mul(rowHas, g.node('Squeeze', [perCount, g.int64s([2])])), g.int64s([2])]) // [K, B, 1]: rowHas / count
-  const goldStart = t.reduceSum(t.mul(oneHotOf(first), perRowCount), [1], false) // [K, C], / count
-  const goldEnd = t.reduceSum(t.mul(oneHotOf(last), perRowCount), [1], false) // [K, C], / count
+  const goldStart = t.reduceSum(t.mul(oneHotOf(first), scale), [1], false) // [K, C], / count
+  const goldEnd = t.reduceSum(t.mul(oneHotOf(last), scale), [1], false) // [K, C], / count
   const dStart = unstack(t.sub(dStartModel, goldStart))
   const dEnd = unstack(t.sub(dEndModel, goldEnd))
   let dTransAll: string[] | null = null

@@ -174,7 +174,7 @@ export function wordTaggerTrainGraph(o: WordTaggerGraphOptions): TrainGraph {
   // The CRFs of heads with as many labels run as one (./crf-graph).
   const crfs = new Map<string, { loss: string; dEmissions: string }>()
   for (const C of new Set(o.heads.map((h) => h.numLabels))) {
-    const group = f.logits.filter((head) => o.heads.find((h) => h.name === head.name)!.numLabels === C)
+    const group = f.logits.filter((_, k) => o.heads[k].numLabels === C) // logits in the order of o.heads
     const out = crfLossGraph(t, group.map((head) => ({ head: head.name, emissions: head.y, labels: labels.get(head.name)! })), o.steps, C)
     group.forEach((head, k) => crfs.set(head.name, out[k]))
   }
