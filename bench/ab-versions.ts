@@ -13,6 +13,7 @@ import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { benchCli } from './cli'
+import { wordStepInputs } from './word-step'
 
 const { fail, positiveInt } = benchCli('ab-versions')
 
@@ -55,21 +56,12 @@ async function main(): Promise<void> {
   const variants: Array<{ name: string; firstStepS: number; step: () => Promise<unknown>; dispose: () => Promise<void>; ms: number[] }> = []
   for (const root of o.roots) {
     const m = await load(root)
-    // The same sentences and labels for every version: a vocabulary drawn as text uses it (./zipf).
-    const rng = new m.Rng(1)
-    const lexicon = Array.from({ length: vocab }, (_, i) => `w${i.toString(36)}`)
-    const featurizer = m.WordFeaturizer.learn(lexicon, { maxSize: vocab + 2 })
-    const config = m.wordTaggerConfig(featurizer, { lstmHidden: o.lstmHidden })
-    const draw = m.zipfSampler(vocab, rng)
-    const sentences = Array.from({ length: o.batch }, () => Array.from({ length: o.words }, () => lexicon[draw()]))
-    const T = m.wordBucket(o.words)
-    const labels = new Int32Array(o.batch * T).fill(-100)
-    sentences.forEach((s: string[], r: number) => s.forEach((_, t) => (labels[r * T + t] = (r + t) % 3)))
+    // The same sentences and labels for every version (./word-step, with the version's own modules).
+    const { featurizer, config, sentences, T, heads: headsOf } = wordStepInputs(m, { vocab, batch: o.batch, words: o.words, lstmHidden: o.lstmHidden })
     const batch = m.wordBatch(featurizer, config, sentences, T, new m.Rng(0))
     for (const n of o.heads) {
-      const heads = Array.from({ length: n }, (_, k) => ({ name: n === 1 ? 'default' : `head${k}`, numLabels: 3 }))
+      const { list: heads, labels: byHead } = headsOf(n)
       const trainer = new m.OrtWordTaggerTrainer({ config, heads, params: m.initWordTaggerParams(config, heads, 1), optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads: o.threads, executionProviders: ['cpu'] })
-      const byHead = Object.fromEntries(heads.map((h) => [h.name, labels]))
       let i = 0
       const t0 = performance.now()
       await trainer.step(batch, byHead, i++) // opens the bucket's session

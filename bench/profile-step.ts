@@ -24,6 +24,7 @@ import { WordFeaturizer } from '../src/core/nlp/word-features'
 import { initWordTaggerParams, wordBatch, wordBucket, wordTaggerConfig } from '../src/core/model/word-tagger'
 import type { PresetName } from '../src/shared/recipes'
 import { zipfSampler } from './zipf'
+import { wordStepInputs } from './word-step'
 import { WORD_STUDENT } from '../scripts/train-default-plan'
 
 function arg(name: string, fallback: string): string {
@@ -110,20 +111,11 @@ async function wordLstm(): Promise<void> {
   const vocab = Number(arg('vocab', '25000'))
   const threads = Number(arg('threads', '2'))
   const iters = Number(arg('iters', '5'))
-  const rng = new Rng(1)
-  const lexicon = Array.from({ length: vocab }, (_, i) => `w${i.toString(36)}`)
-  const featurizer = WordFeaturizer.learn(lexicon, { maxSize: vocab + 2 })
   // The BiLSTM's width: the default-model recipe's unless --lstm-hidden.
-  const config = wordTaggerConfig(featurizer, { lstmHidden: Number(arg('lstm-hidden', String(WORD_STUDENT.lstmHidden))) })
-  const headCount = Number(arg('heads', '1'))
-  const heads = headCount === 1 ? [{ name: 'default', numLabels: 3 }] : Array.from({ length: headCount }, (_, k) => ({ name: `head${k}`, numLabels: 3 }))
+  const { featurizer, config, sentences, T, heads: headsOf } = wordStepInputs({ Rng, WordFeaturizer, wordTaggerConfig, wordBucket, zipfSampler }, { vocab, batch, words, lstmHidden: Number(arg('lstm-hidden', String(WORD_STUDENT.lstmHidden))) })
+  const { list: heads, labels } = headsOf(Number(arg('heads', '1')))
   const params = initWordTaggerParams(config, heads, 1)
   const trainer = new OrtWordTaggerTrainer({ config, heads, params, optimizer: { lr: 2e-3, weightDecay: 0, maxGradNorm: 5 }, threads, executionProviders: ['cpu'] })
-  const draw = zipfSampler(vocab, rng)
-  const sentences = Array.from({ length: batch }, () => Array.from({ length: words }, () => lexicon[draw()]))
-  const T = wordBucket(words)
-  const labels = new Int32Array(batch * T).fill(-100)
-  sentences.forEach((s, r) => s.forEach((_, t) => (labels[r * T + t] = (r + t) % 3)))
   // The feeds and timing of the graph run, from inside the runner.
   const run = OrtGraphRunner.prototype.run
   let feeds: Record<string, Ort.Tensor> = {}
@@ -143,7 +135,7 @@ async function wordLstm(): Promise<void> {
     const t0 = performance.now()
     const wb = wordBatch(featurizer, config, sentences, T, new Rng(i))
     const t1 = performance.now()
-    await trainer.step(wb, Object.fromEntries(heads.map((h) => [h.name, labels])), i)
+    await trainer.step(wb, labels, i)
     const t2 = performance.now()
     if (i === 0) continue // warm-up (opens the bucket's session)
     phases['step (all)'].push(t2 - t0)
