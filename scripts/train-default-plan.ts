@@ -211,9 +211,13 @@ export function teacherCorpora(sets: readonly TypeCorpus[], head: string): TypeC
   return sets.filter((s) => s.head === head || s.alsoTeaches === head)
 }
 
-/** `--task HEAD=TRAIN:DEV` for each corpus (HEAD its own head, or `head` for all): a head given several corpora trains on all of them. */
-function taskArgs(sets: readonly TypeCorpus[], head?: string): string[] {
-  return sets.flatMap((c) => ['--task', `${head ?? c.head}=${join(c.dir, 'train.tsv')}:${join(c.dir, 'devel.tsv')}`])
+/**
+ * `--task HEAD=TRAIN:DEV` for each corpus (HEAD its own head, or `head` for all): a head given
+ * several corpora trains on all of them. Without `devel`, `--task HEAD=TRAIN`: the corpus takes no
+ * part in choosing the epoch.
+ */
+function taskArgs(sets: readonly TypeCorpus[], head?: string, { devel = true }: { devel?: boolean } = {}): string[] {
+  return sets.flatMap((c) => ['--task', `${head ?? c.head}=${join(c.dir, 'train.tsv')}${devel ? `:${join(c.dir, 'devel.tsv')}` : ''}`])
 }
 
 /**
@@ -429,7 +433,7 @@ export function wordPlan(out: string, data: string, sets: readonly TypeCorpus[],
     name: 'student',
     dir: studentDir,
     args: [
-      'train', ...taskArgs(sets), ...sets.flatMap((c) => (c.alsoLearns ? ['--task', `${c.alsoLearns}=${join(c.dir, 'train.tsv')}`] : [])), '--map-types', TYPE_MAP, '--arch', 'word-lstm',
+      'train', ...taskArgs(sets), ...sets.flatMap((c) => (c.alsoLearns ? taskArgs([c], c.alsoLearns, { devel: false }) : [])), '--map-types', TYPE_MAP, '--arch', 'word-lstm',
       ...teachers.flatMap((t) => ['--teacher', `${t.head}=${t.dir}`]),
       '--transfer', unlabeled, '--transfer-sentences', String(WORD_STUDENT.transferSentences), '--max-words', String(WORD_STUDENT.maxWords), '--dropout', String(WORD_STUDENT.dropout), '--word-vectors', vectorFile,
       '--lstm-hidden', String(WORD_STUDENT.lstmHidden), '--lr-schedule', WORD_STUDENT.lrSchedule, '--epochs', String(WORD_STUDENT.epochs),
