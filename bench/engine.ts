@@ -589,12 +589,13 @@ async function main() {
       }
     }
   }
-  if (a.kinds.includes('word-lstm')) {
-    const { fwd, tr } = await benchWordTagger(a)
+  /** A recurrent kind's row: ours timed by `bench`, PyTorch's by its reference script with `torchArgs` (+ --threads, --iters). */
+  const recurrentRow = async (model: string, unit: string, bench: Promise<{ fwd: Timing; tr: Timing }>, script: string, torchArgs: (mode: 'infer' | 'train') => Array<string | number>, torchIters: number) => {
+    const { fwd, tr } = await bench
     const torch = (mode: 'infer' | 'train') => {
       if (torchSkipped) return null
       try {
-        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.wordTorchScript, ['--batch', a.batch, '--words', a.words, '--hidden', a.lstmHidden, '--mode', mode, '--threads', a.torchThreads, '--iters', a.iters * 4])
+        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(script, [...torchArgs(mode), '--threads', a.torchThreads, '--iters', torchIters])
       } catch (e) {
         console.log(`  ${(e as Error).message}`)
         return null
@@ -602,28 +603,16 @@ async function main() {
     }
     const [tFwd, tTrain] = [torch('infer'), torch('train')]
     const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
-    const row = `| word-lstm 2 × ${a.lstmHidden} | onnxruntime (${a.threads} thr) | ${a.words} words | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
+    const row = `| ${model} | onnxruntime (${a.threads} thr) | ${unit} | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
     rows.push(row)
     console.log(row)
     if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)
   }
+  if (a.kinds.includes('word-lstm')) {
+    await recurrentRow(`word-lstm 2 × ${a.lstmHidden}`, `${a.words} words`, benchWordTagger(a), a.wordTorchScript, (mode) => ['--batch', a.batch, '--words', a.words, '--hidden', a.lstmHidden, '--mode', mode], a.iters * 4)
+  }
   if (a.kinds.includes('char-lm')) {
-    const { fwd, tr } = await benchCharLm(a)
-    const torch = (mode: 'infer' | 'train') => {
-      if (torchSkipped) return null
-      try {
-        return runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.charLmTorchScript, ['--speed', mode, '--batch', a.batch, '--bptt', a.lmBptt, '--hidden', a.lmHidden, '--threads', a.torchThreads, '--iters', a.iters])
-      } catch (e) {
-        console.log(`  ${(e as Error).message}`)
-        return null
-      }
-    }
-    const [tFwd, tTrain] = [torch('infer'), torch('train')]
-    const others = [fwd.otherCores, tr.otherCores, tFwd?.other_procs_cpu_cores_avg, tTrain?.other_procs_cpu_cores_avg].filter((x): x is number => x != null)
-    const row = `| char-lm 2 × ${a.lmHidden} | onnxruntime (${a.threads} thr) | ${a.lmBptt} chars | ${fmt(fwd.tokPerS)} | ${fmt(tr.tokPerS)} | ${fmt(tr.msMedian / fwd.msMedian, 2)}× | ${fmt(fwd.tokPerCpuS)} | ${fmt(tr.tokPerCpuS)} | ${fmt(fwd.tokPerCpuS / tr.tokPerCpuS, 2)}× | ${fmt(tFwd?.tokens_per_s)} | ${fmt(tTrain?.tokens_per_s)} | ${ratio(fwd.tokPerS, tFwd?.tokens_per_s, others)} | ${ratio(tr.tokPerS, tTrain?.tokens_per_s, others)} | ${others.length ? Math.max(...others).toFixed(2) : '–'} |`
-    rows.push(row)
-    console.log(row)
-    if (tTrain) console.log(`  torch OpenBLAS core: ${tTrain.openblas_core ?? '?'}`)
+    await recurrentRow(`char-lm 2 × ${a.lmHidden}`, `${a.lmBptt} chars`, benchCharLm(a), a.charLmTorchScript, (mode) => ['--speed', mode, '--batch', a.batch, '--bptt', a.lmBptt, '--hidden', a.lmHidden], a.iters)
   }
   console.log('')
   console.log(header)
