@@ -6,10 +6,11 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventName, EventPayloads, IpcErrorShape, ModelInfo, ResponseOf } from '@shared/ipc'
+import type { Channel, EventName, EventPayloads, ModelInfo } from '@shared/ipc'
 import { ADAPT_RECIPE } from '@shared/recipes'
 import type { CorpusDocument } from '@shared/domain'
-import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { createHandlers, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callError, callOk } from './ipc-calls'
 import { adaptedModelName } from '../../src/main/models/adapt'
 import { Workspace } from '../../src/core/store'
 import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
@@ -47,17 +48,8 @@ function makeCtx(): HandlerContext {
   }
 }
 
-async function call<C extends Channel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
-  const r = await dispatch(handlers, channel, payload)
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
-}
-
-async function fail(channel: Channel, payload: unknown): Promise<IpcErrorShape> {
-  const r = await dispatch(handlers, channel, payload)
-  if (r.ok) throw new Error(`${channel} unexpectedly succeeded`)
-  return r.error
-}
+const call = <C extends Channel>(channel: C, payload: unknown) => callOk(handlers, channel, payload)
+const fail = (channel: Channel, payload: unknown) => callError(handlers, channel, payload)
 
 const trainEvents = (jobId: string) =>
   events.filter((e) => e.event === 'train:progress' && (e.payload as { jobId: string }).jobId === jobId).map((e) => e.payload as EventPayloads['train:progress'])

@@ -3,9 +3,10 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventPayloads, IpcErrorShape, ResponseOf } from '@shared/ipc'
+import type { Channel, EventPayloads } from '@shared/ipc'
 import type { CorpusDocument } from '@shared/domain'
 import { createHandlers, dispatch, toIpcError, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callError, callOk } from './ipc-calls'
 import { cancelJob, finishJob, startJob, throttle } from '../../src/main/jobs'
 import { parseCorpusText, writeCorpus } from '../../src/core/corpus'
 import { Workspace } from '../../src/core/store'
@@ -121,18 +122,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** dispatch, then assert the result is structured-cloneable and successful. */
-async function call<C extends Channel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
-  const r = structuredClone(await dispatch(handlers, channel, payload))
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
-}
-
-async function fail(channel: Channel | string, payload: unknown): Promise<IpcErrorShape> {
-  const r = structuredClone(await dispatch(handlers, channel as Channel, payload))
-  if (r.ok) throw new Error(`${channel} unexpectedly succeeded: ${JSON.stringify(r.value)}`)
-  return r.error
-}
+const call = <C extends Channel>(channel: C, payload: unknown) => callOk(handlers, channel, payload)
+const fail = (channel: Channel | string, payload: unknown) => callError(handlers, channel, payload)
 
 function file(name: string, content: string): string {
   const p = join(dir, name)

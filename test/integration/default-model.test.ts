@@ -8,8 +8,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventName, EventPayloads, ModelInfo, ResponseOf } from '@shared/ipc'
+import type { EventName, EventPayloads, ModelInfo } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callOk as call } from './ipc-calls'
 import { writeCorpus } from '../../src/core/corpus'
 import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
 import { saveCheckpoint } from '../../src/core/model/checkpoint'
@@ -59,12 +60,6 @@ function startShell(workspacePath: string, defaultModelDir: string): Shell {
     findDefaultModel: () => findDefaultModel({ FASTBIONER_DEFAULT_MODEL: defaultModelDir }),
   }
   return { ctx, handlers: createHandlers(ctx), events, workspace: () => session.current(), close: () => session.close() }
-}
-
-async function call<C extends Channel>(h: Handlers, channel: C, payload: unknown): Promise<ResponseOf<C>> {
-  const r = await dispatch(h, channel, payload)
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
 }
 
 /** The model the 'models:changed' event announced, once the copy is done. */

@@ -6,8 +6,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventName, EventPayloads, IpcErrorShape, ResponseOf } from '@shared/ipc'
+import type { Channel, EventName, EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callError, callOk } from './ipc-calls'
 import { Workspace } from '../../src/core/store'
 import { fetchAsHubFetch, type HubFetch } from '../../src/core/hub/http'
 import type { ModelHost } from '../../src/host/client'
@@ -49,17 +50,8 @@ const transport: HubFetch = async (url, headers, signal) => {
   return { ...r, body: body() }
 }
 
-async function call<C extends Channel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
-  const r = await dispatch(handlers, channel, payload)
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
-}
-
-async function fail(channel: Channel, payload: unknown): Promise<IpcErrorShape> {
-  const r = await dispatch(handlers, channel, payload)
-  if (r.ok) throw new Error(`${channel} unexpectedly succeeded`)
-  return r.error
-}
+const call = <C extends Channel>(channel: C, payload: unknown) => callOk(handlers, channel, payload)
+const fail = (channel: Channel, payload: unknown) => callError(handlers, channel, payload)
 
 const jobEvents = (jobId: string) =>
   events.filter((e) => e.event === 'job:progress' && (e.payload as { jobId: string }).jobId === jobId).map((e) => e.payload as EventPayloads['job:progress'])

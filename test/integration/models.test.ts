@@ -7,10 +7,11 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventName, EventPayloads, IpcErrorShape, ModelInfo, ResponseOf } from '@shared/ipc'
+import type { Channel, EventName, EventPayloads, ModelInfo, ResponseOf } from '@shared/ipc'
 import { PUBLISHED_FASTBIONER } from '@shared/published'
 import type { CorpusDocument } from '@shared/domain'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callError, callOk } from './ipc-calls'
 import { writeCorpus } from '../../src/core/corpus'
 import { isStoreError, StoreError, Workspace } from '../../src/core/store'
 import { BertTokenClassifier, makeBertConfig } from '../../src/core/model/bert'
@@ -66,17 +67,8 @@ function makeCtx(overrides: Partial<HandlerContext> = {}): HandlerContext {
   }
 }
 
-async function call<C extends Channel>(channel: C, payload: unknown, h: Handlers = handlers): Promise<ResponseOf<C>> {
-  const r = await dispatch(h, channel, payload)
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
-}
-
-async function fail(channel: Channel, payload: unknown, h: Handlers = handlers): Promise<IpcErrorShape> {
-  const r = await dispatch(h, channel, payload)
-  if (r.ok) throw new Error(`${channel} unexpectedly succeeded`)
-  return r.error
-}
+const call = <C extends Channel>(channel: C, payload: unknown, h: Handlers = handlers) => callOk(h, channel, payload)
+const fail = (channel: Channel, payload: unknown, h: Handlers = handlers) => callError(h, channel, payload)
 
 const trainEvents = (jobId: string) =>
   events.filter((e) => e.event === 'train:progress' && (e.payload as { jobId: string }).jobId === jobId).map((e) => e.payload as EventPayloads['train:progress'])

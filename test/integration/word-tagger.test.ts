@@ -6,10 +6,11 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventName, EventPayloads, IpcErrorShape, ModelInfo, ResponseOf } from '@shared/ipc'
+import type { Channel, EventName, EventPayloads, ModelInfo } from '@shared/ipc'
 import { FORM_DEFAULTS, WORD_LSTM } from '@shared/recipes'
 import type { CorpusDocument } from '@shared/domain'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callError, callOk } from './ipc-calls'
 import { Workspace } from '../../src/core/store'
 import { isWordTaggerFolder } from '../../src/core/model/word-tagger'
 import type { ModelHost } from '../../src/host/client'
@@ -31,17 +32,8 @@ let trained: ModelInfo
 let pickedVectors: string | null = null
 let baseCtx: HandlerContext
 
-async function call<C extends Channel>(channel: C, payload: unknown): Promise<ResponseOf<C>> {
-  const r = await dispatch(handlers, channel, payload)
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
-}
-
-async function fail(channel: Channel, payload: unknown): Promise<IpcErrorShape> {
-  const r = await dispatch(handlers, channel, payload)
-  if (r.ok) throw new Error(`${channel} unexpectedly succeeded`)
-  return r.error
-}
+const call = <C extends Channel>(channel: C, payload: unknown) => callOk(handlers, channel, payload)
+const fail = (channel: Channel, payload: unknown) => callError(handlers, channel, payload)
 
 const unlabelled = (docs: CorpusDocument[]): CorpusDocument[] => docs.map((d) => ({ ...d, mentions: [] }))
 

@@ -4,8 +4,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Channel, EventName, EventPayloads, ResponseOf } from '@shared/ipc'
+import type { EventName, EventPayloads } from '@shared/ipc'
 import { createHandlers, dispatch, type HandlerContext, type Handlers } from '../../src/main/api'
+import { callOk as call } from './ipc-calls'
 import { WorkspaceSession } from '../../src/main/workspace-session'
 import type { ModelHost } from '../../src/host/client'
 import { createNodeModelHost } from '../../src/host/node'
@@ -27,12 +28,6 @@ function shell(path: string, user: string): { session: WorkspaceSession; handler
     modelHost: host,
   }
   return { session, handlers: createHandlers(ctx) }
-}
-
-async function call<C extends Channel>(h: Handlers, channel: C, payload: unknown): Promise<ResponseOf<C>> {
-  const r = await dispatch(h, channel, payload)
-  if (!r.ok) throw new Error(`${channel} failed: ${r.error.code}: ${r.error.message}`)
-  return r.value
 }
 
 beforeAll(() => {
