@@ -205,6 +205,32 @@ export function cancelledRetrain(
   }
 }
 
+/** The result of a retrain that saved its candidate (the last epoch, scored on the held-out documents). */
+export function savedRetrain(
+  run: { summary: HostResult<'retrain'>['summary']; after: ScoresWithTypes; epochs: number; steps: number; backend: string; extraDocuments: number },
+  before: ScoresWithTypes,
+  notes: string[],
+  t0: number,
+  curve: TrainedCheckpoint['curve'],
+): HostResult<'retrain'> {
+  return {
+    cancelled: false,
+    saved: true,
+    summary: run.summary,
+    devScores: run.after,
+    bestEpoch: run.epochs,
+    steps: run.steps,
+    epochs: run.epochs,
+    seconds: (performance.now() - t0) / 1000,
+    backend: run.backend,
+    notes,
+    curve,
+    before,
+    after: run.after,
+    extraDocuments: run.extraDocuments,
+  }
+}
+
 export function typesOf(docs: readonly CorpusDocument[]): string[] {
   return [...new Set(docs.flatMap((d) => d.mentions.map((m) => m.type)))].sort()
 }

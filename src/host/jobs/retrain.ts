@@ -12,7 +12,7 @@ import { train } from '../../core/train/loop'
 import { isWordTaggerFolder } from '../../core/model/word-tagger'
 import { retrainWordTagger } from './word-tagger'
 import type { ScoresWithTypes, TrainedCheckpoint } from '../protocol'
-import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job, readExtraCorpora, cancelledRetrain } from './common'
+import { ensureBackend, phase, scores, stepReporter, summarize, trainingMeta, typesOf, type Job, readExtraCorpora, cancelledRetrain, savedRetrain } from './common'
 
 export const retrain: Job<'retrain'> = async (p, ctx) => {
   if (isWordTaggerFolder(p.baseDir)) return retrainWordTagger(p, ctx)
@@ -90,22 +90,8 @@ export const retrain: Job<'retrain'> = async (p, ctx) => {
       lowercase: tokenizer.lowercase,
       metadata: { ...inheritedMetadata(base.metadata, { sameHeads: false }), training, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
     })
-    return {
-      cancelled: false,
-      saved: true,
-      summary: summarize(p.candidateDir, ck.model),
-      devScores: after,
-      bestEpoch: result.epochs.length,
-      steps: result.steps,
-      epochs: result.epochs.length,
-      seconds: (performance.now() - t0) / 1000,
-      backend: b.name,
-      notes,
-      curve,
-      before,
-      after,
-      extraDocuments: extra.length,
-    }
+    const run = { summary: summarize(p.candidateDir, ck.model), after, epochs: result.epochs.length, steps: result.steps, backend: b.name, extraDocuments: extra.length }
+    return savedRetrain(run, before, notes, t0, curve)
   } catch (e) {
     rmSync(p.candidateDir, { recursive: true, force: true })
     throw e

@@ -14,7 +14,7 @@ import { trainWordTagger, WORD_TAGGER_RECIPE, type WordTransferSet } from '../..
 import { planWordRetrain, retrainWordModel } from '../../core/train/word-retrain'
 import type { HostParams, HostResult, ModelSummary, ScoresWithTypes, TrainedCheckpoint } from '../protocol'
 import type { JobContext } from '../job'
-import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain, trainedCheckpoint } from './common'
+import { HostInputError, inferenceThreads, phase, scores, stepReporter, trainingMeta, typesOf, readExtraCorpora, cancelledRetrain, savedRetrain, trainedCheckpoint } from './common'
 
 /** Where word taggers train and run. */
 export const WORD_TAGGER_ENGINE = 'onnxruntime-cpu'
@@ -136,22 +136,8 @@ export async function retrainWordTagger(p: HostParams<'retrain'>, ctx: JobContex
       ...result.model,
       metadata: { ...inheritedMetadata(base.metadata, { sameHeads: false }), training: { ...trainingMeta(base.metadata), labels, epoch: result.epochs.length, step: result.steps, seed: p.seed, dev: { precision: after.precision, recall: after.recall, f1: after.f1 } }, retrained: { from: p.baseDir, at: new Date().toISOString(), before, after } },
     })
-    return {
-      cancelled: false,
-      saved: true,
-      summary: wordTaggerSummary(p.candidateDir, result.model),
-      devScores: after,
-      bestEpoch: result.epochs.length,
-      steps: result.steps,
-      epochs: result.epochs.length,
-      seconds: (performance.now() - t0) / 1000,
-      backend: WORD_TAGGER_ENGINE,
-      notes,
-      curve,
-      before,
-      after,
-      extraDocuments: extra.length,
-    }
+    const run = { summary: wordTaggerSummary(p.candidateDir, result.model), after, epochs: result.epochs.length, steps: result.steps, backend: WORD_TAGGER_ENGINE, extraDocuments: extra.length }
+    return savedRetrain(run, before, notes, t0, curve)
   } catch (e) {
     rmSync(p.candidateDir, { recursive: true, force: true })
     throw e
