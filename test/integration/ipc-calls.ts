@@ -11,7 +11,7 @@ export async function callOk<C extends Channel>(h: Handlers, channel: C, payload
   return r.value
 }
 
-/** The error the channel was refused with (a string that names no channel included); throws when it succeeded. */
+/** The error the channel was refused with; `channel` may be any string, to test unknown channels. Throws when it succeeded. */
 export async function callError(h: Handlers, channel: Channel | string, payload: unknown): Promise<IpcErrorShape> {
   const r = structuredClone(await dispatch(h, channel as Channel, payload))
   if (r.ok) throw new Error(`${channel} unexpectedly succeeded: ${JSON.stringify(r.value)}`)
