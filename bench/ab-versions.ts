@@ -5,9 +5,11 @@
 // only; the order of the versions is the order given, so run it again reversed.
 //
 //   npx tsx bench/ab-versions.ts --roots ../base,. [--words 64] [--heads 1,4] [--batch 16] [--lstm-hidden 300] [--threads 2] [--rounds 15] [--iters 4]
+//   npx tsx bench/ab-versions.ts --roots ../base,. --kind bert [--preset cpu-small] [--seq 128] [--batch 16] [--threads 2] [--rounds 15] [--iters 4]
 //
-// A checkout needs its own node_modules (a link to this one's will do). Only the word tagger's
-// step for now (core/train/word-trainer); the BERT step has bench/ab-step.ts for variants of one version.
+// A checkout needs its own node_modules (a link to this one's will do). --kind word-lstm (the
+// default): the word tagger's step (core/train/word-trainer); --kind bert: the encoder's token
+// classification step (core/train/ort), one head of 3 labels, on the batch bench/ab-step.ts uses.
 import { existsSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
@@ -18,11 +20,17 @@ import { wordStepInputs } from './word-step'
 const { fail, positiveInt } = benchCli('ab-versions')
 
 function options(argv: string[]) {
-  const o = { roots: [] as string[], words: 64, heads: [1, 4], batch: 16, lstmHidden: 300, threads: 2, rounds: 15, iters: 4 }
+  const o = { roots: [] as string[], kind: 'word-lstm' as 'word-lstm' | 'bert', preset: 'cpu-small', seq: 128, words: 64, heads: [1, 4], batch: 16, lstmHidden: 300, threads: 2, rounds: 15, iters: 4 }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const v = () => argv[++i] ?? fail(`${a} needs a value`)
     if (a === '--roots') o.roots = v().split(',').map((r) => resolve(r))
+    else if (a === '--kind') {
+      const k = v()
+      if (k !== 'word-lstm' && k !== 'bert') fail(`--kind is word-lstm or bert, not ${k}`)
+      o.kind = k === 'bert' ? 'bert' : 'word-lstm'
+    } else if (a === '--preset') o.preset = v()
+    else if (a === '--seq') o.seq = positiveInt(v(), a)
     else if (a === '--words') o.words = positiveInt(v(), a)
     else if (a === '--heads') o.heads = v().split(',').map((h) => positiveInt(h, a))
     else if (a === '--batch') o.batch = positiveInt(v(), a)
@@ -37,11 +45,12 @@ function options(argv: string[]) {
   return o
 }
 
+const at = (root: string, p: string) => import(pathToFileURL(resolve(root, p)).href)
+
 /** One version's modules, imported from its own checkout (a separate module graph per root). */
 async function load(root: string) {
-  const at = (p: string) => import(pathToFileURL(resolve(root, p)).href)
   const [{ Rng }, { OrtWordTaggerTrainer }, { WordFeaturizer }, wt, { zipfSampler }] = await Promise.all([
-    at('src/core/rng.ts'), at('src/core/train/word-trainer.ts'), at('src/core/nlp/word-features.ts'), at('src/core/model/word-tagger.ts'), at('bench/zipf.ts'),
+    at(root, 'src/core/rng.ts'), at(root, 'src/core/train/word-trainer.ts'), at(root, 'src/core/nlp/word-features.ts'), at(root, 'src/core/model/word-tagger.ts'), at(root, 'bench/zipf.ts'),
   ])
   return { Rng, OrtWordTaggerTrainer, WordFeaturizer, zipfSampler, ...wt }
 }
@@ -50,11 +59,40 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
 }
 
+type Variant = { name: string; firstStepS: number; step: () => Promise<unknown>; dispose: () => Promise<void>; ms: number[] }
+
+/**
+ * The encoder's step in one version: the preset's config over a 28 996-piece vocabulary, the same
+ * random weights (seeded) and the same batch of pieces and labels in every version.
+ */
+async function bertVariant(root: string, o: ReturnType<typeof options>): Promise<Variant> {
+  const [{ Rng }, { encoderParamShapes }, { presetConfig }, { collate }, { OrtTokenClassifierTrainer }] = await Promise.all([
+    at(root, 'src/core/rng.ts'), at(root, 'src/core/model/bert.ts'), at(root, 'src/core/model/presets.ts'), at(root, 'src/core/train/batching.ts'), at(root, 'src/core/train/ort.ts'),
+  ])
+  const vocab = 28996
+  const config = presetConfig(o.preset, { vocabSize: vocab, maxPositionEmbeddings: 512 })
+  const rng = new Rng(3)
+  const shapes: Map<string, number[]> = encoderParamShapes(config).set('classifier.weight', [config.hiddenSize, 3]).set('classifier.bias', [3])
+  const params = new Map([...shapes].map(([n, s]) => [n, Float32Array.from({ length: s.reduce((a, b) => a * b, 1) }, () => (n.includes('LayerNorm.weight') ? 1 : 0.02 * (rng.next() - 0.5)))]))
+  const ids = Int32Array.from({ length: o.batch * o.seq }, (_, i) => 1 + ((i * 7919) % (vocab - 1)))
+  const examples = Array.from({ length: o.batch }, (_, r) => ({ inputIds: ids.subarray(r * o.seq, (r + 1) * o.seq), labels: Int32Array.from({ length: o.seq }, (_, i) => (r + i) % 3) }))
+  const batch = collate(examples, examples.map((_, i) => i))
+  const trainer = await OrtTokenClassifierTrainer.create({ config, heads: [{ name: 'default', numLabels: 3 }], params, optimizer: { lr: 5e-5 }, threads: o.threads, executionProviders: ['cpu'] })
+  let i = 0
+  const t0 = performance.now()
+  await trainer.step(batch, { default: batch.labels }, i++)
+  return { name: `${root} · ${o.preset}`, firstStepS: (performance.now() - t0) / 1000, step: () => trainer.step(batch, { default: batch.labels }, i++), dispose: () => trainer.dispose(), ms: [] }
+}
+
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2))
   const vocab = 25000
-  const variants: Array<{ name: string; firstStepS: number; step: () => Promise<unknown>; dispose: () => Promise<void>; ms: number[] }> = []
+  const variants: Variant[] = []
   for (const root of o.roots) {
+    if (o.kind === 'bert') {
+      variants.push(await bertVariant(root, o))
+      continue
+    }
     const m = await load(root)
     // The same sentences and labels for every version (./word-step, with the version's own modules).
     const { featurizer, config, sentences, T, heads: headsOf } = wordStepInputs(m, { vocab, batch: o.batch, words: o.words, lstmHidden: o.lstmHidden })
@@ -76,7 +114,8 @@ async function main(): Promise<void> {
       v.ms.push((performance.now() - t0) / o.iters)
     }
   }
-  console.log(`# word-tagger step, ${o.batch} × ${o.words} words, 2 × ${o.lstmHidden}, ${o.threads} threads; ${o.rounds} rounds × ${o.iters} steps each, in turns; load ${loadavg()[0].toFixed(2)}`)
+  const what = o.kind === 'bert' ? `encoder step (${o.preset}), ${o.batch} × ${o.seq} pieces` : `word-tagger step, ${o.batch} × ${o.words} words, 2 × ${o.lstmHidden}`
+  console.log(`# ${what}, ${o.threads} threads; ${o.rounds} rounds × ${o.iters} steps each, in turns; load ${loadavg()[0].toFixed(2)}`)
   console.log('| version · heads | median ms | quartiles | first step (opens the session) |\n|---|---|---|---|')
   for (const v of variants) {
     const s = [...v.ms].sort((a, b) => a - b)
