@@ -9,7 +9,7 @@ import { useBackend } from '@core/model/backend'
 import { BertTokenClassifier, makeBertConfig, type BertConfig } from '@core/model/bert'
 import { gelu, layerNorm } from '@core/model/ops'
 import { loadOnnxRuntime } from '@core/onnx/session'
-import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph, tokenClassificationTrainGraph } from '@core/onnx/training'
+import { distillTrainGraph, MLM_PARAMS, maskedLmTrainGraph, strideSafeWidth, tokenClassificationTrainGraph } from '@core/onnx/training'
 import { attentionMse, hiddenMse, labeledMask, realMask, softCrossEntropy, softTargets } from '@core/distill/losses'
 import { Rng } from '@core/rng'
 import { collate, modelInputs, toTensors, type HostBatch } from '@core/train/batching'
@@ -244,6 +244,16 @@ describe('onnxruntime training graph: gradients equal tfjs autodiff', () => {
     const { got } = await compare(tinyConfig(0.2), { default: ['O', 'B-X', 'I-X'], genes: ['O', 'B-G', 'I-G', 'B-H', 'I-H'] }, true, ['default'])
     expect(Object.keys(got.terms).sort()).toEqual(['loss.default', 'loss.genes'])
     expect(got.grads.get('crf.transitions')!.some((x) => x !== 0)).toBe(true)
+  })
+
+  it('an FFN inner width stored padded (1 024 floats, a 4 KiB row: strideSafeWidth): the same gradients, cut to the parameters\' shapes', async () => {
+    const c = tinyConfig(0.2, { numHiddenLayers: 1, intermediateSize: 1024 })
+    expect(strideSafeWidth(c.intermediateSize)).toBeGreaterThan(c.intermediateSize)
+    const graph = Buffer.from(tokenClassificationTrainGraph({ config: onnxConfigOf(c), heads: [{ name: 'default', numLabels: 3 }], dropout: dropoutSitesOf(dropoutProbabilities(c)) }).model)
+    expect(graph.includes('Pad')).toBe(true)
+    const { got } = await compare(c, { default: ['O', 'B-X', 'I-X'] }, true)
+    expect(got.grads.get('bert.encoder.layer.0.intermediate.dense.weight')!.length).toBe(c.hiddenSize * c.intermediateSize)
+    expect(got.grads.get('bert.encoder.layer.0.output.dense.weight')!.length).toBe(c.intermediateSize * c.hiddenSize)
   })
 
   it('standard ONNX operators only (the fallback): the same gradients, and no com.microsoft operator in the graph', async () => {
