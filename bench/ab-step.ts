@@ -14,6 +14,7 @@ import { Rng } from '../src/core/rng'
 import { loadOnnxRuntime } from '../src/core/onnx/session'
 import { collate } from '../src/core/train/batching'
 import { OrtTokenClassifierTrainer, type TokenClassifierTrainerOptions } from '../src/core/train/ort'
+import { bertStepInputs } from './bert-step'
 
 interface Variant {
   session?: Record<string, string>
@@ -33,24 +34,15 @@ async function main(): Promise<void> {
   let optionsNow: Record<string, unknown> = {}
   ;(ort.InferenceSession as unknown as { create: typeof create }).create = ((m: never, o?: { extra?: { session?: Record<string, string> } }) =>
     create(m, { ...o, ...optionsNow, extra: { ...o?.extra, session: { ...(o?.extra?.session ?? {}), ...sessionNow } } } as never)) as typeof create
-  const vocab = 28996
-  const cfg = presetConfig('cpu-small', { vocabSize: vocab, maxPositionEmbeddings: 512 })
-  const rng = new Rng(3)
-  const shapes = encoderParamShapes(cfg).set('classifier.weight', [cfg.hiddenSize, 3]).set('classifier.bias', [3])
-  const fresh = () => new Map([...shapes].map(([n, s]) => [n, Float32Array.from({ length: s.reduce((a, b) => a * b, 1) }, () => (n.includes('LayerNorm.weight') ? 1 : 0.02 * (rng.next() - 0.5)))]))
+  const { config: cfg, params: fresh, batch: b, heads } = bertStepInputs({ Rng, encoderParamShapes, presetConfig, collate }, { preset: 'cpu-small', batch: 16, seq: 128 })
   const params = fresh()
-  const batch = 16
-  const seq = 128
-  const ids = Int32Array.from({ length: batch * seq }, (_, i) => 1 + ((i * 7919) % (vocab - 1)))
-  const examples = Array.from({ length: batch }, (_, r) => ({ inputIds: ids.subarray(r * seq, (r + 1) * seq), labels: Int32Array.from({ length: seq }, (_, i) => (r + i) % 3) }))
-  const b = collate(examples, examples.map((_, i) => i))
   const medians: Record<string, number[]> = {}
   const median = (xs: number[]) => [...xs].sort((p, q) => p - q)[Math.floor(xs.length / 2)]
   for (let r = 0; r < rounds; r++) {
     for (const [name, v] of Object.entries(variants)) {
       sessionNow = v.session ?? {}
       optionsNow = v.options ?? {}
-      const tr = await OrtTokenClassifierTrainer.create({ config: cfg, heads: [{ name: 'default', numLabels: 3 }], params: new Map([...params].map(([k, a]) => [k, a.slice()])), optimizer: { lr: 5e-5 }, threads: 2, executionProviders: ['cpu'], ...v.trainer })
+      const tr = await OrtTokenClassifierTrainer.create({ config: cfg, heads, params: new Map([...params].map(([k, a]) => [k, a.slice()])), optimizer: { lr: 5e-5 }, threads: 2, executionProviders: ['cpu'], ...v.trainer })
       const ts: number[] = []
       for (let i = 0; i <= iters; i++) {
         const t0 = performance.now()

@@ -15,12 +15,14 @@ import { loadavg } from 'node:os'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { benchCli } from './cli'
+import type { PresetName } from '../src/shared/recipes'
 import { wordStepInputs } from './word-step'
+import { bertStepInputs } from './bert-step'
 
 const { fail, positiveInt } = benchCli('ab-versions')
 
 function options(argv: string[]) {
-  const o = { roots: [] as string[], kind: 'word-lstm' as 'word-lstm' | 'bert', preset: 'cpu-small', seq: 128, words: 64, heads: [1, 4], batch: 16, lstmHidden: 300, threads: 2, rounds: 15, iters: 4 }
+  const o = { roots: [] as string[], kind: 'word-lstm' as 'word-lstm' | 'bert', preset: 'cpu-small' as PresetName, seq: 128, words: 64, heads: [1, 4], batch: 16, lstmHidden: 300, threads: 2, rounds: 15, iters: 4 }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const v = () => argv[++i] ?? fail(`${a} needs a value`)
@@ -29,7 +31,7 @@ function options(argv: string[]) {
       const k = v()
       if (k !== 'word-lstm' && k !== 'bert') fail(`--kind is word-lstm or bert, not ${k}`)
       o.kind = k === 'bert' ? 'bert' : 'word-lstm'
-    } else if (a === '--preset') o.preset = v()
+    } else if (a === '--preset') o.preset = v() as PresetName
     else if (a === '--seq') o.seq = positiveInt(v(), a)
     else if (a === '--words') o.words = positiveInt(v(), a)
     else if (a === '--heads') o.heads = v().split(',').map((h) => positiveInt(h, a))
@@ -61,23 +63,13 @@ function quantile(sorted: number[], q: number): number {
 
 type Variant = { name: string; firstStepS: number; step: () => Promise<unknown>; dispose: () => Promise<void>; ms: number[] }
 
-/**
- * The encoder's step in one version: the preset's config over a 28 996-piece vocabulary, the same
- * random weights (seeded) and the same batch of pieces and labels in every version.
- */
+/** The encoder's step in one version, on the same weights and batch in every version (./bert-step). */
 async function bertVariant(root: string, o: ReturnType<typeof options>): Promise<Variant> {
   const [{ Rng }, { encoderParamShapes }, { presetConfig }, { collate }, { OrtTokenClassifierTrainer }] = await Promise.all([
     at(root, 'src/core/rng.ts'), at(root, 'src/core/model/bert.ts'), at(root, 'src/core/model/presets.ts'), at(root, 'src/core/train/batching.ts'), at(root, 'src/core/train/ort.ts'),
   ])
-  const vocab = 28996
-  const config = presetConfig(o.preset, { vocabSize: vocab, maxPositionEmbeddings: 512 })
-  const rng = new Rng(3)
-  const shapes: Map<string, number[]> = encoderParamShapes(config).set('classifier.weight', [config.hiddenSize, 3]).set('classifier.bias', [3])
-  const params = new Map([...shapes].map(([n, s]) => [n, Float32Array.from({ length: s.reduce((a, b) => a * b, 1) }, () => (n.includes('LayerNorm.weight') ? 1 : 0.02 * (rng.next() - 0.5)))]))
-  const ids = Int32Array.from({ length: o.batch * o.seq }, (_, i) => 1 + ((i * 7919) % (vocab - 1)))
-  const examples = Array.from({ length: o.batch }, (_, r) => ({ inputIds: ids.subarray(r * o.seq, (r + 1) * o.seq), labels: Int32Array.from({ length: o.seq }, (_, i) => (r + i) % 3) }))
-  const batch = collate(examples, examples.map((_, i) => i))
-  const trainer = await OrtTokenClassifierTrainer.create({ config, heads: [{ name: 'default', numLabels: 3 }], params, optimizer: { lr: 5e-5 }, threads: o.threads, executionProviders: ['cpu'] })
+  const { config, params, batch, heads } = bertStepInputs({ Rng, encoderParamShapes, presetConfig, collate }, o)
+  const trainer = await OrtTokenClassifierTrainer.create({ config, heads, params: params(), optimizer: { lr: 5e-5 }, threads: o.threads, executionProviders: ['cpu'] })
   let i = 0
   const t0 = performance.now()
   await trainer.step(batch, { default: batch.labels }, i++)
