@@ -189,7 +189,9 @@ export function typeCorpora(data: string, opts: { sharedDiseaseGold?: boolean } 
     // head whose corpus the document reads like (core/tag/router, trained by train).
     // With sharedDiseaseGold the student's `disease` head learns NCBI-disease's gold too, as its
     // teachers do: teachers on BC5CDR-disease alone score 0.7 under those on both corpora
-    // (docs/ACCURACY.md, "BC5CDR-disease teachers of their own"). Off until a run measures it.
+    // (docs/ACCURACY.md, "BC5CDR-disease teachers of their own"). Off: with the same teachers it
+    // cost the head 0.6 on BC5CDR Disease devel and left the mean level ("The same teachers without
+    // `--shared-disease-gold`").
     { head: 'disease-ncbi', alsoTeaches: 'disease', ...(opts.sharedDiseaseGold ? { alsoLearns: 'disease' } : {}), corpus: 'NCBI-disease', type: 'Disease', dir: join(m, 'NCBI-disease-IOB') },
     { head: 'chemical', corpus: 'BC5CDR', type: 'Chemical', dir: join(m, 'BC5CDR-chem-IOB') },
     { head: 'disease', corpus: 'BC5CDR', type: 'Disease', dir: join(m, 'BC5CDR-disease-IOB') },
