@@ -16,7 +16,7 @@ export interface BertStepModules {
   collate: typeof collate
 }
 
-export const BERT_STEP_VOCAB = 28996
+const BERT_STEP_VOCAB = 28996
 
 export function bertStepInputs(m: BertStepModules, o: { preset: PresetName; batch: number; seq: number }) {
   const vocab = BERT_STEP_VOCAB
