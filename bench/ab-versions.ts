@@ -29,8 +29,8 @@ function options(argv: string[]) {
     if (a === '--roots') o.roots = v().split(',').map((r) => resolve(r))
     else if (a === '--kind') {
       const k = v()
-      if (k !== 'word-lstm' && k !== 'bert') fail(`--kind is word-lstm or bert, not ${k}`)
-      o.kind = k === 'bert' ? 'bert' : 'word-lstm'
+      if (k === 'word-lstm' || k === 'bert') o.kind = k
+      else fail(`--kind is word-lstm or bert, not ${k}`)
     } else if (a === '--preset') o.preset = v() as PresetName
     else if (a === '--seq') o.seq = positiveInt(v(), a)
     else if (a === '--words') o.words = positiveInt(v(), a)

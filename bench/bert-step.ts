@@ -16,10 +16,8 @@ export interface BertStepModules {
   collate: typeof collate
 }
 
-const BERT_STEP_VOCAB = 28996
-
 export function bertStepInputs(m: BertStepModules, o: { preset: PresetName; batch: number; seq: number }) {
-  const vocab = BERT_STEP_VOCAB
+  const vocab = 28996
   const config = m.presetConfig(o.preset, { vocabSize: vocab, maxPositionEmbeddings: 512 })
   const shapes = m.encoderParamShapes(config).set('classifier.weight', [config.hiddenSize, 3]).set('classifier.bias', [3])
   /** Fresh weights, the same numbers on every call (LayerNorm scales 1, the rest small). */
