@@ -174,15 +174,23 @@ export interface TypeCorpus {
    * this corpus's own (train:default --shared-disease-gold).
    */
   alsoLearns?: string
+  /**
+   * The corpus's devel split is training data too (train-default --with-devel): every stage learns
+   * `train.tsv` and `devel.tsv` and none chooses an epoch on them (train keeps its last epoch), as
+   * FastBioNER trained its final models (train and devel merged; ../shared/PAPERS.md §1). The
+   * settings stay those this recipe chose on devel; devel scores of such a run are of its own
+   * training data, so the card gives none.
+   */
+  develInTraining?: boolean
   /** The corpus's name in the card and the ship floor. */
   corpus: string
   type: string
   dir: string
 }
 
-export function typeCorpora(data: string, opts: { sharedDiseaseGold?: boolean } = {}): TypeCorpus[] {
+export function typeCorpora(data: string, opts: { sharedDiseaseGold?: boolean; withDevel?: boolean } = {}): TypeCorpus[] {
   const m = join(data, 'mtl-bioner')
-  return [
+  const sets: TypeCorpus[] = [
     // NCBI-disease's Disease has a head and teachers of its own (docs/ACCURACY.md, "NCBI-disease
     // teachers of their own"): teachers on NCBI-disease alone vote 86.08 on its devel against 84.72
     // for teachers of both disease corpora. Tagging keeps per document the Disease mentions of the
@@ -197,6 +205,7 @@ export function typeCorpora(data: string, opts: { sharedDiseaseGold?: boolean } 
     { head: 'disease', corpus: 'BC5CDR', type: 'Disease', dir: join(m, 'BC5CDR-disease-IOB') },
     { head: 'gene', corpus: 'BC2GM', type: 'Gene', dir: join(m, 'BC2GM-IOB') },
   ]
+  return opts.withDevel ? sets.map((s) => ({ ...s, develInTraining: true })) : sets
 }
 
 /** The heads, in order of first appearance, each with the corpora whose gold it learns (its own, and those it also learns: TypeCorpus.alsoLearns). */
@@ -216,10 +225,15 @@ export function teacherCorpora(sets: readonly TypeCorpus[], head: string): TypeC
 /**
  * `--task HEAD=TRAIN:DEV` for each corpus (HEAD its own head, or `head` for all): a head given
  * several corpora trains on all of them. Without `devel`, `--task HEAD=TRAIN`: the corpus takes no
- * part in choosing the epoch.
+ * part in choosing the epoch. A corpus whose devel is training data (develInTraining) gives
+ * `--task HEAD=TRAIN --task HEAD=DEV`: both learnt, neither scored.
  */
 function taskArgs(sets: readonly TypeCorpus[], head?: string, { devel = true }: { devel?: boolean } = {}): string[] {
-  return sets.flatMap((c) => ['--task', `${head ?? c.head}=${join(c.dir, 'train.tsv')}${devel ? `:${join(c.dir, 'devel.tsv')}` : ''}`])
+  return sets.flatMap((c) => {
+    const h = head ?? c.head
+    if (c.develInTraining) return ['--task', `${h}=${join(c.dir, 'train.tsv')}`, '--task', `${h}=${join(c.dir, 'devel.tsv')}`]
+    return ['--task', `${h}=${join(c.dir, 'train.tsv')}${devel ? `:${join(c.dir, 'devel.tsv')}` : ''}`]
+  })
 }
 
 /**
@@ -617,7 +631,10 @@ export function wordModelCard(c: WordCardInput): string {
     const raw = c.scores[scoreKey(s, 'test', true, false)]?.types[s.type]
     return `${row([s.corpus, s.type], c.scores[scoreKey(s, 'test', true)]?.types[s.type])} ${raw ? pct(raw.f1) : '-'} |`
   })
-  const own = c.sets.flatMap((s) => (['devel', 'test'] as const).map((split) => row([s.corpus, split, s.type, `\`${s.head}\``], c.scores[scoreKey(s, split)]?.types[s.type])))
+  // A run that learnt the devel splits (--with-devel) has no devel scores to give: they are of its own training data.
+  const withDevel = c.sets.some((s) => s.develInTraining)
+  const splits = withDevel ? (['test'] as const) : (['devel', 'test'] as const)
+  const own = c.sets.flatMap((s) => splits.map((split) => row([s.corpus, split, s.type, `\`${s.head}\``], c.scores[scoreKey(s, split)]?.types[s.type])))
   const short = (r: StageRecord) => r.command.join(' ').replaceAll(c.data, '$DATA').replaceAll(c.out, '$OUT')
   const best = run.epochs.find((e) => e.epoch === run.best_epoch)
   const cal = (c.int8.summary as { calibration: { float: { f1: number }; int8: { f1: number }; bytesRatio: number } }).calibration
@@ -630,7 +647,8 @@ export function wordModelCard(c: WordCardInput): string {
     const r = t.record.summary as TrainRun
     const each = devByCorpus(r, c.sets)
     const doc = t.record.command.includes('--doc-level') && !allDoc ? ' on windows over documents,' : ''
-    return `| 1.${i + 1} teacher \`${t.head}\`${doc} seed ${seedOf(t.record)} (devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1 ?? 0)}, best of ${r.epochs.length} epochs at ${r.best_epoch}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
+    const kept = r.best_dev_f1 === null ? `train + devel, the last of ${r.epochs.length} epochs` : `devel F1 ${each ? `${each}; mean ` : ''}${pct(r.best_dev_f1)}, best of ${r.epochs.length} epochs at ${r.best_epoch}`
+    return `| 1.${i + 1} teacher \`${t.head}\`${doc} seed ${seedOf(t.record)} (${kept}) | \`${short(t.record)}\` | ${minutes(t.record.wallSeconds)} |`
   })
   // The character LM: which teachers read it, and how well it predicts held-out text.
   const lm = c.charLm ? (c.charLm.summary as { hidden: number; heldOut: Array<{ bitsPerChar: number }>; epochs: number; minutes: number }) : null
@@ -653,6 +671,7 @@ export function wordModelCard(c: WordCardInput): string {
   const docText = studentDoc ? ` It reads a document in overlapping windows of up to ${studentWindow} words across sentence boundaries
 (train --doc-level), not one sentence at a time.` : ''
   const ncbi = c.sets[0]
+  const splitsLearnt = withDevel ? ' (train + devel)' : ''
   // Cross-corpus: a head of a type scored on the other corpus of the type (its guideline on text
   // annotated under another), when the type has a head per corpus; else nothing is left out.
   const others = otherHeads(c.sets)
@@ -704,7 +723,7 @@ best label sequences as targets).
 
 | head | trained on | its teachers trained on | types |
 |---|---|---|---|
-${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', ')} | ${teacherCorpora(c.sets, h.head).map((s) => s.corpus).join(', ')} | ${h.type} |`).join('\n')}
+${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', ')}${splitsLearnt} | ${teacherCorpora(c.sets, h.head).map((s) => s.corpus).join(', ')}${splitsLearnt} | ${h.type} |`).join('\n')}
 
 ## Training data and licences
 - NCBI-disease (Doğan, Leaman, Lu 2014): public domain (US Government work). Its four
@@ -715,17 +734,19 @@ ${heads.map((h) => `| \`${h.head}\` | ${h.corpora.map((s) => s.corpus).join(', '
   biomedical named entity recognition*, BMC Bioinformatics 18:368): CC BY 4.0.
 
 ## Recipe
-\`npm run train:default -- --out DIR\` (reads \`../shared/data\`):
+\`npm run train:default -- --out DIR${withDevel ? ' --with-devel' : ''}\` (reads \`../shared/data\`)${withDevel ? `. Every stage learns each corpus's train and devel splits and keeps its last epoch, as
+FastBioNER trained its final models; the settings, epochs and time caps are the ones this recipe chose on devel
+with devel held out, so this card gives test scores only` : ''}:
 
 | stage | command | wall time |
 |---|---|---|
 | 0 word vectors: fastText skip-gram, ${vec.dim} dimensions, of the unlabelled sentences' words (${vec.vectors} words) | \`${short(c.vectors)}\` | ${minutes(c.vectors.wallSeconds)} |
 ${lmRow}${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
-| 3 int8 of the student's model (${ncbi.corpus} devel F1, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
-| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
+| 3 int8 of the student's model (${ncbi.corpus} devel F1${withDevel ? ', devel being training data here' : ''}, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
+| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: ${withDevel ? 'test' : 'devel and test'} with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
 ${stageNotes.length ? `\n${stageNotes.join('\n')}\n` : ''}
-Student: ${studentChoice(run, best, studentEach)}.
+Student: ${run.best_dev_f1 === null ? `the last of its ${run.epochs.length} epochs (no devel held out)` : studentChoice(run, best, studentEach)}.
 ${Math.round(run.tokens_per_second)} tokens/s of training
 on ${WORD_STUDENT.threads} threads of a 2-core machine (wall times are not a speed claim).
 Settings are \`train\`'s word-lstm defaults (Adam 2e-3, batch 16, dropout 0.5, gradient clip 5),

@@ -63,6 +63,8 @@ interface Options {
   teacher: TeacherSettings
   /** word-lstm: the student's `disease` head learns NCBI-disease's gold too (TypeCorpus.alsoLearns). */
   sharedDiseaseGold: boolean
+  /** word-lstm: every stage learns each corpus's devel split too (TypeCorpus.develInTraining). */
+  withDevel: boolean
 }
 
 function parseArgs(argv: string[]): Options {
@@ -73,6 +75,7 @@ function parseArgs(argv: string[]): Options {
   let recipe: Options['recipe'] = 'word-lstm'
   let parallel = 2
   let sharedDiseaseGold = false
+  let withDevel = false
   const teacher: TeacherSettings = { lstmHidden: WORD_TEACHER.lstmHidden, minutes: WORD_TEACHER.minutes }
   const positive = (flag: string, value: string): number => {
     const n = Number(value)
@@ -91,6 +94,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--teacher-hidden') teacher.lstmHidden = positive(a, argv[++i])
     else if (a === '--teacher-minutes') teacher.minutes = positive(a, argv[++i])
     else if (a === '--shared-disease-gold') sharedDiseaseGold = true
+    else if (a === '--with-devel') withDevel = true
     else if (a === '--parallel') {
       parallel = Number(argv[++i])
       if (!Number.isInteger(parallel) || parallel < 1) {
@@ -118,7 +122,7 @@ function parseArgs(argv: string[]): Options {
     process.stderr.write(`train-default: --out DIR is required\n${USAGE}`)
     process.exit(2)
   }
-  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel, teacher, sharedDiseaseGold }
+  return { out: resolve(out), data: resolve(data), stages, install, recipe, parallel, teacher, sharedDiseaseGold, withDevel }
 }
 
 const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages teacher-disease,...]
@@ -136,6 +140,9 @@ const USAGE = `usage: npm run train:default -- --out DIR [--data DIR] [--stages 
                  word-lstm: the student's \`disease\` head learns NCBI-disease's gold too, as its teachers
                  do (off: it learns BC5CDR-disease's); tagging routes NCBI-disease-like documents to
                  \`disease-ncbi\` all the same
+  --with-devel   word-lstm: every stage learns each corpus's devel split beside its train split and
+                 keeps its last epoch (FastBioNER's final models: train and devel merged); the
+                 settings are the ones chosen on devel, and the card gives no devel scores
   --install      after the run, copy the candidate's model files into resources/models/default
   --recipe R     word-lstm (default): one multi-task character-aware word tagger (BiLSTM-CRF, a head
                  per entity type), the most accurate model trained here from scratch; bert: the earlier recipe
@@ -285,7 +292,7 @@ async function wordTeachers(opts: Options, plan: Pick<WordPlan, 'vectors' | 'cha
  * ship floor. A run folder another recipe made is refused before anything runs.
  */
 async function wordRecipe(opts: Options): Promise<void> {
-  const sets = typeCorpora(opts.data, { sharedDiseaseGold: opts.sharedDiseaseGold })
+  const sets = typeCorpora(opts.data, { sharedDiseaseGold: opts.sharedDiseaseGold, withDevel: opts.withDevel })
   for (const c of sets) for (const f of ['train.tsv', 'devel.tsv', 'test.tsv']) if (!existsSync(join(c.dir, f))) throw new Error(`${join(c.dir, f)}: not found`)
   const unlabeled = join(opts.data, 'unlabeled', 'biomed-sentences.txt')
   if (!existsSync(unlabeled)) throw new Error(`${unlabeled}: not found (give --data DIR, the folder that holds unlabeled/ and mtl-bioner/)`)
@@ -330,7 +337,7 @@ async function wordRecipe(opts: Options): Promise<void> {
     if (opts.install) process.exitCode = 1
     return
   }
-  const teacherFlags = (opts.teacher.lstmHidden === WORD_TEACHER.lstmHidden && opts.teacher.minutes === WORD_TEACHER.minutes ? '' : ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}`) + (opts.sharedDiseaseGold ? ' --shared-disease-gold' : '')
+  const teacherFlags = (opts.teacher.lstmHidden === WORD_TEACHER.lstmHidden && opts.teacher.minutes === WORD_TEACHER.minutes ? '' : ` --teacher-hidden ${opts.teacher.lstmHidden} --teacher-minutes ${opts.teacher.minutes}`) + (opts.sharedDiseaseGold ? ' --shared-disease-gold' : '') + (opts.withDevel ? ' --with-devel' : '')
   process.stderr.write(`to ship it: npm run train:default -- --out ${opts.out}${teacherFlags} --install\n`)
   if (opts.install) install(plan.shipDir)
 }

@@ -194,6 +194,18 @@ describe('the word-lstm plan: a head per entity type', () => {
     expect(shared.eval.runs.map((r) => r.key)).toEqual(plan.eval.runs.map((r) => r.key).filter((k) => k !== crossKey(sets[0], 'disease')))
   })
 
+  it('--with-devel: every teacher and the student learn train and devel of each corpus, and none is scored on devel; nothing else changes', () => {
+    const withDevel = wordPlan(OUT, DATA, typeCorpora(DATA, { withDevel: true }))
+    const learnt = (c: (typeof sets)[number], head = c.head) => [`${head}=${c.dir}/train.tsv`, `${head}=${c.dir}/devel.tsv`]
+    expect(values(withDevel.student.args, '--task')).toEqual(sets.flatMap((c) => learnt(c)))
+    const disease = withDevel.teachers.find((t) => t.name === 'teacher-disease-doc-s42')!
+    expect(values(disease.args, '--task')).toEqual([...learnt(sets[0], 'disease'), ...learnt(sets[2])])
+    for (const s of [...withDevel.teachers, withDevel.student]) expect(values(s.args, '--task').join(' ')).not.toContain(':')
+    const withoutTasks = (args: readonly string[]) => args.filter((a, i) => a !== '--task' && args[i - 1] !== '--task')
+    for (const [a, b] of [[withDevel.student, plan.student], ...withDevel.teachers.map((t, i) => [t, plan.teachers[i]])] as const) expect(withoutTasks(a.args)).toEqual(withoutTasks(b.args))
+    expect(withDevel.int8.args).toEqual(plan.int8.args)
+  })
+
   it("quantizes the student's model: no stage after it on the gold corpora alone", () => {
     expect(values(plan.int8.args, '--model')).toEqual([plan.student.dir])
     expect(plan.shipDir).toBe(`${OUT}/3-int8`)
@@ -439,6 +451,22 @@ describe('the model card', () => {
     expect(sharedCard).toContain('but Disease has 2 heads (`disease-ncbi` on NCBI-disease, `disease` on NCBI-disease and BC5CDR), whose guidelines')
     // A recipe with one head per type says so.
     expect(wordModelCard({ ...input, sets: oneHead })).toContain('(the `disease` head on NCBI-disease and BC5CDR, each\ncorpus teaching only its own sentences)')
+    // A run on train + devel (--with-devel): no devel scores, no devel choice; the recipe's flag and what it means are said.
+    const develSets = typeCorpora(DATA, { withDevel: true })
+    const lastOf = (n: number) => ({ best_epoch: n, best_dev_f1: null, epochs: Array.from({ length: n }, (_, i) => ({ epoch: i + 1 })) })
+    const develCard = wordModelCard({
+      ...input,
+      sets: develSets,
+      teachers: teachers.map((t) => ({ ...t, record: { ...t.record, summary: lastOf(9) } })),
+      trained: { ...trained, summary: { ...(trained.summary as object), ...lastOf(10) } },
+    })
+    expect(develCard).toContain('| 1.1 teacher `disease-ncbi` seed 42 (train + devel, the last of 9 epochs) |')
+    expect(develCard).toContain('Student: the last of its 10 epochs (no devel held out).')
+    expect(develCard).toContain('`npm run train:default -- --out DIR --with-devel` (reads `../shared/data`). Every stage learns')
+    expect(develCard).toContain('| `disease` | BC5CDR (train + devel) | NCBI-disease, BC5CDR (train + devel) | Disease |')
+    expect(develCard).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
+    expect(develCard).not.toMatch(/\| devel \||devel F1 [0-9]|by the mean devel F1/)
+    expect(card).toContain('| BC2GM | devel | Gene | `gene` |')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
     expect(card).toContain('`fastbioner train --task disease=$DATA/mtl-bioner/NCBI-disease-IOB/train.tsv')
     expect(card).not.toMatch(/`(ncbi|bc5cdr|bc2gm)`/)
