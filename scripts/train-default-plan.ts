@@ -744,7 +744,7 @@ with devel held out, so this card gives test scores only` : ''}:
 ${lmRow}${teacherRows.join('\n')}
 | 2 student: multi-task word tagger on gold + teacher-tagged text | \`${short(c.trained)}\` | ${minutes(c.trained.wallSeconds)} |
 | 3 int8 of the student's model (${ncbi.corpus} devel F1${withDevel ? ', devel being training data here' : ''}, head \`${ncbi.head}\`: ${pct(cal.float.f1)} float → ${pct(cal.int8.f1)} int8, ${cal.bytesRatio.toFixed(2)}× bytes) | \`${short(c.int8)}\` | ${minutes(c.int8.wallSeconds)} |
-| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: ${withDevel ? 'test' : 'devel and test'} with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
+| 4 evaluation + latency | \`fastbioner eval\` per corpus and type: devel${withDevel ? ' (not reported: training data here)' : ''} and test with its head, test with every head merged, with and without the document rules | ${minutes(c.evalWall)} |
 ${stageNotes.length ? `\n${stageNotes.join('\n')}\n` : ''}
 Student: ${run.best_dev_f1 === null ? `the last of its ${run.epochs.length} epochs (no devel held out)` : studentChoice(run, best, studentEach)}.
 ${Math.round(run.tokens_per_second)} tokens/s of training

@@ -465,6 +465,7 @@ describe('the model card', () => {
     expect(develCard).toContain('`npm run train:default -- --out DIR --with-devel` (reads `../shared/data`). Every stage learns')
     expect(develCard).toContain('| `disease` | BC5CDR (train + devel) | NCBI-disease, BC5CDR (train + devel) | Disease |')
     expect(develCard).toContain('| BC2GM | test | Gene | `gene` | 90.0 | 90.0 | 90.0 |')
+    expect(develCard).toContain('per corpus and type: devel (not reported: training data here) and test with its head,')
     expect(develCard).not.toMatch(/\| devel \||devel F1 [0-9]|by the mean devel F1/)
     expect(card).toContain('| BC2GM | devel | Gene | `gene` |')
     expect(card).toContain('retrain from your corrections.\n\n## What it is\n')
