@@ -44,7 +44,7 @@
 // disturbed and should be rerun (PyTorch's column is affected the same way).
 
 import { NOISY_CORES, ratioToTorch, roundsRatioToTorch, runTorchRef, torchMissing } from './torch-ref'
-import { readFileSync } from 'node:fs'
+import { markLoad, otherCoresSince, waitQuiet } from '../src/core/machine-load'
 import { cpus, loadavg } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import * as tf from '@tensorflow/tfjs-core'
@@ -161,39 +161,10 @@ function parseArgs(argv: string[]): Args {
 /** 86 distinct characters, NCBI-disease's count (the character table's size). */
 const NCBI_LIKE_CHARS = [Array.from({ length: 86 }, (_, i) => String.fromCodePoint(0x21 + i)).join('')]
 
-/** Busy CPU seconds of the whole machine (Linux /proc/stat), or null. */
-function machineBusySeconds(): number | null {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
-    const [user, nice, system, , , irq, softirq, steal] = f
-    return (user + nice + system + irq + softirq + (steal ?? 0)) / 100
-  } catch {
-    return null
-  }
-}
-
-/**
- * Waits (up to maxS seconds) until other processes use under 0.25 cores over a 1-s window, so
- * that timings on a shared machine are not mostly contention. Returns the cores last seen.
- */
-function waitQuiet(maxS: number): number | null {
-  if (maxS <= 0) return null
-  const deadline = Date.now() + maxS * 1000
-  let other: number | null = null
-  const sleep = new Int32Array(new SharedArrayBuffer(4))
-  do {
-    const b0 = machineBusySeconds()
-    const c0 = process.cpuUsage()
-    const t0 = performance.now()
-    Atomics.wait(sleep, 0, 0, 1000)
-    const b1 = machineBusySeconds()
-    const c = process.cpuUsage(c0)
-    if (b0 == null || b1 == null) return null
-    other = Math.max(0, (b1 - b0 - (c.user + c.system) / 1e6) / ((performance.now() - t0) / 1000))
-    if (other < 0.25) return other
-  } while (Date.now() < deadline)
-  console.log(`  (machine still busy after ${maxS} s: ${other?.toFixed(2)} other cores; timing anyway)`)
-  return other
+/** Waits for a quiet machine before a timing (machine-load's waitQuiet), and says when it never came. */
+function quietBeforeTiming(maxS: number): void {
+  const other = waitQuiet(maxS)
+  if (maxS > 0 && other != null && other >= 0.25) console.log(`  (machine still busy after ${maxS} s: ${other.toFixed(2)} other cores; timing anyway)`)
 }
 
 interface Timing {
@@ -207,7 +178,7 @@ interface Timing {
 
 /** One warm-up run, then up to `iters` timed runs, as many as fit in the budget (at least one). */
 function measureWithin(run: () => void, iters: number, budgetS: number, tokens: number, quietS = 0): Timing {
-  waitQuiet(quietS)
+  quietBeforeTiming(quietS)
   const s = performance.now()
   run()
   const warm = (performance.now() - s) / 1000
@@ -218,9 +189,7 @@ function measure(run: () => void, iters: number, warmup: number, tokens: number)
   for (let i = 0; i < warmup; i++) run()
   const times: number[] = []
   const cpuTimes: number[] = []
-  const busy0 = machineBusySeconds()
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
+  const mark = markLoad()
   for (let i = 0; i < iters; i++) {
     const s = performance.now()
     const c = process.cpuUsage()
@@ -229,29 +198,24 @@ function measure(run: () => void, iters: number, warmup: number, tokens: number)
     times.push(performance.now() - s)
     cpuTimes.push((cu.user + cu.system) / 1000)
   }
-  const total = (performance.now() - t0) / 1000
-  const cpu = process.cpuUsage(cpu0)
-  const busy1 = machineBusySeconds()
+  const other = otherCoresSince(mark)
   times.sort((x, y) => x - y)
   cpuTimes.sort((x, y) => x - y)
   const med = times[Math.floor(times.length / 2)]
   const cpuMed = cpuTimes[Math.floor(cpuTimes.length / 2)]
-  const other = busy0 != null && busy1 != null ? Math.max(0, (busy1 - busy0 - (cpu.user + cpu.system) / 1e6) / total) : null
   return { msMedian: med, tokPerS: (tokens / med) * 1000, tokPerCpuS: (tokens / cpuMed) * 1000, otherCores: other, iters }
 }
 
 /** measureWithin for async work (onnxruntime runs). */
 async function measureWithinAsync(run: () => Promise<void>, iters: number, budgetS: number, tokens: number, quietS = 0): Promise<Timing> {
-  waitQuiet(quietS)
+  quietBeforeTiming(quietS)
   const s = performance.now()
   await run()
   const warm = (performance.now() - s) / 1000
   const n = Math.max(1, Math.min(iters, Math.floor((budgetS - warm) / warm)))
   const times: number[] = []
   const cpuTimes: number[] = []
-  const busy0 = machineBusySeconds()
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
+  const mark = markLoad()
   for (let i = 0; i < n; i++) {
     const st = performance.now()
     const c = process.cpuUsage()
@@ -260,13 +224,10 @@ async function measureWithinAsync(run: () => Promise<void>, iters: number, budge
     times.push(performance.now() - st)
     cpuTimes.push((cu.user + cu.system) / 1000)
   }
-  const total = (performance.now() - t0) / 1000
-  const cpu = process.cpuUsage(cpu0)
-  const busy1 = machineBusySeconds()
+  const other = otherCoresSince(mark)
   times.sort((x, y) => x - y)
   cpuTimes.sort((x, y) => x - y)
   const med = times[Math.floor(times.length / 2)]
-  const other = busy0 != null && busy1 != null ? Math.max(0, (busy1 - busy0 - (cpu.user + cpu.system) / 1e6) / total) : null
   return { msMedian: med, tokPerS: (tokens / med) * 1000, tokPerCpuS: (tokens / cpuTimes[Math.floor(cpuTimes.length / 2)]) * 1000, otherCores: other, iters: n }
 }
 
@@ -426,7 +387,7 @@ function runTorch(a: Args, preset: PresetName, seq: number, mode: 'infer' | 'tra
     '--intermediate', c.intermediateSize, '--vocab', a.vocab, '--batch', a.batch, '--seq-len', seq,
     '--threads', a.torchThreads, '--mode', mode, '--iters', iters, '--warmup', 2,
   ]
-  waitQuiet(a.quietS)
+  quietBeforeTiming(a.quietS)
   try {
     const j = runTorchRef<{ tokens_per_s: number; other_procs_cpu_cores_avg: number | null; openblas_core: string | null }>(a.torchScript, args, { timeoutMs: a.budgetS * 4 * 1000 })
     return { tokPerS: j.tokens_per_s, other: j.other_procs_cpu_cores_avg, core: j.openblas_core }

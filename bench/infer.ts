@@ -22,6 +22,7 @@
 
 import { runTorchRef, torchMissing } from './torch-ref'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { markLoad, otherCoresSince, waitQuiet } from '../src/core/machine-load'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import * as ort from 'onnxruntime-node'
@@ -160,40 +161,6 @@ function randomWeights(c: OnnxBertConfig, seed: number): WeightsMap {
   return w
 }
 
-/** Busy CPU seconds of the whole machine (Linux), to estimate what other processes used. */
-function machineBusySeconds(): number | null {
-  try {
-    const v = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
-    const idle = v[3] + (v[4] ?? 0)
-    const total = v.slice(0, 8).reduce((a, b) => a + b, 0)
-    return (total - idle - (v[7] ?? 0)) / 100 // USER_HZ is 100 on Linux
-  } catch {
-    return null
-  }
-}
-
-/**
- * Waits (up to maxS seconds) until other processes use less than `cores` CPU cores over a
- * one-second sample: on a shared 2-core machine a concurrent test run halves our speed and
- * makes PyTorch's OpenMP spin far worse, so comparisons are only fair on a quiet machine.
- */
-async function waitQuiet(maxS: number, cores = 0.25): Promise<number | null> {
-  const deadline = Date.now() + maxS * 1000
-  let other: number | null = null
-  do {
-    const b0 = machineBusySeconds()
-    const c0 = process.cpuUsage()
-    const t0 = performance.now()
-    await new Promise((r) => setTimeout(r, 1000))
-    const b1 = machineBusySeconds()
-    if (b0 == null || b1 == null) return null
-    const c = process.cpuUsage(c0)
-    other = (b1 - b0 - (c.user + c.system) / 1e6) / ((performance.now() - t0) / 1000)
-    if (other < cores) return other
-  } while (Date.now() < deadline)
-  return other
-}
-
 interface Timing {
   medianMs: number
   tokensPerS: number
@@ -203,21 +170,16 @@ interface Timing {
 
 async function timeIt(fn: () => Promise<void>, warmup: number, iters: number, tokens: number): Promise<Timing> {
   for (let i = 0; i < warmup; i++) await fn()
-  const busy0 = machineBusySeconds()
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
+  const mark = markLoad()
   const times: number[] = []
   for (let i = 0; i < iters; i++) {
     const t = performance.now()
     await fn()
     times.push(performance.now() - t)
   }
-  const wall = (performance.now() - t0) / 1000
-  const cpu = process.cpuUsage(cpu0)
-  const busy1 = machineBusySeconds()
+  const load = otherCoresSince(mark)
   times.sort((a, b) => a - b)
   const medianMs = times.length % 2 ? times[times.length >> 1] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2
-  const load = busy0 != null && busy1 != null ? Math.max(0, (busy1 - busy0 - (cpu.user + cpu.system) / 1e6) / wall) : null
   return { medianMs, tokensPerS: (tokens * iters) / times.reduce((a, b) => a + b, 0) * 1000, load }
 }
 
@@ -343,14 +305,14 @@ async function main(): Promise<void> {
       const ortT: Timing[] = []
       let torchT: (Timing & { core?: string }) | null = null
       for (let round = 0; round < a.rounds; round++) {
-        if (a.quietS > 0) await waitQuiet(a.quietS)
+        if (a.quietS > 0) waitQuiet(a.quietS)
         for (let k = 0; k < sessions.length; k++) {
           const t = await timeIt(async () => void (await sessions[k].session.run(f)), a.warmup, a.iters, tokens)
           if (!ortT[k] || t.medianMs < ortT[k].medianMs) ortT[k] = t
         }
         if (useTorch) {
           try {
-            if (a.quietS > 0) await waitQuiet(a.quietS)
+            if (a.quietS > 0) waitQuiet(a.quietS)
             const t = runTorch(a, layers, hidden, a.batch, seq, a.iters, a.warmup)
             if (!torchT || t.medianMs < torchT.medianMs) torchT = t
           } catch (e) {
@@ -385,12 +347,12 @@ async function main(): Promise<void> {
     let t: Timing | null = null
     let tt: Timing | null = null
     for (let round = 0; round < a.rounds; round++) {
-      if (a.quietS > 0) await waitQuiet(a.quietS)
+      if (a.quietS > 0) waitQuiet(a.quietS)
       const r = await timeIt(async () => void (await session.run(f)), a.warmup, Math.max(a.iters, 30), a.abstractTokens)
       if (!t || r.medianMs < t.medianMs) t = r
       if (useTorch) {
         try {
-          if (a.quietS > 0) await waitQuiet(a.quietS)
+          if (a.quietS > 0) waitQuiet(a.quietS)
           const r2 = runTorch(a, layers, hidden, 1, a.abstractTokens, Math.max(a.iters, 30), a.warmup)
           if (!tt || r2.medianMs < tt.medianMs) tt = r2
         } catch (e) {

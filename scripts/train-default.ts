@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path'
 import { METADATA_FILE, readJsonObject } from '../src/core/model/checkpoint-files'
 import { writeFileAtomic } from '../src/core/fs/atomic'
 import { openTagger } from '../src/core/tag/open'
+import { markLoad, otherCoresSince, waitQuiet } from '../src/core/machine-load'
 import { TRANSFER_TAGS_FILE } from '../src/core/train/transfer-tags'
 import {
   belowFloor,
@@ -24,6 +25,7 @@ import {
   foreignStages,
   inParallel,
   vectorsLmAndTeachers,
+  LATENCY_QUIET_S,
   LATENCY_THREADS,
   MAX_INT8_DROP,
   minutes,
@@ -243,16 +245,23 @@ async function measureLatency(modelDir: string, devText: string): Promise<Latenc
     }
     const doc = { id: 'latency', text, passages: [{ type: 'abstract', offset: 0, length: text.length }], mentions: [] }
     for (let i = 0; i < 3; i++) await tagger.tag([doc])
-    // Other work on the machine slows the timing: say how busy it was.
+    // Other work slows the timing: the student's threads, just stopped, still weigh on the load
+    // average (12.7 ms at load 1.88, 2026-12-07). Wait for a
+    // quiet machine, and say how busy it was.
+    waitQuiet(LATENCY_QUIET_S)
     const loadAverage = loadavg()[0]
+    const mark = markLoad()
     const times: number[] = []
-    for (let i = 0; i < 30; i++) {
+    // 100 runs: the medians of 30 runs of one model, each on a quiet machine, ranged 9.7–13.9 ms
+    // between processes (2026-12-07).
+    for (let i = 0; i < 100; i++) {
       const t0 = performance.now()
       await tagger.tag([doc])
       times.push(performance.now() - t0)
     }
+    const otherCores = otherCoresSince(mark)
     times.sort((a, b) => a - b)
-    return { pieces, medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.floor(times.length * 0.9)], runs: times.length, loadAverage }
+    return { pieces, medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.floor(times.length * 0.9)], runs: times.length, loadAverage, otherCores }
   } finally {
     await tagger.dispose()
   }
@@ -482,7 +491,7 @@ interface CardInput {
   choice: ReturnType<typeof chooseShipped>
   int8: StageRecord
   scores: Record<string, EvalSummary>
-  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage?: number }
+  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage?: number; otherCores?: number | null }
   evalWall: number
   candidateDir: string
 }

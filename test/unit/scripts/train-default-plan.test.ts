@@ -394,6 +394,10 @@ describe('the model card', () => {
     const charLm = { ...record('char-lm', stageCommand(plan.charLm), { hidden: 256, heldOut: [{ bitsPerChar: 2.1 }, { bitsPerChar: 1.874 }], epochs: 2, minutes: 60 }), wallSeconds: 3620 }
     const input = { data: DATA, out: OUT, sets, vectors, charLm, teachers, trained, int8, scores: scoresOf(0.9, merged), latency: { pieces: 300, medianMs: 5, p90Ms: 6, runs: 30, loadAverage: 2 }, evalWall: 120, modelDir }
     const card = wordModelCard(input)
+    // A record without the other processes' cores says the load average and why it may mislead;
+    // one with them says those.
+    expect(card).toContain('on 2 CPU threads; 1-minute load average 2.00 when timed (before the evaluations')
+    expect(wordModelCard({ ...input, latency: { ...input.latency, otherCores: 0.031 } })).toContain('on 2 CPU threads; other processes used 0.03 CPU cores while it was timed (1-minute load average 2.00, which lags).')
     // The same recipe with one head per type (as before the NCBI-disease head).
     const oneHead = sets.map((x) => ({ ...x, head: x.type.toLowerCase(), alsoTeaches: undefined }))
     // The BiLSTM's int8 weights are said only when the shipped folder's quantization record has them.
