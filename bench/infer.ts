@@ -21,7 +21,7 @@
 // numbers are disturbed. PyTorch runs in the same command, right after ORT, per shape.
 
 import { runTorchRef, torchMissing } from './torch-ref'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { markLoad, otherCoresSince, waitQuiet } from '../src/core/machine-load'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
