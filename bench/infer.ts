@@ -305,14 +305,14 @@ async function main(): Promise<void> {
       const ortT: Timing[] = []
       let torchT: (Timing & { core?: string }) | null = null
       for (let round = 0; round < a.rounds; round++) {
-        if (a.quietS > 0) waitQuiet(a.quietS)
+        waitQuiet(a.quietS)
         for (let k = 0; k < sessions.length; k++) {
           const t = await timeIt(async () => void (await sessions[k].session.run(f)), a.warmup, a.iters, tokens)
           if (!ortT[k] || t.medianMs < ortT[k].medianMs) ortT[k] = t
         }
         if (useTorch) {
           try {
-            if (a.quietS > 0) waitQuiet(a.quietS)
+            waitQuiet(a.quietS)
             const t = runTorch(a, layers, hidden, a.batch, seq, a.iters, a.warmup)
             if (!torchT || t.medianMs < torchT.medianMs) torchT = t
           } catch (e) {
@@ -347,12 +347,12 @@ async function main(): Promise<void> {
     let t: Timing | null = null
     let tt: Timing | null = null
     for (let round = 0; round < a.rounds; round++) {
-      if (a.quietS > 0) waitQuiet(a.quietS)
+      waitQuiet(a.quietS)
       const r = await timeIt(async () => void (await session.run(f)), a.warmup, Math.max(a.iters, 30), a.abstractTokens)
       if (!t || r.medianMs < t.medianMs) t = r
       if (useTorch) {
         try {
-          if (a.quietS > 0) waitQuiet(a.quietS)
+          waitQuiet(a.quietS)
           const r2 = runTorch(a, layers, hidden, 1, a.abstractTokens, Math.max(a.iters, 30), a.warmup)
           if (!tt || r2.medianMs < tt.medianMs) tt = r2
         } catch (e) {

@@ -245,9 +245,8 @@ async function measureLatency(modelDir: string, devText: string): Promise<Latenc
     }
     const doc = { id: 'latency', text, passages: [{ type: 'abstract', offset: 0, length: text.length }], mentions: [] }
     for (let i = 0; i < 3; i++) await tagger.tag([doc])
-    // Other work slows the timing: the student's threads, just stopped, still weigh on the load
-    // average (12.7 ms at load 1.88, 2026-12-07). Wait for a
-    // quiet machine, and say how busy it was.
+    // Other work slows the timing (12.7 ms right after the student's threads stopped, load 1.88,
+    // 2026-12-07): wait for a quiet machine, and say how busy it was.
     waitQuiet(LATENCY_QUIET_S)
     const loadAverage = loadavg()[0]
     const mark = markLoad()
@@ -491,7 +490,7 @@ interface CardInput {
   choice: ReturnType<typeof chooseShipped>
   int8: StageRecord
   scores: Record<string, EvalSummary>
-  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage?: number; otherCores?: number | null }
+  latency: { pieces: number; medianMs: number; p90Ms: number; runs: number; loadAverage?: number }
   evalWall: number
   candidateDir: string
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { busySecondsOfStatLine, markLoad, otherCoresSince, waitQuiet } from '../../../src/core/machine-load'
+import { busySecondsOfStatLine, markLoad, otherCoresSince, waitQuiet } from '../../src/core/machine-load'
 
 describe('machine load', () => {
   it('counts user, nice, system, irq and softirq of /proc/stat, not idle, iowait or steal', () => {
