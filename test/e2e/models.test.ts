@@ -208,6 +208,65 @@ describe('Models in the loop (real model host)', () => {
     expect(h.errors).toEqual([])
   }, 60_000)
 
+  it('undoes a retype and a re-bound of a suggestion exactly: a suggestion again, as the model gave it', async () => {
+    const { page } = h
+    const docId = Number(await page.getByTestId('document-pane').getAttribute('data-doc-id'))
+    const stored = (id: number) => {
+      const a = h.workspace().getDocument(docId).annotations.find((x) => x.id === id)!
+      return { type: a.type, start: a.start, end: a.end, state: a.state, origin: a.origin }
+    }
+    const legend = await page.locator('.legend-item').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset['type']!))
+    const before = suggestions(docId)
+    const target = before[0]!
+    const was = stored(target.id)
+    const other = legend.find((t) => t !== target.type)!
+    await page.locator(`.doc-text .entity[data-id="a${target.id}"]`).first().click()
+    await page.keyboard.press('Escape')
+    await page.keyboard.press(String(legend.indexOf(other) + 1))
+    await waitSaved(page)
+    expect(stored(target.id)).toMatchObject({ type: other, state: 'accepted', origin: 'person' })
+    await page.keyboard.press('Control+z')
+    await waitSaved(page)
+    expect(stored(target.id)).toEqual(was)
+    await page.keyboard.press('Control+Shift+z')
+    await waitSaved(page)
+    expect(stored(target.id)).toMatchObject({ type: other, state: 'accepted' })
+    await page.keyboard.press('Control+z')
+    await waitSaved(page)
+    expect(stored(target.id)).toEqual(was)
+
+    // Re-bound: the first suggestion that can grow by a word at either end.
+    let grown: { id: number; was: ReturnType<typeof stored> } | null = null
+    for (const s of before) {
+      const sWas = stored(s.id)
+      for (const key of ['Alt+Shift+ArrowRight', 'Alt+Shift+ArrowLeft']) {
+        await page.locator(`.doc-text .entity[data-id="a${s.id}"]`).first().click()
+        await page.keyboard.press('Escape')
+        await page.keyboard.press(key)
+        await waitSaved(page)
+        const now = stored(s.id)
+        if (now.start !== sWas.start || now.end !== sWas.end) {
+          grown = { id: s.id, was: sWas }
+          break
+        }
+      }
+      if (grown) break
+    }
+    expect(grown).not.toBeNull()
+    expect(stored(grown!.id).state).toBe('accepted')
+    await page.keyboard.press('Control+z')
+    await waitSaved(page)
+    expect(stored(grown!.id)).toEqual(grown!.was)
+    await page.keyboard.press('Control+Shift+z')
+    await waitSaved(page)
+    expect(stored(grown!.id).state).toBe('accepted')
+    await page.keyboard.press('Control+z')
+    await waitSaved(page)
+    expect(stored(grown!.id)).toEqual(grown!.was)
+    expect(await page.getByTestId('toasts').textContent()).not.toMatch(/NOT saved/)
+    expect(h.errors).toEqual([])
+  }, 60_000)
+
   it('accepts every suggestion above the threshold in one step', async () => {
     const { page } = h
     const docId = Number(await page.getByTestId('document-pane').getAttribute('data-doc-id'))

@@ -195,9 +195,12 @@ export class SyncEngine {
       if (op.next.start !== cur.start) req.start = op.next.start
       if (op.next.end !== cur.end) req.end = op.next.end
       if (op.next.type !== cur.type) req.type = op.next.type
-      const saved = await api.updateAnnotation(req)
-      // What we asked for, not the echo: a normalised echo must not look like a new difference.
-      this.persisted.set(op.key, { id: op.id, ...op.next, state: cur.state, confidence: cur.confidence, rule: cur.rule })
+      // The workspace accepts a suggestion that is edited unless told otherwise; a suggestion's
+      // type or bounds change without a decision only on undo (retype, then undo), so say so.
+      const saved = await api.updateAnnotation(op.next.state === 'suggested' ? withState(req, 'suggested') : req)
+      // What we asked for, not the echo (a normalised echo must not look like a new difference),
+      // except the state, which is the workspace's decision.
+      this.persisted.set(op.key, { id: op.id, ...op.next, state: saved.state, confidence: cur.confidence, rule: cur.rule })
       this.opts.onSaved(op.key, saved)
     } else {
       const { start, end, type, state, confidence, rule } = op.next
