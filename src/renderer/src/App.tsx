@@ -3,7 +3,8 @@ import type { WorkspaceInfo } from '@shared/ipc'
 import type { ReviewStatus } from '@shared/domain'
 import { api, errorMessage, onEvent } from './api'
 import { notify } from './toasts'
-import { registerTypes, sortTypes } from './palette'
+import { registerTypes } from './palette'
+import { DEFAULT_TYPES, NO_LEGEND, legendWithUsed, nextLegend, type Legend } from './legend'
 import { Header, VIEWS, type View } from './components/Header'
 import { DocumentList, type ListFilters, type ListMode } from './components/DocumentList'
 import { DocumentPane, type CurrentDocument } from './components/DocumentPane'
@@ -18,9 +19,6 @@ import { ModelsView, type TagScope } from './models/ModelsView'
 import { RetrainView } from './models/RetrainView'
 import { CompressionView } from './models/CompressionView'
 
-/** Offered when the workspace has no entity types yet. */
-const DEFAULT_TYPES = ['Disease', 'Chemical', 'Gene']
-
 function isTypingTarget(el: Element | null): boolean {
   if (!el) return false
   const tag = el.tagName
@@ -32,7 +30,8 @@ const lastDocKey = (path: string) => `fastbioner:lastDocument:${path}`
 /** `onWorkspaceSwitched`: another workspace is open now; the root remounts the app for it. */
 export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }) {
   const [info, setInfo] = useState<WorkspaceInfo | null>(null)
-  const [legend, setLegend] = useState<string[]>([])
+  const [legendState, setLegendState] = useState<Legend>(NO_LEGEND)
+  const legend = legendState.types
   const [filters, setFilters] = useState<ListFilters>({ query: '', status: null, type: null })
   const [listVersion, setListVersion] = useState(0)
   const [currentId, setCurrentId] = useState<number | null>(null)
@@ -43,9 +42,9 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
   const [showTags, setShowTags] = useState(() => localStorage.getItem('fastbioner:showTags') === '1')
   const controllerRef = useRef<EditorController | null>(null)
   const legendRef = useRef<string[]>(legend)
-  /** True while the legend shows DEFAULT_TYPES for an empty workspace. */
-  const defaultLegend = useRef(false)
   legendRef.current = legend
+  const legendStateRef = useRef(legendState)
+  legendStateRef.current = legendState
   const searchRef = useRef<HTMLInputElement | null>(null)
   const [view, setView] = useState<View>('documents')
   const [listMode, setListMode] = useState<ListMode>('all')
@@ -63,15 +62,9 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
     try {
       const next = await api.workspaceInfo()
       setInfo(next)
-      setLegend((prev) => {
-        // The defaults stand in for an empty workspace only; real types replace them once they exist.
-        const useDefaults = prev.length === 0 || defaultLegend.current
-        if (useDefaults) defaultLegend.current = next.entityTypes.length === 0
-        const base = useDefaults ? sortTypes(next.entityTypes.length ? next.entityTypes : DEFAULT_TYPES) : prev
-        // New types are appended so the number keys of the known ones never move mid-session.
-        const added = sortTypes(next.entityTypes).filter((t) => !base.includes(t))
-        const out = added.length ? [...base, ...added] : base
-        registerTypes(out)
+      setLegendState((prev) => {
+        const out = nextLegend(prev, next.entityTypes)
+        registerTypes(out.types)
         return out
       })
       return next
@@ -108,12 +101,12 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
   }, [info, currentId])
 
   const typeUsed = useCallback((type: string) => {
-    if (legendRef.current.includes(type)) return
-    defaultLegend.current = false
-    const next = [...legendRef.current, type]
-    legendRef.current = next
-    registerTypes(next)
-    setLegend(next)
+    const next = legendWithUsed(legendStateRef.current, type)
+    if (next === legendStateRef.current) return
+    legendStateRef.current = next
+    legendRef.current = next.types
+    registerTypes(next.types)
+    setLegendState(next)
   }, [])
 
   const openIdRef = useRef(currentId)
