@@ -14,6 +14,7 @@ import { TypeMapDialog } from './components/TypeMapDialog'
 import { ImportReport } from './components/ImportReport'
 import { useImport } from './useImport'
 import type { EditorController } from './editor/controller'
+import type { TypeUse } from './editor/controller'
 import { activeModel, onJobFinished, refreshModels, runModelJob, useModels, useRunningJobLabel } from './models/store'
 import { ModelsView, type TagScope } from './models/ModelsView'
 import { RetrainView } from './models/RetrainView'
@@ -100,8 +101,8 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
     if (info && currentId !== null) localStorage.setItem(lastDocKey(info.path), String(currentId))
   }, [info, currentId])
 
-  const typeUsed = useCallback((type: string) => {
-    const next = legendWithUsed(legendStateRef.current, type)
+  const typeUsed = useCallback((type: string, by: TypeUse) => {
+    const next = legendWithUsed(legendStateRef.current, type, by)
     if (next === legendStateRef.current) return
     legendStateRef.current = next
     legendRef.current = next.types

@@ -15,26 +15,25 @@ export const NO_LEGEND: Legend = { types: [], defaults: false }
 
 /**
  * The legend after the workspace reported `workspaceTypes`. The defaults give way to the
- * workspace's own types only while none of them was used: when an import brings types of its
- * own into an empty workspace. Once the workspace holds a default type (a person pressed its key),
- * the defaults stay, and every type new to the legend is appended after them.
+ * workspace's own types only while no person has used one of their keys: when an import brings
+ * types into an empty workspace. Once a person has, the defaults stay, and every type new to the
+ * legend is appended after them.
  */
 export function nextLegend(prev: Legend, workspaceTypes: readonly string[]): Legend {
   if (prev.types.length === 0) {
     if (workspaceTypes.length === 0) return { types: [...DEFAULT_TYPES], defaults: true }
     return { types: sortTypes(workspaceTypes), defaults: false }
   }
-  if (prev.defaults && workspaceTypes.length > 0 && !workspaceTypes.some((t) => DEFAULT_TYPES.includes(t))) {
-    return { types: sortTypes(workspaceTypes), defaults: false }
-  }
+  if (prev.defaults && workspaceTypes.length > 0) return { types: sortTypes(workspaceTypes), defaults: false }
   const added = sortTypes(workspaceTypes).filter((t) => !prev.types.includes(t))
-  const defaults = prev.defaults && workspaceTypes.length === 0
-  if (added.length === 0 && defaults === prev.defaults) return prev
-  return { types: added.length ? [...prev.types, ...added] : prev.types, defaults }
+  return added.length ? { types: [...prev.types, ...added], defaults: prev.defaults } : prev
 }
 
-/** The legend after a person used `type` (a new type is appended; the defaults then stay). */
-export function legendWithUsed(prev: Legend, type: string): Legend {
-  if (prev.types.includes(type)) return prev.defaults ? { ...prev, defaults: false } : prev
-  return { types: [...prev.types, type], defaults: false }
+/**
+ * The legend after `type` was used: a type it lacks is appended. A person's use of a default key
+ * keeps the defaults for good; a document that merely holds the type does not.
+ */
+export function legendWithUsed(prev: Legend, type: string, by: 'person' | 'document'): Legend {
+  if (!prev.types.includes(type)) return { types: [...prev.types, type], defaults: false }
+  return prev.defaults && by === 'person' ? { ...prev, defaults: false } : prev
 }

@@ -12,16 +12,19 @@ describe('legend (the number keys)', () => {
 
   it('keeps every key where it was after the first annotation of an empty workspace', () => {
     // Key 3 (Gene) first: Gene must not become key 1, Disease and Chemical must stay offered.
-    expect(after([], ['Gene']).types).toEqual(['Disease', 'Chemical', 'Gene'])
-    expect(after([], ['Disease']).types).toEqual(['Disease', 'Chemical', 'Gene'])
+    const afterKey = (type: string) => nextLegend(legendWithUsed(after([]), type, 'person'), [type])
+    expect(afterKey('Gene').types).toEqual(['Disease', 'Chemical', 'Gene'])
+    expect(afterKey('Disease').types).toEqual(['Disease', 'Chemical', 'Gene'])
     // And a type added later goes after them.
-    expect(after([], ['Disease'], ['Disease', 'Species']).types).toEqual(['Disease', 'Chemical', 'Gene', 'Species'])
+    expect(nextLegend(afterKey('Disease'), ['Disease', 'Species']).types).toEqual(['Disease', 'Chemical', 'Gene', 'Species'])
   })
 
-  it("gives way to an import's own types when none of the defaults was used", () => {
+  it("gives way to an import's own types while no person has used a key", () => {
     expect(after([], ['SpecificDisease', 'Modifier']).types).toEqual(['Modifier', 'SpecificDisease'])
-    // Once a default type exists in the workspace, an import's types are appended instead.
-    expect(after([], ['Gene'], ['Gene', 'Modifier']).types).toEqual(['Disease', 'Chemical', 'Gene', 'Modifier'])
+    // An import that holds default types orders them as its own (key 3 is Species, not Gene).
+    expect(after([], ['Species', 'Chemical', 'Disease']).types).toEqual(['Disease', 'Chemical', 'Species'])
+    // A document opened before the workspace's report arrived does not count as a person's use.
+    expect(nextLegend(legendWithUsed(after([]), 'Disease', 'document'), ['Disease', 'Species']).types).toEqual(['Disease', 'Species'])
   })
 
   it("opens on the workspace's types when it has some, and appends new ones", () => {
@@ -29,12 +32,11 @@ describe('legend (the number keys)', () => {
     expect(after(['Gene', 'Chemical'], ['Gene', 'Chemical', 'Disease']).types).toEqual(['Chemical', 'Gene', 'Disease'])
   })
 
-  it('a type a person used is kept (appended) and ends the defaults', () => {
-    const shown = after([])
-    const used = legendWithUsed(shown, 'Chemical')
+  it("a person's use of a key keeps the defaults for good; new types are appended", () => {
+    const used = legendWithUsed(after([]), 'Chemical', 'person')
     expect(used).toEqual({ types: DEFAULT_TYPES, defaults: false })
-    // The workspace then reports foreign types only (the person's save not yet counted): keys stay.
-    expect(nextLegend(used, ['Modifier']).types).toEqual([...DEFAULT_TYPES, 'Modifier'])
-    expect(legendWithUsed(used, 'Species').types).toEqual([...DEFAULT_TYPES, 'Species'])
+    // An import then brings types of its own: the keys in use stay, its types come after.
+    expect(nextLegend(used, ['Chemical', 'Modifier']).types).toEqual([...DEFAULT_TYPES, 'Modifier'])
+    expect(legendWithUsed(used, 'Species', 'person').types).toEqual([...DEFAULT_TYPES, 'Species'])
   })
 })

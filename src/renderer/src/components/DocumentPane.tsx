@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore, typ
 import type { DocumentDetail, ReviewStatus } from '@shared/domain'
 import { api, errorMessage, isApiError } from '../api'
 import { notify } from '../toasts'
-import { EditorController, type UiSnapshot } from '../editor/controller'
+import { EditorController, type TypeUse, type UiSnapshot } from '../editor/controller'
 import { StatusPill } from './StatusPill'
 import { Legend } from './Legend'
 import { SelectionMenu } from './SelectionMenu'
@@ -28,7 +28,7 @@ interface Props {
   legendRef: MutableRefObject<string[]>
   showTags: boolean
   onToggleTags: () => void
-  onTypeUsed: (type: string) => void
+  onTypeUsed: (type: string, by: TypeUse) => void
   onPersisted: () => void
   onCurrent: (c: CurrentDocument | null) => void
   onToggleDone: () => void
@@ -85,7 +85,7 @@ export function DocumentPane(props: Props) {
       {
         legendTypes: () => propsRef.current.legendRef.current,
         message: (kind, text) => notify(kind, text),
-        typeUsed: (t) => propsRef.current.onTypeUsed(t),
+        typeUsed: (t, by) => propsRef.current.onTypeUsed(t, by),
         persisted: () => propsRef.current.onPersisted(),
       },
       propsRef.current.showTags,
@@ -237,7 +237,7 @@ export function DocumentPane(props: Props) {
             controller.assignType(t)
             controller.focus()
           }}
-          onAddType={(t) => props.onTypeUsed(t)}
+          onAddType={(t) => props.onTypeUsed(t, 'person')}
           status={<CursorEntity controller={controller} snap={snap} legend={props.legend} />}
         />
       )}

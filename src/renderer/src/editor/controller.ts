@@ -39,7 +39,7 @@ import { initialSnapshot, sameNumbers, type ControllerCallbacks, type EntityInfo
 import { SyncEngine, type DesiredEntity, type PersistedEntity } from './sync'
 import { handlesPlugin } from './handles'
 
-export type { ControllerCallbacks, EntityInfo, MessageKind, UiSnapshot } from './snapshot'
+export type { ControllerCallbacks, EntityInfo, MessageKind, TypeUse, UiSnapshot } from './snapshot'
 
 let keyCounter = 0
 const newKey = (): string => `n${++keyCounter}`
@@ -144,7 +144,7 @@ export class EditorController {
       const key = keyOfAnnotation(a.id)
       initial.set(key, { id: a.id, start: a.start, end: a.end, type: a.type, state: a.state, confidence: a.confidence, rule: a.rule })
       this.saved.set(key, a)
-      this.cb.typeUsed(a.type)
+      this.cb.typeUsed(a.type, 'document')
     }
     this.sync?.stop()
     const engine: SyncEngine = new SyncEngine(initial, {
@@ -382,7 +382,7 @@ export class EditorController {
       return false
     }
     const replaced = this.suggestionsIn(snapped.from, snapped.to).length
-    this.cb.typeUsed(type)
+    this.cb.typeUsed(type, 'person')
     this.run(addEntity(snapped, newKey(), type, this.suggestionsIn(snapped.from, snapped.to)))
     if (replaced) this.cb.message('info', `Replaced ${replaced} overlapping model suggestion${replaced === 1 ? '' : 's'} (Ctrl+Z brings ${replaced === 1 ? 'it' : 'them'} back).`)
     return true
@@ -397,7 +397,7 @@ export class EditorController {
     const type = rawType.trim()
     const e = this.entities.get(key)
     if (!e || !type || e.type === type) return false
-    this.cb.typeUsed(type)
+    this.cb.typeUsed(type, 'person')
     return this.run(setEntityMark(e, confirmedMark(e, { type })))
   }
 

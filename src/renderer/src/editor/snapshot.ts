@@ -4,14 +4,16 @@ import type { ActiveEntity } from './plugins'
 import type { EntityAttrs } from './schema'
 import type { SaveState } from './sync'
 
+export type TypeUse = 'person' | 'document'
+
 export type MessageKind = 'info' | 'success' | 'warning' | 'error'
 
 export interface ControllerCallbacks {
   /** Types in legend order: key 1 is the first. */
   legendTypes(): string[]
   message(kind: MessageKind, text: string): void
-  /** A type was used that the legend may not list yet. */
-  typeUsed(type: string): void
+  /** A type was used that the legend may not list yet: by a person's edit, or in a document just opened. */
+  typeUsed(type: string, by: TypeUse): void
   /** A batch of edits reached the workspace (refresh counts, status). */
   persisted(): void
 }
