@@ -209,6 +209,35 @@ describe('Accessibility (real handlers, real workspace)', () => {
     }
   })
 
+  it("shows every header control inside the window at the window's smallest size, without scrolling", async () => {
+    const { page } = h
+    const size = page.viewportSize()!
+    try {
+      for (const width of [900, 1024, 1240]) {
+        await page.setViewportSize({ width, height: 600 })
+        if (width === 900) await h.screenshot('64-header-900px')
+        const outside = await page.evaluate(() =>
+          [...document.querySelectorAll<HTMLElement>('.app-header button, .app-header [role="tab"]')]
+            .filter((el) => el.getClientRects().length > 0)
+            .filter((el) => el.getBoundingClientRect().right > innerWidth || el.getBoundingClientRect().left < 0)
+            .map((el) => el.textContent?.trim() ?? ''),
+        )
+        expect(outside, `${width} px`).toEqual([])
+        // Nothing widens the page either (the elements past the edge name the culprit).
+        const page_ = await page.evaluate(() => ({
+          scrollWidth: document.documentElement.scrollWidth,
+          past: [...document.querySelectorAll<HTMLElement>('body *')]
+            .filter((el) => el.getBoundingClientRect().right > innerWidth + 0.5)
+            .map((el) => `${el.tagName.toLowerCase()}.${el.className}`)
+            .slice(0, 8),
+        }))
+        expect(page_.scrollWidth, `${width} px: ${page_.past.join(', ')}`).toBeLessThanOrEqual(width)
+      }
+    } finally {
+      await page.setViewportSize(size)
+    }
+  })
+
   it('keeps every control reachable at 200 % zoom (half the CSS pixels)', async () => {
     const { page } = h
     const size = page.viewportSize()!
