@@ -400,8 +400,12 @@ export function DocumentList(props: Props) {
                 <div className="doc-row-top">
                   <span className="pmid">{row.externalId}</span>
                   <StatusPill status={row.status} />
-                  <span className="doc-row-count" title={`${row.annotationCount} entities: ${row.types.join(', ') || 'none'}`} data-testid="row-count">
-                    {row.annotationCount} <span className="muted">entities</span>
+                  <span
+                    className="doc-row-count"
+                    title={`${row.annotationCount} ${row.annotationCount === 1 ? 'entity' : 'entities'}: ${row.types.join(', ') || 'none'}`}
+                    data-testid="row-count"
+                  >
+                    {row.annotationCount} <span className="muted">{row.annotationCount === 1 ? 'entity' : 'entities'}</span>
                   </span>
                   {row.suggestionCount > 0 && (
                     <span className="doc-row-count" title="Model suggestions waiting for accept or reject" data-testid="row-suggestions">
