@@ -436,6 +436,8 @@ function jsonErrorLine(content: string, message: string): number | undefined {
   if (line) return Number(line[1])
   const position = /position (\d+)/.exec(message)
   if (position) return new LineIndex(content).lineOf(Number(position[1]))
+  // A file cut short (a copy or download that stopped): V8 names no position, the end is where it broke.
+  if (/end of (JSON )?input/i.test(message)) return new LineIndex(content).lineOf(content.trimEnd().length)
   return undefined
 }
 

@@ -53,6 +53,8 @@ describe('BioC errors', () => {
     const xml = fixture('bioc.xml').replace('<offset>29</offset>', '<offset>10</offset>')
     expect(corpusError(() => readBiocXml(xml, 'b.xml')).message).toMatch(/overlaps the previous passage/)
     expect(corpusError(() => readBiocJson('{\n  "documents": [\n    {,}\n  ]\n}', 'm.json')).message).toMatch(/^m\.json:3: malformed JSON/)
+    // Cut short: the line where the file stops.
+    expect(corpusError(() => readBiocJson('{\n  "source": "x",\n  "documents":\n', 'cut.json')).message).toMatch(/^cut\.json:3: malformed JSON/)
     expect(corpusError(() => readBiocJson('{"foo": 1}', 'f.json')).message).toMatch(/^f\.json:1: expected a BioC JSON collection/)
     expect(corpusError(() => readBiocXml('<PubmedArticleSet/>', 'p.xml')).message).toMatch(/^p\.xml:1: expected a BioC <collection>/)
   })
