@@ -194,8 +194,9 @@ export function DocumentPane(props: Props) {
             <span>Show BIO tags</span>
           </label>
           <span className="toolbar-sep" aria-hidden="true" />
+          {/* Names where Previous / Next go; a bare "Unreviewed" here read as this document's status. */}
           <span className="toolbar-label" id="neighbor-label">
-            Unreviewed
+            Go to unreviewed:
           </span>
           <button
             type="button"
