@@ -212,6 +212,9 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     async 'annotations:delete'(req) {
       return ctx.workspace().deleteAnnotation(req.id)
     },
+    async 'annotations:restore'(req) {
+      return ctx.workspace().restoreRevision(req.revisionId)
+    },
 
     async 'dialog:openCorpusFiles'() {
       return { paths: grant(await ctx.dialogs.openCorpusFiles()) }
@@ -319,6 +322,7 @@ const REVIEW_CHANNELS = [
   'annotations:create',
   'annotations:update',
   'annotations:delete',
+  'annotations:restore',
   'suggestions:accept',
   'suggestions:reject',
   'suggestions:acceptAbove',

@@ -523,6 +523,8 @@ export const contract = {
       .strict(),
   },
   'annotations:delete': { request: z.object({ id }).strict() },
+  /** From the history: the annotation as it was before this revision, its latest (null when that deletes it). */
+  'annotations:restore': { request: z.object({ revisionId: id }).strict() },
 
   /** Opens the OS file dialog (Electron) and returns the chosen paths; [] when cancelled. */
   'dialog:openCorpusFiles': { request: z.object({}).strict() },
@@ -762,6 +764,7 @@ export interface ContractResponses {
   'annotations:create': Annotation
   'annotations:update': Annotation
   'annotations:delete': { id: number }
+  'annotations:restore': Annotation | null
   'dialog:openCorpusFiles': { paths: string[] }
   'dialog:chooseWorkspace': { path: string | null }
   'dialog:saveExport': { path: string | null }

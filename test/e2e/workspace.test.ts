@@ -86,6 +86,33 @@ describe('document list, history and workspaces', () => {
     await dialog.waitFor({ state: 'detached' })
   })
 
+  it('restores a change from the history after a reload, when undo no longer can', async () => {
+    const { page } = h
+    const id = h.workspace().listDocuments({ query: '7000001' }).documents[0]!.id
+    const quinavor = () => h.workspace().getDocument(id).annotations.find((a) => a.type === 'Chemical' && a.confidence === 0.93)!
+    expect(quinavor().state).toBe('accepted')
+    await page.reload()
+    await page.locator('.doc-text').waitFor()
+    await page.getByTestId('history-button').click()
+    const dialog = page.getByTestId('history-dialog')
+    const rows = dialog.locator('tbody tr')
+    await expect.poll(() => rows.count()).toBe(5)
+    // Only each annotation's latest change can be restored: the accept, not the suggestion under it.
+    expect(await rows.locator('[data-action="restore"]').count()).toBe(4)
+    expect(await rows.nth(0).locator('[data-action="restore"]').count()).toBe(1)
+    await rows.nth(0).locator('[data-action="restore"]').click()
+    await expectToast(page, /Restored “quinavor” as it was before: accepted undone/)
+    expect(quinavor()).toMatchObject({ state: 'suggested', origin: 'model' })
+    await expect.poll(() => rows.count()).toBe(6)
+    expect(await rows.first().textContent()).toContain('Accept undone')
+    await h.screenshot('workspace-history-restored')
+    await expectAccessible(page, 'history dialog after a restore')
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    // The text shows it as a suggestion again.
+    expect(await page.locator('.doc-text .entity.is-suggested', { hasText: 'quinavor' }).count()).toBe(1)
+  })
+
   it('creates a new workspace and opens the previous one again from the Workspace menu', async () => {
     const { page } = h
     const fresh = join(h.dir, 'second', 'fresh.sqlite')

@@ -100,6 +100,46 @@ export function deleteAnnotation(c: Connection, id: number): { id: number } {
   })
 }
 
+/**
+ * Puts an annotation back as it was before revision `revisionId`, from the history (undo in the
+ * editor ends with the document's session): an added one is deleted, a deleted or rejected one
+ * comes back with its id, a changed one takes back its span, type, origin, confidence and state.
+ * Only an annotation's latest revision can be restored, so no later change is lost unseen; the
+ * restore is itself a revision. Returns the annotation, or null when the restore deleted it.
+ */
+export function restoreRevision(c: Connection, revisionId: number): Annotation | null {
+  return c.write(() => {
+    const rev = c.stmt('SELECT * FROM revisions WHERE id = ?').get(revisionId) as RevRow | undefined
+    if (!rev) throw new StoreError('not_found', `Revision ${revisionId} does not exist`)
+    const latest = c.stmt('SELECT max(id) AS id FROM revisions WHERE annotation_id = ?').get(rev.annotation_id) as { id: number }
+    if (latest.id !== rev.id) {
+      throw new StoreError('conflict', 'This annotation was changed again afterwards: restore its later changes first (the list is newest first)')
+    }
+    const before = rev.before ? (JSON.parse(rev.before) as Snapshot) : null
+    if (!before) {
+      deleteAnnotation(c, rev.annotation_id)
+      return null
+    }
+    const cur = c.stmt('SELECT * FROM annotations WHERE id = ?').get(rev.annotation_id) as AnnRow
+    const doc = c.docRow(cur.document_id)
+    checkSpan(doc, before.start, before.end)
+    checkOverlap(c, doc, before.start, before.end, cur.id, before.state === 'accepted' ? 'accepted' : 'any')
+    const at = now()
+    if (before.state === 'accepted') dropOverlappingSuggestions(c, doc.id, before.start, before.end, cur.id, at)
+    const row = c
+      .stmt(
+        `UPDATE annotations SET deleted = 0, start = ?, "end" = ?, type = ?, concept_id = ?, origin = ?, confidence = ?, state = ?,
+         updated_at = ?, updated_by = ? WHERE id = ? RETURNING *`,
+      )
+      .get(before.start, before.end, before.type, before.conceptId, before.origin, before.confidence, before.state, at, c.user, cur.id) as AnnRow
+    // A deleted annotation comes back as a creation, so the history reads "Added" / "Suggested".
+    if (cur.deleted) revise(c, row, 'create', null, snapshot(row), at)
+    else revise(c, row, 'update', snapshot(cur), snapshot(row), at)
+    touch(c, doc)
+    return toAnnotation(row)
+  })
+}
+
 /** Every revision of the document's annotations, oldest first. */
 export function history(c: Connection, documentId: number): Revision[] {
   c.assertOpen()

@@ -185,6 +185,11 @@ export class Workspace {
     return annotations.deleteAnnotation(this.c, id)
   }
 
+  /** Puts an annotation back as it was before its latest revision (see annotations.restoreRevision). */
+  restoreRevision(revisionId: number): Annotation | null {
+    return annotations.restoreRevision(this.c, revisionId)
+  }
+
   /** Every revision of the document's annotations, oldest first. */
   history(documentId: number): Revision[] {
     return annotations.history(this.c, documentId)

@@ -84,6 +84,7 @@ export const api = {
   createAnnotation: (req: RequestOf<'annotations:create'>) => call('annotations:create', req),
   updateAnnotation: (req: RequestOf<'annotations:update'>) => call('annotations:update', req),
   deleteAnnotation: (id: number) => call('annotations:delete', { id }),
+  restoreRevision: (revisionId: number) => call('annotations:restore', { revisionId }),
   chooseCorpusFiles: () => call('dialog:openCorpusFiles', {}),
   chooseExportPath: (format: RequestOf<'dialog:saveExport'>['format']) => call('dialog:saveExport', { format }),
   importFiles: (req: RequestOf<'import:files'>) => call('import:files', req),

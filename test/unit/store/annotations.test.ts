@@ -152,6 +152,50 @@ describe('Workspace annotations', () => {
     expect(history.every((r) => r.documentId === idA)).toBe(true)
   })
 
+  it('restores an annotation as it was before its latest revision: delete, reject, edit and add undone, exactly', () => {
+    const doc = t.ws.getDocument(idA)
+    const latest = () => t.ws.history(idA).at(-1)!
+    const snap = (a: Annotation) => live([a]).get(a.id)
+    // A deleted gold annotation comes back with its id, origin and concept.
+    const gold = doc.annotations[1]!
+    t.ws.deleteAnnotation(gold.id)
+    expect(t.ws.restoreRevision(latest().id)).toMatchObject({ id: gold.id, origin: 'gold', conceptId: gold.conceptId, state: 'accepted' })
+    expect(latest()).toMatchObject({ annotationId: gold.id, action: 'create', before: null })
+    // A rejected suggestion comes back as the model's suggestion, with its confidence.
+    const start = doc.text.indexOf('mutations')
+    const sug = t.ws.createAnnotation({ documentId: idA, start, end: start + 9, type: 'Variant', origin: 'model', confidence: 0.62, state: 'suggested' })
+    t.ws.rejectSuggestions([sug.id])
+    expect(snap(t.ws.restoreRevision(latest().id)!)).toEqual(snap(sug))
+    // A retype that accepted it is undone to the suggestion, not left accepted.
+    t.ws.updateAnnotation({ id: sug.id, type: 'Gene' })
+    expect(t.ws.getDocument(idA).annotations.find((a) => a.id === sug.id)).toMatchObject({ type: 'Gene', state: 'accepted', origin: 'person' })
+    expect(snap(t.ws.restoreRevision(latest().id)!)).toEqual(snap(sug))
+    // An addition is undone by deleting it.
+    const p = doc.text.indexOf('Patients')
+    const added = t.ws.createAnnotation({ documentId: idA, start: p, end: p + 8, type: 'Species' })
+    expect(t.ws.restoreRevision(latest().id)).toBeNull()
+    expect(t.ws.getDocument(idA).annotations.some((a) => a.id === added.id)).toBe(false)
+    // History still replays to what the workspace holds.
+    expect(replay(t.ws.history(idA))).toEqual(live(t.ws.getDocument(idA).annotations))
+  })
+
+  it('restores only the latest revision of an annotation, and refuses a restore that would overlap', () => {
+    const doc = t.ws.getDocument(idA)
+    const first = doc.annotations[0]!
+    t.ws.updateAnnotation({ id: first.id, type: 'One' })
+    const older = t.ws.history(idA).at(-1)!
+    t.ws.updateAnnotation({ id: first.id, type: 'Two' })
+    expect(thrown(() => t.ws.restoreRevision(older.id)).code).toBe('conflict')
+    expect(thrown(() => t.ws.restoreRevision(999_999)).code).toBe('not_found')
+    // Deleted, then its place taken: bringing it back would overlap, so nothing changes.
+    t.ws.deleteAnnotation(first.id)
+    const del = t.ws.history(idA).at(-1)!
+    t.ws.createAnnotation({ documentId: idA, start: first.start, end: first.end, type: 'Other' })
+    const before = t.ws.history(idA).length
+    expect(thrown(() => t.ws.restoreRevision(del.id)).code).toBe('conflict')
+    expect(t.ws.history(idA)).toHaveLength(before)
+  })
+
   it('exports accepted annotations only, as mentions with their covered text', () => {
     const doc = t.ws.getDocument(idC)
     t.ws.createAnnotation({ documentId: idC, start: 2, end: 7, type: 'X', conceptId: 'C1' })

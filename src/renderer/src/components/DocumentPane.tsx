@@ -259,7 +259,19 @@ export function DocumentPane(props: Props) {
         </div>
       </div>
       {historyOpen && detail && (
-        <HistoryDialog documentId={detail.id} externalId={detail.externalId} text={detail.text} onClose={() => setHistoryOpen(false)} />
+        <HistoryDialog
+          documentId={detail.id}
+          externalId={detail.externalId}
+          text={detail.text}
+          onClose={() => setHistoryOpen(false)}
+          onRestore={async (revisionId) => {
+            // Queued edits first, so the history and the restore see them; then redraw from the workspace.
+            await controller?.flush()
+            await api.restoreRevision(revisionId)
+            await controller?.reload()
+            props.onPersisted()
+          }}
+        />
       )}
     </section>
   )

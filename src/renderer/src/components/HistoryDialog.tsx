@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react'
 import type { Revision } from '@shared/domain'
 import { api, errorMessage } from '../api'
+import { notify } from '../toasts'
 import { formatDate } from '../models/store'
 import { Modal } from './Modal'
 
@@ -49,9 +50,31 @@ function SnapshotCell({ s, text }: { s: Snapshot | null; text: string }) {
   )
 }
 
-export function HistoryDialog(props: { documentId: number; externalId: string; text: string; onClose: () => void }) {
+/** The revisions that are their annotation's latest (only those can be restored), of a newest-first list. */
+export function restorableRevisions(newestFirst: readonly Revision[]): Set<number> {
+  const seen = new Set<number>()
+  const out = new Set<number>()
+  for (const r of newestFirst) {
+    if (!seen.has(r.annotationId)) out.add(r.id)
+    seen.add(r.annotationId)
+  }
+  return out
+}
+
+interface HistoryProps {
+  documentId: number
+  externalId: string
+  text: string
+  onClose: () => void
+  /** Puts the annotation back as it was before revision `revisionId`; rejects with the reason it could not. */
+  onRestore: (revisionId: number) => Promise<void>
+}
+
+export function HistoryDialog(props: HistoryProps) {
   const [revisions, setRevisions] = useState<Revision[] | null>(null)
   const [failed, setFailed] = useState<string | null>(null)
+  const [restoring, setRestoring] = useState<number | null>(null)
+  const [version, setVersion] = useState(0)
   useEffect(() => {
     let alive = true
     api
@@ -61,7 +84,21 @@ export function HistoryDialog(props: { documentId: number; externalId: string; t
     return () => {
       alive = false
     }
-  }, [props.documentId])
+  }, [props.documentId, version])
+  const restorable = revisions ? restorableRevisions(revisions) : new Set<number>()
+  const restore = async (r: Revision) => {
+    setRestoring(r.id)
+    try {
+      await props.onRestore(r.id)
+      const s = r.before ?? r.after
+      notify('success', `Restored ${s ? `“${props.text.slice(s.start, s.end)}”` : 'the annotation'} as it was before: ${describeChange(r).toLowerCase()} undone.`)
+    } catch (e) {
+      notify('error', `Could not restore: ${errorMessage(e)}`)
+    } finally {
+      setRestoring(null)
+      setVersion((v) => v + 1)
+    }
+  }
   return (
     <Modal title={`History of ${props.externalId}`} onClose={props.onClose} className="history-dialog" testId="history-dialog">
       {failed ? (
@@ -83,6 +120,9 @@ export function HistoryDialog(props: { documentId: number; externalId: string; t
                 <th scope="col">Change</th>
                 <th scope="col">Before</th>
                 <th scope="col">After</th>
+                <th scope="col">
+                  <span className="visually-hidden">Restore</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -100,6 +140,24 @@ export function HistoryDialog(props: { documentId: number; externalId: string; t
                     </td>
                     <td>
                       <SnapshotCell s={r.after} text={props.text} />
+                    </td>
+                    <td>
+                      {restorable.has(r.id) ? (
+                        <button
+                          type="button"
+                          className="btn small"
+                          onClick={() => void restore(r)}
+                          disabled={restoring !== null}
+                          title="Put this annotation back as it was before this change"
+                          data-action="restore"
+                        >
+                          Restore before
+                        </button>
+                      ) : (
+                        <span className="muted" title="Changed again later: restore the later change first">
+                          –
+                        </span>
+                      )}
                     </td>
                   </tr>
                 )
