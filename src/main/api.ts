@@ -15,7 +15,7 @@ import {
   type WorkspaceInfo,
 } from '@shared/ipc'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
-import { mapMentionTypes, parseCorpusText, parseTypeMap, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '../core/corpus'
+import { mapMentionTypes, oneFilePerBratPair, parseCorpusText, parseTypeMap, readCorpusFile, WRITABLE_FORMATS, writeCorpus } from '../core/corpus'
 import { CorpusError } from '../core/corpus/errors'
 import { cancelJob, finishJob, runningJobs, startJob, throttle } from './jobs'
 import { writeFileAtomic } from '../core/fs/atomic'
@@ -228,7 +228,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     async 'import:files'(req) {
       return runImport(
         req.jobId,
-        takeReadGrants(req.paths, 'Import').map((full) => {
+        oneFilePerBratPair(takeReadGrants(req.paths, 'Import')).map((full) => {
           return {
             label: full,
             sourceFile: full,

@@ -431,6 +431,14 @@ describe('import → list → get → edit → history → export', () => {
     expect((await fail('export:write', { path: out, format: 'pubtator', documentIds: [999] })).code).toBe('not_found')
   })
 
+  it('reads a brat pair once when both of its files are chosen', async () => {
+    writeFileSync(join(dir, 'pair.txt'), 'Aspirin helps.\n')
+    writeFileSync(join(dir, 'pair.ann'), 'T1\tChemical 0 7\tAspirin\n')
+    const r = await call('import:files', { jobId: 'b1', paths: [join(dir, 'pair.ann'), join(dir, 'pair.txt')] })
+    expect(r.files).toHaveLength(1)
+    expect(r.files[0]).toMatchObject({ file: join(dir, 'pair.txt'), ok: true, imported: 1, duplicates: [] })
+  })
+
   it('imports pasted text, reports corpus errors per source, and refuses a job id already running', async () => {
     const r = await call('import:text', { jobId: 't1', name: 'pasted.pubtator', content: pubtator(FIXTURE.slice(0, 1)), format: 'pubtator' })
     expect(r).toMatchObject({ cancelled: false, files: [{ file: 'pasted.pubtator', ok: true, imported: 1 }] })

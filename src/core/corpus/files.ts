@@ -61,6 +61,16 @@ export async function readCorpusFile(path: string, format?: CorpusFormat, option
 }
 
 /**
+ * The files to read when a person chose both halves of a brat pair: readCorpusFile reads a pair
+ * from either half, so the .ann goes when its .txt is chosen too (the pair is read, and reported,
+ * once, as batch tagging does).
+ */
+export function oneFilePerBratPair(paths: readonly string[]): string[] {
+  const chosen = new Set(paths)
+  return paths.filter((p) => !(extension(p) === '.ann' && chosen.has(sibling(p, '.txt'))))
+}
+
+/**
  * Reads a corpus from bytes: rejects oversized, empty, binary and non-UTF-8 input, strips a BOM.
  * A `.gz` name is decompressed first (the limit applies to the uncompressed size).
  */
