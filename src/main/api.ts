@@ -104,7 +104,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
           continue
         }
         if (parsed.issues.some((x) => x.severity === 'error')) {
-          files.push({ file: src.label, ok: false, imported: 0, duplicates: [], issues: parsed.issues })
+          files.push({ file: src.label, ok: false, imported: 0, duplicates: [], reimported: [], issues: parsed.issues })
           continue
         }
         if (typeMap.size > 0) parsed = { ...parsed, documents: mapMentionTypes(parsed.documents, typeMap) }
@@ -116,7 +116,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
             onProgress: (done) => progress(done, total, `Importing ${name}${which}: ${done} of ${total} documents`),
           })
           progress.flush()
-          files.push({ file: src.label, ok: true, imported: r.imported, duplicates: r.duplicates, issues: parsed.issues })
+          files.push({ file: src.label, ok: true, imported: r.imported, duplicates: r.duplicates, reimported: r.reimported, issues: parsed.issues })
         } catch (e) {
           progress.flush()
           if (isStoreError(e) && e.code === 'cancelled') {
@@ -126,6 +126,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
               ok: false,
               imported: 0,
               duplicates: [],
+              reimported: [],
               issues: [
                 ...parsed.issues,
                 { severity: 'warning', file: src.label, message: 'Import cancelled: nothing from this file was imported' },
@@ -201,6 +202,15 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     },
     async 'documents:history'(req) {
       return ctx.workspace().history(req.id)
+    },
+    async 'documents:deletePreview'(req) {
+      return ctx.workspace().deletionImpact(req.ids)
+    },
+    async 'documents:delete'(req) {
+      return ctx.workspace().deleteDocuments(req.ids)
+    },
+    async 'documents:restore'(req) {
+      return { restored: ctx.workspace().restoreDocuments(req.ids) }
     },
 
     async 'annotations:create'(req) {
@@ -316,9 +326,14 @@ export function createHandlers(ctx: HandlerContext): Handlers {
   return table
 }
 
-/** Requests after which a document may have become reviewed (done, or in progress on its first edit). */
+/**
+ * Requests after which the reviewed count may have changed: a document became reviewed (done, or
+ * in progress on its first edit), or reviewed documents were deleted or restored.
+ */
 const REVIEW_CHANNELS = [
   'documents:setStatus',
+  'documents:delete',
+  'documents:restore',
   'annotations:create',
   'annotations:update',
   'annotations:delete',
@@ -444,5 +459,5 @@ function failed(file: string, e: unknown, earlier: CorpusIssue[] = []): FileImpo
     issues = [{ severity: 'error', file, message: 'File not found' }]
   } else issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
   if (issues.length === 0) issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
-  return { file, ok: false, imported: 0, duplicates: [], issues: [...earlier, ...issues] }
+  return { file, ok: false, imported: 0, duplicates: [], reimported: [], issues: [...earlier, ...issues] }
 }

@@ -58,12 +58,28 @@ export interface DocumentListResult {
   counts: { byStatus: Record<ReviewStatus, number>; byType: Record<string, number> }
 }
 
+/** documents:deletePreview and documents:delete: the documents and what goes with them. */
+export interface DocumentDeletion {
+  ids: number[]
+  /** Live accepted annotations of those documents. */
+  annotations: number
+  /** Of those, the ones a person made or accepted (origin 'person'): work that cannot be re-imported. */
+  byPerson: number
+  /** Live model suggestions of those documents. */
+  suggestions: number
+}
+
 export interface FileImportResult {
   file: string
   ok: boolean
   imported: number
   /** Documents skipped because their id already exists in the file or the workspace. */
   duplicates: string[]
+  /**
+   * Ids of deleted documents that this file brought back as fresh documents (its text and
+   * annotations; the deleted copy's annotations do not come back). Counted in `imported`.
+   */
+  reimported: string[]
   issues: CorpusIssue[]
 }
 
@@ -483,6 +499,15 @@ export const contract = {
     request: z.object({ id, direction: z.enum(['next', 'previous']), unreviewedOnly: z.boolean() }).strict(),
   },
   'documents:history': { request: z.object({ id }).strict() },
+  /** What documents:delete of these documents would take away; nothing changes. */
+  'documents:deletePreview': { request: z.object({ ids: z.array(id).min(1).max(100_000) }).strict() },
+  /**
+   * Deletes documents, all or none: every read (list, counts, review queue, search, export,
+   * training data) skips them from then on. Reversible with documents:restore.
+   */
+  'documents:delete': { request: z.object({ ids: z.array(id).min(1).max(100_000) }).strict() },
+  /** Brings deleted documents back exactly as they were (the undo of documents:delete). */
+  'documents:restore': { request: z.object({ ids: z.array(id).min(1).max(100_000) }).strict() },
 
   'annotations:create': {
     request: z
@@ -761,6 +786,9 @@ export interface ContractResponses {
   'documents:setStatus': DocumentSummary
   'documents:neighbor': { id: number | null }
   'documents:history': Revision[]
+  'documents:deletePreview': DocumentDeletion
+  'documents:delete': DocumentDeletion
+  'documents:restore': { restored: DocumentSummary[] }
   'annotations:create': Annotation
   'annotations:update': Annotation
   'annotations:delete': { id: number }

@@ -81,8 +81,14 @@ export class Connection {
     return s
   }
 
+  /** The document, unless it does not exist or was deleted. */
+  liveDocRow(id: number): DocRow | undefined {
+    return this.stmt('SELECT * FROM documents WHERE id = ? AND deleted = 0').get(id) as DocRow | undefined
+  }
+
+  /** The document; a deleted one is refused like one that never existed. */
   docRow(id: number): DocRow {
-    const row = this.stmt('SELECT * FROM documents WHERE id = ?').get(id) as DocRow | undefined
+    const row = this.liveDocRow(id)
     if (!row) throw new StoreError('not_found', `Document ${id} does not exist`)
     return row
   }

@@ -1,6 +1,8 @@
 // Documents: the filtered list with facets, one document with its annotations, review status,
-// navigation, export, and the document sets sent to the model jobs.
-import type { DocumentListResult } from '@shared/ipc'
+// navigation, export, deletion and its undo, and the document sets sent to the model jobs.
+// A deleted document (documents.deleted = 1) is invisible to every read here: each query says
+// `deleted = 0`, or goes through Connection.docRow, which does.
+import type { DocumentDeletion, DocumentListResult } from '@shared/ipc'
 import {
   REVIEW_STATUSES,
   type CorpusDocument,
@@ -13,21 +15,26 @@ import {
 import type { Connection } from './connection'
 import { StoreError } from './errors'
 import { suggestionModelId } from './suggestions'
-import { SUMMARY_COLUMNS, toAnnotation, toSummary, type AnnRow, type DocRow, type SummaryRow } from './rows'
+import { now, SUMMARY_COLUMNS, toAnnotation, toSummary, type AnnRow, type DocRow, type SummaryRow } from './rows'
 import type { LabelledQuery, ListQuery, WorkspaceSummary } from './types'
 
 const DEFAULT_LIMIT = 100
 
 export function info(c: Connection): WorkspaceSummary {
   c.assertOpen()
-  const { n } = c.stmt('SELECT count(*) AS n FROM documents').get() as { n: number }
+  const { n } = c.stmt('SELECT count(*) AS n FROM documents WHERE deleted = 0').get() as { n: number }
   return { path: c.path, documentCount: n, entityTypes: entityTypes(c) }
 }
 
-/** Types of all live annotations, sorted. */
+/** Types of all live annotations of live documents, sorted. */
 export function entityTypes(c: Connection): string[] {
   c.assertOpen()
-  const rows = c.stmt('SELECT DISTINCT type FROM annotations WHERE deleted = 0 ORDER BY type').all() as Array<{
+  const rows = c
+    .stmt(
+      `SELECT DISTINCT a.type FROM annotations a JOIN documents d ON d.id = a.document_id
+       WHERE a.deleted = 0 AND d.deleted = 0 ORDER BY a.type`,
+    )
+    .all() as Array<{
     type: string
   }>
   return rows.map((r) => r.type)
@@ -78,10 +85,8 @@ export function listDocuments(c: Connection, q: ListQuery = {}): DocumentListRes
   }
   const t = filters(q, { skipType: true })
   const byType: Record<string, number> = {}
-  const typeSql = t.where
-    ? `SELECT a.type, count(DISTINCT a.document_id) AS n FROM annotations a
+  const typeSql = `SELECT a.type, count(DISTINCT a.document_id) AS n FROM annotations a
        WHERE a.deleted = 0 AND a.document_id IN (SELECT d.id FROM documents d ${t.where}) GROUP BY a.type ORDER BY a.type`
-    : `SELECT a.type, count(DISTINCT a.document_id) AS n FROM annotations a WHERE a.deleted = 0 GROUP BY a.type ORDER BY a.type`
   for (const r of c.stmt(typeSql).all(t.params) as Array<{ type: string; n: number }>) byType[r.type] = r.n
 
   return { documents: rows.map(toSummary), total, counts: { byStatus, byType } }
@@ -91,7 +96,7 @@ function filters(
   q: ListQuery,
   skip: { skipStatus?: boolean; skipType?: boolean },
 ): { where: string; params: Record<string, unknown> } {
-  const conds: string[] = []
+  const conds: string[] = ['d.deleted = 0']
   const params: Record<string, unknown> = {}
   const text = q.query?.trim()
   if (text) {
@@ -112,17 +117,21 @@ function filters(
     conds.push('EXISTS (SELECT 1 FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.type = @type)')
     params['type'] = q.type.trim()
   }
-  return { where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params }
+  return { where: `WHERE ${conds.join(' AND ')}`, params }
 }
 
-/** The distinct files documents were imported from (as recorded at import: absolute paths, or a pasted text's name). */
+/**
+ * The distinct files documents were imported from (as recorded at import: absolute paths, or a
+ * pasted text's name). Deleted documents' files included: they are still the user's files, which
+ * an export must not overwrite.
+ */
 export function sourceFiles(c: Connection): string[] {
   c.assertOpen()
   return (c.stmt('SELECT DISTINCT source_file AS f FROM documents WHERE source_file IS NOT NULL').all() as Array<{ f: string }>).map((r) => r.f)
 }
 
 export function summary(c: Connection, id: number): DocumentSummary {
-  const row = c.stmt(`SELECT ${SUMMARY_COLUMNS} FROM documents d WHERE d.id = ?`).get(id) as SummaryRow | undefined
+  const row = c.stmt(`SELECT ${SUMMARY_COLUMNS} FROM documents d WHERE d.id = ? AND d.deleted = 0`).get(id) as SummaryRow | undefined
   if (!row) throw new StoreError('not_found', `Document ${id} does not exist`)
   return toSummary(row)
 }
@@ -146,10 +155,67 @@ export function getDocument(c: Connection, id: number): DocumentDetail {
 export function setStatus(c: Connection, id: number, status: ReviewStatus): DocumentSummary {
   if (!REVIEW_STATUSES.includes(status)) throw new StoreError('invalid_request', `Unknown review status "${status}"`)
   c.write(() => {
-    const r = c.stmt('UPDATE documents SET status = ? WHERE id = ?').run(status, id)
+    const r = c.stmt('UPDATE documents SET status = ? WHERE id = ? AND deleted = 0').run(status, id)
     if (r.changes === 0) throw new StoreError('not_found', `Document ${id} does not exist`)
   })
   return summary(c, id)
+}
+
+/** The given documents (each must be live) and what deleting them takes away; see DocumentDeletion. */
+export function deletionImpact(c: Connection, ids: number[]): DocumentDeletion {
+  c.assertOpen()
+  const unique = liveIds(c, ids)
+  const counts = c
+    .stmt(
+      `SELECT count(*) FILTER (WHERE state = 'accepted') AS annotations,
+              count(*) FILTER (WHERE state = 'accepted' AND origin = 'person') AS by_person,
+              count(*) FILTER (WHERE state = 'suggested') AS suggestions
+       FROM annotations WHERE deleted = 0 AND document_id IN (SELECT value FROM json_each(?))`,
+    )
+    .get(JSON.stringify(unique)) as { annotations: number; by_person: number; suggestions: number }
+  return { ids: unique, annotations: counts.annotations, byPerson: counts.by_person, suggestions: counts.suggestions }
+}
+
+/**
+ * Soft delete, all or none: the rows stay with their annotations untouched (revisions reference
+ * them), flagged deleted, so restoreDocuments brings them back exactly. Unknown or already deleted
+ * ids are refused.
+ */
+export function deleteDocuments(c: Connection, ids: number[]): DocumentDeletion {
+  return c.write(() => {
+    const impact = deletionImpact(c, ids)
+    c.stmt('UPDATE documents SET deleted = 1, deleted_at = ?, deleted_by = ? WHERE id IN (SELECT value FROM json_each(?))').run(
+      now(),
+      c.user,
+      JSON.stringify(impact.ids),
+    )
+    return impact
+  })
+}
+
+/**
+ * Undoes deleteDocuments, all or none: the documents come back as they were (status, annotations,
+ * suggestions, review-queue scores). One whose external id was imported afresh since comes back
+ * under the name its deletion was retired to (import.ts). Ids that are not deleted documents are refused.
+ */
+export function restoreDocuments(c: Connection, ids: number[]): DocumentSummary[] {
+  return c.write(() => {
+    const unique = [...new Set(ids)]
+    const notDeleted = unique.filter((id) => !c.stmt('SELECT 1 FROM documents WHERE id = ? AND deleted = 1').get(id))
+    if (notDeleted.length) throw new StoreError('not_found', `Not deleted documents: ${notDeleted.join(', ')}`)
+    c.stmt('UPDATE documents SET deleted = 0, deleted_at = NULL, deleted_by = NULL WHERE id IN (SELECT value FROM json_each(?))').run(
+      JSON.stringify(unique),
+    )
+    return unique.map((id) => summary(c, id))
+  })
+}
+
+/** `ids` without repeats, each a live document (else not_found naming the others). */
+function liveIds(c: Connection, ids: number[]): number[] {
+  const unique = [...new Set(ids)]
+  const missing = unique.filter((id) => !c.liveDocRow(id))
+  if (missing.length) throw new StoreError('not_found', `Documents not found: ${missing.join(', ')}`)
+  return unique
 }
 
 /** The next/previous document by id (optionally only unreviewed ones), or null at either end. */
@@ -158,7 +224,7 @@ export function neighbor(c: Connection, id: number, direction: 'next' | 'previou
   const op = direction === 'next' ? '>' : '<'
   const order = direction === 'next' ? 'ASC' : 'DESC'
   const filter = unreviewedOnly ? "AND status = 'unreviewed'" : ''
-  const row = c.stmt(`SELECT id FROM documents WHERE id ${op} ? ${filter} ORDER BY id ${order} LIMIT 1`).get(id) as
+  const row = c.stmt(`SELECT id FROM documents WHERE id ${op} ? AND deleted = 0 ${filter} ORDER BY id ${order} LIMIT 1`).get(id) as
     | { id: number }
     | undefined
   return row?.id ?? null
@@ -189,7 +255,7 @@ export function exportDocuments(c: Connection, ids?: number[]): CorpusDocument[]
   )
   if (ids) {
     const unique = [...new Set(ids)]
-    const rows = unique.map((id) => c.stmt('SELECT * FROM documents WHERE id = ?').get(id) as DocRow | undefined)
+    const rows = unique.map((id) => c.stmt('SELECT * FROM documents WHERE id = ? AND deleted = 0').get(id) as DocRow | undefined)
     const missing = unique.filter((_, i) => !rows[i])
     if (missing.length) throw new StoreError('not_found', `Documents not found: ${missing.join(', ')}`)
     return (rows as DocRow[]).map((d) => toDoc(d, accepted.all(d.id) as AnnRow[]))
@@ -203,7 +269,7 @@ export function exportDocuments(c: Connection, ids?: number[]): CorpusDocument[]
     if (!list) byDoc.set(a.document_id, (list = []))
     list.push(a)
   }
-  const docs = c.stmt('SELECT * FROM documents ORDER BY id').all() as DocRow[]
+  const docs = c.stmt('SELECT * FROM documents WHERE deleted = 0 ORDER BY id').all() as DocRow[]
   return docs.map((d) => toDoc(d, byDoc.get(d.id) ?? []))
 }
 
@@ -219,8 +285,8 @@ export function labelledDocuments(c: Connection, q: LabelledQuery): CorpusDocume
   const statuses = q.statuses.filter((st) => REVIEW_STATUSES.includes(st))
   const rows = c
     .stmt(
-      `SELECT * FROM documents d WHERE d.status IN (SELECT value FROM json_each(?))
-       OR (? = 1 AND EXISTS (SELECT 1 FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.origin = 'gold'))
+      `SELECT * FROM documents d WHERE d.deleted = 0 AND (d.status IN (SELECT value FROM json_each(?))
+       OR (? = 1 AND EXISTS (SELECT 1 FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.origin = 'gold')))
        ORDER BY d.id`,
     )
     .all(JSON.stringify(statuses), q.includeGold ? 1 : 0) as DocRow[]
@@ -236,13 +302,8 @@ export function labelledDocumentsById(c: Connection, ids: number[]): CorpusDocum
 /** Ids of the documents to tag: `ids` (checked), or every document not marked done. */
 export function documentIdsForTagging(c: Connection, ids?: number[]): number[] {
   c.assertOpen()
-  if (ids) {
-    const unique = [...new Set(ids)]
-    const missing = unique.filter((id) => !c.stmt('SELECT 1 FROM documents WHERE id = ?').get(id))
-    if (missing.length) throw new StoreError('not_found', `Documents not found: ${missing.join(', ')}`)
-    return unique
-  }
-  return (c.stmt(`SELECT id FROM documents WHERE status <> 'done' ORDER BY id`).all() as Array<{ id: number }>).map((r) => r.id)
+  if (ids) return liveIds(c, ids)
+  return (c.stmt(`SELECT id FROM documents WHERE status <> 'done' AND deleted = 0 ORDER BY id`).all() as Array<{ id: number }>).map((r) => r.id)
 }
 
 /**
@@ -251,40 +312,44 @@ export function documentIdsForTagging(c: Connection, ids?: number[]): number[] {
  */
 export function documentTexts(c: Connection): Array<Pick<CorpusDocument, 'id' | 'text' | 'passages'>> {
   c.assertOpen()
-  const rows = c.stmt('SELECT id, text, passages FROM documents ORDER BY id').iterate() as IterableIterator<Pick<DocRow, 'id' | 'text' | 'passages'>>
+  const rows = c.stmt('SELECT id, text, passages FROM documents WHERE deleted = 0 ORDER BY id').iterate() as IterableIterator<Pick<DocRow, 'id' | 'text' | 'passages'>>
   return Array.from(rows, (d) => ({ id: String(d.id), text: d.text, passages: JSON.parse(d.passages) as Passage[] }))
 }
 
 /** Documents marked done or in progress: what retraining learns from (Auto-improve counts them after every edit). */
 export function reviewedCount(c: Connection): number {
   c.assertOpen()
-  return (c.stmt(`SELECT count(*) AS n FROM documents WHERE status IN ('done', 'in_progress')`).get() as { n: number }).n
+  return (c.stmt(`SELECT count(*) AS n FROM documents WHERE status IN ('done', 'in_progress') AND deleted = 0`).get() as { n: number }).n
 }
 
 /** Ids of the documents with a review status, in import order. */
 export function documentIdsWithStatus(c: Connection, status: ReviewStatus): number[] {
   c.assertOpen()
-  return (c.stmt('SELECT id FROM documents WHERE status = ? ORDER BY id').all(status) as Array<{ id: number }>).map((r) => r.id)
+  return (c.stmt('SELECT id FROM documents WHERE status = ? AND deleted = 0 ORDER BY id').all(status) as Array<{ id: number }>).map((r) => r.id)
 }
 
 /** The text of each given document that exists (id → text): what TF-IDF vectors are made of. */
 export function documentTextsById(c: Connection, ids: readonly number[]): Map<number, string> {
   c.assertOpen()
-  const rows = c.stmt('SELECT id, text FROM documents WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify([...ids])) as Array<{
+  const rows = c.stmt('SELECT id, text FROM documents WHERE deleted = 0 AND id IN (SELECT value FROM json_each(?))').all(JSON.stringify([...ids])) as Array<{
     id: number
     text: string
   }>
   return new Map(rows.map((r) => [r.id, r.text]))
 }
 
-/** Text and tokens of documents to tag (no annotations: the model must not see them). */
+/**
+ * Text and tokens of documents to tag (no annotations: the model must not see them). A document
+ * deleted since the job listed it is left out: tagging goes on with the others.
+ */
 export function documentsForTagging(c: Connection, ids: number[]): CorpusDocument[] {
   c.assertOpen()
-  return ids.map((id) => {
-    const d = c.docRow(id)
+  return ids.flatMap((id) => {
+    const d = c.liveDocRow(id)
+    if (!d) return []
     const out: CorpusDocument = { id: String(d.id), text: d.text, passages: [], mentions: [] }
     if (d.tokens) out.tokens = JSON.parse(d.tokens) as Array<[number, number]>
-    return out
+    return [out]
   })
 }
 

@@ -1,5 +1,11 @@
 // Import: documents with their gold mentions, all-or-nothing, on a second connection that yields to
 // the event loop (progress events, cancel requests) while its one transaction is open.
+//
+// A document whose id matches a *deleted* document is imported afresh, as the file has it: a
+// person deletes a document because it was wrong, and imports the file again to get it right, so
+// bringing the deleted copy back instead would undo the fix. The deleted copy keeps its row (its
+// annotations' revisions reference it), its external id retired to `<id> (deleted #<row id>)` so
+// the id is free; the report lists such ids as `reimported`.
 import type { CorpusDocument, Mention } from '@shared/domain'
 import { openDatabase, type Connection } from './connection'
 import { StoreError } from './errors'
@@ -42,6 +48,9 @@ async function runImport(
       `INSERT INTO documents (external_id, title, text, passages, tokens, source_file, imported_at)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (external_id) DO NOTHING RETURNING id`,
     )
+    const retireDeleted = db.prepare(
+      `UPDATE documents SET external_id = external_id || ' (deleted #' || id || ')' WHERE external_id = ? AND deleted = 1 RETURNING id`,
+    )
     const insertFts = db.prepare('INSERT INTO documents_fts (rowid, title, text) VALUES (?, ?, ?)')
     const insertAnn = db.prepare(
       `INSERT INTO annotations (document_id, start, "end", type, concept_id, origin, confidence, state, updated_at, updated_by)
@@ -54,6 +63,7 @@ async function runImport(
     const at = now()
     const by = c.user
     const duplicates: string[] = []
+    const reimported: string[] = []
     let imported = 0
     let sliceStart = performance.now()
 
@@ -64,6 +74,7 @@ async function runImport(
         const externalId = validateImported(doc, i, sourceFile)
         const passages = doc.passages ?? []
         const title = titleOf(doc.text, passages)
+        if (retireDeleted.get(externalId)) reimported.push(externalId)
         const row = insertDoc.get(
           externalId,
           title,
@@ -108,7 +119,7 @@ async function runImport(
       if (db.open && db.inTransaction) db.exec('ROLLBACK')
       throw e
     }
-    return { imported, duplicates }
+    return { imported, duplicates, reimported }
   } finally {
     if (db.open) db.close()
     c.importDb = null

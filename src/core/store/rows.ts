@@ -17,6 +17,9 @@ export interface DocRow {
   source_file: string | null
   imported_at: string
   status: ReviewStatus
+  deleted: number
+  deleted_at: string | null
+  deleted_by: string | null
 }
 
 export interface SummaryRow {

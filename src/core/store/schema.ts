@@ -62,7 +62,8 @@ CREATE TRIGGER revisions_no_delete BEFORE DELETE ON revisions
 BEGIN SELECT RAISE(ABORT, 'revisions are append-only: DELETE is not allowed'); END;
 
 -- Full-text search over title + text. External content: the text lives once, in documents.
--- Documents are never edited or deleted, so the index is only ever appended to (on import).
+-- Documents are never edited, so the index is only ever appended to (on import); a deleted document
+-- (version 9) keeps its entry for the restore.
 CREATE VIRTUAL TABLE documents_fts USING fts5 (
   title, text, content = 'documents', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
 );
@@ -200,6 +201,18 @@ ALTER TABLE annotations ADD COLUMN rule TEXT NULL CHECK (rule IS NULL OR json_va
     version: 8,
     sql: `
 ALTER TABLE models ADD COLUMN benchmark TEXT NULL CHECK (benchmark IS NULL OR json_valid(benchmark));
+`,
+  },
+  {
+    // Deleting documents (issue: a wrongly imported file stayed forever). A soft delete, as for
+    // annotations: revisions reference the row, and undo must bring a document back with its
+    // annotations exactly, so the row stays, flagged; every read skips it. When and by whom, for
+    // the record. The FTS index keeps the deleted text (the list filters it out) for the restore.
+    version: 9,
+    sql: `
+ALTER TABLE documents ADD COLUMN deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1));
+ALTER TABLE documents ADD COLUMN deleted_at TEXT NULL;
+ALTER TABLE documents ADD COLUMN deleted_by TEXT NULL;
 `,
   },
 ]

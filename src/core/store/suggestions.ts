@@ -24,7 +24,9 @@ export function replaceSuggestions(
     let stored = 0
     let dropped = 0
     for (const item of batch) {
-      const doc = c.docRow(item.documentId)
+      // Deleted while the batch was being tagged: its suggestions are not wanted any more.
+      const doc = c.liveDocRow(item.documentId)
+      if (!doc) continue
       for (const old of c
         .stmt(`SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'suggested'`)
         .all(doc.id) as AnnRow[]) {
@@ -98,8 +100,9 @@ export function acceptSuggestionsAbove(c: Connection, threshold: number, documen
     const ids = (
       c
         .stmt(
-          `SELECT id FROM annotations WHERE deleted = 0 AND state = 'suggested' AND confidence >= ?
-           AND (? IS NULL OR document_id = ?) ORDER BY document_id, start`,
+          `SELECT a.id FROM annotations a JOIN documents d ON d.id = a.document_id
+           WHERE a.deleted = 0 AND d.deleted = 0 AND a.state = 'suggested' AND a.confidence >= ?
+           AND (? IS NULL OR a.document_id = ?) ORDER BY a.document_id, a.start`,
         )
         .all(threshold, documentId ?? null, documentId ?? null) as Array<{ id: number }>
     ).map((r) => r.id)
@@ -152,7 +155,7 @@ export function reviewCandidates(c: Connection): ReviewCandidate[] {
       `SELECT d.id, d.external_id, d.title, d.status, u.uncertainty, u.margin, u.entropy, u.model_id,
               (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'suggested') AS suggestions
        FROM document_uncertainty u JOIN documents d ON d.id = u.document_id
-       WHERE d.status <> 'done' ORDER BY d.id`,
+       WHERE d.status <> 'done' AND d.deleted = 0 ORDER BY d.id`,
     )
     .all() as Array<{
     id: number

@@ -23,6 +23,8 @@ export interface ImportSummary {
   imported: number
   /** External ids skipped because they already exist in the workspace or earlier in this batch. */
   duplicates: string[]
+  /** External ids of deleted documents imported afresh (counted in `imported`); see import.ts. */
+  reimported: string[]
 }
 
 export interface ListQuery {

@@ -4,7 +4,7 @@
 // Connection.
 import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import type { DocumentListResult, LearningCurvePoint } from '@shared/ipc'
+import type { DocumentDeletion, DocumentListResult, LearningCurvePoint } from '@shared/ipc'
 import type { Annotation, CorpusDocument, DocumentDetail, DocumentSummary, ReviewStatus, Revision } from '@shared/domain'
 import * as annotations from './annotations'
 import { Connection, openDatabase, type Db } from './connection'
@@ -124,7 +124,8 @@ export class Workspace {
 
   /**
    * Imports `docs` all-or-nothing in ONE transaction. Documents whose external id already exists
-   * (in the workspace or earlier in `docs`) are skipped and reported; gold mentions become accepted
+   * (in the workspace or earlier in `docs`) are skipped and reported; one whose id matches a
+   * deleted document is imported afresh and reported as reimported (import.ts); gold mentions become accepted
    * annotations of origin 'gold', each with a 'create' revision so history replays to the full state.
    * Concurrent imports are queued. Rejects with StoreError 'cancelled' when `signal` aborts or the
    * workspace closes, 'invalid_request' when a document is malformed; nothing is written then.
@@ -150,6 +151,24 @@ export class Workspace {
 
   setStatus(id: number, status: ReviewStatus): DocumentSummary {
     return documents.setStatus(this.c, id, status)
+  }
+
+  /** What deleting these (live) documents would take away: their annotations and suggestions. */
+  deletionImpact(ids: number[]): DocumentDeletion {
+    return documents.deletionImpact(this.c, ids)
+  }
+
+  /**
+   * Soft delete, all or none: every read skips the documents from then on; their annotations are
+   * untouched, so restoreDocuments brings them back exactly.
+   */
+  deleteDocuments(ids: number[]): DocumentDeletion {
+    return documents.deleteDocuments(this.c, ids)
+  }
+
+  /** Undoes deleteDocuments, all or none; returns the documents as they are again. */
+  restoreDocuments(ids: number[]): DocumentSummary[] {
+    return documents.restoreDocuments(this.c, ids)
   }
 
   /** The next/previous document by id (optionally only unreviewed ones), or null at either end. */

@@ -65,7 +65,7 @@ export function useImport(afterImport: () => Promise<void>) {
         if (isApiError(e) && e.issues.length) {
           setReport({
             title: label,
-            result: { cancelled: false, files: [{ file: e.issues[0]!.file, ok: false, imported: 0, duplicates: [], issues: e.issues }] },
+            result: { cancelled: false, files: [{ file: e.issues[0]!.file, ok: false, imported: 0, duplicates: [], reimported: [], issues: e.issues }] },
           })
         } else notify('error', `Import failed: ${errorMessage(e)}`)
       } finally {
