@@ -86,6 +86,11 @@ export class Connection {
     return this.stmt('SELECT * FROM documents WHERE id = ? AND deleted = 0').get(id) as DocRow | undefined
   }
 
+  /** True for a document that exists and was deleted (documents:delete). */
+  isDeletedDocument(id: number): boolean {
+    return !!this.stmt('SELECT 1 FROM documents WHERE id = ? AND deleted = 1').get(id)
+  }
+
   /** The document; a deleted one is refused like one that never existed. */
   docRow(id: number): DocRow {
     const row = this.liveDocRow(id)

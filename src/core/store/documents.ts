@@ -201,7 +201,7 @@ export function deleteDocuments(c: Connection, ids: number[]): DocumentDeletion 
 export function restoreDocuments(c: Connection, ids: number[]): DocumentSummary[] {
   return c.write(() => {
     const unique = [...new Set(ids)]
-    const notDeleted = unique.filter((id) => !c.stmt('SELECT 1 FROM documents WHERE id = ? AND deleted = 1').get(id))
+    const notDeleted = unique.filter((id) => !c.isDeletedDocument(id))
     if (notDeleted.length) throw new StoreError('not_found', `Not deleted documents: ${notDeleted.join(', ')}`)
     c.stmt('UPDATE documents SET deleted = 0, deleted_at = NULL, deleted_by = NULL WHERE id IN (SELECT value FROM json_each(?))').run(
       JSON.stringify(unique),

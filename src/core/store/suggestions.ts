@@ -25,8 +25,8 @@ export function replaceSuggestions(
     let dropped = 0
     for (const item of batch) {
       // Deleted while the batch was being tagged: its suggestions are not wanted any more.
-      const doc = c.liveDocRow(item.documentId)
-      if (!doc) continue
+      if (c.isDeletedDocument(item.documentId)) continue
+      const doc = c.docRow(item.documentId)
       for (const old of c
         .stmt(`SELECT * FROM annotations WHERE document_id = ? AND deleted = 0 AND state = 'suggested'`)
         .all(doc.id) as AnnRow[]) {

@@ -59,6 +59,10 @@ export async function upgradedFrom(version: number, sql: string, check: (ws: Wor
   }
 }
 
+/** Takes a workspace back from schema step 9 (deleted documents), for the tests of earlier steps. */
+export const UNDO_DOCUMENT_DELETION =
+  'ALTER TABLE documents DROP COLUMN deleted; ALTER TABLE documents DROP COLUMN deleted_at; ALTER TABLE documents DROP COLUMN deleted_by;'
+
 /** A PubTator-style document; `spans` are [word, type] pairs located in the text. */
 export function makeDoc(id: string, title: string, abstract: string, spans: Array<[string, string, string?]> = []): CorpusDocument {
   const text = `${title} ${abstract}`

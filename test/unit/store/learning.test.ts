@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import Database from '@core/store/sqlite'
 import { SCHEMA_VERSION, Workspace } from '@core/store'
-import { DOC_A, DOC_B, tempDir, tempWorkspace } from './helpers'
+import { DOC_A, DOC_B, tempDir, tempWorkspace, UNDO_DOCUMENT_DELETION } from './helpers'
 
 describe('learning curve and suggestion versions', () => {
   it('keeps one point per retrain, oldest first, and survives the model being deleted', () => {
@@ -69,6 +69,7 @@ describe('learning curve and suggestion versions', () => {
       db.exec(`
         DROP TABLE model_teachers; DROP TABLE learning_curve; ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;
         ALTER TABLE document_uncertainty DROP COLUMN margin; ALTER TABLE document_uncertainty DROP COLUMN entropy;
+        ${UNDO_DOCUMENT_DELETION}
         DELETE FROM schema_migrations WHERE version > 4;
       `)
       db.pragma('user_version = 4')

@@ -4,7 +4,7 @@ import Database from '@core/store/sqlite'
 import type { Revision } from '@shared/domain'
 import type { ModelDistillation } from '@shared/ipc'
 import { StoreError, Workspace } from '@core/store'
-import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace, upgradedFrom } from './helpers'
+import { DOC_A, DOC_B, DOC_C, tempDir, tempWorkspace, UNDO_DOCUMENT_DELETION, upgradedFrom } from './helpers'
 
 function thrown(fn: () => unknown): StoreError {
   try {
@@ -278,6 +278,7 @@ describe('migration to the model registry (schema 2)', () => {
       ALTER TABLE models DROP COLUMN parent_id; ALTER TABLE models DROP COLUMN entity_types; ALTER TABLE models DROP COLUMN trained_on;
       DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;
       ALTER TABLE models DROP COLUMN dev_scores; ALTER TABLE models DROP COLUMN training_summary; ALTER TABLE models DROP COLUMN distillation;
+      ${UNDO_DOCUMENT_DELETION}
       INSERT INTO models (name, path, config, created_at) VALUES ('legacy', '/old/legacy', '{}', '2024-01-01T00:00:00Z');`
     await upgradedFrom(1, v1, (ws) => {
       expect(ws.listModels()).toMatchObject([{ name: 'legacy', kind: 'imported', status: 'ready', active: false, entityTypes: [], shipped: false, adaptation: null }])
@@ -289,7 +290,7 @@ describe("suggestions' rules (schema 7)", () => {
   it('upgrades a version-6 workspace: its annotations and suggestions stay, with no rule', async () => {
     await upgradedFrom(
       6,
-      'ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;',
+      `ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark; ${UNDO_DOCUMENT_DELETION}`,
       (ws) => {
         const [doc] = ws.listDocuments().documents
         const anns = ws.getDocument(doc!.id).annotations
@@ -335,6 +336,7 @@ describe("a student's teachers (schema 6)", () => {
     // The rows as version 5 wrote them: distillation held {teacherId, mode}.
     const v5 = `
       DROP TABLE model_teachers; ALTER TABLE annotations DROP COLUMN rule; ALTER TABLE models DROP COLUMN benchmark;
+      ${UNDO_DOCUMENT_DELETION}
       INSERT INTO models (id, name, path, config, created_at, kind, status, entity_types) VALUES (1, 'teacher', '/m/t', '{}', '2025-01-01T00:00:00Z', 'teacher', 'ready', '["Disease"]');
       INSERT INTO models (id, name, path, config, created_at, kind, status, parent_id, distillation)
         VALUES (2, 'teacher → 1 layers', '/m/s', '{}', '2025-01-02T00:00:00Z', 'student', 'ready', 1, '{"teacherId":1,"mode":"fixed"}'),
@@ -418,7 +420,7 @@ describe("the default model's benchmark scores (schema 8)", () => {
   it('upgrades a version-7 workspace: its models stay, with none', async () => {
     await upgradedFrom(
       7,
-      'ALTER TABLE models DROP COLUMN benchmark;',
+      `ALTER TABLE models DROP COLUMN benchmark; ${UNDO_DOCUMENT_DELETION}`,
       (ws) => expect(ws.listModels().map((m) => [m.name, m.shipped, m.benchmark])).toEqual([['Default model (Disease)', true, null]]),
       (ws) => void ws.createModel({ name: 'Default model (Disease)', kind: 'imported', status: 'ready', path: join(ws.modelsDir, 'd'), config, shipped: true }),
     )
