@@ -5,7 +5,7 @@ import { useEffect, useState } from 'react'
 import type { ModelInfo } from '@shared/ipc'
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
-import { Modal } from '../components/Modal'
+import { ConfirmDialog } from '../components/ConfirmDialog'
 import { ThresholdSlider, useStoredThreshold } from '../components/ThresholdSlider'
 import { EngineCard } from './EngineCard'
 import { JobPanel, JobProgressBar } from './JobViews'
@@ -84,23 +84,22 @@ export function ModelsView(props: Props) {
   }
 
   const deleteDialog = confirmDelete && (
-    <Modal title={`Delete ${confirmDelete.name}?`} onClose={() => setConfirmDelete(null)} testId="confirm-delete">
-      <div className="form">
-        <p>
-          The model's files are removed from this workspace. Suggestions it made stay in the documents.
-          {confirmDelete.active ? ' It is the active model: tagging needs another model made active afterwards.' : ''}
-          {confirmDelete.shipped ? ' The default model is not installed in this workspace again.' : ''}
-        </p>
-        <div className="form-actions">
-          <button type="button" className="btn" onClick={() => setConfirmDelete(null)}>
-            Keep it
-          </button>
-          <button type="button" className="btn danger" onClick={() => void remove(confirmDelete)} data-testid="confirm-delete-button">
-            Delete {confirmDelete.name}
-          </button>
-        </div>
-      </div>
-    </Modal>
+    <ConfirmDialog
+      title={`Delete ${confirmDelete.name}?`}
+      confirmLabel={`Delete ${confirmDelete.name}`}
+      cancelLabel="Keep it"
+      tone="danger"
+      onConfirm={() => void remove(confirmDelete)}
+      onCancel={() => setConfirmDelete(null)}
+      testId="confirm-delete"
+      confirmTestId="confirm-delete-button"
+    >
+      <p>
+        The model's files are removed from this workspace. Suggestions it made stay in the documents.
+        {confirmDelete.active ? ' It is the active model: tagging needs another model made active afterwards.' : ''}
+        {confirmDelete.shipped ? ' The default model is not installed in this workspace again.' : ''}
+      </p>
+    </ConfirmDialog>
   )
 
   return (
@@ -248,22 +247,17 @@ function AcceptAcrossWorkspace({ onChanged, disabled }: { onChanged: () => void;
       </div>
       <p className="muted small-print">Each document's own “Accept all” (in the document view) can be undone with Ctrl+Z; this workspace-wide one cannot.</p>
       {confirm && (
-        <Modal title="Accept suggestions in every document?" onClose={() => setConfirm(false)}>
-          <div className="form">
-            <p>
-              Every model suggestion with confidence ≥ <strong>{threshold.toFixed(2)}</strong>, in every document, becomes an accepted annotation
-              recorded under your name. This cannot be undone with Ctrl+Z.
-            </p>
-            <div className="form-actions">
-              <button type="button" className="btn" onClick={() => setConfirm(false)}>
-                Cancel
-              </button>
-              <button type="button" className="btn primary" onClick={() => void run()}>
-                Accept all ≥ {threshold.toFixed(2)}
-              </button>
-            </div>
-          </div>
-        </Modal>
+        <ConfirmDialog
+          title="Accept suggestions in every document?"
+          confirmLabel={`Accept all ≥ ${threshold.toFixed(2)}`}
+          onConfirm={() => void run()}
+          onCancel={() => setConfirm(false)}
+        >
+          <p>
+            Every model suggestion with confidence ≥ <strong>{threshold.toFixed(2)}</strong>, in every document, becomes an accepted annotation
+            recorded under your name. This cannot be undone with Ctrl+Z.
+          </p>
+        </ConfirmDialog>
       )}
     </section>
   )
