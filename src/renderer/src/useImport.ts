@@ -48,6 +48,7 @@ export function useImport(afterImport: () => Promise<void>) {
         const imported = result.files.reduce((n, f) => n + f.imported, 0)
         const failed = result.files.filter((f) => !f.ok)
         const duplicates = result.files.reduce((n, f) => n + f.duplicates.length, 0)
+        const reimported = result.files.reduce((n, f) => n + f.reimported.length, 0)
         const warnings = result.files.some((f) => f.issues.length > 0)
         if (result.cancelled) notify('warning', `Import cancelled. ${imported} documents were imported before it stopped.`)
         else if (failed.length === 0) {
@@ -55,10 +56,11 @@ export function useImport(afterImport: () => Promise<void>) {
             'success',
             `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}` +
               (duplicates ? ` (${duplicates} already in the workspace were skipped)` : '') +
+              (reimported ? `; ${reimported} deleted earlier came back as fresh documents` : '') +
               '.',
           )
         }
-        if (failed.length || warnings || duplicates || result.cancelled) setReport({ title: label, result })
+        if (failed.length || warnings || duplicates || reimported || result.cancelled) setReport({ title: label, result })
         if (imported > 0) await afterImport()
       } catch (e) {
         // A corpus error for the whole request still names file and line.

@@ -256,11 +256,28 @@ function Toasts() {
   return (
     <div className="toasts" data-testid="toasts">
       {toasts.map((t) => (
-        <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' || t.kind === 'warning' ? 'alert' : 'status'}>
+        <div
+          key={t.id}
+          className={`toast toast-${t.kind}${t.action ? ' has-action' : ''}`}
+          role={t.kind === 'error' || t.kind === 'warning' ? 'alert' : 'status'}
+        >
           <span className="toast-icon" aria-hidden="true">
             {t.kind === 'error' ? '!' : t.kind === 'warning' ? '!' : t.kind === 'success' ? '✓' : 'i'}
           </span>
           <p className="toast-text">{t.text}</p>
+          {t.action && (
+            <button
+              type="button"
+              className="btn toast-action"
+              onClick={() => {
+                dismiss(t.id)
+                t.action!.run()
+              }}
+              data-testid="toast-action"
+            >
+              {t.action.label}
+            </button>
+          )}
           <button type="button" className="toast-close" onClick={() => dismiss(t.id)} aria-label="Dismiss message">
             ×
           </button>

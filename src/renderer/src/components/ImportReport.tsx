@@ -49,6 +49,14 @@ export function ImportReport({ report, onClose }: { report: ImportReportView; on
               {f.duplicates.length > 8 ? ', …' : ''}
             </p>
           )}
+          {f.reimported.length > 0 && (
+            <p className="muted" data-testid="import-reimported">
+              {f.reimported.length} had been deleted from the workspace and {f.reimported.length === 1 ? 'was' : 'were'} imported afresh, as
+              this file has {f.reimported.length === 1 ? 'it' : 'them'} (the deleted {f.reimported.length === 1 ? 'copy stays' : 'copies stay'}{' '}
+              deleted): {f.reimported.slice(0, 8).join(', ')}
+              {f.reimported.length > 8 ? ', …' : ''}
+            </p>
+          )}
           {f.issues.length > 0 && (
             <ul className="issues">
               {f.issues.map((i, n) => (
