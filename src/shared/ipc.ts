@@ -61,6 +61,8 @@ export interface DocumentListResult {
 /** documents:deletePreview and documents:delete: the documents and what goes with them. */
 export interface DocumentDeletion {
   ids: number[]
+  /** Their ids as imported (PMIDs…), in the order of `ids`. */
+  externalIds: string[]
   /** Live accepted annotations of those documents. */
   annotations: number
   /** Of those, the ones a person made or accepted (origin 'person'): work that cannot be re-imported. */

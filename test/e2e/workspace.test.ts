@@ -225,4 +225,87 @@ describe('document list, history and workspaces', () => {
     await waitSaved(page)
     expect(atSecond()).toMatchObject({ state: 'suggested', origin: 'model', confidence: 0.91, rule })
   })
+
+  it('deletes the selected documents after a confirmation that counts their annotations, and Undo brings them back exactly', async () => {
+    const { page } = h
+    const text = 'Bad import of zorvitis with fenoxamil.'
+    await h.workspace().importDocuments(
+      [
+        doc('7300001', text, [['zorvitis', 'Disease']]),
+        doc('7300002', 'Duplicate of the brunoma abstract.', [['brunoma', 'Disease']]),
+        doc('7300003', 'A keeper about dratrizole.', []),
+      ],
+      'wrong-file',
+    )
+    const idOf = (ext: string) => h.workspace().listDocuments({ query: ext }).documents[0]?.id
+    const bad = idOf('7300001')!
+    // The person's own work on it: what the dialog must warn about, and the undo must bring back.
+    h.workspace().createAnnotation({ documentId: bad, start: text.indexOf('fenoxamil'), end: text.indexOf('fenoxamil') + 9, type: 'Chemical' })
+    const before = h.workspace().getDocument(bad)
+    const totalBefore = h.workspace().info().documentCount
+    await page.reload()
+    await openFromList(page, '7300001')
+    for (const ext of ['7300001', '7300002']) await page.locator(`.doc-row[data-external-id="${ext}"]`).getByTestId('row-check').click()
+    await page.getByTestId('document-list').focus()
+    await page.keyboard.press('Delete')
+
+    const dialog = page.getByTestId('confirm-delete-documents')
+    await dialog.waitFor()
+    expect(await dialog.getByRole('heading').textContent()).toBe('Delete 2 documents?')
+    expect(await dialog.getByTestId('delete-annotations').textContent()).toBe('3 annotations')
+    expect(await dialog.getByTestId('delete-by-person').textContent()).toBe('1')
+    expect(await dialog.textContent()).toContain('7300001, 7300002')
+    // The safe answer has the focus: Enter at once keeps the documents.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep them')
+    await expectAccessible(page, 'delete documents confirmation')
+    await h.screenshot('delete-documents-confirm')
+
+    await dialog.getByTestId('confirm-delete-documents-button').click()
+    await expectToast(page, /Deleted 2 documents and 3 annotations\./)
+    await page.locator('.doc-row[data-external-id="7300001"]').waitFor({ state: 'detached' })
+    expect(await page.locator('.doc-row[data-external-id="7300002"]').count()).toBe(0)
+    // The next document opens in place of the deleted one; counts and selection follow.
+    await page.locator('[data-testid="doc-external-id"]', { hasText: '7300003' }).waitFor()
+    await page.locator('.list-summary', { hasText: `${totalBefore - 2} documents` }).waitFor()
+    expect(await page.getByTestId('selection-actions').count()).toBe(0)
+    expect(h.workspace().info().documentCount).toBe(totalBefore - 2)
+    expect(idOf('7300001')).toBeUndefined()
+    await expectAccessible(page, 'list after delete, with the undo offer')
+    await h.screenshot('delete-documents-undo-offer')
+
+    await page.locator('.toast', { hasText: 'Deleted 2 documents' }).getByTestId('toast-action').click()
+    await expectToast(page, /Restored 2 documents with 3 annotations\./)
+    await page.locator('[data-testid="doc-external-id"]', { hasText: '7300001' }).waitFor()
+    await page.locator('.list-summary', { hasText: `${totalBefore} documents` }).waitFor()
+    expect(h.workspace().getDocument(bad)).toEqual(before)
+
+    // One document by keyboard: Delete on the active row, Escape keeps it, then Tab, Enter deletes it.
+    await page.getByTestId('document-list').focus()
+    await page.keyboard.press('Delete')
+    await dialog.waitFor()
+    expect(await dialog.getByRole('heading').textContent()).toBe('Delete document 7300001?')
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    expect(idOf('7300001')).toBe(bad)
+    await page.keyboard.press('Delete')
+    await dialog.waitFor()
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
+    await expectToast(page, /Deleted document 7300001 and 2 annotations\./)
+    expect(idOf('7300001')).toBeUndefined()
+
+    // Importing the file again brings it back afresh, as the file has it, and the report says so.
+    await page.getByRole('button', { name: 'Paste text…' }).click()
+    const paste = page.getByTestId('paste-dialog')
+    await paste.getByLabel(/^Name/).fill('fixed-file')
+    await paste.getByLabel('Format').selectOption('pubtator')
+    await paste.getByLabel('Text', { exact: true }).fill('7300001|t|Fixed import of zorvitis.\n7300001\t16\t24\tzorvitis\tDisease\n\n')
+    await paste.getByRole('button', { name: 'Import' }).click()
+    await expectToast(page, /Imported 1 document from fixed-file; 1 deleted earlier came back as a fresh document/)
+    expect(await page.getByTestId('import-reimported').textContent()).toMatch(/1 had been deleted from the workspace and was imported afresh.*: 7300001/)
+    const fresh = h.workspace().listDocuments({ query: '7300001' }).documents
+    expect(fresh).toMatchObject([{ title: 'Fixed import of zorvitis.', annotationCount: 1 }])
+    expect(fresh[0]!.id).not.toBe(bad)
+    expect(h.errors).toEqual([])
+  })
 })

@@ -173,7 +173,13 @@ export function deletionImpact(c: Connection, ids: number[]): DocumentDeletion {
        FROM annotations WHERE deleted = 0 AND document_id IN (SELECT value FROM json_each(?))`,
     )
     .get(JSON.stringify(unique)) as { annotations: number; by_person: number; suggestions: number }
-  return { ids: unique, annotations: counts.annotations, byPerson: counts.by_person, suggestions: counts.suggestions }
+  return {
+    ids: unique,
+    externalIds: unique.map((id) => c.docRow(id).external_id),
+    annotations: counts.annotations,
+    byPerson: counts.by_person,
+    suggestions: counts.suggestions,
+  }
 }
 
 /**

@@ -80,7 +80,7 @@ export function splitDocuments<T>(docs: readonly T[], heldOut: number, seed: num
 }
 
 export const mentionCount = (docs: readonly CorpusDocument[]) => docs.reduce((n, d) => n + d.mentions.length, 0)
-export const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
+export { plural } from '@shared/plural'
 
 export type ModelRuntime = ReturnType<typeof createModelRuntime>
 

@@ -13,6 +13,7 @@ import { PasteDialog } from './components/PasteDialog'
 import { TypeMapDialog } from './components/TypeMapDialog'
 import { ImportReport } from './components/ImportReport'
 import { useImport } from './useImport'
+import { useDeleteDocuments } from './useDeleteDocuments'
 import type { EditorController } from './editor/controller'
 import type { TypeUse } from './editor/controller'
 import { activeModel, onJobFinished, refreshModels, runModelJob, useModels, useRunningJobLabel } from './models/store'
@@ -136,12 +137,29 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
     [onWorkspaceSwitched],
   )
 
-  const afterImport = useCallback(async () => {
+  const documentsChanged = useCallback(async () => {
     await refreshInfo()
     refreshList()
   }, [refreshInfo, refreshList])
 
-  const importer = useImport(afterImport)
+  const importer = useImport(documentsChanged)
+
+  const unselect = useCallback((ids: readonly number[]) => {
+    setSelected((prev) => {
+      if (!ids.some((id) => prev.has(id))) return prev
+      const next = new Set(prev)
+      for (const id of ids) next.delete(id)
+      return next
+    })
+  }, [])
+  const openOrNone = useCallback((id: number | null) => {
+    if (id === null) setCurrent(null)
+    setCurrentId(id)
+  }, [])
+  const flushEdits = useCallback(async () => {
+    await controllerRef.current?.flush()
+  }, [])
+  const deletion = useDeleteDocuments({ currentId, open: openOrNone, flush: flushEdits, changed: documentsChanged, unselect })
 
   const goNeighbor = useCallback(
     async (direction: 'next' | 'previous') => {
@@ -420,6 +438,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
             selected={selected}
             onSelected={setSelected}
             onTag={tagUnavailable ? null : (scope) => void tag(scope)}
+            onDelete={deletion.request}
             onTotal={setFilteredTotal}
             onQueue={onQueue}
           />
@@ -477,6 +496,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
           <CompressionView />
         </ViewHost>
       )}
+      {deletion.dialog}
       {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}
       {typeMapOpen && <TypeMapDialog onClose={() => setTypeMapOpen(false)} />}
       {pasteOpen && (

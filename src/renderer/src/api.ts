@@ -81,6 +81,9 @@ export const api = {
   neighbor: (id: number, direction: 'next' | 'previous', unreviewedOnly = true) =>
     call('documents:neighbor', { id, direction, unreviewedOnly }),
   history: (id: number) => call('documents:history', { id }),
+  deletePreview: (ids: number[]) => call('documents:deletePreview', { ids }),
+  deleteDocuments: (ids: number[]) => call('documents:delete', { ids }),
+  restoreDocuments: (ids: number[]) => call('documents:restore', { ids }),
   createAnnotation: (req: RequestOf<'annotations:create'>) => call('annotations:create', req),
   updateAnnotation: (req: RequestOf<'annotations:update'>) => call('annotations:update', req),
   deleteAnnotation: (id: number) => call('annotations:delete', { id }),

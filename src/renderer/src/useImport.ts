@@ -56,7 +56,7 @@ export function useImport(afterImport: () => Promise<void>) {
             'success',
             `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}` +
               (duplicates ? ` (${duplicates} already in the workspace were skipped)` : '') +
-              (reimported ? `; ${reimported} deleted earlier came back as fresh documents` : '') +
+              (reimported ? `; ${reimported} deleted earlier came back as ${reimported === 1 ? 'a fresh document' : 'fresh documents'}` : '') +
               '.',
           )
         }

@@ -45,6 +45,7 @@ describe('Workspace.deleteDocuments / restoreDocuments', () => {
     workOnB()
     expect(t.ws.deletionImpact([b(), a(), b()])).toEqual({
       ids: [b(), a()],
+      externalIds: ['1002', '1001'],
       annotations: DOC_B.mentions.length + 2 + DOC_A.mentions.length,
       byPerson: 2,
       suggestions: 1,

@@ -32,6 +32,8 @@ interface Props {
   onSelected: (next: Set<number>) => void
   /** Tag the ticked documents / every document the filters match; null while that is not possible. */
   onTag: ((scope: 'selected' | 'filtered') => void) | null
+  /** Asks to delete these documents (the caller confirms). */
+  onDelete: (ids: number[]) => void
   onTotal: (n: number) => void
   /** The queue's order, for j / k and Alt+↑/↓ in queue mode. */
   onQueue: (ids: number[]) => void
@@ -194,6 +196,16 @@ export function DocumentList(props: Props) {
       }
       return
     }
+    // Delete: the selected documents when there are any (as "Delete selected"), else the active row.
+    if (e.key === 'Delete' && !e.altKey && !e.ctrlKey && !e.metaKey) {
+      const row = rowAt(activeIndex)
+      const ids = selected.size > 0 ? [...selected] : row ? [row.id] : []
+      if (ids.length) {
+        e.preventDefault()
+        props.onDelete(ids)
+      }
+      return
+    }
     let next = activeIndex
     if (e.key === 'ArrowDown') next = activeIndex + 1
     else if (e.key === 'ArrowUp') next = activeIndex - 1
@@ -332,6 +344,15 @@ export function DocumentList(props: Props) {
             <button type="button" className="link-btn" onClick={() => props.onTag?.('selected')} disabled={!props.onTag} data-testid="tag-selected">
               Tag selected
             </button>
+            <button
+              type="button"
+              className="link-btn danger"
+              onClick={() => props.onDelete([...selected])}
+              title="Delete the selected documents (Delete in the list); undo is offered right after"
+              data-testid="delete-selected"
+            >
+              Delete…
+            </button>
             <button type="button" className="link-btn" onClick={() => onSelected(new Set())}>
               Clear
             </button>
@@ -421,7 +442,7 @@ export function DocumentList(props: Props) {
           )}
         </div>
         <span id="doc-list-keys" className="visually-hidden">
-          Enter opens the document; x selects it for tagging.
+          Enter opens the document; x selects it for tagging; Delete deletes the selected documents, or this one.
         </span>
         {!loading && data.total === 0 && (
           <p className="list-empty">{filters.query || filters.status || filters.type ? 'No document matches these filters.' : 'No documents yet.'}</p>

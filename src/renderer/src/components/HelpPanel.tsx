@@ -58,6 +58,7 @@ const GROUPS: Array<{ title: string; rows: Array<[string[], string]> }> = [
       [['e'], 'Move the focus into the document text'],
       [['↑', '↓'], 'In the document list: move; Enter opens'],
       [['x'], 'In the document list: select the document for tagging (Ctrl+click too)'],
+      [['Delete'], 'In the document list: delete the selected documents, or the active one (asks first; Undo follows)'],
       [['Tab'], 'Next control (the focus is always outlined)'],
       [['?'], 'Show or hide this help'],
     ],

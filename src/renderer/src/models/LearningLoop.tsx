@@ -4,6 +4,7 @@
 import { useEffect, useId, useMemo, useState } from 'react'
 import type { LearningLoopState } from '@shared/ipc'
 import { LEARNING_LOOP } from '@shared/recipes'
+import { plural } from '@shared/plural'
 import { api, errorMessage, onEvent } from '../api'
 import { notify } from '../toasts'
 import { ChartCanvas } from './Chart'
@@ -11,8 +12,6 @@ import { learningCurveConfig } from './chart-lines'
 import { DataTable, type ColumnHead } from '../components/DataTable'
 import { updateLearning } from './learning-store'
 import { pct } from './store'
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 export function AutoImproveCard({ loop }: { loop: LearningLoopState }) {
   const a = loop.autoImprove
