@@ -137,3 +137,13 @@ export async function openFromList(page: Page, externalId: string): Promise<void
   await page.locator(`[data-testid="doc-external-id"]`, { hasText: externalId }).waitFor()
   await page.waitForFunction(() => !!document.querySelector('.doc-text'))
 }
+
+/** Imports `content` through "Paste text…" as the file `name` in `format`; returns when the dialog has sent it. */
+export async function pasteImport(page: Page, name: string, format: string, content: string): Promise<void> {
+  await page.getByRole('button', { name: 'Paste text…' }).click()
+  const paste = page.getByTestId('paste-dialog')
+  await paste.getByLabel(/^Name/).fill(name)
+  await paste.getByLabel('Format').selectOption(format)
+  await paste.getByLabel('Text', { exact: true }).fill(content)
+  await paste.getByRole('button', { name: 'Import' }).click()
+}

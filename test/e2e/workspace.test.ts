@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CorpusDocument } from '@shared/domain'
 import { startHarness, type Harness } from './harness'
-import { expectToast, openFromList, waitSaved } from './ui'
+import { expectToast, openFromList, pasteImport, waitSaved } from './ui'
 import { expectAccessible } from './axe'
 
 let h: Harness
@@ -157,12 +157,7 @@ describe('document list, history and workspaces', () => {
     await expectToast(page, /Imports will rename 3 entity types/)
     expect(h.workspace().setting('importTypeMap')).toBe('SpecificDisease,DiseaseClass=Disease;GENE=Gene')
 
-    await page.getByRole('button', { name: 'Paste text…' }).click()
-    const paste = page.getByTestId('paste-dialog')
-    await paste.getByLabel(/^Name/).fill('renamed')
-    await paste.getByLabel('Format').selectOption('pubtator')
-    await paste.getByLabel('Text', { exact: true }).fill('7100001|t|Kelposis and the ZRB1 gene.\n7100001\t0\t8\tKelposis\tSpecificDisease\n7100001\t17\t21\tZRB1\tGENE\n\n')
-    await paste.getByRole('button', { name: 'Import' }).click()
+    await pasteImport(page, 'renamed', 'pubtator', '7100001|t|Kelposis and the ZRB1 gene.\n7100001\t0\t8\tKelposis\tSpecificDisease\n7100001\t17\t21\tZRB1\tGENE\n\n')
     await expectToast(page, /Imported 1 document from renamed/)
     const id = h.workspace().listDocuments({ query: '7100001' }).documents[0]!.id
     expect(h.workspace().getDocument(id).annotations.map((a) => a.type).sort()).toEqual(['Disease', 'Gene'])
@@ -295,12 +290,7 @@ describe('document list, history and workspaces', () => {
     expect(idOf('7300001')).toBeUndefined()
 
     // Importing the file again brings it back afresh, as the file has it, and the report says so.
-    await page.getByRole('button', { name: 'Paste text…' }).click()
-    const paste = page.getByTestId('paste-dialog')
-    await paste.getByLabel(/^Name/).fill('fixed-file')
-    await paste.getByLabel('Format').selectOption('pubtator')
-    await paste.getByLabel('Text', { exact: true }).fill('7300001|t|Fixed import of zorvitis.\n7300001\t16\t24\tzorvitis\tDisease\n\n')
-    await paste.getByRole('button', { name: 'Import' }).click()
+    await pasteImport(page, 'fixed-file', 'pubtator', '7300001|t|Fixed import of zorvitis.\n7300001\t16\t24\tzorvitis\tDisease\n\n')
     await expectToast(page, /Imported 1 document from fixed-file; 1 deleted earlier came back as a fresh document/)
     expect(await page.getByTestId('import-reimported').textContent()).toMatch(/1 had been deleted from the workspace and was imported afresh.*: 7300001/)
     const fresh = h.workspace().listDocuments({ query: '7300001' }).documents
