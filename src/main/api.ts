@@ -104,7 +104,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
           continue
         }
         if (parsed.issues.some((x) => x.severity === 'error')) {
-          files.push({ file: src.label, ok: false, imported: 0, duplicates: [], reimported: [], issues: parsed.issues })
+          files.push({ file: src.label, ok: false, imported: 0, duplicates: [], conflicts: [], reimported: [], issues: parsed.issues })
           continue
         }
         if (typeMap.size > 0) parsed = { ...parsed, documents: mapMentionTypes(parsed.documents, typeMap) }
@@ -116,7 +116,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
             onProgress: (done) => progress(done, total, `Importing ${name}${which}: ${done} of ${total} documents`),
           })
           progress.flush()
-          files.push({ file: src.label, ok: true, imported: r.imported, duplicates: r.duplicates, reimported: r.reimported, issues: parsed.issues })
+          files.push({ file: src.label, ok: true, imported: r.imported, duplicates: r.duplicates, conflicts: r.conflicts, reimported: r.reimported, issues: parsed.issues })
         } catch (e) {
           progress.flush()
           if (isStoreError(e) && e.code === 'cancelled') {
@@ -126,6 +126,7 @@ export function createHandlers(ctx: HandlerContext): Handlers {
               ok: false,
               imported: 0,
               duplicates: [],
+              conflicts: [],
               reimported: [],
               issues: [
                 ...parsed.issues,
@@ -459,5 +460,5 @@ function failed(file: string, e: unknown, earlier: CorpusIssue[] = []): FileImpo
     issues = [{ severity: 'error', file, message: 'File not found' }]
   } else issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
   if (issues.length === 0) issues = [{ severity: 'error', file, message: e instanceof Error ? e.message : String(e) }]
-  return { file, ok: false, imported: 0, duplicates: [], reimported: [], issues: [...earlier, ...issues] }
+  return { file, ok: false, imported: 0, duplicates: [], conflicts: [], reimported: [], issues: [...earlier, ...issues] }
 }

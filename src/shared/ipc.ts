@@ -75,8 +75,10 @@ export interface FileImportResult {
   file: string
   ok: boolean
   imported: number
-  /** Documents skipped because their id already exists in the file or the workspace. */
+  /** Documents skipped because their id already exists in the file or the workspace, with the same text. */
   duplicates: string[]
+  /** Documents skipped because their id is taken, in the file or the workspace, by another text. */
+  conflicts: string[]
   /**
    * Ids of deleted documents that this file brought back as fresh documents (its text and
    * annotations; the deleted copy's annotations do not come back). Counted in `imported`.

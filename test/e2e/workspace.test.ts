@@ -296,6 +296,13 @@ describe('document list, history and workspaces', () => {
     const fresh = h.workspace().listDocuments({ query: '7300001' }).documents
     expect(fresh).toMatchObject([{ title: 'Fixed import of zorvitis.', annotationCount: 1 }])
     expect(fresh[0]!.id).not.toBe(bad)
+
+    // The same id with another text is not a repeat: it is left out, and the report says why.
+    await pasteImport(page, 'other-version', 'pubtator', '7300001|t|Another text under the same id.\n\n')
+    await expectToast(page, /Imported 0 documents from other-version; 1 not imported: its id belongs to a document with another text/)
+    expect(await page.getByTestId('import-conflicts').textContent()).toMatch(/1 not imported: the workspace has a document with this id but another text.*: 7300001/)
+    await h.screenshot('workspace-import-conflict')
+    expect(h.workspace().listDocuments({ query: '7300001' }).documents).toMatchObject([{ title: 'Fixed import of zorvitis.' }])
     expect(h.errors).toEqual([])
   })
 })

@@ -48,6 +48,7 @@ async function runImport(
       `INSERT INTO documents (external_id, title, text, passages, tokens, source_file, imported_at)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (external_id) DO NOTHING RETURNING id`,
     )
+    const existingText = db.prepare('SELECT text FROM documents WHERE external_id = ?')
     const retireDeleted = db.prepare(
       `UPDATE documents SET external_id = external_id || ' (deleted #' || id || ')' WHERE external_id = ? AND deleted = 1 RETURNING id`,
     )
@@ -63,6 +64,7 @@ async function runImport(
     const at = now()
     const by = c.user
     const duplicates: string[] = []
+    const conflicts: string[] = []
     const reimported: string[] = []
     let imported = 0
     let sliceStart = performance.now()
@@ -85,7 +87,9 @@ async function runImport(
           at,
         ) as { id: number } | undefined
         if (!row) {
-          duplicates.push(externalId)
+          // Same id, other text: a different document (or another version of it), not a repeat.
+          const held = existingText.get(externalId) as { text: string }
+          ;(held.text === doc.text ? duplicates : conflicts).push(externalId)
         } else {
           imported++
           insertFts.run(row.id, title, doc.text)
@@ -119,7 +123,7 @@ async function runImport(
       if (db.open && db.inTransaction) db.exec('ROLLBACK')
       throw e
     }
-    return { imported, duplicates, reimported }
+    return { imported, duplicates, conflicts, reimported }
   } finally {
     if (db.open) db.close()
     c.importDb = null

@@ -21,8 +21,10 @@ export interface ImportOptions {
 
 export interface ImportSummary {
   imported: number
-  /** External ids skipped because they already exist in the workspace or earlier in this batch. */
+  /** External ids skipped because the workspace (or this batch, earlier) has them, with the same text. */
   duplicates: string[]
+  /** External ids skipped because the workspace (or this batch, earlier) has them with another text. */
+  conflicts: string[]
   /** External ids of deleted documents imported afresh (counted in `imported`); see import.ts. */
   reimported: string[]
 }

@@ -49,25 +49,32 @@ export function useImport(afterImport: () => Promise<void>) {
         const failed = result.files.filter((f) => !f.ok)
         const duplicates = result.files.reduce((n, f) => n + f.duplicates.length, 0)
         const reimported = result.files.reduce((n, f) => n + f.reimported.length, 0)
+        const conflicts = result.files.reduce((n, f) => n + f.conflicts.length, 0)
         const warnings = result.files.some((f) => f.issues.length > 0)
         if (result.cancelled) notify('warning', `Import cancelled. ${imported} documents were imported before it stopped.`)
-        else if (failed.length === 0) {
+        else if (failed.length === 0 && conflicts > 0) {
+          notify(
+            'warning',
+            `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}; ${conflicts} not imported: ` +
+              `${conflicts === 1 ? 'its id belongs' : 'their ids belong'} to ${conflicts === 1 ? 'a document' : 'documents'} with another text (see the report).`,
+          )
+        } else if (failed.length === 0) {
           notify(
             'success',
             `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}` +
-              (duplicates ? ` (${duplicates} already in the workspace were skipped)` : '') +
+              (duplicates ? ` (${duplicates} already in the workspace ${duplicates === 1 ? 'was' : 'were'} skipped)` : '') +
               (reimported ? `; ${reimported} deleted earlier came back as ${reimported === 1 ? 'a fresh document' : 'fresh documents'}` : '') +
               '.',
           )
         }
-        if (failed.length || warnings || duplicates || reimported || result.cancelled) setReport({ title: label, result })
+        if (failed.length || warnings || duplicates || conflicts || reimported || result.cancelled) setReport({ title: label, result })
         if (imported > 0) await afterImport()
       } catch (e) {
         // A corpus error for the whole request still names file and line.
         if (isApiError(e) && e.issues.length) {
           setReport({
             title: label,
-            result: { cancelled: false, files: [{ file: e.issues[0]!.file, ok: false, imported: 0, duplicates: [], reimported: [], issues: e.issues }] },
+            result: { cancelled: false, files: [{ file: e.issues[0]!.file, ok: false, imported: 0, duplicates: [], conflicts: [], reimported: [], issues: e.issues }] },
           })
         } else notify('error', `Import failed: ${errorMessage(e)}`)
       } finally {

@@ -139,14 +139,14 @@ describe('Workspace.deleteDocuments / restoreDocuments', () => {
     t.ws.deleteDocuments([oldB])
     const fixed = { ...DOC_B, mentions: DOC_B.mentions.slice(0, 1) }
     const r = await t.ws.importDocuments([fixed, DOC_A], 'fixed')
-    expect(r).toEqual({ imported: 1, duplicates: ['1001'], reimported: ['1002'] })
+    expect(r).toEqual({ imported: 1, duplicates: ['1001'], conflicts: [], reimported: ['1002'] })
     const fresh = t.ws.listDocuments({ query: '1002' }).documents
     expect(fresh).toHaveLength(1)
     expect(fresh[0]!.id).not.toBe(oldB)
     expect(fresh[0]).toMatchObject({ status: 'unreviewed', annotationCount: 1, suggestionCount: 0 })
 
     // Importing the same file again: now it is a plain duplicate.
-    expect(await t.ws.importDocuments([fixed], 'fixed')).toEqual({ imported: 0, duplicates: ['1002'], reimported: [] })
+    expect(await t.ws.importDocuments([fixed], 'fixed')).toEqual({ imported: 0, duplicates: ['1002'], conflicts: [], reimported: [] })
 
     // The deleted copy still comes back, with its work, under its retired id.
     const [back] = t.ws.restoreDocuments([oldB])

@@ -32,7 +32,7 @@ describe('Workspace.importDocuments', () => {
 
   it('imports documents with gold mentions as accepted gold annotations', async () => {
     const r = await t.ws.importDocuments([DOC_A, DOC_B, DOC_C], '/data/x.pubtator')
-    expect(r).toEqual({ imported: 3, duplicates: [], reimported: [] })
+    expect(r).toEqual({ imported: 3, duplicates: [], conflicts: [], reimported: [] })
     const list = t.ws.listDocuments({})
     expect(list.total).toBe(3)
     const a = list.documents.find((d) => d.externalId === '1001')!
@@ -61,10 +61,13 @@ describe('Workspace.importDocuments', () => {
     expect(t.ws.exportDocuments([id])[0]!.tokens).toEqual([[0, 2], [3, 11]])
   })
 
-  it('skips and reports duplicates from the workspace and from the batch itself', async () => {
+  it('skips and reports duplicates from the workspace and from the batch itself, apart from ids taken by another text', async () => {
     await t.ws.importDocuments([DOC_A], 'first')
-    const r = await t.ws.importDocuments([DOC_B, DOC_A, DOC_C, { ...DOC_B, text: `${DOC_B.text} changed` }], 'second')
-    expect(r).toEqual({ imported: 2, duplicates: ['1001', '1002'], reimported: [] })
+    const r = await t.ws.importDocuments(
+      [DOC_B, DOC_A, DOC_C, { ...DOC_B, text: `${DOC_B.text} changed` }, { ...DOC_A, text: `${DOC_A.text} (v2)` }, DOC_C],
+      'second',
+    )
+    expect(r).toEqual({ imported: 2, duplicates: ['1001', '1003'], conflicts: ['1002', '1001'], reimported: [] })
     expect(t.ws.info().documentCount).toBe(3)
     const b = t.ws.listDocuments({ query: '1002' }).documents[0]!
     expect(t.ws.getDocument(b.id).text).toBe(DOC_B.text) // the first occurrence wins
@@ -84,7 +87,7 @@ describe('Workspace.importDocuments', () => {
     expect(counts(t.path)).toEqual(before)
     expect(t.ws.listDocuments({ query: 'S1' }).total).toBe(0)
     // The workspace stays usable.
-    expect(await t.ws.importDocuments(manyDocs(3), 'ok')).toEqual({ imported: 3, duplicates: [], reimported: [] })
+    expect(await t.ws.importDocuments(manyDocs(3), 'ok')).toEqual({ imported: 3, duplicates: [], conflicts: [], reimported: [] })
   })
 
   it('is all-or-nothing: an exception injected mid-import (progress callback) rolls everything back', async () => {

@@ -49,6 +49,15 @@ export function ImportReport({ report, onClose }: { report: ImportReportView; on
               {f.duplicates.length > 8 ? ', …' : ''}
             </p>
           )}
+          {f.conflicts.length > 0 && (
+            <p className="import-conflicts" data-testid="import-conflicts">
+              {f.conflicts.length} not imported: the workspace{f.conflicts.length === 1 ? ' has a document' : ' has documents'} with{' '}
+              {f.conflicts.length === 1 ? 'this id' : 'these ids'} but another text, which {f.conflicts.length === 1 ? 'stays' : 'stay'} as{' '}
+              {f.conflicts.length === 1 ? 'it is' : 'they are'} (rename the file's {f.conflicts.length === 1 ? 'id' : 'ids'}, or delete the workspace's{' '}
+              {f.conflicts.length === 1 ? 'document' : 'documents'} first, to import {f.conflicts.length === 1 ? 'it' : 'them'}): {f.conflicts.slice(0, 8).join(', ')}
+              {f.conflicts.length > 8 ? ', …' : ''}
+            </p>
+          )}
           {f.reimported.length > 0 && (
             <p className="muted" data-testid="import-reimported">
               {f.reimported.length} had been deleted from the workspace and {f.reimported.length === 1 ? 'was' : 'were'} imported afresh, as
