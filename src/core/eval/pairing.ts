@@ -46,6 +46,13 @@ export function scoreCorpora(gold: ScoredCorpus, pred: ScoredCorpus, options: Pa
   const byId = new Map(gold.documents.map((g) => [g.id, g]))
   const unknown = pred.documents.filter((p) => !byId.has(p.id)).length
   if (unknown > 0) warn(`${pred.path}: ${unknown} document(s) not in ${gold.path}; their mentions count as false positives`)
+  // A prediction file cut short (or of a subset) scores every missing document's mentions as misses.
+  const predIds = new Set(pred.documents.map((p) => p.id))
+  const missing = gold.documents.filter((g) => !predIds.has(g.id))
+  if (missing.length > 0) {
+    const first = missing.slice(0, 3).map((g) => g.id).join(', ')
+    warn(`${pred.path}: ${missing.length} document(s) of ${gold.path} missing (${first}${missing.length > 3 ? ', …' : ''}); their gold mentions count as false negatives`)
+  }
   for (const p of pred.documents) {
     const g = byId.get(p.id)
     if (g && g.text !== p.text) warn(`document ${p.id}: text differs between gold and prediction; offsets may not be comparable`)
@@ -66,7 +73,7 @@ function firstDuplicateId(docs: CorpusDocument[]): string | undefined {
  * The predicted mentions of each gold document, in gold offsets. Same text: taken as they are.
  * Different text with tokens (CoNLL re-joins its tokens with spaces): each predicted token is
  * found in the gold text after the previous one, skipping only whitespace, and the mention
- * offsets are carried over token by token.
+ * offsets are carried over token by token; with the tokens on the gold side, the other way round.
  */
 function alignByPosition(gold: ScoredCorpus, pred: ScoredCorpus, warn: (message: string) => void): Mention[][] {
   if (gold.documents.length !== pred.documents.length) {
@@ -79,26 +86,30 @@ function alignByPosition(gold: ScoredCorpus, pred: ScoredCorpus, warn: (message:
   return gold.documents.map((g, d) => {
     const p = pred.documents[d]!
     if (p.text === g.text) return p.mentions
-    if (!p.tokens) {
+    const toGold = new Map<number, number>()
+    if (p.tokens) {
+      const at = placeTokens(p.text, p.tokens, g.text, (k, cursor, found) =>
+        mismatch(gold, pred, d, k, cursor, `token ${q(p.text.slice(...p.tokens![k]!))} does not match the gold text, which has ${found} there`),
+      )
+      const rest = g.text.slice(at.end).trim()
+      if (rest !== '') throw mismatch(gold, pred, d, p.tokens.length - 1, at.end, `the document ends here, but the gold text goes on with ${q(rest)}`)
+      p.tokens.forEach(([s, e], k) => toGold.set(s, at.starts[k]!).set(e, at.starts[k]! + e - s))
+    } else if (g.tokens) {
+      // The tokens are on the gold side (CoNLL gold, a PubTator or BioC prediction): the other way round.
+      const at = placeTokens(g.text, g.tokens, p.text, (k, _cursor, found) =>
+        CorpusError.at(
+          gold.path,
+          gold.tokenLine?.(d, k),
+          `token ${q(g.text.slice(...g.tokens![k]!))} is not in document ${d + 1} of ${pred.path}, which has ${found} there; the files are matched by position and must hold the same words`,
+        ),
+      )
+      const rest = p.text.slice(at.end).trim()
+      if (rest !== '') throw CorpusError.at(pred.path, undefined, `document ${d + 1} goes on with ${q(rest)} after the last token of document ${d + 1} of ${gold.path}`)
+      g.tokens.forEach(([s, e], k) => toGold.set(at.starts[k]!, s).set(at.starts[k]! + e - s, e))
+    } else {
       warn(`document ${d + 1} (${p.id}): text differs between gold and prediction; offsets may not be comparable`)
       return p.mentions
     }
-    const toGold = new Map<number, number>()
-    let cursor = 0
-    for (let k = 0; k < p.tokens.length; k++) {
-      const [s, e] = p.tokens[k]!
-      const token = p.text.slice(s, e)
-      while (cursor < g.text.length && /\s/.test(g.text[cursor]!)) cursor++
-      if (!g.text.startsWith(token, cursor)) {
-        const found = /^\S*/.exec(g.text.slice(cursor))![0]
-        throw mismatch(gold, pred, d, k, cursor, `token ${q(token)} does not match the gold text, which has ${found === '' ? 'nothing more' : q(found)} there`)
-      }
-      toGold.set(s, cursor)
-      toGold.set(e, cursor + token.length)
-      cursor += token.length
-    }
-    const rest = g.text.slice(cursor).trim()
-    if (rest !== '') throw mismatch(gold, pred, d, p.tokens.length - 1, cursor, `the document ends here, but the gold text goes on with ${q(rest)}`)
     const mentions: Mention[] = []
     for (const m of p.mentions) {
       const start = toGold.get(m.start)
@@ -111,6 +122,32 @@ function alignByPosition(gold: ScoredCorpus, pred: ScoredCorpus, warn: (message:
     }
     return mentions
   })
+}
+
+/**
+ * Where each token of `text` lies in `other`: each is found after the previous one, skipping only
+ * whitespace. `fail` makes the error for token k, which `other` does not have at `cursor` (where
+ * it has `found`, quoted). `end` is the offset in `other` after the last token.
+ */
+function placeTokens(
+  text: string,
+  tokens: ReadonlyArray<readonly [number, number]>,
+  other: string,
+  fail: (k: number, cursor: number, found: string) => Error,
+): { starts: number[]; end: number } {
+  const starts: number[] = []
+  let cursor = 0
+  for (const [k, [s, e]] of tokens.entries()) {
+    const token = text.slice(s, e)
+    while (cursor < other.length && /\s/.test(other[cursor]!)) cursor++
+    if (!other.startsWith(token, cursor)) {
+      const found = /^\S*/.exec(other.slice(cursor))![0]
+      throw fail(k, cursor, found === '' ? 'nothing more' : q(found))
+    }
+    starts.push(cursor)
+    cursor += token.length
+  }
+  return { starts, end: cursor }
 }
 
 function mismatch(gold: ScoredCorpus, pred: ScoredCorpus, d: number, k: number, goldOffset: number, problem: string): CorpusError {

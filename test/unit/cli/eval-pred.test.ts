@@ -46,6 +46,25 @@ describe('eval --pred', () => {
     expect(JSON.parse(r.out).overall).toMatchObject({ tp: 1, fp: 1, fn: 1 })
   })
 
+  it('scores PubTator predictions against CoNLL gold by position, the same as the other way round', async () => {
+    const gold = '77|t|Kelp-3 binds Zorblin.\n77|a|Grey fever follows.\n77\t0\t6\tKelp-3\tGene\n77\t22\t32\tGrey fever\tDisease\n\n'
+    writeFileSync(join(dir, 'g.pubtator'), gold)
+    const doc = parseCorpusText(gold, 'g.pubtator').documents[0]!
+    writeFileSync(join(dir, 'g.tsv'), writeCorpus([doc], 'conll').files[0]!.content)
+    // The PubTator prediction finds "Kelp-3" right and "fever" alone (a token of "Grey fever").
+    writeFileSync(join(dir, 'p.pubtator'), '77|t|Kelp-3 binds Zorblin.\n77|a|Grey fever follows.\n77\t0\t6\tKelp-3\tGene\n77\t27\t32\tfever\tDisease\n\n')
+    const forward = await capture(() => evalCmd(['--gold', join(dir, 'g.tsv'), '--pred', join(dir, 'g.pubtator')]))
+    expect(forward.code).toBe(0)
+    expect(JSON.parse(forward.out).overall).toMatchObject({ tp: 2, fp: 0, fn: 0 })
+    const partial = await capture(() => evalCmd(['--gold', join(dir, 'g.tsv'), '--pred', join(dir, 'p.pubtator')]))
+    expect(JSON.parse(partial.out).overall).toMatchObject({ tp: 1, fp: 1, fn: 1 })
+    // A prediction whose words differ is an error naming the gold line, not a silent zero.
+    writeFileSync(join(dir, 'q.pubtator'), '77|t|Kelp-3 bound Zorblin.\n77|a|Grey fever follows.\n\n')
+    const wrong = await capture(() => evalCmd(['--gold', join(dir, 'g.tsv'), '--pred', join(dir, 'q.pubtator')]))
+    expect(wrong.code).toBe(1)
+    expect(wrong.err).toMatch(/g\.tsv:\d+: token "binds" is not in document 1 of .*q\.pubtator, which has "bound" there/)
+  })
+
   it('names the line where the prediction file’s tokens stop matching the gold file', async () => {
     writeFileSync(join(dir, 'gold.tsv'), GOLD_CONLL)
     writeFileSync(join(dir, 'pred.tsv'), GOLD_CONLL.replace('binds\tO', 'bound\tO'))
@@ -61,6 +80,17 @@ describe('eval --pred', () => {
     const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.tsv'), '--pred', join(dir, 'pred.tsv')]))
     expect(r.code).toBe(1)
     expect(r.err).toMatch(/pred\.tsv: 1 documents, but .*gold\.tsv has 2; .*matched by position/)
+  })
+})
+
+describe('eval --pred by id', () => {
+  it('warns about gold documents the prediction file lacks (they count as misses)', async () => {
+    writeFileSync(join(dir, 'gold.pubtator'), '5|t|Grey fever.\n5\t0\t10\tGrey fever\tDisease\n\n6|t|Kelp fever.\n6\t0\t10\tKelp fever\tDisease\n\n')
+    writeFileSync(join(dir, 'pred.pubtator'), '5|t|Grey fever.\n5\t0\t10\tGrey fever\tDisease\n\n')
+    const r = await capture(() => evalCmd(['--gold', join(dir, 'gold.pubtator'), '--pred', join(dir, 'pred.pubtator')]))
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.out).overall).toMatchObject({ tp: 1, fp: 0, fn: 1 })
+    expect(r.err).toMatch(/pred\.pubtator: 1 document\(s\) of .*gold\.pubtator missing \(6\); their gold mentions count as false negatives/)
   })
 })
 
