@@ -225,6 +225,19 @@ describe('FastBioNER Workbench in Chromium (real handlers, real workspace)', () 
     await page.keyboard.press('Escape')
   })
 
+  it('offers no type menu for a selection of the space between two words', async () => {
+    const { page } = h
+    await caretBefore(page, 'followed')
+    await page.keyboard.press('Shift+ArrowLeft')
+    expect(await page.evaluate(() => getSelection()?.toString())).toBe(' ')
+    await page.waitForTimeout(200)
+    expect(await page.getByTestId('type-menu').count()).toBe(0)
+    // Pressing a number key there still says why nothing happens.
+    await page.keyboard.press('1')
+    await expectToast(page, /holds no word/)
+    await page.keyboard.press('ArrowRight')
+  })
+
   it('undoes and redoes, and both are saved to the workspace', async () => {
     const { page } = h
     const docId = Number(await page.getByTestId('document-pane').getAttribute('data-doc-id'))

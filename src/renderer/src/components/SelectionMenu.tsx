@@ -26,6 +26,8 @@ export function SelectionMenu({ controller, snap, legend, pageRef }: FloatingPan
 
   if (!visible || !sel || !pageRef.current) return null
   const preview = controller.snapSelection()
+  // A selection of spaces alone (a stray drag or double-click between words) offers nothing to annotate.
+  if (preview && 'noWord' in preview) return null
 
   const close = () => {
     setDismissed(selKey)

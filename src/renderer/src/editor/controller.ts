@@ -8,7 +8,7 @@ import { keymap } from 'prosemirror-keymap'
 import type { Annotation, DocumentDetail } from '@shared/domain'
 import { api, errorMessage, isApiError } from '../api'
 import { Layout } from './layout'
-import { documentTokens, TokenIndex } from './tokens'
+import { documentTokens, TokenIndex, type SnapError } from './tokens'
 import {
   buildDoc,
   collectEntities,
@@ -317,7 +317,7 @@ export class EditorController {
   }
 
   /** The snapped range a type would be assigned to, for previews. */
-  snapSelection(): { from: number; to: number; text: string } | { error: string } | null {
+  snapSelection(): { from: number; to: number; text: string } | SnapError | null {
     const sel = this.view.state.selection
     if (sel.empty) return null
     const snapped = this.tokens.snap(sel.from, sel.to)

@@ -31,6 +31,12 @@ export function documentTokens(text: string, given: Array<[number, number]> | nu
   return out
 }
 
+/** Why a selection cannot become an entity; `noWord`: it holds no token, only the space between them. */
+export interface SnapError {
+  error: string
+  noWord?: true
+}
+
 /** Tokens as ProseMirror ranges, sorted and disjoint; a token never crosses a block boundary. */
 export class TokenIndex {
   private constructor(
@@ -100,9 +106,9 @@ export class TokenIndex {
    * Grows [from, to) outwards to whole tokens. Null when the range holds no token or its
    * tokens lie in different blocks (an entity never spans title and abstract).
    */
-  snap(from: number, to: number): { from: number; to: number } | { error: string } {
+  snap(from: number, to: number): { from: number; to: number } | SnapError {
     const [i, j] = this.overlapping(from, to)
-    if (j < i) return { error: 'The selection holds no word to annotate.' }
+    if (j < i) return { error: 'The selection holds no word to annotate.', noWord: true }
     if (this.block[i] !== this.block[j]) return { error: 'An entity cannot run across two passages (e.g. title and abstract).' }
     return { from: Math.min(from, this.from[i]!), to: Math.max(to, this.to[j]!) }
   }
