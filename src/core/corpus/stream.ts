@@ -26,6 +26,7 @@ import { PubmedArticleReader, pmidVersion, RevisionPlan } from './pubmed-xml'
 import { PubtatorParser, writePubtator } from './pubtator'
 import { writeConll } from './conll'
 import { extension, isGzipped } from './util'
+import { declaredEntity, undefinedEntity } from './xml'
 
 export { isGzipped }
 
@@ -281,9 +282,18 @@ async function* xmlDocuments(
       recordStart = -1
     }
   }
+  parser.ondoctype = (doctype) => {
+    const declared = /<!ENTITY\s+(?:%\s*)?([^\s>]+)/.exec(doctype)
+    if (declared) failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): ${declaredEntity(declared[1]!)}`)
+    if (failure) throw failure
+  }
   parser.onerror = (error) => {
     const message = error.message.split('\n')[0]!
-    if (/^Unclosed root tag|^Unexpected end/.test(message) && open.length > 0) {
+    // sax names no entity: the reference is the text from the last '&' to where it stopped.
+    const entity = /^Invalid character entity/.test(message) ? /&([^&;\s<]*);?$/.exec(buffer.slice(0, parser.position - bufferStart)) : null
+    if (entity) {
+      failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): ${undefinedEntity(entity[1]!)}`)
+    } else if (/^Unclosed root tag|^Unexpected end/.test(message) && open.length > 0) {
       failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): the file ends inside <${open.at(-1)}> (unclosed: ${open.map((n) => `<${n}>`).join(', ')}); it looks truncated`)
     } else {
       failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): ${message}`)

@@ -168,6 +168,12 @@ export class LineIndex {
     }
     return lo + 1
   }
+
+  /** 1-based line and column of `offset`. */
+  position(offset: number): { line: number; column: number } {
+    const line = this.lineOf(offset)
+    return { line, column: offset - this.starts[line - 1]! + 1 }
+  }
 }
 
 /** A string for an error message: quoted, with long strings shortened. */

@@ -1,4 +1,5 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser'
+import * as sax from 'sax'
 import { CorpusError } from './errors'
 import { LineIndex } from './util'
 
@@ -8,6 +9,9 @@ import { LineIndex } from './util'
  * (`<i>`, `<sup>`) in place, and every element's children are an array whether there is one or many.
  */
 export type XmlNode = Record<string, unknown>
+
+/** The named entities the streaming reader (sax, strict) accepts: XML's five and HTML's. */
+const SAX_ENTITIES = (sax as unknown as { ENTITIES: Record<string, string> }).ENTITIES
 
 const ATTRS = ':@'
 const TEXT = '#text'
@@ -21,8 +25,11 @@ const PARSER_OPTIONS = {
   parseAttributeValue: false,
   // Whitespace around inline markup is part of the text ("the <i>beta</i> cell").
   trimValues: false,
+  // XML's five, HTML's named ones and character references; a file's own (DTD) ones are refused:
+  // see entityIssue. The parser takes a map of named entities here (its JavaScript does; its types
+  // say boolean): sax's, so that both readers know the same names (`true` would give it a dozen).
   processEntities: true,
-  htmlEntities: true,
+  htmlEntities: SAX_ENTITIES as unknown as boolean,
   captureMetaData: true,
   ignoreDeclaration: true,
   ignorePiTags: true,
@@ -41,6 +48,11 @@ export interface ParsedXml {
  * `alreadyChecked` skips validation when a streaming parser has checked that text already.
  */
 export function parseXml(content: string, fileName: string, firstLine = 1, alreadyChecked = false): ParsedXml {
+  const entities = alreadyChecked ? null : entityIssue(content)
+  if (entities) {
+    const { line, column } = new LineIndex(content).position(entities.index)
+    throw CorpusError.at(fileName, line + firstLine - 1, `malformed XML (column ${column}): ${entities.message}`)
+  }
   const valid = alreadyChecked || XMLValidator.validate(content)
   if (valid !== true) {
     const error = xmlError(content, fileName, valid.err)
@@ -62,6 +74,31 @@ export function parseXml(content: string, fileName: string, firstLine = 1, alrea
       return meta?.startIndex !== undefined ? lines.lineOf(meta.startIndex) + firstLine - 1 : undefined
     },
   }
+}
+
+/**
+ * Entities a file declares in its DOCTYPE would be expanded by the whole-file parser but refused
+ * by the streaming one (sax reads no DTD), so the same file read as two texts; expanding a file's
+ * own entities is also how XML bombs are built. Both readers therefore refuse a declaration, and
+ * a reference to an entity that is neither XML's, HTML's (sax's list) nor a character reference.
+ */
+export function entityIssue(content: string): { index: number; message: string } | null {
+  // CDATA sections and comments hold literal text: blanked out, offsets kept.
+  const scanned = content.replace(/<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->/g, (m) => ' '.repeat(m.length))
+  const declared = /<!ENTITY\s+(?:%\s*)?([^\s>]+)/.exec(scanned)
+  if (declared) return { index: declared.index, message: declaredEntity(declared[1]!) }
+  for (const used of scanned.matchAll(/&([A-Za-z_:][\w.:-]*);/g)) {
+    if (!Object.hasOwn(SAX_ENTITIES, used[1]!)) return { index: used.index, message: undefinedEntity(used[1]!) }
+  }
+  return null
+}
+
+export function declaredEntity(name: string): string {
+  return `the DOCTYPE declares the entity ${name} (<!ENTITY …>); entities a file declares are not expanded: write their text in its place`
+}
+
+export function undefinedEntity(name: string): string {
+  return `&${name}; is not a known entity (XML's five, HTML's named ones such as &eacute; and character references such as &#233; are; the file's DTD is not read): write the character itself or its character reference`
 }
 
 /**

@@ -97,6 +97,34 @@ describe('openCorpusStream', () => {
     expect(seen.length).toBeLessThan(3)
   })
 
+  it('reads entities as the whole-file reader does: HTML names expanded, a file’s own or unknown ones refused alike', async () => {
+    const bioc = (doctype: string, text: string) =>
+      `<?xml version="1.0"?>\n${doctype}<collection><source/><date/><key/><document><id>1</id><passage><offset>0</offset>\n<text>${text}</text></passage></document></collection>\n`
+    const read = async (name: string, content: string) => {
+      const path = join(dir, name)
+      writeFileSync(path, content)
+      const whole = await readCorpusFile(path).then((r) => r.documents[0]!.text, (e: unknown) => e as CorpusError)
+      const streamed = await collect((await openCorpusStream(path)).documents).then((d) => d[0]!.text, (e: unknown) => e as CorpusError)
+      return { whole, streamed }
+    }
+    // Known names and character references: the same text (before, &eacute; stayed as it was written).
+    const known = await read('known.xml', bioc('', 'caf&eacute; &amp; &#233;&#xE9; &lt;b&gt;'))
+    expect(known).toEqual({ whole: 'café & éé <b>', streamed: 'café & éé <b>' })
+    // A name no reader knows: refused by both, on its line.
+    const unknown = await read('unknown.xml', bioc('', 'a &zorg; b'))
+    expect(unknown.whole).toBeInstanceOf(CorpusError)
+    expect(unknown.streamed).toBeInstanceOf(CorpusError)
+    for (const e of [unknown.whole, unknown.streamed] as CorpusError[]) expect(e.message).toMatch(/unknown\.xml:3: malformed XML \(column \d+\): &zorg; is not a known entity/)
+    // The file's own entities: refused by both (the whole-file parser used to expand them, sax refused them).
+    const own = await read('own.xml', bioc('<!DOCTYPE collection [<!ENTITY x "Aspirin">]>\n', 'A &x; B'))
+    for (const e of [own.whole, own.streamed] as CorpusError[]) {
+      expect(e).toBeInstanceOf(CorpusError)
+      expect(e.message).toMatch(/own\.xml:2: malformed XML \(column \d+\): the DOCTYPE declares the entity x/)
+    }
+    // Inside CDATA, an ampersand is text.
+    expect(await read('cdata.xml', bioc('', '<![CDATA[a &zorg; b]]>'))).toEqual({ whole: 'a &zorg; b', streamed: 'a &zorg; b' })
+  })
+
   it('reports a truncated BioC XML file at its end, with the unclosed elements', async () => {
     const path = join(dir, 'trunc.xml')
     const xml = writeCorpus(synthetic(3), 'bioc-xml').files[0]!.content
