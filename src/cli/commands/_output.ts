@@ -1,7 +1,7 @@
-// Output paths of every command that writes (train, distill, tag, convert): checked before any
-// work, so a bad --out is reported at once (not after an epoch as a raw EEXIST/ENOTDIR), an input
-// is never overwritten, and a folder holding other files or a model is never silently mixed or
-// replaced. Also the one place where corpus outputs are written (atomically).
+// Output paths of every command that writes (train, distill, tag, convert, compare, encode, …):
+// checked before any work, so a bad --out is reported at once (not after an epoch as a raw
+// EEXIST/ENOTDIR), an input is never overwritten, and a folder holding other files or a model is
+// never silently mixed or replaced. Also the one place where file outputs are written (atomically).
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
@@ -154,19 +154,34 @@ export async function writeCorpusOutput(
   options: { baseName: string; onIssue?: (issue: CorpusIssue) => void; outputName?: string; offsets?: OffsetUnit },
 ): Promise<number> {
   const { files } = writeCorpus(docs, format, options)
+  if (format !== 'brat' && format !== 'text') {
+    await writeOutputFile(outPath, files[0]!.content)
+    return 1
+  }
   try {
-    if (outPath === '-') process.stdout.write(files[0]!.content)
-    else if (format === 'brat' || format === 'text') {
-      mkdirSync(dirname(resolve(outPath)), { recursive: true })
-      writeFolderAtomic(outPath, files)
-    } else {
-      mkdirSync(dirname(resolve(outPath)), { recursive: true })
-      await writeFileAtomicStream(outPath, encodeForPath(outPath, once(files[0]!.content)))
-    }
+    mkdirSync(dirname(resolve(outPath)), { recursive: true })
+    writeFolderAtomic(outPath, files)
   } catch (e) {
     throw new CliError(`${outPath}: cannot write the output: ${fsProblem(e)}`)
   }
   return files.length
+}
+
+/**
+ * Writes one output file (checked beforehand with checkOutputPath): standard output for '-',
+ * else atomically (gzipped when its name ends in .gz), its folder made when missing. `what` names
+ * it in the error, e.g. 'the report'.
+ */
+export async function writeOutputFile(outPath: string, content: string, what = 'the output'): Promise<void> {
+  try {
+    if (outPath === '-') process.stdout.write(content)
+    else {
+      mkdirSync(dirname(resolve(outPath)), { recursive: true })
+      await writeFileAtomicStream(outPath, encodeForPath(outPath, once(content)))
+    }
+  } catch (e) {
+    throw new CliError(`${outPath}: cannot write ${what}: ${fsProblem(e)}`)
+  }
 }
 
 async function* once(text: string): AsyncGenerator<string> {

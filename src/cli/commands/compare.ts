@@ -1,10 +1,8 @@
 // `fastbioner compare --models DIR DIR… --gold FILE [--out report.json]`
-import { fsProblem } from '../../core/corpus'
-import { mkdir, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
 import { compareModels, formatCompareTable } from '../../core/eval/compare'
 import { checkTaggingModel, CliError, readCorpus, runCommand, startBackend, stderrLog } from './_ml'
 import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, typeMapOpt, valueOptions } from './_options'
+import { checkOutputPath, writeOutputFile } from './_output'
 
 const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]
 
@@ -76,6 +74,8 @@ export async function run(argv: string[]): Promise<number> {
     const heads: Array<string | undefined> = v.head === undefined ? models.map(() => undefined) : v.head.includes(',') ? v.head.split(',').map((h) => (h.trim() === '-' || h.trim() === '' ? undefined : h.trim())) : models.map(() => v.head)
     if (heads.length !== models.length) throw new CliError(`--head lists ${heads.length} heads for ${models.length} models: give one per model, in the order of --models ('-' for every head merged)`, 2)
     models.forEach((m, i) => checkTaggingModel(m, heads[i]))
+    if (v.out === '-') throw new CliError('--out names a file (the table goes to standard output)', 2)
+    if (v.out !== undefined) checkOutputPath(v.out, { flag: '--out', kind: 'file', inputs: [goldPath, v.timing, ...models] })
     const typeMap = typeMapOpt(v['map-types'])
     let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)).documents
     let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined
@@ -96,12 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     })
     process.stdout.write(formatCompareTable(report) + '\n')
     if (v.out !== undefined) {
-      try {
-        await mkdir(dirname(v.out), { recursive: true })
-        await writeFile(v.out, JSON.stringify(report, null, 2) + '\n', 'utf8')
-      } catch (e) {
-        throw new CliError(`${v.out}: cannot write the report: ${fsProblem(e)}`)
-      }
+      await writeOutputFile(v.out, JSON.stringify(report, null, 2) + '\n', 'the report')
       if (!quiet) process.stderr.write(`report written to ${v.out}\n`)
     }
     return 0

@@ -1,11 +1,11 @@
 // `fastbioner encode --model DIR --input FILE --out FILE`
 import { fsProblem } from '../../core/corpus'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { readFile } from 'node:fs/promises'
 import * as tf from '@tensorflow/tfjs-core'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { CliError, loadModel, runCommand, startBackend } from './_ml'
 import { requireOpt, valueOptions } from './_options'
+import { checkOutputPath, writeOutputFile } from './_output'
 
 const USAGE = `usage: fastbioner encode --model DIR --input FILE --out FILE [--head NAME]
 
@@ -57,6 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     const modelDir = requireOpt(v.model, '--model')
     const inputPath = requireOpt(v.input, '--input')
     const outPath = requireOpt(v.out, '--out')
+    checkOutputPath(outPath, { flag: '--out', kind: 'file', inputs: [inputPath, modelDir] })
 
     let json: Record<string, unknown>
     try {
@@ -107,15 +108,7 @@ export async function run(argv: string[]): Promise<number> {
         }
       })
       const body = JSON.stringify({ ...result, labels: model.heads.get(head)!.labels, head }) + '\n'
-      try {
-        if (outPath === '-') process.stdout.write(body)
-        else {
-          await mkdir(dirname(outPath), { recursive: true })
-          await writeFile(outPath, body, 'utf8')
-        }
-      } catch (e) {
-        throw new CliError(`${outPath}: cannot write the output: ${fsProblem(e)}`)
-      }
+      await writeOutputFile(outPath, body)
     } finally {
       model.dispose()
     }

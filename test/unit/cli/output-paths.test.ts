@@ -10,6 +10,8 @@ import { run as trainCmd } from '../../../src/cli/commands/train'
 import { run as distillCmd } from '../../../src/cli/commands/distill'
 import { run as pretrainCmd } from '../../../src/cli/commands/pretrain'
 import { run as wordvecCmd } from '../../../src/cli/commands/wordvec'
+import { run as compareCmd } from '../../../src/cli/commands/compare'
+import { run as encodeCmd } from '../../../src/cli/commands/encode'
 import { capture } from './capture'
 
 const PUBTATOR = '501|t|Zorblin binds kelp.\n501|a|Grey fever follows.\n501\t0\t7\tZorblin\tGene\n\n502|t|Kelp-3 is quiet.\n\n'
@@ -46,6 +48,21 @@ describe('an output that is an input is refused (item 2)', () => {
     expect(r.code).toBe(2)
     expect(r.err).toContain('is the input')
     expect(readFileSync(gold, 'utf8')).toBe(CONLL)
+  })
+})
+
+describe('compare and encode guard their --out as the other commands do (session 40, item 1a)', () => {
+  it('compare and encode refuse an --out that is an input, before any model loads', async () => {
+    const gold = file('g.pubtator', PUBTATOR)
+    const c = await capture(() => compareCmd(['--models', join(dir, 'm'), '--gold', gold, '--out', gold]))
+    expect(c.code).toBe(2)
+    expect(c.err).toContain(`--out ${gold}: is the input ${gold}; writing there would destroy it`)
+    expect(readFileSync(gold, 'utf8')).toBe(PUBTATOR)
+    const ids = file('ids.json', '{"input_ids": [[1, 2]]}')
+    const e = await capture(() => encodeCmd(['--model', join(dir, 'm'), '--input', ids, '--out', ids]))
+    expect(e.code).toBe(2)
+    expect(e.err).toContain(`--out ${ids}: is the input ${ids}`)
+    expect(readFileSync(ids, 'utf8')).toBe('{"input_ids": [[1, 2]]}')
   })
 })
 
