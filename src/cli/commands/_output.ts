@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
-import { encodeForPath, fsProblem, isGzipped, writeCorpus, type OffsetUnit } from '../../core/corpus'
+import { bratCompanion, encodeForPath, fsProblem, isGzipped, writeCorpus, type OffsetUnit } from '../../core/corpus'
 import { writeFileAtomicStream, writeFolderAtomic } from '../../core/fs/atomic'
 import { CliError } from './_ml'
 
@@ -63,16 +63,21 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
     if (kind !== 'file' && !here.isDirectory()) usage('is a file; give a folder')
   }
 
-  // Never the same file as an input, by any name (relative path, symbolic or hard link).
+  // Never the same file as an input, by any name (relative path, symbolic or hard link), nor
+  // the other half of an input's brat pair (read with it).
   const realTarget = realpathOfPossiblyMissing(target)
-  for (const input of check.inputs ?? []) {
-    if (input === undefined || input === '-') continue
-    const inputInfo = statOrUndefined(input)
+  const inputs = (check.inputs ?? []).flatMap((input) => {
+    if (input === undefined || input === '-') return []
+    const companion = bratCompanion(input)
+    return [{ path: input, name: `the input ${input}` }, ...(companion === undefined ? [] : [{ path: companion, name: `${companion}, the other half of the input's brat pair ${input}` }])]
+  })
+  for (const input of inputs) {
+    const inputInfo = statOrUndefined(input.path)
     if (!inputInfo) continue
-    const realInput = realpathSync(input)
+    const realInput = realpathSync(input.path)
     const same = realInput === realTarget || (here !== undefined && here.ino === inputInfo.ino && here.dev === inputInfo.dev)
-    if (same) usage(`is the input ${input}; writing there would destroy it (choose another ${flag})`)
-    if (kind !== 'file' && isInside(realInput, realTarget)) usage(`holds the input ${input}; writing there could destroy it (choose another ${flag})`)
+    if (same) usage(`is ${input.name}; writing there would destroy it (choose another ${flag})`)
+    if (kind !== 'file' && isInside(realInput, realTarget)) usage(`holds ${input.name}; writing there could destroy it (choose another ${flag})`)
   }
 
   if (here?.isDirectory()) {

@@ -196,6 +196,15 @@ function sibling(path: string, ext: string): string {
   return join(dirname(path), stem(path) + ext)
 }
 
+/**
+ * The other half of the brat pair `path` may belong to (the .txt of an .ann, the .ann of a .txt),
+ * which readCorpusFile reads with it; undefined for other names. It need not exist.
+ */
+export function bratCompanion(path: string): string | undefined {
+  const ext = extension(path)
+  return ext === '.ann' ? sibling(path, '.txt') : ext === '.txt' ? sibling(path, '.ann') : undefined
+}
+
 function companionName(fileName: string): string {
   return extension(fileName) === '.ann' ? fileName.slice(0, -4) + '.txt' : fileName.replace(/\.[^./\\]*$/, '') + '.ann'
 }

@@ -66,6 +66,23 @@ describe('compare and encode guard their --out as the other commands do (session
   })
 })
 
+describe("the other half of an input's brat pair is an input too (session 40, item 1b)", () => {
+  it("convert and tag refuse the other half of the input's brat pair", async () => {
+    const txt = file('d1.txt', 'Zorblin binds kelp.\n')
+    const ann = file('d1.ann', 'T1\tGene 0 7\tZorblin\n')
+    for (const run of [() => convertCmd(['--in', ann, '--to', 'pubtator', '--out', txt, '--force']), () => tagCmd(['--model', join(dir, 'm'), '--in', ann, '--format', 'pubtator', '--out', txt, '--force'])]) {
+      const r = await capture(run)
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(`--out ${txt}: is ${txt}, the other half of the input's brat pair ${ann}; writing there would destroy it`)
+    }
+    const back = await capture(() => convertCmd(['--in', txt, '--to', 'pubtator', '--out', ann, '--force']))
+    expect(back.code).toBe(2)
+    expect(back.err).toContain(`is ${ann}, the other half of the input's brat pair ${txt}`)
+    expect(readFileSync(txt, 'utf8')).toBe('Zorblin binds kelp.\n')
+    expect(readFileSync(ann, 'utf8')).toBe('T1\tGene 0 7\tZorblin\n')
+  })
+})
+
 describe('folder outputs (item 4)', () => {
   it('refuses a non-empty folder for brat and text unless --force, which replaces it as a whole', async () => {
     const input = file('x.pubtator', PUBTATOR)
