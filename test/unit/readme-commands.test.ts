@@ -77,6 +77,7 @@ function fixtureTable(t: string): Record<string, string> {
     'biobert-ner': join(t, 'biobert-ner'),
     student: join(t, 'student'),
     'student-int8': join(t, 'student-int8'),
+    'student-tagged.pubtator': join(t, 'student-tagged.pubtator'),
   }
 }
 

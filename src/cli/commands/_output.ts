@@ -1,7 +1,7 @@
 // Output paths of every command that writes (train, distill, tag, convert, compare, encode, …):
 // checked before any work, so a bad --out is reported at once (not after an epoch as a raw
-// EEXIST/ENOTDIR), an input is never overwritten, and a folder holding other files or a model is
-// never silently mixed or replaced. Also the one place where file outputs are written (atomically).
+// EEXIST/ENOTDIR), an input is never overwritten, and a file, a folder holding other files or a
+// model is never silently replaced. Also the one place where file outputs are written (atomically).
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { CorpusDocument, CorpusFormat, CorpusIssue } from '../../shared/domain'
@@ -23,7 +23,7 @@ export interface OutputCheck {
   kind: OutputKind
   /** Input files and folders that the output must not be, nor (for folders) contain. */
   inputs?: Array<string | undefined>
-  /** The user allowed replacing what is there (--force, --overwrite). */
+  /** The user allowed replacing what is there: an existing file, a non-empty folder, a model (--force, --overwrite). */
   replace?: boolean
   /** The option that allows it, for the message; without one, the message offers none. */
   replaceFlag?: string
@@ -78,6 +78,11 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
     const same = realInput === realTarget || (here !== undefined && here.ino === inputInfo.ino && here.dev === inputInfo.dev)
     if (same) usage(`is ${input.name}; writing there would destroy it (choose another ${flag})`)
     if (kind !== 'file' && isInside(realInput, realTarget)) usage(`holds ${input.name}; writing there could destroy it (choose another ${flag})`)
+  }
+
+  // A file already there is someone's: replaced only when asked.
+  if (kind === 'file' && here?.isFile() && !check.replace) {
+    usage(`the file exists; choose a new file name${check.replaceFlag !== undefined ? `, or pass ${check.replaceFlag} to replace it` : ''}`)
   }
 
   if (here?.isDirectory()) {

@@ -1,7 +1,7 @@
 // `fastbioner compare --models DIR DIR… --gold FILE [--out report.json]`
 import { compareModels, formatCompareTable } from '../../core/eval/compare'
 import { checkTaggingModel, CliError, readCorpus, runCommand, startBackend, stderrLog } from './_ml'
-import { formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, typeMapOpt, valueOptions } from './_options'
+import { flagOptions, formatOpt, intOpt, mapTypesHelp, repeatableOptions, requireOpt, typeMapOpt, valueOptions } from './_options'
 import { checkOutputPath, writeOutputFile } from './_output'
 
 const USAGE = `usage: fastbioner compare --models DIR DIR… --gold FILE [--out report.json] [options]
@@ -19,7 +19,8 @@ overlap. Prints a table on standard output; --out writes the full report as JSON
                       comma-separated, or --models repeated
   --gold FILE         gold corpus (any supported format)
   --timing FILE       time on these documents instead of the gold ones (e.g. PubMed abstracts)
-  --out FILE          JSON report
+  --out FILE          JSON report (a new file: one already there is left as it is)
+  --force             replace an existing --out file
   --engine onnx|tfjs  engine preference (default onnx, falling back to tfjs)
   --threads N         onnxruntime intra-op threads of every model (default: all cores)
   --rounds N          timed rounds (default 7; fewer than 5 give no faster/slower verdict)
@@ -60,6 +61,7 @@ export function expandModels(argv: string[]): string[] {
 const OPTIONS = {
   ...valueOptions('gold', 'timing', 'out', 'engine', 'threads', 'rounds', 'round-pieces', 'warmup', 'max-docs', 'head', 'gold-format', 'timing-format'),
   ...repeatableOptions('models', 'map-types'),
+  ...flagOptions('force'),
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -75,7 +77,8 @@ export async function run(argv: string[]): Promise<number> {
     if (heads.length !== models.length) throw new CliError(`--head lists ${heads.length} heads for ${models.length} models: give one per model, in the order of --models ('-' for every head merged)`, 2)
     models.forEach((m, i) => checkTaggingModel(m, heads[i]))
     if (v.out === '-') throw new CliError('--out names a file (the table goes to standard output)', 2)
-    if (v.out !== undefined) checkOutputPath(v.out, { flag: '--out', kind: 'file', inputs: [goldPath, v.timing, ...models] })
+    if (v.out !== undefined) checkOutputPath(v.out, { flag: '--out', kind: 'file', inputs: [goldPath, v.timing, ...models], replace: v.force, replaceFlag: '--force' })
+    else if (v.force) throw new CliError('--force goes with --out', 2)
     const typeMap = typeMapOpt(v['map-types'])
     let gold = (await readCorpus(goldPath, formatOpt(v['gold-format'], '--gold-format'), quiet, typeMap)).documents
     let timing = v.timing !== undefined ? (await readCorpus(v.timing, formatOpt(v['timing-format'], '--timing-format'), quiet)).documents : undefined

@@ -17,9 +17,10 @@ Reads a corpus file and writes it in another format.
   --from FORMAT      input format; detected from the name and content when left out
   --to FORMAT        output format; when left out, the one --out's name gives (.pubtator,
                      .conll/.tsv/.iob, .json BioC, .xml BioC)
-  --out PATH         output file, or '-' for standard output; a new or empty folder for brat
-                     and text (one .txt/.ann pair, or one .txt, per document)
-  --force            brat and text: replace the contents of a non-empty --out folder
+  --out PATH         a new output file, or '-' for standard output; a new or empty folder for
+                     brat and text (one .txt/.ann pair, or one .txt, per document)
+  --force            replace an existing --out file, or (brat and text) the contents of a
+                     non-empty --out folder
   --sentences-per-document N
                      CoNLL input without -DOCSTART- lines: sentences per document (default 10)
 ${mapTypesHelp(21)}

@@ -4,10 +4,10 @@ import { readFile } from 'node:fs/promises'
 import * as tf from '@tensorflow/tfjs-core'
 import { DEFAULT_HEAD } from '../../core/model/bert'
 import { CliError, loadModel, runCommand, startBackend } from './_ml'
-import { requireOpt, valueOptions } from './_options'
+import { flagOptions, requireOpt, valueOptions } from './_options'
 import { checkOutputPath, writeOutputFile } from './_output'
 
-const USAGE = `usage: fastbioner encode --model DIR --input FILE --out FILE [--head NAME]
+const USAGE = `usage: fastbioner encode --model DIR --input FILE --out FILE [--head NAME] [--force]
 
 Runs the encoder (inference mode, no dropout) on given token ids and writes every output.
 
@@ -20,7 +20,8 @@ Runs the encoder (inference mode, no dropout) on given token ids and writes ever
                                         (embedding output, then each layer),
                        "attentions": layers × batch × heads × length × length,
                        "labels": [...], "head": NAME}
-                 ('-' for standard output)
+                 ('-' for standard output); a new file: one already there is left as it is
+  --force        replace an existing --out file
   --head NAME    classifier head for "logits" (default: 'default', else the first head)
   -q, --quiet    no backend line on standard error
   -h, --help     this text
@@ -50,14 +51,14 @@ function readMatrix(j: Record<string, unknown>, key: string, file: string, shape
   return rows as Matrix
 }
 
-const OPTIONS = valueOptions('model', 'input', 'out', 'head')
+const OPTIONS = { ...valueOptions('model', 'input', 'out', 'head'), ...flagOptions('force') }
 
 export async function run(argv: string[]): Promise<number> {
   return runCommand('encode', USAGE, argv, OPTIONS, async (v) => {
     const modelDir = requireOpt(v.model, '--model')
     const inputPath = requireOpt(v.input, '--input')
     const outPath = requireOpt(v.out, '--out')
-    checkOutputPath(outPath, { flag: '--out', kind: 'file', inputs: [inputPath, modelDir] })
+    checkOutputPath(outPath, { flag: '--out', kind: 'file', inputs: [inputPath, modelDir], replace: v.force, replaceFlag: '--force' })
 
     let json: Record<string, unknown>
     try {

@@ -37,8 +37,9 @@ either way the other files are tagged and the exit code is 1.
   --model DIR        checkpoint directory (config.json, vocab.txt, model.safetensors);
                      default: the model that ships with fastbioner (Disease, Chemical, Gene)
   --in FILE          input corpus, any supported format (detected unless --in-format)
-  --out FILE         output file ('-' for standard output); a new or empty folder for brat
-  --force            brat: replace the contents of a non-empty --out folder
+  --out FILE         a new output file ('-' for standard output); a new or empty folder for brat
+  --force            replace an existing --out file, or (brat) the contents of a non-empty
+                     --out folder
   --format FORMAT    output format: pubtator, conll, bioc (= bioc-json), bioc-xml, brat;
                      default: the one --out's extension names (.pubtator, .conll/.tsv/.iob,
                      .json, .xml), else the input's format when it can hold mentions, else

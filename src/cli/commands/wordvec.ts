@@ -1,5 +1,4 @@
 // `fastbioner wordvec --text FILE|DIR... --out DIR [--preset NAME] [options]`
-import { existsSync } from 'node:fs'
 import { PRESET_NAMES, type PresetName } from '../../shared/recipes'
 import { buildWordVectorCheckpoint, buildWordVectorFile, WORDVEC_DEFAULTS } from '../../core/pretrain/wordvec'
 import { MAX_VECTOR_DIM } from '../../core/nlp/word-vectors'
@@ -106,9 +105,8 @@ async function wordVectorFile(v: OptionValues<typeof OPTIONS>, text: string[]): 
   const dim = intOpt(v.dim, '--dim', 1)
   if (dim !== undefined && dim > MAX_VECTOR_DIM) throw new CliError(`--dim must be at most ${MAX_VECTOR_DIM}, got ${dim}`, 2)
   const log = stderrLog(v.quiet ?? false)
+  // Vectors take minutes to train: a file already there is someone's, never replaced (no --force).
   checkOutputPath(out, { flag: '--vec', kind: 'file', inputs: text })
-  // Vectors take minutes to train: a file already there is someone's, never replaced.
-  if (existsSync(out)) throw new CliError(`--vec ${out}: the file exists; choose a new file name`, 2, false)
   const r = await buildWordVectorFile({
     text,
     out,

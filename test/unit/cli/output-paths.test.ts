@@ -59,7 +59,7 @@ describe('compare and encode guard their --out as the other commands do (session
     expect(c.err).toContain(`--out ${gold}: is the input ${gold}; writing there would destroy it`)
     expect(readFileSync(gold, 'utf8')).toBe(PUBTATOR)
     const ids = file('ids.json', '{"input_ids": [[1, 2]]}')
-    const e = await capture(() => encodeCmd(['--model', join(dir, 'm'), '--input', ids, '--out', ids]))
+    const e = await capture(() => encodeCmd(['--model', join(dir, 'm'), '--input', ids, '--out', ids, '--force']))
     expect(e.code).toBe(2)
     expect(e.err).toContain(`--out ${ids}: is the input ${ids}`)
     expect(readFileSync(ids, 'utf8')).toBe('{"input_ids": [[1, 2]]}')
@@ -80,6 +80,39 @@ describe("the other half of an input's brat pair is an input too (session 40, it
     expect(back.err).toContain(`is ${ann}, the other half of the input's brat pair ${txt}`)
     expect(readFileSync(txt, 'utf8')).toBe('Zorblin binds kelp.\n')
     expect(readFileSync(ann, 'utf8')).toBe('T1\tGene 0 7\tZorblin\n')
+  })
+})
+
+describe('an existing output file is kept unless --force (session 40, item 1c)', () => {
+  it('an existing --out file is refused unless --force, which replaces it', async () => {
+    const input = file('x.pubtator', PUBTATOR)
+    const out = file('y.json', 'keep me')
+    const message = `--out ${out}: the file exists; choose a new file name, or pass --force to replace it`
+    const runs = [
+      () => convertCmd(['--in', input, '--to', 'bioc-json', '--out', out]),
+      () => tagCmd(['--model', join(dir, 'm'), '--in', input, '--out', out]),
+      () => compareCmd(['--models', join(dir, 'm'), '--gold', input, '--out', out]),
+      () => encodeCmd(['--model', join(dir, 'm'), '--input', file('ids.json', '{}'), '--out', out]),
+    ]
+    for (const run of runs) {
+      const r = await capture(run)
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(message)
+      expect(readFileSync(out, 'utf8')).toBe('keep me')
+    }
+    const forced = await capture(() => convertCmd(['--in', input, '--to', 'bioc-json', '--out', out, '--force', '-q']))
+    expect(forced.code).toBe(0)
+    expect(JSON.parse(readFileSync(out, 'utf8')).documents).toHaveLength(2)
+    // --force replaces a file, never an input.
+    expect((await capture(() => convertCmd(['--in', input, '--to', 'pubtator', '--out', input, '--force']))).code).toBe(2)
+    expect(readFileSync(input, 'utf8')).toBe(PUBTATOR)
+  })
+
+  it('each command that writes a file documents --force', async () => {
+    for (const run of [convertCmd, tagCmd, compareCmd, encodeCmd]) {
+      const r = await capture(() => run(['--help']))
+      expect(r.out).toMatch(/--force +replace an existing --out file/)
+    }
   })
 })
 

@@ -98,8 +98,8 @@ describe('offsets after an astral-plane character', () => {
   it('convert: a UTF-16 file becomes code points by default; --offsets utf16 writes UTF-16', async () => {
     const input = join(dir, 'u16.pubtator')
     writeFileSync(input, pubtator(U16, 12))
-    const cp = join(dir, 'cp.pubtator')
-    expect((await capture(() => convertCmd(['--in', input, '--to', 'pubtator', '--out', cp, '-q']))).code).toBe(0)
+    const cp = join(dir, 'cp.pubtator') // written by the test above: replaced
+    expect((await capture(() => convertCmd(['--in', input, '--to', 'pubtator', '--out', cp, '--force', '-q']))).code).toBe(0)
     expect(readFileSync(cp, 'utf8')).toBe(pubtator(CP, 11))
     const back = join(dir, 'back.pubtator')
     expect((await capture(() => convertCmd(['--in', cp, '--to', 'pubtator', '--out', back, '--offsets', 'utf16', '-q']))).code).toBe(0)
