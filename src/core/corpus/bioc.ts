@@ -606,7 +606,10 @@ export function biocXmlDocument(original: CorpusDocument, options: BiocWriteOpti
       })),
     })),
   }
-  return xmlBuilder.build({ document }) as string
+  // A raw CR would not come back: XML parsers turn CR LF and lone CR into LF (attribute values:
+  // into a space), which shifts every offset after it. Written as a character reference, it is
+  // read back as CR. The builder writes no CR of its own, so every CR here is the text's.
+  return (xmlBuilder.build({ document }) as string).replace(/\r/g, '&#13;')
 }
 
 export const BIOC_XML_TAIL = '</collection>\n'

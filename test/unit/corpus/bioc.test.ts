@@ -1,4 +1,7 @@
-import { readBiocJson, readBiocXml, writeBiocJson, writeBiocXml } from '@core/corpus'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openCorpusStream, readBiocJson, readBiocXml, writeBiocJson, writeBiocXml } from '@core/corpus'
 import type { CorpusDocument } from '@shared/domain'
 import { corpusError, expectConsistent, fixture } from './helpers'
 
@@ -130,6 +133,27 @@ describe('BioC XML robustness (issue 11, items 6 and 7)', () => {
     const back = readBiocXml(xml, 'out.xml').documents[0]!
     expect(back.text).toBe('Zorblin  binds  kelp .')
     expect(back.mentions[0]).toMatchObject({ start: 9, end: 15, type: 'Verb' })
+  })
+
+  it('writes CR as &#13;, so that both readers get the text and its offsets back (session 40, item 2)', async () => {
+    const text = 'Line one\r\nAspirin causes ulcer.\r\nLone\rCR.'
+    const doc: CorpusDocument = { id: 'cr', text, passages: [], mentions: [{ start: 10, end: 17, text: 'Aspirin', type: 'Chemical' }] }
+    const xml = writeBiocXml([doc])
+    expect(xml).not.toContain('\r')
+    expect(xml.match(/&#13;/g)).toHaveLength(3)
+    const dir = mkdtempSync(join(tmpdir(), 'bioc-cr-'))
+    try {
+      const path = join(dir, 'c.xml')
+      writeFileSync(path, xml)
+      const streamed: CorpusDocument[] = []
+      for await (const d of (await openCorpusStream(path, 'bioc-xml')).documents) streamed.push(d)
+      for (const back of [readBiocXml(xml, 'c.xml').documents[0]!, streamed[0]!]) {
+        expect(back.text).toBe(text)
+        expect(back.mentions).toEqual([{ start: 10, end: 17, text: 'Aspirin', type: 'Chemical' }])
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('reports a truncated file at its last line and column, naming the unclosed elements', () => {
