@@ -29,7 +29,21 @@ function usage(): string {
   return `usage: fastbioner <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'fastbioner <command> --help' for a command's options.`
 }
 
+/**
+ * A reader that stops early (`fastbioner convert --out - … | head`) closes the pipe, and the next
+ * write to standard output fails with EPIPE: every command stops there quietly and successfully,
+ * as Unix tools do, instead of dying on an unhandled 'error' event (a stack trace, exit code 1 or
+ * 7). One handler for every command's output; other errors on standard output stay fatal.
+ */
+function stopQuietlyOnClosedOutput(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0)
+    throw error
+  })
+}
+
 export async function main(argv: string[]): Promise<number> {
+  stopQuietlyOnClosedOutput()
   const [name, ...rest] = argv
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage() + '\n')
