@@ -97,6 +97,11 @@ export class BiocDocumentBuilder {
       log.error(passage.line ?? raw.line, `document ${id}: passage at offset ${passage.offset} overlaps the previous passage, which ends at ${end}`)
       return undefined
     }
+    if ('gap' in assembled) {
+      const { passage, end, present } = assembled.gap
+      log.error(passage.line ?? raw.line, `document ${id}, passage ${raw.passages.indexOf(passage) + 1}: ${farGap(passage.offset, end, present)}`)
+      return undefined
+    }
     const text = assembled.text
     const passages: Passage[] = ordered.map((p, i) => ({ type: firstInfon(p.infons, PASSAGE_TYPE_KEYS) ?? 'passage', offset: assembled.starts[i]!, length: p.text.length }))
 
@@ -131,16 +136,37 @@ export class BiocDocumentBuilder {
 }
 
 /**
- * A document's text with each passage at its offset (in `unit`), gaps padded with spaces; the
- * passages' UTF-16 starts; or the passage that overlaps the one before.
+ * Gaps between passages (and sentences) stand for text left out and are padded with spaces, but
+ * only up to this many plus ten times the text there is: an offset far beyond the text (a typo,
+ * or a 120-byte file saying 500000000) would otherwise take gigabytes of spaces.
  */
-function assemble(ordered: readonly RawPassage[], unit: OffsetUnit): { text: string; starts: number[] } | { overlap: { passage: RawPassage; end: number } } {
+const MAX_GAP_SPACES = 1 << 20
+
+function gapTooLarge(gap: number, present: number): boolean {
+  return gap > MAX_GAP_SPACES + 10 * present
+}
+
+/** The error for an offset that gapTooLarge refuses. */
+function farGap(offset: number, end: number, present: number): string {
+  return `offset ${offset} is far beyond the text before it (which ends at ${end}; with ${present} characters of text, gaps of at most ${MAX_GAP_SPACES + 10 * present} are padded)`
+}
+
+/**
+ * A document's text with each passage at its offset (in `unit`), gaps padded with spaces; the
+ * passages' UTF-16 starts; or the passage that overlaps the one before, or whose gap is too large.
+ */
+function assemble(
+  ordered: readonly RawPassage[],
+  unit: OffsetUnit,
+): { text: string; starts: number[] } | { overlap: { passage: RawPassage; end: number } } | { gap: { passage: RawPassage; end: number; present: number } } {
   let text = ''
   let end = 0 // in `unit`
   const starts: number[] = []
+  const present = ordered.reduce((n, p) => n + p.text.length, 0)
   for (const p of ordered) {
     if (p.offset < end) return { overlap: { passage: p, end } }
     const pad = p.offset - end
+    if (gapTooLarge(pad, present)) return { gap: { passage: p, end, present } }
     starts.push(text.length + pad)
     text += ' '.repeat(pad) + p.text
     end = p.offset + (unit === 'utf16' ? p.text.length : OffsetMap.of(p.text).codePoints)
@@ -152,7 +178,7 @@ function assemble(ordered: readonly RawPassage[], unit: OffsetUnit): { text: str
 function detectUnit(ordered: readonly RawPassage[]): OffsetUnit {
   const matches = (unit: OffsetUnit): number => {
     const built = assemble(ordered, unit)
-    if ('overlap' in built) return -1
+    if (!('text' in built)) return -1
     const map = OffsetMap.of(built.text)
     let n = 0
     for (const p of ordered) {
@@ -201,8 +227,9 @@ function rawXmlDocument(d: XmlNode, xml: ParsedXml, log: IssueLog): RawDocument 
     })
 
     const idNode = element(d, 'id')
+    const docName = (idNode ? textContent(idNode).trim() : '') || '(no id)'
     const passages: RawPassage[] = []
-    for (const p of elements(d, 'passage')) {
+    for (const [pi, p] of elements(d, 'passage').entries()) {
       const line = xml.lineOf(p)
       const offsetNode = element(p, 'offset')
       const offset = number(offsetNode, 'passage offset', offsetNode ? xml.lineOf(offsetNode) : line, offsetNode ? textContent(offsetNode) : undefined)
@@ -213,11 +240,11 @@ function rawXmlDocument(d: XmlNode, xml: ParsedXml, log: IssueLog): RawDocument 
       // Sentence-level BioC: the passage text is spread over <sentence> elements.
       const sentences = elements(p, 'sentence')
       if (sentences.length > 0) {
-        for (const s of sentences) {
+        for (const [si, s] of sentences.entries()) {
           const sOffsetNode = element(s, 'offset')
           const sOffset = number(sOffsetNode, 'sentence offset', sOffsetNode ? xml.lineOf(sOffsetNode) : xml.lineOf(s), sOffsetNode ? textContent(sOffsetNode) : undefined)
           const sTextNode = element(s, 'text')
-          if (sOffset !== undefined && sTextNode && !textNode) text = placeAt(text, sOffset - offset, textContent(sTextNode), log, xml.lineOf(s))
+          if (sOffset !== undefined && sTextNode && !textNode) text = placeAt(text, sOffset - offset, textContent(sTextNode), log, xml.lineOf(s), `document ${docName}, passage ${pi + 1}, sentence ${si + 1}`)
           anns.push(...annotations(s))
         }
       }
@@ -277,10 +304,14 @@ export function readBiocXml(content: string, fileName: string, options: ReadOpti
   return { documents, issues }
 }
 
-/** Puts a sentence's text at its (passage-relative) offset, padding with spaces. */
-function placeAt(text: string, at: number, piece: string, log: IssueLog, line: number | undefined): string {
+/** Puts a sentence's text at its (passage-relative) offset, padding with spaces; `where` names the sentence in errors. */
+function placeAt(text: string, at: number, piece: string, log: IssueLog, line: number | undefined, where: string): string {
   if (at < text.length) {
-    log.error(line, `sentence at passage offset ${at} overlaps the previous sentence, which ends at ${text.length}`)
+    log.error(line, `${where}: sentence at passage offset ${at} overlaps the previous sentence, which ends at ${text.length}`)
+    return text
+  }
+  if (gapTooLarge(at - text.length, text.length + piece.length)) {
+    log.error(line, `${where}: passage-relative ${farGap(at, text.length, text.length + piece.length)}`)
     return text
   }
   return text + ' '.repeat(at - text.length) + piece
@@ -340,7 +371,7 @@ export function readBiocJson(content: string, fileName: string, options: ReadOpt
           if (!isObject(s)) return log.error(line, `${sWhere} is not an object`)
           const sOffset = jsonInt(s.offset)
           if (sOffset === undefined) return log.error(line, `${sWhere}.offset ${describe(s.offset)} is not a non-negative integer`)
-          if (typeof p.text !== 'string' && typeof s.text === 'string') text = placeAt(text, sOffset - offset, s.text, log, line)
+          if (typeof p.text !== 'string' && typeof s.text === 'string') text = placeAt(text, sOffset - offset, s.text, log, line, `document ${id ?? '(no id)'}, passage ${pi + 1}, sentence ${si + 1}`)
           annotations.push(...jsonAnnotations(s.annotations, sWhere, line, log))
         })
       }

@@ -52,6 +52,33 @@ describe('BioC errors', () => {
     expect(corpusError(() => readBiocXml(xml, 'b.xml')).message).toMatch(/^b\.xml:28: passage offset "x29" is not a non-negative integer/)
   })
 
+  it('refuses a passage or sentence offset far beyond the text instead of padding gigabytes (session 40, item 4)', async () => {
+    const far = (offset: number) => ({ documents: [{ id: 'd', passages: [{ offset: 0, text: 'Aspirin.' }, { offset, text: 'x' }] }] })
+    const message = (offset: number) => `document d, passage 2: offset ${offset} is far beyond the text before it (which ends at 8; with 9 characters of text, gaps of at most ${2 ** 20 + 90} are padded)`
+    for (const offset of [500_000_000, 1e15]) {
+      expect(corpusError(() => readBiocJson(JSON.stringify(far(offset)), 'o.json')).message).toBe(`o.json:1: ${message(offset)}`)
+    }
+    // The same in BioC XML, whole and streamed; the passage is named by its place in the file.
+    const xml = writeBiocXml([{ id: 'd', text: 'Aspirin. x', passages: [{ type: 'title', offset: 0, length: 8 }, { type: 'abstract', offset: 9, length: 1 }], mentions: [] }])
+    const bad = xml.replace('<offset>9</offset>', '<offset>500000000</offset>')
+    expect(corpusError(() => readBiocXml(bad, 'o.xml')).message).toMatch(new RegExp(`^o\\.xml:\\d+: ${message(500_000_000).replace(/[()]/g, '\\$&')}$`))
+    const dir = mkdtempSync(join(tmpdir(), 'bioc-gap-'))
+    try {
+      writeFileSync(join(dir, 'o.xml'), bad)
+      const stream = await openCorpusStream(join(dir, 'o.xml'), 'bioc-xml')
+      await expect(async () => {
+        for await (const _ of stream.documents) void _
+      }).rejects.toThrow(message(500_000_000))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    // A gap within the bound is padded as before; so is one of a sentence, whose far offset is refused alike.
+    expect(readBiocJson(JSON.stringify(far(1000)), 'o.json').documents[0]!.text).toBe('Aspirin.' + ' '.repeat(992) + 'x')
+    const sentences = (offset: number) => JSON.stringify({ documents: [{ id: 'd', passages: [{ offset: 0, sentences: [{ offset: 0, text: 'One.' }, { offset, text: 'Two.' }] }] }] })
+    expect(readBiocJson(sentences(6), 's.json').documents[0]!.text).toBe('One.  Two.')
+    expect(corpusError(() => readBiocJson(sentences(500_000_000), 's.json')).message).toMatch(/^s\.json:1: document d, passage 1, sentence 2: passage-relative offset 500000000 is far beyond the text before it/)
+  })
+
   it('rejects overlapping passages, malformed JSON and non-BioC input', () => {
     const xml = fixture('bioc.xml').replace('<offset>29</offset>', '<offset>10</offset>')
     expect(corpusError(() => readBiocXml(xml, 'b.xml')).message).toMatch(/overlaps the previous passage/)
