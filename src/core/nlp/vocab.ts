@@ -1,6 +1,7 @@
 // vocab.txt IO (HF load_vocab semantics): one token per line, id = 0-based line number; and the
 // WordPiece vocabulary of a tokenizer.json (HF tokenizers), its ids checked.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
+import { readRegularFile } from '../fs/read-regular'
 
 export class VocabError extends Error {
   constructor(message: string) {
@@ -17,15 +18,14 @@ export function parseVocabText(content: string): string[] {
   return lines
 }
 
+/** Far above any WordPiece vocabulary (BERT's: 230 kB; a million tokens: some 20 MB). */
+const MAX_VOCAB_BYTES = 256 * 1024 * 1024
+
 /** The tokens of a vocab.txt file; a VocabError names the file when it is missing, unreadable or empty. */
 export function readVocabFile(path: string): string[] {
   if (!existsSync(path)) throw new VocabError(`vocab file not found: ${path}`)
-  let content: string
-  try {
-    content = readFileSync(path, 'utf8')
-  } catch (err) {
-    throw new VocabError(`cannot read vocab file ${path}: ${(err as Error).message}`)
-  }
+  // A regular file of bounded size: a device would never end, a FIFO would block.
+  const content = readRegularFile(path, MAX_VOCAB_BYTES, (file, problem) => new VocabError(`vocab file ${file}: ${problem}`)).toString('utf8')
   const tokens = parseVocabText(content)
   if (tokens.length === 0) throw new VocabError(`vocab file ${path} is empty`)
   return tokens

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -56,6 +57,21 @@ describe('fastbioner tokenize', () => {
     expect(r.code).toBe(1)
     expect(r.stdout).toBe('')
     expect(r.stderr).toContain('no/such/vocab.txt')
+  })
+
+  it('refuses a device, a FIFO or a folder as the vocabulary instead of aborting or hanging (session 40, item 5)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tok-'))
+    try {
+      const fifo = join(dir, 'fifo')
+      execFileSync('mkfifo', [fifo])
+      for (const [path, what] of [['/dev/zero', 'a device'], [fifo, 'a FIFO (named pipe)'], [dir, 'a folder']] as const) {
+        const r = await capture(['--vocab', path, '--text', 'x'])
+        expect(r.code).toBe(1)
+        expect(r.stderr).toBe(`fastbioner tokenize: vocab file ${path}: is ${what}, not a regular file\n`)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('exits 2 on usage errors', async () => {
