@@ -23,7 +23,8 @@ import { WordPieceTokenizer } from '../../core/nlp/tokenizer'
 import { VocabError } from '../../core/nlp/vocab'
 import { headLabelsOf, readCheckpointInfo, readMetadata } from '../../core/model/checkpoint-files'
 import { InferenceEngineError } from '../../core/onnx/session'
-import { checkTaggingHeads, openTagger, type CheckpointTagger } from '../../core/tag/open'
+import { checkTaggingHeads, openTagger, WORD_TAGGER_MAX_WORDS, type CheckpointTagger } from '../../core/tag/open'
+import { folderHeadLabels, isWordTaggerFolder } from '../../core/model/word-tagger'
 import { TaggingError } from '../../core/tag/tagger'
 import type { TrainingMetadata } from '../../core/train/loop'
 import { TRAIN_DEFAULTS } from '../../shared/recipes'
@@ -183,8 +184,10 @@ export function checkWindowOptions(modelDir: string, maxLength: number | undefin
   if (maxLength === undefined && stride === undefined) return
   let maxPositions: number
   let trained: Partial<TrainingMetadata> = {}
+  // A word tagger's windows count words, up to its own limit (its config is not a BERT's).
+  const wordTagger = isWordTaggerFolder(modelDir)
   try {
-    maxPositions = bertConfigFromHf(JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8'))).maxPositionEmbeddings
+    maxPositions = wordTagger ? WORD_TAGGER_MAX_WORDS : bertConfigFromHf(JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8'))).maxPositionEmbeddings
   } catch {
     return
   }
@@ -193,7 +196,7 @@ export function checkWindowOptions(modelDir: string, maxLength: number | undefin
   } catch {
     // no metadata: defaults apply
   }
-  if (maxLength !== undefined && maxLength > maxPositions) throw new CliError(`--max-length ${maxLength} exceeds the model's max_position_embeddings (${maxPositions})`, 2)
+  if (maxLength !== undefined && maxLength > maxPositions) throw new CliError(`--max-length ${maxLength} exceeds the model's ${wordTagger ? 'longest window, in words' : 'max_position_embeddings'} (${maxPositions})`, 2)
   const length = maxLength ?? trained.maxLength ?? Math.min(TRAIN_DEFAULTS.maxLength, maxPositions)
   if (stride !== undefined && stride >= length - 2) throw new CliError(`--stride ${stride} must be below ${length - 2} (--max-length ${length} minus [CLS] and [SEP])`, 2)
 }
@@ -207,7 +210,7 @@ export function checkWindowOptions(modelDir: string, maxLength: number | undefin
 export function checkTaggingModel(modelDir: string, head: string | undefined): void {
   let heads: string[]
   try {
-    heads = Object.keys(headLabelsOf(readCheckpointInfo(modelDir)))
+    heads = Object.keys(folderHeadLabels(modelDir))
   } catch {
     return
   }

@@ -10,12 +10,18 @@ import { capture } from './capture'
 let dir: string
 let model: string
 let input: string
+let wordTagger: string
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'tag-options-'))
   // Only the config: the check must not need the weights.
   model = join(dir, 'model')
   mkdirSync(model)
   writeFileSync(join(model, 'config.json'), JSON.stringify({ model_type: 'bert', max_position_embeddings: 64, hidden_size: 8, num_hidden_layers: 1, num_attention_heads: 1, intermediate_size: 8 }))
+  // A word tagger's folder: its config is not a BERT's, and its windows count words.
+  wordTagger = join(dir, 'word-tagger')
+  mkdirSync(wordTagger)
+  writeFileSync(join(wordTagger, 'config.json'), JSON.stringify({ model_type: 'fastbioner-word-tagger', fastbioner_heads: { disease: ['O', 'B-Disease', 'I-Disease'], gene: ['O', 'B-Gene', 'I-Gene'] } }))
+  writeFileSync(join(wordTagger, 'fastbioner.json'), JSON.stringify({ training: { maxLength: 64 } }))
   input = join(dir, 'in.pubtator')
   writeFileSync(input, '1|t|Zorblin binds kelp.\n\n')
 })
@@ -31,6 +37,17 @@ describe('tag and eval check window options before loading the model', () => {
     expect(r.code).toBe(2)
     expect(r.err).toContain(`fastbioner tag: ${message}`)
     expect(r.err).toContain('usage: fastbioner tag')
+  })
+
+  it.each([
+    [['--stride', '1000'], '--stride 1000 must be below 62 (--max-length 64 minus [CLS] and [SEP])'],
+    [['--max-length', '100000'], "--max-length 100000 exceeds the model's longest window, in words (512)"],
+    [['--head', 'nosuch'], '--head nosuch: '],
+  ])('a word tagger: tag %j → exit 2, naming the option (session 40, item 6)', async (opts, message) => {
+    const r = await capture(() => tagCmd(['--model', wordTagger, '--in', input, '--out', join(dir, 'w.pubtator'), ...opts]))
+    expect(r.code).toBe(2)
+    expect(r.err).toContain(`fastbioner tag: ${message}`)
+    if (opts[0] === '--head') expect(r.err).toContain(`${wordTagger} has no such head (heads: disease, gene)`)
   })
 
   it('eval --max-length too long → exit 2', async () => {
