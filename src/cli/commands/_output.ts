@@ -23,6 +23,8 @@ export interface OutputCheck {
   kind: OutputKind
   /** Input files and folders that the output must not be, nor (for folders) contain. */
   inputs?: Array<string | undefined>
+  /** Input folders that the output must not be inside either (the model folder quantize reads). */
+  outside?: Array<string | undefined>
   /** The user allowed replacing what is there: an existing file, a non-empty folder, a model (--force, --overwrite). */
   replace?: boolean
   /** The option that allows it, for the message; without one, the message offers none. */
@@ -78,6 +80,10 @@ export function checkOutputPath(path: string, check: OutputCheck): void {
     const same = realInput === realTarget || (here !== undefined && here.ino === inputInfo.ino && here.dev === inputInfo.dev)
     if (same) usage(`is ${input.name}; writing there would destroy it (choose another ${flag})`)
     if (kind !== 'file' && isInside(realInput, realTarget)) usage(`holds ${input.name}; writing there could destroy it (choose another ${flag})`)
+  }
+  for (const folder of check.outside ?? []) {
+    if (folder === undefined || !statOrUndefined(folder)) continue
+    if (isInside(realTarget, realpathSync(folder))) usage(`is inside the input ${folder}; writing there would change it (choose another ${flag})`)
   }
 
   // A file already there is someone's: replaced only when asked.

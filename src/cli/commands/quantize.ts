@@ -5,6 +5,7 @@ import { OnnxExportError } from '../../core/onnx/export'
 import { OnnxFileError } from '../../core/onnx/checkpoint'
 import { QuantizeError, quantizeModelFolder, type QuantizeFolderResult } from '../../core/onnx/quantize'
 import { checkTaggingModel, CliError, modelEntityTypes, readCorpus, runCommand, stderrLog, writeJsonLine } from './_ml'
+import { checkOutputPath } from './_output'
 import { flagOptions, formatOpt, intOpt, mapTypesHelp, numOpt, repeatableOptions, typeMapOpt, valueOptions } from './_options'
 
 const USAGE = `usage: fastbioner quantize --model DIR --out DIR2 [--calibrate FILE] [options]
@@ -23,8 +24,9 @@ scale per word; the BiLSTM, character CNN and heads stay float32, and the table 
 when the model loads (a smaller folder, the same speed). --bits 7 does not apply.
 
   --model DIR          the float model folder
-  --out DIR2           the new folder: must not exist or be empty (nothing is overwritten);
-                       written under a temporary name and moved into place when complete
+  --out DIR2           the new folder: must not exist or be empty (nothing is overwritten),
+                       and not be inside --model; written under a temporary name and moved
+                       into place when complete
   --calibrate FILE     annotated corpus (any supported format): tag it with the float and the
                        int8 model in one run and record F1, speed and size of both in the
                        folder's metadata
@@ -95,6 +97,8 @@ export async function run(argv: string[]): Promise<number> {
     const typeMap = typeMapOpt(v['map-types'])
     if (typeMap !== undefined && v.calibrate === undefined) throw new CliError('--map-types needs --calibrate', 2)
     checkTaggingModel(v.model, v.head)
+    // A usage error before any work: not the model folder, nor inside it, nor a folder in use.
+    checkOutputPath(v.out, { flag: '--out', kind: 'folder', inputs: [v.model, v.calibrate], outside: [v.model] })
     const quiet = v.quiet ?? false
     const say = stderrLog(quiet)
 

@@ -12,6 +12,7 @@ import { run as pretrainCmd } from '../../../src/cli/commands/pretrain'
 import { run as wordvecCmd } from '../../../src/cli/commands/wordvec'
 import { run as compareCmd } from '../../../src/cli/commands/compare'
 import { run as encodeCmd } from '../../../src/cli/commands/encode'
+import { run as quantizeCmd } from '../../../src/cli/commands/quantize'
 import { capture } from './capture'
 
 const PUBTATOR = '501|t|Zorblin binds kelp.\n501|a|Grey fever follows.\n501\t0\t7\tZorblin\tGene\n\n502|t|Kelp-3 is quiet.\n\n'
@@ -113,6 +114,22 @@ describe('an existing output file is kept unless --force (session 40, item 1c)',
       const r = await capture(() => run(['--help']))
       expect(r.out).toMatch(/--force +replace an existing --out file/)
     }
+  })
+})
+
+describe('quantize --out: never the model folder nor inside it (session 40, item 6)', () => {
+  it('refuses --out M and --out M/sub with exit 2, writing nothing', async () => {
+    const model = join(dir, 'M')
+    mkdirSync(model)
+    writeFileSync(join(model, 'config.json'), '{}')
+    const same = await capture(() => quantizeCmd(['--model', model, '--out', model]))
+    expect(same.code).toBe(2)
+    expect(same.err).toContain(`--out ${model}: is the input ${model}; writing there would destroy it`)
+    const sub = join(model, 'sub')
+    const inside = await capture(() => quantizeCmd(['--out', sub, '--model', model]))
+    expect(inside.code).toBe(2)
+    expect(inside.err).toContain(`--out ${sub}: is inside the input ${model}; writing there would change it (choose another --out)`)
+    expect(readdirSync(model)).toEqual(['config.json'])
   })
 })
 
