@@ -183,10 +183,45 @@ function buildDocument(open: OpenDocument, log: IssueLog, offsets: OffsetUnit | 
  * followed by a space; otherwise the text up to its first newline. Line breaks and tabs inside the
  * text become spaces (same length, so every offset stays valid).
  */
-export function writePubtator(docs: CorpusDocument[], options: { offsets?: OffsetUnit } = {}): string {
+export interface PubtatorWriteOptions {
+  offsets?: OffsetUnit
+  /** Told about ids that had to change to stay apart (see PubtatorIds). */
+  onIssue?: (issue: CorpusIssue) => void
+  /** Names the output in those issues (default "PubTator output"). */
+  outputName?: string
+  /** The ids written so far, when a file is written in several calls (a stream of documents). */
+  ids?: PubtatorIds
+}
+
+/**
+ * The ids of one PubTator file as written: an id cannot hold '|', tabs or line breaks (they
+ * become '_'), so 'a|b' and 'a_b' would both be written 'a_b' and the second document would be
+ * lost when the file is read back (a duplicate). The later one is written 'a_b~2' instead (~3, …
+ * while taken), and told.
+ */
+export class PubtatorIds {
+  /** Written id → the document id it was written for. */
+  private readonly used = new Map<string, string>()
+
+  next(doc: CorpusDocument, options: Pick<PubtatorWriteOptions, 'onIssue' | 'outputName'>): string {
+    const base = doc.id.replace(/[|\t\r\n]/g, '_') || 'document'
+    let id = base
+    for (let n = 2; this.used.has(id); n++) id = `${base}~${n}`
+    if (id !== base) {
+      const earlier = this.used.get(base)!
+      const why = earlier === doc.id ? 'an earlier document has the same id' : `document ${JSON.stringify(earlier)} was written as ${base}${/[|\t\r\n]/.test(earlier) ? " (PubTator ids cannot hold '|', tabs or line breaks)" : ''}`
+      options.onIssue?.({ severity: 'warning', file: options.outputName ?? 'PubTator output', message: `document ${JSON.stringify(doc.id)} written with id ${id}: ${why}` })
+    }
+    this.used.set(id, doc.id)
+    return id
+  }
+}
+
+export function writePubtator(docs: CorpusDocument[], options: PubtatorWriteOptions = {}): string {
   const out: string[] = []
+  const ids = options.ids ?? new PubtatorIds()
   for (const doc of docs) {
-    const id = doc.id.replace(/[|\t\r\n]/g, '_') || 'document'
+    const id = ids.next(doc, options)
     const flat = flattenWhitespace(doc.text)
     const split = titleLength(doc)
     if (split === undefined) {

@@ -23,7 +23,7 @@ import { detectFormat } from './detect'
 import { CorpusError, fsProblem, type IssueLog } from './errors'
 import { readCorpusFile, type CorpusReadOptions, type WriteCorpusOptions } from './files'
 import { PubmedArticleReader, pmidVersion, RevisionPlan } from './pubmed-xml'
-import { PubtatorParser, writePubtator } from './pubtator'
+import { PubtatorIds, PubtatorParser, writePubtator } from './pubtator'
 import { writeConll } from './conll'
 import { extension, isGzipped } from './util'
 import { declaredEntity, undefinedEntity } from './xml'
@@ -393,9 +393,11 @@ function newlinesIn(text: string, from: number, to: number): number {
  */
 export async function* corpusChunks(docs: AsyncIterable<CorpusDocument>, format: CorpusFormat, options: WriteCorpusOptions = {}): AsyncGenerator<string> {
   switch (format) {
-    case 'pubtator':
-      for await (const d of docs) yield writePubtator([d], options)
+    case 'pubtator': {
+      const ids = new PubtatorIds()
+      for await (const d of docs) yield writePubtator([d], { ...options, ids })
       return
+    }
     case 'conll':
       for await (const d of docs) yield writeConll([d], options)
       return

@@ -1,4 +1,4 @@
-import { readPubtator, writePubtator } from '@core/corpus'
+import { corpusChunks, readPubtator, writePubtator } from '@core/corpus'
 import type { CorpusDocument } from '@shared/domain'
 import { corpusError, expectConsistent, fixture } from './helpers'
 
@@ -131,6 +131,28 @@ describe('writePubtator', () => {
     const back = readPubtator(out, 'w.pubtator').documents[0]!
     expect(back.text).toBe(doc.text.replace(/[\n\t]/g, ' '))
     expect(back.mentions).toEqual(doc.mentions)
+  })
+
+  it('keeps ids that meet once written apart, with a warning, so that no document is lost on re-reading (session 40, item 7)', async () => {
+    const doc = (id: string, text: string): CorpusDocument => ({ id, text, passages: [], mentions: [] })
+    const docs = [doc('a|b', 'One.'), doc('a_b', 'Two.'), doc('a_b~2', 'Three.'), doc('a_b', 'Four.'), doc('x', 'Five.'), doc('x', 'Six.')]
+    const issues: string[] = []
+    const out = writePubtator(docs, { onIssue: (i) => issues.push(`${i.file}: ${i.message}`), outputName: 'o.pubtator' })
+    expect(out).toBe('a_b|t|One.\n\na_b~2|t|Two.\n\na_b~2~2|t|Three.\n\na_b~3|t|Four.\n\nx|t|Five.\n\nx~2|t|Six.\n\n')
+    expect(issues).toEqual([
+      `o.pubtator: document "a_b" written with id a_b~2: document "a|b" was written as a_b (PubTator ids cannot hold '|', tabs or line breaks)`,
+      'o.pubtator: document "a_b~2" written with id a_b~2~2: document "a_b" was written as a_b~2',
+      `o.pubtator: document "a_b" written with id a_b~3: document "a|b" was written as a_b (PubTator ids cannot hold '|', tabs or line breaks)`,
+      'o.pubtator: document "x" written with id x~2: an earlier document has the same id',
+    ])
+    expect(readPubtator(out, 'o.pubtator').documents.map((d) => d.text)).toEqual(['One.', 'Two.', 'Three.', 'Four.', 'Five.', 'Six.'])
+    // Streamed, a document at a time, the same.
+    async function* each() {
+      yield* docs
+    }
+    let streamed = ''
+    for await (const chunk of corpusChunks(each(), 'pubtator')) streamed += chunk
+    expect(streamed).toBe(out)
   })
 
   it('writes an empty abstract line when the abstract is empty and none when there is no abstract', () => {
