@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import type { CorpusDocument, CorpusFormat } from '@shared/domain'
+import type { CorpusDocument, CorpusFormat, CorpusIssue } from '@shared/domain'
 import { corpusChunks, CorpusError, encodeForPath, formatIssue, isCorpusFileName, openCorpusStream, type OffsetUnit } from '../corpus'
 import { TEMP_PREFIX, writeFileAtomicStream } from '../fs/atomic'
 import type { DocumentRules } from '../tag/document-rules'
@@ -251,7 +251,9 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
         o.onProgress?.(input, documents)
       }
     }
-    const text = corpusChunks(tagged(), o.format, { offsets: o.offsets })
+    // What the writer had to change (PubTator ids kept apart) is a warning of the file, like the reader's.
+    const written: CorpusIssue[] = []
+    const text = corpusChunks(tagged(), o.format, { offsets: o.offsets, onIssue: (i) => written.push(i), outputName: output })
     // Staged complete, then its record, then renamed into place: a task killed between any two
     // steps leaves either no record (and no output: the rerun tags it) or a record whose output
     // is missing or differs (the rerun redoes it). So a file at an output path without a record
@@ -261,7 +263,7 @@ async function tagOneFile(o: BatchTagOptions, input: string, output: string): Pr
     // A file that appeared at the output path while this one was tagged is kept too.
     if (isForeignOutput(output)) throw new Error(foreignOutputMessage(output))
     const problems = stream.issues.filter((i) => i.severity === 'error').map(formatIssue)
-    const warnings = stream.issues.filter((i) => i.severity === 'warning').map(formatIssue)
+    const warnings = [...stream.issues.filter((i) => i.severity === 'warning'), ...written].map(formatIssue)
     writeRecord({
       version: RECORD_VERSION,
       input,

@@ -167,6 +167,16 @@ describe('batch tagging', () => {
     expect(readdirSync(out).sort()).toEqual(['good.pubtator', 'good.pubtator.done.json'])
   })
 
+  it("keeps PubTator ids apart in its outputs and lists the change among the file's warnings (session 40, item 7)", async () => {
+    const ids = join(dir, 'ids')
+    mkdirSync(ids)
+    writeFileSync(join(ids, 'c.json'), JSON.stringify({ documents: ['a|b', 'a_b'].map((id) => ({ id, passages: [{ offset: 0, text: 'Zorblin binds kelp.' }] })) }))
+    const out = join(dir, 'ids-out')
+    const r = await tagFiles({ inputs: expandInputs([ids]), outDir: out, format: 'pubtator', shard: { index: 0, count: 1 }, tagger, model: 'm1' })
+    expect(r.files[0]!.warnings).toEqual([`${join(out, 'c.pubtator')}: document "a_b" written with id a_b~2: document "a|b" was written as a_b (PubTator ids cannot hold '|', tabs or line breaks)`])
+    expect(readFileSync(join(out, 'c.pubtator'), 'utf8')).toMatch(/^a_b\|t\|[^]*\na_b~2\|t\|/)
+  })
+
   it('a task killed with SIGKILL mid-file leaves no output for it; the rerun finishes it like an uninterrupted run', async () => {
     const big = join(dir, 'big')
     mkdirSync(big)
