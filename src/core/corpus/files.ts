@@ -67,7 +67,7 @@ export async function readCorpusFile(path: string, format?: CorpusFormat, option
  */
 export function oneFilePerBratPair(paths: readonly string[]): string[] {
   const chosen = new Set(paths)
-  return paths.filter((p) => !(extension(p) === '.ann' && chosen.has(sibling(p, '.txt'))))
+  return paths.filter((p) => !(extension(p) === '.ann' && chosen.has(bratCompanion(p)!)))
 }
 
 /**
