@@ -11,6 +11,35 @@ function tempSibling(path: string): string {
 }
 
 /**
+ * Temp files and folders of the streaming writers, while they are being filled. Ctrl-C (SIGINT)
+ * or SIGTERM ends a process without unwinding, so no writer's failure path runs and a
+ * half-written temp (tens of MB for a large conversion) would stay behind; while one is in
+ * flight, a signal that nothing else in the process handles removes them, then ends the process
+ * by that signal as it would have. A command that handles the signal itself (cancelling a
+ * training run) ends its writers through their failure paths, which remove the temps.
+ */
+const inFlight = new Set<string>()
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return
+  for (const tmp of inFlight) rmSync(tmp, { recursive: true, force: true })
+  inFlight.clear()
+  for (const s of SIGNALS) process.off(s, onSignal)
+  process.kill(process.pid, signal)
+}
+
+function track(tmp: string): void {
+  if (inFlight.size === 0) for (const s of SIGNALS) process.on(s, onSignal)
+  inFlight.add(tmp)
+}
+
+function untrack(tmp: string): void {
+  inFlight.delete(tmp)
+  if (inFlight.size === 0) for (const s of SIGNALS) process.off(s, onSignal)
+}
+
+/**
  * Writes a file atomically: the data goes to a temp file in the same directory, is fsynced, then
  * renamed over the target. A failure at any point leaves the previous file untouched and
  * removes the temp file. A hard crash can leave a temp file (named `.fastbioner-tmp-<pid>-…`)
@@ -57,6 +86,7 @@ export function writeFileAtomic(path: string, chunks: Iterable<Uint8Array | stri
 export async function writeFileAtomicStream(path: string, chunks: AsyncIterable<Uint8Array | string>): Promise<void> {
   const tmp = tempSibling(path)
   const handle = await open(tmp, 'wx', 0o644)
+  track(tmp)
   let closed = false
   try {
     let pending: Buffer[] = []
@@ -89,6 +119,8 @@ export async function writeFileAtomicStream(path: string, chunks: AsyncIterable<
       // never created or already gone
     }
     throw e
+  } finally {
+    untrack(tmp)
   }
   syncDirectory(dirname(path))
 }
@@ -119,6 +151,7 @@ export function writeFolderAtomic(path: string, files: Iterable<{ name: string; 
 export async function writeFolderAtomicStream(path: string, files: AsyncIterable<{ name: string; content: Uint8Array | string }>): Promise<number> {
   const tmp = tempSibling(path)
   mkdirSync(tmp)
+  track(tmp)
   let count = 0
   try {
     for await (const f of files) {
@@ -128,6 +161,8 @@ export async function writeFolderAtomicStream(path: string, files: AsyncIterable
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true })
     throw e
+  } finally {
+    untrack(tmp)
   }
   publishFolder(tmp, path)
   return count
