@@ -104,6 +104,8 @@ export async function run(argv: string[]): Promise<number> {
       flag: '--out',
       kind: 'checkpoint',
       inputs: [...teacherDirs, v.train, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])],
+      // A student saved inside a teacher's folder would change what that folder holds.
+      outside: teacherDirs,
       // --resume continues the student that is there (the run checks its optimizer state).
       replace: v.overwrite || v.resume,
       replaceFlag: '--overwrite',
@@ -111,7 +113,7 @@ export async function run(argv: string[]): Promise<number> {
     if (int8Out !== undefined) {
       // Checked now, not after training: quantizing is the run's last step.
       checkDistinctOutputs([{ flag: '--out', path: v.out }, { flag: '--quantize-out', path: int8Out }])
-      checkOutputPath(int8Out, { flag: '--quantize-out', kind: 'folder', inputs: [...teacherDirs, v.train, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])] })
+      checkOutputPath(int8Out, { flag: '--quantize-out', kind: 'folder', inputs: [...teacherDirs, v.train, v.dev, ...taskSpecs.flatMap((t) => [t.train, t.dev])], outside: teacherDirs })
     }
     const oneOf = <T extends string>(value: string | undefined, flag: string, allowed: readonly T[]): T | undefined => {
       if (value === undefined) return undefined

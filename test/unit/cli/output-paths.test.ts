@@ -219,3 +219,21 @@ describe('an existing model is not replaced unless --overwrite (item 8)', () => 
     expect(existsSync(join(model, 'fastbioner.json'))).toBe(false)
   })
 })
+
+describe('distill --out and --quantize-out: never inside a teacher folder', () => {
+  it('refuses a student folder inside the teacher with exit 2, writing nothing', async () => {
+    const teacher = join(dir, 'T')
+    mkdirSync(teacher)
+    writeFileSync(join(teacher, 'config.json'), '{}')
+    const data = join(dir, 'd.tsv')
+    writeFileSync(data, 'Zorblin\tB-Gene\n')
+    const sub = join(teacher, 'student')
+    const r = await capture(() => distillCmd(['--teacher', teacher, '--layers', '1', '--train', data, '--dev', data, '--out', sub]))
+    expect(r.code).toBe(2)
+    expect(r.err).toContain(`--out ${sub}: is inside the input ${teacher}; writing there would change it (choose another --out)`)
+    const int8 = await capture(() => distillCmd(['--teacher', teacher, '--layers', '1', '--train', data, '--dev', data, '--out', join(dir, 'S'), '--quantize', '--quantize-out', join(teacher, 'q')]))
+    expect(int8.code).toBe(2)
+    expect(int8.err).toContain('is inside the input')
+    expect(readdirSync(teacher)).toEqual(['config.json'])
+  })
+})
