@@ -213,6 +213,9 @@ export function createHandlers(ctx: HandlerContext): Handlers {
     async 'documents:restore'(req) {
       return { restored: ctx.workspace().restoreDocuments(req.ids) }
     },
+    async 'documents:listDeleted'(req) {
+      return ctx.workspace().deletedDocuments(req.limit)
+    },
 
     async 'annotations:create'(req) {
       return ctx.workspace().createAnnotation(req)

@@ -71,6 +71,17 @@ export interface DocumentDeletion {
   suggestions: number
 }
 
+/** A deleted document, as the Deleted documents dialog lists it (newest deletion first). */
+export interface DeletedDocument {
+  id: number
+  externalId: string
+  title: string
+  /** Accepted annotations it holds (they come back with it). */
+  annotations: number
+  deletedAt: string
+  deletedBy: string
+}
+
 export interface FileImportResult {
   file: string
   ok: boolean
@@ -512,6 +523,8 @@ export const contract = {
   'documents:delete': { request: z.object({ ids: z.array(id).min(1).max(100_000) }).strict() },
   /** Brings deleted documents back exactly as they were (the undo of documents:delete). */
   'documents:restore': { request: z.object({ ids: z.array(id).min(1).max(100_000) }).strict() },
+  /** The deleted documents that can still be restored, newest deletion first (at most `limit`). */
+  'documents:listDeleted': { request: z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict() },
 
   'annotations:create': {
     request: z
@@ -793,6 +806,7 @@ export interface ContractResponses {
   'documents:deletePreview': DocumentDeletion
   'documents:delete': DocumentDeletion
   'documents:restore': { restored: DocumentSummary[] }
+  'documents:listDeleted': { documents: DeletedDocument[]; total: number }
   'annotations:create': Annotation
   'annotations:update': Annotation
   'annotations:delete': { id: number }

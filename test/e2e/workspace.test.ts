@@ -305,4 +305,28 @@ describe('document list, history and workspaces', () => {
     expect(h.workspace().listDocuments({ query: '7300001' }).documents).toMatchObject([{ title: 'Fixed import of zorvitis.' }])
     expect(h.errors).toEqual([])
   })
+
+  it('restores a deleted document from Workspace → Deleted documents…, once its Undo has gone', async () => {
+    const { page } = h
+    const [gone] = h.workspace().deletedDocuments().documents
+    expect(gone).toMatchObject({ externalId: expect.stringMatching(/^7300001 \(deleted #\d+\)$/), annotations: 2 })
+    const totalBefore = h.workspace().info().documentCount
+    await page.getByTestId('workspace-menu').click()
+    await page.locator('[data-action="deleted-documents"]').click()
+    const dialog = page.getByTestId('deleted-documents')
+    const row = dialog.locator(`tr[data-doc-id="${gone!.id}"]`)
+    await row.waitFor()
+    expect(await row.textContent()).toContain('Bad import of zorvitis with fenoxamil.')
+    await expectAccessible(page, 'deleted documents dialog')
+    await h.screenshot('deleted-documents')
+    await row.locator('[data-action="restore-document"]').click()
+    await expectToast(page, new RegExp(`Restored document 7300001 \\(deleted #\\d+\\) with 2 annotations\\.`))
+    await row.waitFor({ state: 'detached' })
+    expect(h.workspace().info().documentCount).toBe(totalBefore + 1)
+    expect(h.workspace().getDocument(gone!.id).annotations).toHaveLength(2)
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    await page.locator('.list-summary', { hasText: `${totalBefore + 1} documents` }).waitFor()
+    expect(h.errors).toEqual([])
+  })
 })

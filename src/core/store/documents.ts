@@ -2,7 +2,7 @@
 // navigation, export, deletion and its undo, and the document sets sent to the model jobs.
 // A deleted document (documents.deleted = 1) is invisible to every read here: each query says
 // `deleted = 0`, or goes through Connection.docRow, which does.
-import type { DocumentDeletion, DocumentListResult } from '@shared/ipc'
+import type { DeletedDocument, DocumentDeletion, DocumentListResult } from '@shared/ipc'
 import {
   REVIEW_STATUSES,
   type CorpusDocument,
@@ -214,6 +214,23 @@ export function restoreDocuments(c: Connection, ids: number[]): DocumentSummary[
     )
     return unique.map((id) => summary(c, id))
   })
+}
+
+/** Deleted documents, newest deletion first, the first `limit` of `total`: what restoreDocuments can bring back. */
+export function listDeletedDocuments(c: Connection, limit = 500): { documents: DeletedDocument[]; total: number } {
+  c.assertOpen()
+  const rows = c
+    .stmt(
+      `SELECT d.id, d.external_id, d.title, d.deleted_at, d.deleted_by,
+         (SELECT count(*) FROM annotations a WHERE a.document_id = d.id AND a.deleted = 0 AND a.state = 'accepted') AS annotations
+       FROM documents d WHERE d.deleted = 1 ORDER BY d.deleted_at DESC, d.id DESC LIMIT ?`,
+    )
+    .all(limit) as Array<{ id: number; external_id: string; title: string; deleted_at: string; deleted_by: string; annotations: number }>
+  const { total } = c.stmt('SELECT count(*) AS total FROM documents WHERE deleted = 1').get() as { total: number }
+  return {
+    documents: rows.map((r) => ({ id: r.id, externalId: r.external_id, title: r.title, annotations: r.annotations, deletedAt: r.deleted_at, deletedBy: r.deleted_by })),
+    total,
+  }
 }
 
 /** `ids` without repeats, each a live document (else not_found naming the others). */

@@ -4,7 +4,7 @@
 // Connection.
 import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import type { DocumentDeletion, DocumentListResult, LearningCurvePoint } from '@shared/ipc'
+import type { DeletedDocument, DocumentDeletion, DocumentListResult, LearningCurvePoint } from '@shared/ipc'
 import type { Annotation, CorpusDocument, DocumentDetail, DocumentSummary, ReviewStatus, Revision } from '@shared/domain'
 import * as annotations from './annotations'
 import { Connection, openDatabase, type Db } from './connection'
@@ -169,6 +169,11 @@ export class Workspace {
   /** Undoes deleteDocuments, all or none; returns the documents as they are again. */
   restoreDocuments(ids: number[]): DocumentSummary[] {
     return documents.restoreDocuments(this.c, ids)
+  }
+
+  /** Deleted documents, newest deletion first (the first `limit` of `total`). */
+  deletedDocuments(limit?: number): { documents: DeletedDocument[]; total: number } {
+    return documents.listDeletedDocuments(this.c, limit)
   }
 
   /** The next/previous document by id (optionally only unreviewed ones), or null at either end. */

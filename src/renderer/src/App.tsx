@@ -11,6 +11,7 @@ import { DocumentPane, type CurrentDocument } from './components/DocumentPane'
 import { HelpPanel } from './components/HelpPanel'
 import { PasteDialog } from './components/PasteDialog'
 import { TypeMapDialog } from './components/TypeMapDialog'
+import { DeletedDocumentsDialog } from './components/DeletedDocumentsDialog'
 import { ImportReport } from './components/ImportReport'
 import { useImport } from './useImport'
 import { useDeleteDocuments } from './useDeleteDocuments'
@@ -40,6 +41,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
   const [helpOpen, setHelpOpen] = useState(false)
   const [pasteOpen, setPasteOpen] = useState(false)
   const [typeMapOpen, setTypeMapOpen] = useState(false)
+  const [deletedOpen, setDeletedOpen] = useState(false)
   const [showTags, setShowTags] = useState(() => localStorage.getItem('fastbioner:showTags') === '1')
   const controllerRef = useRef<EditorController | null>(null)
   const legendRef = useRef<string[]>(legend)
@@ -418,6 +420,7 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
         onHelp={() => setHelpOpen(true)}
         onSwitchWorkspace={(purpose) => void switchWorkspace(purpose)}
         onTypeMap={() => setTypeMapOpen(true)}
+        onDeletedDocuments={() => setDeletedOpen(true)}
         view={view}
         onView={setView}
       />
@@ -498,6 +501,15 @@ export function App({ onWorkspaceSwitched }: { onWorkspaceSwitched: () => void }
       {deletion.dialog}
       {helpOpen && <HelpPanel onClose={() => setHelpOpen(false)} legend={legendTypes} />}
       {typeMapOpen && <TypeMapDialog onClose={() => setTypeMapOpen(false)} />}
+      {deletedOpen && (
+        <DeletedDocumentsDialog
+          onClose={() => setDeletedOpen(false)}
+          onRestored={(ids) => {
+            void documentsChanged()
+            if (currentId === null && ids.length) setCurrentId(ids[0]!)
+          }}
+        />
+      )}
       {pasteOpen && (
         <PasteDialog
           onClose={() => setPasteOpen(false)}

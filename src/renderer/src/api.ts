@@ -84,6 +84,7 @@ export const api = {
   deletePreview: (ids: number[]) => call('documents:deletePreview', { ids }),
   deleteDocuments: (ids: number[]) => call('documents:delete', { ids }),
   restoreDocuments: (ids: number[]) => call('documents:restore', { ids }),
+  deletedDocuments: () => call('documents:listDeleted', {}),
   createAnnotation: (req: RequestOf<'annotations:create'>) => call('annotations:create', req),
   updateAnnotation: (req: RequestOf<'annotations:update'>) => call('annotations:update', req),
   deleteAnnotation: (id: number) => call('annotations:delete', { id }),

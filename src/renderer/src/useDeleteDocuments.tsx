@@ -112,7 +112,10 @@ function DeletionSummary({ what }: { what: DocumentDeletion }) {
           {what.externalIds.length > shown.length ? `, and ${what.externalIds.length - shown.length} more` : ''}
         </p>
       )}
-      <p className="muted">Undo is offered right after; importing a deleted document's file again brings it back as a fresh document.</p>
+      <p className="muted">
+        Undo is offered right after, and Workspace → Deleted documents… restores later; importing a deleted document's file again brings it back as a fresh
+        document.
+      </p>
     </>
   )
 }

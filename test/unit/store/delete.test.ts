@@ -53,6 +53,20 @@ describe('Workspace.deleteDocuments / restoreDocuments', () => {
     expect(listed()).toEqual(['1001', '1002', '1003']) // a preview changes nothing
   })
 
+  it('lists the deleted documents, newest deletion first, until they are restored', async () => {
+    expect(t.ws.deletedDocuments()).toEqual({ documents: [], total: 0 })
+    t.ws.deleteDocuments([a()])
+    await new Promise((r) => setTimeout(r, 5)) // a later deletion time
+    t.ws.deleteDocuments([c(), b()])
+    const all = t.ws.deletedDocuments()
+    expect(all.total).toBe(3)
+    expect(all.documents.map((d) => d.externalId)).toEqual(['1003', '1002', '1001'])
+    expect(all.documents.at(-1)).toMatchObject({ id: a(), title: 'Cystic fibrosis and the CFTR gene.', annotations: DOC_A.mentions.length, deletedBy: 'tester' })
+    expect(t.ws.deletedDocuments(1)).toMatchObject({ total: 3, documents: [{ externalId: '1003' }] })
+    t.ws.restoreDocuments([b()])
+    expect(t.ws.deletedDocuments().documents.map((d) => d.externalId)).toEqual(['1003', '1001'])
+  })
+
   it('hides deleted documents from every read', async () => {
     workOnB()
     t.ws.setStatus(b(), 'done')

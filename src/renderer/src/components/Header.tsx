@@ -35,6 +35,8 @@ interface Props {
   onSwitchWorkspace: (purpose: 'open' | 'create') => void
   /** Opens the import type-renaming rules of this workspace. */
   onTypeMap: () => void
+  /** Opens the list of deleted documents, to restore them. */
+  onDeletedDocuments: () => void
   view: View
   onView: (v: View) => void
 }
@@ -69,7 +71,7 @@ export function Header(props: Props) {
         {modelJob && !modelJob.finished && <JobProgressBar job={modelJob} compact testId="header-model-job" />}
       </div>
       <nav className="header-actions" aria-label="Workspace actions">
-        <WorkspaceMenu onSwitch={props.onSwitchWorkspace} onTypeMap={props.onTypeMap} disabled={!!job || (!!modelJob && !modelJob.finished)} />
+        <WorkspaceMenu onSwitch={props.onSwitchWorkspace} onTypeMap={props.onTypeMap} onDeleted={props.onDeletedDocuments} disabled={!!job || (!!modelJob && !modelJob.finished)} />
         <button type="button" className="btn primary" onClick={props.onImport} disabled={!!job}>
           Import…
         </button>
@@ -235,7 +237,17 @@ function ExportMenu({ onExport, disabled }: { onExport: Props['onExport']; disab
 }
 
 /** Open another workspace file or create a new one (the shell's own file dialogs choose the path). */
-function WorkspaceMenu({ onSwitch, onTypeMap, disabled }: { onSwitch: Props['onSwitchWorkspace']; onTypeMap: () => void; disabled: boolean }) {
+function WorkspaceMenu({
+  onSwitch,
+  onTypeMap,
+  onDeleted,
+  disabled,
+}: {
+  onSwitch: Props['onSwitchWorkspace']
+  onTypeMap: () => void
+  onDeleted: () => void
+  disabled: boolean
+}) {
   return (
     <MenuButton
       label="Workspace"
@@ -246,6 +258,7 @@ function WorkspaceMenu({ onSwitch, onTypeMap, disabled }: { onSwitch: Props['onS
         { key: 'open', label: 'Open workspace…', hint: 'another .sqlite workspace file', data: { action: 'open-workspace' }, onSelect: () => onSwitch('open') },
         { key: 'create', label: 'New workspace…', hint: 'an empty workspace in a new file', data: { action: 'new-workspace' }, onSelect: () => onSwitch('create') },
         { key: 'type-map', label: 'Rename types on import…', hint: 'e.g. SpecificDisease → Disease, GENE → Gene', data: { action: 'type-map' }, onSelect: onTypeMap },
+        { key: 'deleted', label: 'Deleted documents…', hint: 'restore documents deleted from this workspace', data: { action: 'deleted-documents' }, onSelect: onDeleted },
       ]}
     />
   )
