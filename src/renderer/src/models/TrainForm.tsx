@@ -64,10 +64,13 @@ export function TrainForm({ models, disabled, onDone }: { models: ModelInfo[]; d
     setVectors(null)
     const r = await runModelJob('train', `Training ${trimmed}`, (jobId) => api.trainModel({ jobId, name: trimmed, ...from, epochs }))
     await refreshModels()
-    if (r?.model) {
-      const f1 = r.model.devScores ? ` Devel F1 ${pct(r.model.devScores.f1)}%.` : ''
-      notify('success', `Trained ${r.model.name}.${f1}${r.model.active ? ' It is the active model.' : ' Make it active to tag with it.'}`)
+    const f1 = r?.model?.devScores ? ` Devel F1 ${pct(r.model.devScores.f1)}%.` : ''
+    const use = r?.model?.active ? ' It is the active model.' : ' Make it active to tag with it.'
+    if (r?.cancelled && r.model) {
+      // Stopped after an epoch: its best checkpoint so far is a model the person may not want.
+      notify('warning', `Training cancelled; the best checkpoint so far was kept as ${r.model.name}.${f1}${use} Delete it in the table if you do not want it.`)
     } else if (r?.cancelled) notify('warning', 'Training cancelled; no model was added.')
+    else if (r?.model) notify('success', `Trained ${r.model.name}.${f1}${use}`)
   }
 
   return (
