@@ -88,9 +88,11 @@ export function RetrainView() {
       const r = await api.decideRetrain(candidate.id, keep)
       await refreshModels()
       if (!other || other.id === result?.candidate?.id) clearResult('retrain')
+      // The next retrain starts from the model now active, not from the one it superseded.
+      if (keep) setBaseId(r.model?.id ?? candidate.id)
       notify(
         'success',
-        keep ? `Kept ${r.model?.name ?? candidate.name}: it is now the active model.` : `Discarded ${candidate.name}. ${base?.name ?? 'The previous model'} stays active.`,
+        keep ? `Kept ${r.model?.name ?? candidate.name}: it is now the active model.` : `Discarded ${candidate.name}. ${active ? `${active.name} stays active.` : 'No model is active.'}`,
       )
     } catch (e) {
       notify('error', `Could not ${keep ? 'keep' : 'discard'} the new model: ${errorMessage(e)}`)
@@ -188,7 +190,13 @@ export function RetrainView() {
       </div>
 
       {result && !result.cancelled && result.after && (
-        <BeforeAfter result={result} baseName={baseOf(result.baseModelId)?.name ?? 'base model'} onDecide={decide} deciding={deciding} />
+        <BeforeAfter
+          result={result}
+          baseName={baseOf(result.baseModelId)?.name ?? 'the base model'}
+          activeName={active?.name ?? null}
+          onDecide={decide}
+          deciding={deciding}
+        />
       )}
       {/* Candidates from an earlier session (the window was closed before deciding). */}
       {models
@@ -249,11 +257,14 @@ const PER_TYPE_COLUMNS: ColumnHead[] = [['Entity type'], ...METRICS.map(([, labe
 function BeforeAfter({
   result,
   baseName,
+  activeName,
   onDecide,
   deciding,
 }: {
   result: RetrainResult
   baseName: string
+  /** The model active now (the base may be another one). */
+  activeName: string | null
   onDecide: (keep: boolean) => void
   deciding: boolean
 }) {
@@ -326,7 +337,13 @@ function BeforeAfter({
               The new model scores <strong>worse</strong> on the held-out documents; discarding it keeps {baseName}.
             </>
           )}{' '}
-          Until you choose, <strong>{baseName}</strong> stays active.
+          {activeName ? (
+            <>
+              Until you choose, <strong>{activeName}</strong> stays active.
+            </>
+          ) : (
+            <>No model is active until you choose.</>
+          )}
         </p>
         <div className="row">
           <button type="button" className="btn" onClick={() => onDecide(false)} disabled={deciding} data-testid="discard-model">
