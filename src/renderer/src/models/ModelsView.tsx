@@ -77,7 +77,9 @@ export function ModelsView(props: Props) {
     try {
       await api.deleteModel(m.id)
       await refreshModels()
-      notify('success', `Deleted ${m.name}.`)
+      // Deleting the active model makes the newest other ready one active: say which.
+      const now = m.active ? (await api.listModels().catch((): ModelInfo[] => [])).find((x) => x.active) : undefined
+      notify('success', m.active ? `Deleted ${m.name}. ${now ? `${now.name} is now the active model.` : 'No model is active: tagging needs one.'}` : `Deleted ${m.name}.`)
     } catch (e) {
       notify('error', `Could not delete ${m.name}: ${errorMessage(e)}`)
     }
@@ -96,7 +98,7 @@ export function ModelsView(props: Props) {
     >
       <p>
         The model's files are removed from this workspace. Suggestions it made stay in the documents.
-        {confirmDelete.active ? ' It is the active model: tagging needs another model made active afterwards.' : ''}
+        {confirmDelete.active ? ' It is the active model: the newest other model becomes active in its place, if there is one.' : ''}
         {confirmDelete.shipped ? ' The default model is not installed in this workspace again.' : ''}
       </p>
     </ConfirmDialog>
