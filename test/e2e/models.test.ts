@@ -90,7 +90,19 @@ describe('Models in the loop (real model host)', () => {
     await h.screenshot('09-train-form')
     await form.getByLabel(/cpu-tiny/).check()
     await form.getByLabel('Name').fill('tiny-e2e')
-    await form.getByLabel('Epochs').fill('4')
+    // Typed as a person types: cleared with Backspace, then a new number (it used to snap to 1 on
+    // the way, so "5" became "15"); out of range, it is clamped on leaving the field.
+    const epochs = form.getByLabel('Epochs')
+    await epochs.click()
+    await epochs.press('End')
+    for (let i = 0; i < 4; i++) await epochs.press('Backspace')
+    expect(await epochs.inputValue()).toBe('')
+    await epochs.pressSequentially('5')
+    expect(await epochs.inputValue()).toBe('5')
+    await epochs.fill('0')
+    await form.getByLabel('Name').focus()
+    expect(await epochs.inputValue()).toBe('1')
+    await epochs.fill('4')
     await expectAccessible(page, 'train form')
     await form.getByTestId('start-training').click()
     // The header shows the job wherever the person goes; the curve keeps every step. (On the
@@ -396,7 +408,10 @@ describe('Models in the loop (real model host)', () => {
     await panel.getByTestId('keep-model').click()
     await expectToast(page, /Kept .* it is now the active model/)
     const after = await h.invoke('models:list', {})
-    expect(after.ok && after.value.find((m) => m.active)?.name).not.toBe('tiny-e2e')
+    const kept = after.ok ? after.value.find((m) => m.active) : undefined
+    expect(kept?.name).not.toBe('tiny-e2e')
+    // The next retrain starts from the model now active, not from the one it replaced.
+    await expect.poll(() => page.getByTestId('retrain-base').inputValue()).toBe(String(kept!.id))
   }, 150_000)
 
   it("marks the first model's suggestions outdated once the retrained one is active, and refreshes them", async () => {
@@ -553,6 +568,26 @@ describe('Models in the loop (real model host)', () => {
     await expectToast(page, /cancelled/i, 30_000)
     const after = await h.invoke('models:list', {})
     expect(after.ok && after.value.map((m) => m.name)).toEqual(before.ok && before.value.map((m) => m.name))
+  }, 90_000)
+
+  it('cancelled after an epoch: says the best checkpoint was kept as a model, not "Trained"', async () => {
+    const { page } = h
+    await gotoView(page, 'models')
+    await page.getByTestId('train-new').click()
+    const form = page.getByTestId('train-form')
+    await form.getByLabel(/cpu-tiny/).check()
+    await form.getByLabel('Name').fill('stopped-early')
+    await form.getByLabel('Epochs').fill('200')
+    await form.getByTestId('start-training').click()
+    // An epoch scored on devel: a checkpoint exists.
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid="training-curve"]')?.getAttribute('data-evals') ?? 0) >= 1, null, {
+      timeout: 60_000,
+    })
+    await page.getByTestId('header-model-job').getByRole('button', { name: 'Cancel' }).click()
+    const said = await expectToast(page, /Training cancelled; the best checkpoint so far was kept as stopped-early\./, 30_000)
+    expect(said).not.toMatch(/Trained/)
+    const listed = await h.invoke('models:list', {})
+    expect(listed.ok && listed.value.some((m) => m.name === 'stopped-early')).toBe(true)
   }, 90_000)
 
   it('logged no console errors or CSP violations', () => {
