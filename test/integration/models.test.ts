@@ -681,7 +681,7 @@ describe('compression', () => {
       const [s2] = r.students
       expect(r.students.length).toBe(1)
       expect(s2).toMatchObject({
-        name: 'tiny trained + 1 more → 1 layers',
+        name: 'tiny trained + 1 more → 1 layer',
         kind: 'student',
         layers: 1,
         parentId: trained.id,

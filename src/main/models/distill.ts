@@ -105,7 +105,7 @@ export function distillHandlers(rt: ModelRuntime): Pick<Handlers, 'distill:start
       const studentsToMake =
         studentKind === 'word-tagger'
           ? [{ layers: null, label: 'word-tagger student', name: `${namePrefix} → word tagger` }]
-          : requested.map((layers) => ({ layers, label: `${layers}-layer student`, name: `${namePrefix} → ${layers} layers` }))
+          : requested.map((layers) => ({ layers, label: `${layers}-layer student`, name: `${namePrefix} → ${plural(layers, 'layer')}` }))
       const { train, heldOut: dev } = splitDocuments(docs, devSize(docs.length), seed)
       const teacherNames = chosen.map((t) => t.name).join(', ')
       // teacher tags: a seeded sample of the unreviewed documents, so a large workspace keeps the wait bounded.

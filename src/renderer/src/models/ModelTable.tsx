@@ -121,8 +121,9 @@ export function ModelTable(props: {
                   <dl className="details">
                     <dt>Entity types</dt>
                     <dd>{m.entityTypes.join(', ') || '–'}</dd>
-                    <dt>Heads</dt>
-                    <dd>{m.heads}</dd>
+                    {/* A word tagger (BiLSTM) has none: a 0 there read as "no output heads". */}
+                    <dt>Attention heads</dt>
+                    <dd>{m.heads || '–'}</dd>
                     <dt>Trained on</dt>
                     <dd>{m.trainedOn ?? '–'}</dd>
                     <dt>Training data</dt>
