@@ -1,11 +1,14 @@
 // A document's revision trail (documents:history), newest first: when, who (a person, or a model
 // when its tagging run made the change), what happened, and the annotation before and after.
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import type { Revision } from '@shared/domain'
 import { api, errorMessage } from '../api'
 import { notify } from '../toasts'
 import { formatDate } from '../models/store'
 import { Modal } from './Modal'
+import { useFetched } from '../useFetched'
+import { Fetched } from './Fetched'
+import { DataTable, type ColumnHead } from './DataTable'
 
 type Snapshot = NonNullable<Revision['before']>
 
@@ -61,6 +64,8 @@ export function restorableRevisions(newestFirst: readonly Revision[]): Set<numbe
   return out
 }
 
+const HISTORY_COLUMNS: ColumnHead[] = [['When'], ['Who'], ['Change'], ['Before'], ['After'], [<span className="visually-hidden">Restore</span>]]
+
 interface HistoryProps {
   documentId: number
   externalId: string
@@ -71,20 +76,10 @@ interface HistoryProps {
 }
 
 export function HistoryDialog(props: HistoryProps) {
-  const [revisions, setRevisions] = useState<Revision[] | null>(null)
-  const [failed, setFailed] = useState<string | null>(null)
+  const fetched = useFetched(async () => [...(await api.history(props.documentId))].reverse(), [props.documentId])
+  const { reload } = fetched
+  const revisions = fetched.value
   const [restoring, setRestoring] = useState<number | null>(null)
-  const [version, setVersion] = useState(0)
-  useEffect(() => {
-    let alive = true
-    api
-      .history(props.documentId)
-      .then((r) => alive && setRevisions([...r].reverse()))
-      .catch((e) => alive && setFailed(errorMessage(e)))
-    return () => {
-      alive = false
-    }
-  }, [props.documentId, version])
   const restorable = revisions ? restorableRevisions(revisions) : new Set<number>()
   const restore = async (r: Revision) => {
     setRestoring(r.id)
@@ -96,76 +91,59 @@ export function HistoryDialog(props: HistoryProps) {
       notify('error', `Could not restore: ${errorMessage(e)}`)
     } finally {
       setRestoring(null)
-      setVersion((v) => v + 1)
+      reload()
     }
   }
   return (
     <Modal title={`History of ${props.externalId}`} onClose={props.onClose} className="history-dialog" testId="history-dialog">
-      {failed ? (
-        <p className="form-error" role="alert">
-          Cannot read the history: {failed}
-        </p>
-      ) : !revisions ? (
-        <p className="muted">Reading the history…</p>
-      ) : revisions.length === 0 ? (
-        <p className="muted">No annotation of this document has changed yet.</p>
-      ) : (
-        <div className="table-wrap history-wrap" tabIndex={0} role="region" aria-label="Revisions">
-          <table className="data-table history-table" data-testid="history-table">
-            <caption className="visually-hidden">Every change to this document's annotations, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">Change</th>
-                <th scope="col">Before</th>
-                <th scope="col">After</th>
-                <th scope="col">
-                  <span className="visually-hidden">Restore</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {revisions.map((r) => {
-                const who = describeAuthor(r.by)
-                return (
-                  <tr key={r.id} data-revision-id={r.id} data-action={r.action} data-author-kind={who.kind}>
-                    <td className="nowrap">{formatDate(r.at)}</td>
-                    <td>
-                      <span className={`author author-${who.kind}`}>{who.kind === 'model' ? 'Model' : 'Person'}</span> {who.name}
-                    </td>
-                    <td>{describeChange(r)}</td>
-                    <td>
-                      <SnapshotCell s={r.before} text={props.text} />
-                    </td>
-                    <td>
-                      <SnapshotCell s={r.after} text={props.text} />
-                    </td>
-                    <td>
-                      {restorable.has(r.id) ? (
-                        <button
-                          type="button"
-                          className="btn small"
-                          onClick={() => void restore(r)}
-                          disabled={restoring !== null}
-                          title="Put this annotation back as it was before this change"
-                          data-action="restore"
-                        >
-                          Restore before
-                        </button>
-                      ) : (
-                        <span className="muted" title="Changed again later: restore the later change first">
-                          –
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Fetched fetched={fetched} what="the history" isEmpty={(r) => r.length === 0} empty="No annotation of this document has changed yet.">
+        {(revisions) => (
+          <DataTable
+            name="history-table"
+            testId="history-table"
+            columns={HISTORY_COLUMNS}
+            caption="Every change to this document's annotations, newest first"
+            region={{ label: 'Revisions', className: 'history-wrap' }}
+          >
+            {revisions.map((r) => {
+              const who = describeAuthor(r.by)
+              return (
+                <tr key={r.id} data-revision-id={r.id} data-action={r.action} data-author-kind={who.kind}>
+                  <td className="nowrap">{formatDate(r.at)}</td>
+                  <td>
+                    <span className={`author author-${who.kind}`}>{who.kind === 'model' ? 'Model' : 'Person'}</span> {who.name}
+                  </td>
+                  <td>{describeChange(r)}</td>
+                  <td>
+                    <SnapshotCell s={r.before} text={props.text} />
+                  </td>
+                  <td>
+                    <SnapshotCell s={r.after} text={props.text} />
+                  </td>
+                  <td>
+                    {restorable.has(r.id) ? (
+                      <button
+                        type="button"
+                        className="btn small"
+                        onClick={() => void restore(r)}
+                        disabled={restoring !== null}
+                        title="Put this annotation back as it was before this change"
+                        data-action="restore"
+                      >
+                        Restore before
+                      </button>
+                    ) : (
+                      <span className="muted" title="Changed again later: restore the later change first">
+                        –
+                      </span>
+                    )}
+                  </td>
+                </tr>
+              )
+            })}
+          </DataTable>
+        )}
+      </Fetched>
     </Modal>
   )
 }
