@@ -136,6 +136,8 @@ describe('Models in the loop (real model host)', () => {
     await expectAccessible(page, 'confirm delete dialog')
     await page.getByTestId('confirm-delete-button').click()
     await expect.poll(() => page.locator('.models-table tbody tr[data-model-id]').count()).toBe(1)
+    // The keyboard stays in the view (the focused Delete button went with its row).
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('train-new')
   }, 150_000)
 
   it('tags a document through the UI; suggestions are drawn apart from accepted entities', async () => {

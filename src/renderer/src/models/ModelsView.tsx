@@ -77,6 +77,11 @@ export function ModelsView(props: Props) {
     try {
       await api.deleteModel(m.id)
       await refreshModels()
+      // The dialog gave the focus back to the row's Delete button, which is gone with the row:
+      // keep the keyboard in the view, on its first action, rather than on the page's body.
+      if (!document.activeElement || document.activeElement === document.body) {
+        document.querySelector<HTMLElement>('[data-testid="train-new"]')?.focus()
+      }
       // Deleting the active model makes the newest other ready one active: say which.
       const now = m.active ? (await api.listModels().catch((): ModelInfo[] => [])).find((x) => x.active) : undefined
       notify('success', m.active ? `Deleted ${m.name}. ${now ? `${now.name} is now the active model.` : 'No model is active: tagging needs one.'}` : `Deleted ${m.name}.`)
