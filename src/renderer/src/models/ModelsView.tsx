@@ -15,7 +15,7 @@ import { TrainForm } from './TrainForm'
 import { AdaptForm } from './AdaptForm'
 import { GetModelDialog, useHubDownload } from './GetModelDialog'
 import { CachedModels } from './CachedModels'
-import { activeModel, jobOfKind, refreshModels, useModelJob, useModels } from './store'
+import { activeModel, currentModels, jobOfKind, refreshModels, useModelJob, useModels } from './store'
 
 export type TagScope = 'document' | 'selected' | 'filtered' | 'workspace'
 
@@ -83,7 +83,7 @@ export function ModelsView(props: Props) {
         document.querySelector<HTMLElement>('[data-testid="train-new"]')?.focus()
       }
       // Deleting the active model makes the newest other ready one active: say which.
-      const now = m.active ? (await api.listModels().catch((): ModelInfo[] => [])).find((x) => x.active) : undefined
+      const now = m.active ? activeModel(currentModels()) : null
       notify('success', m.active ? `Deleted ${m.name}. ${now ? `${now.name} is now the active model.` : 'No model is active: tagging needs one.'}` : `Deleted ${m.name}.`)
     } catch (e) {
       notify('error', `Could not delete ${m.name}: ${errorMessage(e)}`)

@@ -74,6 +74,9 @@ export function refreshModels(): Promise<void> {
 
 export const activeModel = (list: ModelInfo[]): ModelInfo | null => list.find((m) => m.active) ?? null
 
+/** The registry as last read (after `await refreshModels()`: as it is now), for code outside React. */
+export const currentModels = (): ModelInfo[] => models.get().models
+
 // ------------------------------------------------------------------------------------------------
 // The model job
 
