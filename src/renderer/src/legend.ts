@@ -2,6 +2,7 @@
 // while the app is open. An empty workspace shows the usual three types so that the keys work
 // before anything exists.
 import { sortTypes } from './palette'
+import type { TypeUse } from './editor/snapshot'
 
 export const DEFAULT_TYPES = ['Disease', 'Chemical', 'Gene']
 
@@ -33,7 +34,7 @@ export function nextLegend(prev: Legend, workspaceTypes: readonly string[]): Leg
  * The legend after `type` was used: a type it lacks is appended. A person's use of a default key
  * keeps the defaults for good; a document that merely holds the type does not.
  */
-export function legendWithUsed(prev: Legend, type: string, by: 'person' | 'document'): Legend {
+export function legendWithUsed(prev: Legend, type: string, by: TypeUse): Legend {
   if (!prev.types.includes(type)) return { types: [...prev.types, type], defaults: false }
   return prev.defaults && by === 'person' ? { ...prev, defaults: false } : prev
 }
