@@ -26,7 +26,7 @@ import { PubmedArticleReader, pmidVersion, RevisionPlan } from './pubmed-xml'
 import { PubtatorIds, PubtatorParser, writePubtator } from './pubtator'
 import { writeConll } from './conll'
 import { extension, isGzipped } from './util'
-import { declaredEntity, undefinedEntity } from './xml'
+import { DECLARED_ENTITY, declaredEntity, undefinedEntity } from './xml'
 
 export { isGzipped }
 
@@ -283,7 +283,7 @@ async function* xmlDocuments(
     }
   }
   parser.ondoctype = (doctype) => {
-    const declared = /<!ENTITY\s+(?:%\s*)?([^\s>]+)/.exec(doctype)
+    const declared = DECLARED_ENTITY.exec(doctype)
     if (declared) failure ??= CorpusError.at(path, parser.line + 1, `malformed XML (column ${parser.column + 1}): ${declaredEntity(declared[1]!)}`)
     if (failure) throw failure
   }

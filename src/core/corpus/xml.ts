@@ -85,13 +85,16 @@ export function parseXml(content: string, fileName: string, firstLine = 1, alrea
 export function entityIssue(content: string): { index: number; message: string } | null {
   // CDATA sections and comments hold literal text: blanked out, offsets kept.
   const scanned = content.replace(/<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->/g, (m) => ' '.repeat(m.length))
-  const declared = /<!ENTITY\s+(?:%\s*)?([^\s>]+)/.exec(scanned)
+  const declared = DECLARED_ENTITY.exec(scanned)
   if (declared) return { index: declared.index, message: declaredEntity(declared[1]!) }
   for (const used of scanned.matchAll(/&([A-Za-z_:][\w.:-]*);/g)) {
     if (!Object.hasOwn(SAX_ENTITIES, used[1]!)) return { index: used.index, message: undefinedEntity(used[1]!) }
   }
   return null
 }
+
+/** An entity declaration (<!ENTITY name …> or a parameter one, <!ENTITY % name …>); group 1 the name. */
+export const DECLARED_ENTITY = /<!ENTITY\s+(?:%\s*)?([^\s>]+)/
 
 export function declaredEntity(name: string): string {
   return `the DOCTYPE declares the entity ${name} (<!ENTITY …>); entities a file declares are not expanded: write their text in its place`
