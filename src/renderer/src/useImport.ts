@@ -51,17 +51,18 @@ export function useImport(afterImport: () => Promise<void>) {
         const reimported = result.files.reduce((n, f) => n + f.reimported.length, 0)
         const conflicts = result.files.reduce((n, f) => n + f.conflicts.length, 0)
         const warnings = result.files.some((f) => f.issues.length > 0)
+        const importedFrom = `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}`
         if (result.cancelled) notify('warning', `Import cancelled. ${imported} documents were imported before it stopped.`)
         else if (failed.length === 0 && conflicts > 0) {
           notify(
             'warning',
-            `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}; ${conflicts} not imported: ` +
+            `${importedFrom}; ${conflicts} not imported: ` +
               `${conflicts === 1 ? 'its id belongs' : 'their ids belong'} to ${conflicts === 1 ? 'a document' : 'documents'} with another text (see the report).`,
           )
         } else if (failed.length === 0) {
           notify(
             'success',
-            `Imported ${imported} document${imported === 1 ? '' : 's'} from ${label}` +
+            importedFrom +
               (duplicates ? ` (${duplicates} already in the workspace ${duplicates === 1 ? 'was' : 'were'} skipped)` : '') +
               (reimported ? `; ${reimported} deleted earlier came back as ${reimported === 1 ? 'a fresh document' : 'fresh documents'}` : '') +
               '.',
